@@ -1,0 +1,104 @@
+#include "common.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "oomguard/units.h"
+
+namespace oomguard::cli {
+
+int UsageError(std::string_view command, std::string_view message) {
+  PrintError(command, message);
+  return kExitUsage;
+}
+
+void PrintError(std::string_view command, std::string_view message) {
+  std::string line = "oomguard";
+  if (!command.empty()) line += " " + std::string(command);
+  line += ": ";
+  // One line: fold any newline in the message.
+  for (char c : message) line += (c == '\n' ? ' ' : c);
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+std::optional<int> Parse(CLI::App& app, std::string_view command, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    std::cout << app.help();
+    return kExitOk;
+  } catch (const CLI::CallForAllHelp& e) {
+    std::cout << app.help("", CLI::AppFormatMode::All);
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    return UsageError(command, what + " (see 'oomguard " + std::string(command) + " --help')");
+  }
+  return std::nullopt;
+}
+
+CLI::Option* AddBytesOption(CLI::App& app, const std::string& name, std::optional<uint64_t>* out,
+                            const std::string& help) {
+  return app
+      .add_option_function<std::string>(
+          name,
+          [out, name](const std::string& text) {
+            Result<uint64_t> r = ParseBytes(text);
+            if (!r) throw CLI::ValidationError(name, r.error());
+            *out = *r;
+          },
+          help)
+      ->type_name("BYTES");
+}
+
+void PrintJson(const nlohmann::json& j) { std::cout << j.dump(2) << "\n" << std::flush; }
+
+bool StdoutIsTerminal() { return isatty(STDOUT_FILENO) == 1; }
+bool StderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }
+
+namespace {
+long long NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+ProgressBar::ProgressBar(std::string label, uint64_t total)
+    : label_(std::move(label)), total_(total), enabled_(StderrIsTerminal()) {}
+
+ProgressBar::~ProgressBar() { Finish(); }
+
+void ProgressBar::Update(uint64_t done, std::string_view status) {
+  if (!enabled_ || finished_) return;
+  long long now = NowNs();
+  if (now - last_draw_ns_ < 100'000'000 && !(total_ > 0 && done >= total_)) return;
+  last_draw_ns_ = now;
+  std::string line = "\r\033[2K" + label_ + " ";
+  if (total_ > 0) {
+    constexpr int kWidth = 30;
+    double frac = done >= total_ ? 1.0 : static_cast<double>(done) / static_cast<double>(total_);
+    int filled = static_cast<int>(frac * kWidth);
+    line += "[" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] ";
+    line += std::to_string(done) + "/" + std::to_string(total_);
+  } else {
+    line += std::to_string(done);
+  }
+  if (!status.empty()) line += "  " + std::string(status);
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+void ProgressBar::Finish() {
+  if (!enabled_ || finished_) return;
+  finished_ = true;
+  if (last_draw_ns_ != 0) {
+    std::fputs("\r\033[2K", stderr);
+    std::fflush(stderr);
+  }
+}
+
+}  // namespace oomguard::cli
