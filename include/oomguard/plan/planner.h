@@ -1,0 +1,109 @@
+// The training-step memory planner: from an ONNX model, predict the memory of
+// one steady-state PyTorch training step (zero_grad(set_to_none) -> forward ->
+// loss -> backward -> optimizer.step()) without running it.
+//
+// This header is the contract between the planner and its users (the plan, fit
+// and split commands, what-if advice). Fields may be added; existing ones keep
+// their meaning. Thread safety: a Model is immutable after loading and may be
+// planned from several threads at once.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "oomguard/result.h"
+
+namespace oomguard::plan {
+
+enum class Optimizer { kSgd, kMomentum, kAdam, kAdamW, kRmsprop, kAdagrad };
+// How the optimizer step is implemented; kDefault picks what PyTorch uses on the target.
+enum class OptimizerImpl { kDefault, kLoop, kForeach, kFused };
+enum class Precision { kFp32, kAmpFp16, kAmpBf16, kFp16, kBf16 };
+enum class Loss { kCrossEntropy, kMse, kNone };
+enum class Target { kCuda, kCpu };
+
+Result<Optimizer> ParseOptimizer(std::string_view name);
+Result<OptimizerImpl> ParseOptimizerImpl(std::string_view name);
+Result<Precision> ParsePrecision(std::string_view name);
+Result<Loss> ParseLoss(std::string_view name);
+Result<Target> ParseTarget(std::string_view name);
+std::string_view Name(Optimizer);
+std::string_view Name(OptimizerImpl);
+std::string_view Name(Precision);
+std::string_view Name(Loss);
+std::string_view Name(Target);
+
+// A loaded ONNX model (graph and shapes; weights are never needed).
+class Model;
+
+// Loads an .onnx file, or a zoo model by name ("resnet50"). Errors name the
+// file and what is wrong (missing, not ONNX, truncated, no inputs...).
+Result<std::shared_ptr<const Model>> LoadModel(std::string_view path_or_zoo_name);
+
+struct PlanOptions {
+  std::optional<int64_t> batch;  // overrides the batch axis; required if the model's is symbolic
+  Optimizer optimizer = Optimizer::kAdam;
+  OptimizerImpl optimizer_impl = OptimizerImpl::kDefault;
+  Precision precision = Precision::kFp32;
+  Loss loss = Loss::kCrossEntropy;
+  Target target = Target::kCuda;
+  int cuda_compute_capability = 80;  // selects the CUDA context size (e.g. 86 for sm_86)
+  // Per-sample shape overrides (without the batch dimension): "input" -> {3, 240, 320}.
+  std::map<std::string, std::vector<int64_t>> input_overrides;
+
+  // What-if knobs (used by advice and split).
+  bool activation_checkpointing = false;  // recompute activations per block; keep block inputs
+  std::string replace_layer_with_pooling;  // name of a Gemm/MatMul node replaced by global pooling
+  int parameter_shards = 1;        // ZeRO-3: parameters partitioned over this many ranks
+  int gradient_shards = 1;         // ZeRO-2
+  int optimizer_state_shards = 1;  // ZeRO-1
+  uint64_t extra_persistent_bytes = 0;  // e.g. DDP gradient buckets, DP gathered outputs
+};
+
+// Bytes by category at the moment of the peak (they add up to the peak), plus
+// the target's fixed costs. Context and workspace are zero on the CPU target.
+struct MemoryBreakdown {
+  uint64_t weights = 0;
+  uint64_t gradients = 0;
+  uint64_t optimizer_state = 0;
+  uint64_t activations_saved = 0;  // tensors autograd keeps for backward (whole forward total)
+  uint64_t inputs = 0;             // the input batch and labels
+  uint64_t transient = 0;          // temporaries alive at the peak
+  uint64_t workspace = 0;          // cuBLAS/cuDNN workspace
+  uint64_t context = 0;            // CUDA context
+  uint64_t allocator_slack = 0;    // caching-allocator rounding and segment slack
+};
+
+struct LayerMemory {
+  std::string name;     // ONNX node name
+  std::string op_type;  // ONNX operator
+  std::vector<int64_t> output_shape;
+  uint64_t saved_bytes = 0;      // bytes this node keeps for backward
+  uint64_t parameter_bytes = 0;  // bytes of the parameters it owns
+  uint64_t output_bytes = 0;
+};
+
+struct StepPlan {
+  std::string model;
+  int64_t batch = 0;
+  Target target = Target::kCuda;
+  uint64_t peak_allocated_bytes = 0;  // max live tensor bytes over the step
+  uint64_t peak_reserved_bytes = 0;   // with the caching allocator's rounding (== allocated on CPU)
+  // What must fit on the device: reserved + context + workspace (cuda); the peak on cpu.
+  uint64_t required_bytes = 0;
+  std::string peak_phase;  // "forward", "backward" or "optimizer"
+  MemoryBreakdown bytes;
+  std::vector<LayerMemory> layers;    // every node, in graph order
+  std::vector<std::string> warnings;  // e.g. operators without a rule, by name
+  uint64_t parameter_count = 0;
+};
+
+// Plans one step. Fails with a user-facing message (no batch, bad override...).
+Result<StepPlan> PlanStep(const Model& model, const PlanOptions& options);
+
+}  // namespace oomguard::plan
