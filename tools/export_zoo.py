@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+"""Exports the model zoo as shape-only ONNX files: data/zoo/<name>.onnx + data/zoo/manifest.json.
+
+Each model from tools/models.py is exported in training mode (BatchNormalization with
+training_mode=1, Dropout with its training flag), without constant folding, with a dynamic
+batch axis named "batch". All initializers are then marked as external data pointing to
+<name>.onnx.data, and that data file is NOT written: the planner needs shapes, not weights,
+and the files stay a few kilobytes to a few hundred kilobytes each.
+
+Run with Debian's interpreter (it has torch 1.13, torchvision and onnx):
+    /usr/bin/python3 tools/export_zoo.py [--out data/zoo] [--opset 14] [MODEL...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import warnings
+
+import onnx
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import models  # noqa: E402
+
+
+def strip_weights(model: onnx.ModelProto, data_file: str) -> int:
+    """Marks every initializer as external data in `data_file` and drops its bytes.
+    Returns the number of bytes the weights would take. Offsets are laid out as if the
+    file existed (4096-aligned, like onnx's own writer)."""
+    offset = 0
+    total = 0
+    for init in model.graph.initializer:
+        raw = init.raw_data
+        if not raw:
+            # Some exporters use typed fields; convert to raw first so length is exact.
+            from onnx import numpy_helper
+            raw = numpy_helper.to_array(init).tobytes()
+        length = len(raw)
+        offset = (offset + 4095) // 4096 * 4096
+        init.ClearField("raw_data")
+        for field in ("float_data", "int32_data", "int64_data", "double_data", "uint64_data",
+                      "string_data"):
+            init.ClearField(field)
+        del init.external_data[:]
+        for key, value in (("location", data_file), ("offset", str(offset)),
+                           ("length", str(length))):
+            entry = init.external_data.add()
+            entry.key = key
+            entry.value = value
+        init.data_location = onnx.TensorProto.EXTERNAL
+        offset += length
+        total += length
+    return total
+
+
+def export_one(spec: models.ModelSpec, out_dir: str, opset: int) -> dict:
+    module = spec.build()
+    example = spec.example_inputs(2)
+    input_names = [i.name for i in spec.inputs]
+    output_names = ["logits"]
+    dynamic_axes = {n: {0: "batch"} for n in input_names + output_names}
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(module, tuple(example), buf, opset_version=opset,
+                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                          input_names=input_names, output_names=output_names,
+                          dynamic_axes=dynamic_axes)
+    proto = onnx.load_from_string(buf.getvalue())
+    onnx.checker.check_model(proto)  # with the weights still inside
+    weight_bytes = strip_weights(proto, spec.name + ".onnx.data")
+    proto.doc_string = spec.description
+    proto.producer_name = "oomguard tools/export_zoo.py (torch %s)" % torch.__version__
+    path = os.path.join(out_dir, spec.name + ".onnx")
+    onnx.save_model(proto, path)  # the data file is deliberately not written
+    # Shapes must infer through to the logits without the weights.
+    inferred = onnx.shape_inference.infer_shapes(proto)
+    out_type = inferred.graph.output[0].type.tensor_type
+    out_dims = [d.dim_param or d.dim_value for d in out_type.shape.dim]
+    if not out_dims or out_dims[0] != "batch" or out_dims[1] != spec.classes:
+        raise RuntimeError("%s: inferred output shape %s, expected [batch, %d, ...]"
+                           % (spec.name, out_dims, spec.classes))
+    label_shape = list(spec.label_shape)
+    return {
+        "file": spec.name + ".onnx",
+        "description": spec.description,
+        "zoo": spec.in_zoo,
+        "inputs": [{"name": i.name, "shape": list(i.shape),
+                    "dtype": str(i.dtype).replace("torch.", ""),
+                    **({"high": i.high} if i.high else {})} for i in spec.inputs],
+        "batch_axis": 0,
+        "output": {"name": "logits", "classes": spec.classes},
+        "loss": "cross_entropy",
+        "label_shape": label_shape,
+        "label_dtype": "int64",
+        "parameter_count": models.parameter_count(module),
+        "weight_bytes": weight_bytes,
+        "validation_batches": list(spec.validation_batches),
+        "opset": opset,
+        "file_bytes": os.path.getsize(path),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "data", "zoo"))
+    parser.add_argument("--opset", type=int, default=14)
+    parser.add_argument("names", nargs="*", help="models to export (default: all)")
+    args = parser.parse_args()
+    names = args.names or list(models.SPECS)
+    unknown = [n for n in names if n not in models.SPECS]
+    if unknown:
+        print("export_zoo: unknown model %s (known: %s)" % (", ".join(unknown),
+              ", ".join(models.SPECS)), file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    manifest_path = os.path.join(args.out, "manifest.json")
+    manifest = {"models": {}}
+    if os.path.exists(manifest_path):
+        with open(manifest_path) as f:
+            manifest = json.load(f)
+    for name in names:
+        entry = export_one(models.SPECS[name], args.out, args.opset)
+        manifest["models"][name] = entry
+        print("%-20s %9d params  %8d bytes" % (name, entry["parameter_count"], entry["file_bytes"]))
+    manifest["generator"] = "tools/export_zoo.py"
+    manifest["torch_version"] = torch.__version__
+    manifest["note"] = ("Shape-only ONNX: initializers are external data in <name>.onnx.data, "
+                        "which is deliberately absent. Inputs have a symbolic batch axis 'batch'.")
+    manifest["models"] = dict(sorted(manifest["models"].items()))
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f, indent=2)
+        f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
