@@ -1,0 +1,107 @@
+#include "plan_options.h"
+
+#include <charconv>
+
+#include "common.h"
+
+namespace oomguard::cli {
+
+void AddPlanOptions(CLI::App& app, PlanCliValues* v, PlanOptionsSpec spec) {
+  app.add_option("MODEL", v->model, "an .onnx file or a zoo model name (oomguard models)")->required();
+  if (spec.with_batch) {
+    app.add_option("--batch,-b", v->batch, "batch size (required when the model's batch axis is symbolic)");
+  }
+  app.add_option("--optimizer", v->optimizer, "sgd, momentum, adam, adamw, rmsprop or adagrad")
+      ->capture_default_str();
+  app.add_option("--optimizer-impl", v->optimizer_impl,
+                 "loop, foreach or fused (default: what PyTorch uses on the target)")
+      ->capture_default_str();
+  app.add_option("--precision", v->precision, "fp32, amp-fp16, amp-bf16, fp16 or bf16")->capture_default_str();
+  app.add_option("--loss", v->loss, "cross_entropy, mse or none")->capture_default_str();
+  app.add_option("--target", v->target, "cuda (PyTorch on a CUDA GPU) or cpu (PyTorch eager on CPU)")
+      ->capture_default_str();
+  app.add_option("--gpu", v->gpu, "a GPU from the catalog (oomguard gpus), or auto for the local GPU");
+  AddBytesOption(app, "--memory", &v->memory, "device memory to plan against (e.g. 11GiB); overrides --gpu");
+  app.add_option("--fraction", v->fraction, "use only this fraction of the memory, in (0, 1]");
+  app.add_option("--input", v->inputs, "per-sample input shape override NAME=DIMS (e.g. input=3x240x320)")
+      ->type_name("NAME=DIMS");
+  app.add_flag("--json", v->json, "print JSON on stdout");
+  if (spec.with_html) app.add_option("--html", v->html, "also write a self-contained HTML report")->type_name("FILE");
+}
+
+Result<std::pair<std::string, std::vector<int64_t>>> ParseInputOverride(const std::string& text) {
+  auto bad = [&](const std::string& why) {
+    return MakeError("--input '" + text + "': " + why);
+  };
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) return bad("expected NAME=DIMS like input=3x224x224");
+  std::string name = text.substr(0, eq);
+  std::string dims = text.substr(eq + 1);
+  if (dims.empty()) return bad("DIMS must be positive integers like 3x224x224");
+  std::vector<int64_t> shape;
+  size_t pos = 0;
+  while (pos <= dims.size()) {
+    size_t end = dims.find_first_of("x,", pos);
+    if (end == std::string::npos) end = dims.size();
+    std::string_view part(dims.data() + pos, end - pos);
+    int64_t d = 0;
+    auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), d);
+    if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || d <= 0 ||
+        d > (int64_t{1} << 31)) {
+      return bad("DIMS must be positive integers like 3x224x224");
+    }
+    shape.push_back(d);
+    pos = end + 1;
+  }
+  return std::make_pair(name, shape);
+}
+
+Result<ResolvedPlanOptions> ResolvePlanOptions(const PlanCliValues& v) {
+  ResolvedPlanOptions r;
+  plan::PlanOptions& o = r.options;
+  if (v.batch) {
+    if (*v.batch <= 0) return MakeError("--batch must be at least 1, got " + std::to_string(*v.batch));
+    if (*v.batch > (int64_t{1} << 31)) return MakeError("--batch " + std::to_string(*v.batch) + " is absurdly large");
+    o.batch = *v.batch;
+  }
+  auto optimizer = plan::ParseOptimizer(v.optimizer);
+  if (!optimizer) return MakeError(optimizer.error());
+  o.optimizer = *optimizer;
+  auto impl = plan::ParseOptimizerImpl(v.optimizer_impl);
+  if (!impl) return MakeError(impl.error());
+  o.optimizer_impl = *impl;
+  auto precision = plan::ParsePrecision(v.precision);
+  if (!precision) return MakeError(precision.error());
+  o.precision = *precision;
+  auto loss = plan::ParseLoss(v.loss);
+  if (!loss) return MakeError(loss.error());
+  o.loss = *loss;
+  auto target = plan::ParseTarget(v.target);
+  if (!target) return MakeError(target.error());
+  o.target = *target;
+  for (const std::string& text : v.inputs) {
+    auto parsed = ParseInputOverride(text);
+    if (!parsed) return MakeError(parsed.error());
+    o.input_overrides[parsed->first] = parsed->second;
+  }
+  if (v.gpu == "auto") {
+    return MakeError("--gpu auto: no NVIDIA driver found on this machine; name a GPU (oomguard gpus) or give --memory");
+  }
+  if (!v.gpu.empty()) {
+    auto gpu = plan::FindGpu(v.gpu);
+    if (!gpu) return MakeError(gpu.error());
+    r.gpu = *gpu;
+    o.cuda_compute_capability = gpu->compute_capability;
+  }
+  auto capacity = plan::CapacityBytes(r.gpu, v.memory, v.fraction);
+  if (!capacity) return MakeError(capacity.error());
+  r.capacity_bytes = *capacity;
+  if (v.memory) {
+    r.device_total_bytes = *v.memory;
+  } else if (r.gpu) {
+    r.device_total_bytes = r.gpu->total_bytes;
+  }
+  return r;
+}
+
+}  // namespace oomguard::cli

@@ -1,0 +1,60 @@
+// The options shared by `plan`, `fit` and `split`: MODEL, --batch, --optimizer,
+// --optimizer-impl, --precision, --loss, --target, --gpu, --memory, --fraction,
+// --input NAME=DIMS..., --json, --html FILE. AddPlanOptions() registers them on
+// a CLI11 app; ResolvePlanOptions() turns the parsed text into PlanOptions and a
+// capacity, failing with a one-line message (the caller prints it, exit 2).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "oomguard/plan/gpu_catalog.h"
+#include "oomguard/plan/planner.h"
+#include "oomguard/result.h"
+
+namespace oomguard::cli {
+
+// The options as typed. Owned by the caller; must outlive the CLI::App.
+struct PlanCliValues {
+  std::string model;
+  std::optional<int64_t> batch;
+  std::string optimizer = "adam";
+  std::string optimizer_impl = "default";
+  std::string precision = "fp32";
+  std::string loss = "cross_entropy";
+  std::string target = "cuda";
+  std::string gpu;  // empty, a catalog key, or "auto"
+  std::optional<uint64_t> memory;
+  std::optional<double> fraction;
+  std::vector<std::string> inputs;  // "NAME=DIMS", DIMS like 3x240x320 or 3,240,320
+  bool json = false;
+  std::string html;
+};
+
+struct PlanOptionsSpec {
+  bool with_batch = true;  // fit searches the batch, split has --global-batch
+  bool with_html = true;
+};
+
+// Registers the shared options on `app`, writing into *values.
+void AddPlanOptions(CLI::App& app, PlanCliValues* values, PlanOptionsSpec spec = {});
+
+struct ResolvedPlanOptions {
+  plan::PlanOptions options;
+  std::optional<plan::Gpu> gpu;             // when --gpu names a catalog card
+  std::optional<uint64_t> device_total_bytes;  // --memory, else the GPU's total
+  std::optional<uint64_t> capacity_bytes;   // device total x --fraction; nullopt: nothing to compare
+};
+
+// Validates and converts. Errors are one line, e.g. "unknown optimizer 'adan'
+// (choose from sgd, momentum, ...)", "--batch must be at least 1, got 0",
+// "--input 'x=3xa': DIMS must be positive integers like 3x224x224".
+Result<ResolvedPlanOptions> ResolvePlanOptions(const PlanCliValues& values);
+
+// Parses "NAME=DIMS" (DIMS "3x224x224" or "3,224,224").
+Result<std::pair<std::string, std::vector<int64_t>>> ParseInputOverride(const std::string& text);
+
+}  // namespace oomguard::cli
