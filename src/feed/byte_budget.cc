@@ -1,0 +1,110 @@
+#include "oomguard/feed/byte_budget.h"
+
+#include <algorithm>
+
+#include "oomguard/units.h"
+
+namespace oomguard::feed {
+
+std::string DescribeBytes(uint64_t bytes) {
+  return FormatBytes(bytes) + " (" + std::to_string(bytes) + " bytes)";
+}
+
+ByteBudget::ByteBudget(uint64_t capacity, uint64_t resume_slack)
+    : capacity_(capacity), resume_slack_(resume_slack) {}
+
+bool ByteBudget::FitsLocked(uint64_t bytes, bool with_slack) const {
+  if (in_use_ + bytes > capacity_) return false;
+  if (!with_slack) return true;
+  // Cap the slack so a request always fits an empty budget.
+  uint64_t slack = std::min(resume_slack_, capacity_ - bytes);
+  return in_use_ + bytes + slack <= capacity_;
+}
+
+void ByteBudget::TakeLocked(uint64_t bytes) {
+  in_use_ += bytes;
+  peak_ = std::max(peak_, in_use_);
+}
+
+void ByteBudget::GrantLocked(bool with_slack) {
+  bool any = false;
+  while (!waiters_.empty() && FitsLocked(waiters_.front()->bytes, with_slack)) {
+    Waiter* w = waiters_.front();
+    waiters_.pop_front();
+    TakeLocked(w->bytes);
+    w->granted = true;
+    any = true;
+  }
+  if (any) cv_.notify_all();
+}
+
+Status ByteBudget::Reserve(uint64_t bytes) {
+  if (bytes == 0) return Status::Ok();
+  if (bytes > capacity_) {
+    return MakeError("needs " + DescribeBytes(bytes) + ", more than the whole budget of " +
+                     DescribeBytes(capacity_));
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  if (closed_) return MakeError("the budget is closed");
+  if (waiters_.empty() && FitsLocked(bytes, /*with_slack=*/false)) {
+    TakeLocked(bytes);
+    return Status::Ok();
+  }
+  ++waits_;
+  Waiter me{bytes};
+  waiters_.push_back(&me);
+  cv_.wait(lock, [&] { return me.granted || closed_; });
+  if (me.granted) return Status::Ok();
+  waiters_.erase(std::remove(waiters_.begin(), waiters_.end(), &me), waiters_.end());
+  return MakeError("the budget is closed");
+}
+
+bool ByteBudget::TryReserve(uint64_t bytes) {
+  if (bytes == 0) return true;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_ || !waiters_.empty() || !FitsLocked(bytes, false)) return false;
+  TakeLocked(bytes);
+  return true;
+}
+
+void ByteBudget::Release(uint64_t bytes) {
+  if (bytes == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  in_use_ = bytes > in_use_ ? 0 : in_use_ - bytes;
+  GrantLocked(/*with_slack=*/true);
+}
+
+void ByteBudget::ResumeWaiters() {
+  std::lock_guard<std::mutex> lock(mu_);
+  GrantLocked(/*with_slack=*/false);
+}
+
+bool ByteBudget::Stalled(uint64_t* needed) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (waiters_.empty()) return false;
+  if (needed != nullptr) *needed = waiters_.front()->bytes;
+  return !FitsLocked(waiters_.front()->bytes, false);
+}
+
+void ByteBudget::Close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  closed_ = true;
+  cv_.notify_all();
+}
+
+uint64_t ByteBudget::in_use() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return in_use_;
+}
+
+uint64_t ByteBudget::peak() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return peak_;
+}
+
+uint64_t ByteBudget::waits() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waits_;
+}
+
+}  // namespace oomguard::feed

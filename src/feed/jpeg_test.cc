@@ -1,0 +1,166 @@
+#include "oomguard/feed/jpeg.h"
+
+#include <gtest/gtest.h>
+#include <turbojpeg.h>
+
+#include <vector>
+
+#include "feed_test_util.h"
+
+namespace oomguard::feed {
+namespace {
+
+using testing::MakeJpeg;
+
+// Decodes with TurboJPEG directly, as the reference.
+std::vector<uint8_t> ReferenceDecode(const std::string& jpeg, int w, int h) {
+  std::vector<uint8_t> out(static_cast<size_t>(w) * h * 3);
+  tjhandle tj = tjInitDecompress();
+  EXPECT_EQ(tjDecompress2(tj, reinterpret_cast<const unsigned char*>(jpeg.data()), jpeg.size(),
+                          out.data(), w, 0, h, TJPF_RGB, 0),
+            0);
+  tjDestroy(tj);
+  return out;
+}
+
+const uint8_t* Bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
+
+TEST(ParseScale, AcceptsTheFourDctScales) {
+  EXPECT_EQ(*ParseScale("1"), (ScaleFactor{1, 1}));
+  EXPECT_EQ(*ParseScale("1/2"), (ScaleFactor{1, 2}));
+  EXPECT_EQ(*ParseScale("1/4"), (ScaleFactor{1, 4}));
+  EXPECT_EQ(*ParseScale("1/8"), (ScaleFactor{1, 8}));
+  Result<ScaleFactor> bad = ParseScale("1/3");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error(), "bad scale '1/3': use 1, 1/2, 1/4 or 1/8");
+  EXPECT_FALSE(ParseScale("0.5"));
+  EXPECT_FALSE(ParseScale(""));
+}
+
+TEST(ParseImageSize, AcceptsWxH) {
+  EXPECT_EQ(*ParseImageSize("224x224"), (ImageSize{224, 224}));
+  EXPECT_EQ(*ParseImageSize("640X480"), (ImageSize{640, 480}));
+  for (const char* bad : {"224", "x224", "224x", "0x10", "10x0", "-1x5", "10x10x3", "70000x10", "ax b"}) {
+    Result<ImageSize> r = ParseImageSize(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error(), std::string("bad size '") + bad +
+                             "': use WxH with 1..65535 pixels each, e.g. 224x224");
+  }
+}
+
+TEST(PlanDecode, ScalesRoundUpLikeLibjpeg) {
+  DecodePlan p;
+  ASSERT_FALSE(PlanDecode({640, 480}, {1, 8}, std::nullopt, 1u << 30, &p));
+  EXPECT_EQ(p.width, 80u);
+  EXPECT_EQ(p.height, 60u);
+  EXPECT_EQ(p.output_bytes, 80u * 60 * 3);
+  EXPECT_EQ(p.scratch_bytes, 0u);
+  ASSERT_FALSE(PlanDecode({33, 17}, {1, 2}, std::nullopt, 1u << 30, &p));
+  EXPECT_EQ(p.width, 17u);
+  EXPECT_EQ(p.height, 9u);
+}
+
+TEST(PlanDecode, FixedSizeNeedsScratchOnlyToCrop) {
+  DecodePlan p;
+  ASSERT_FALSE(PlanDecode({640, 480}, {1, 2}, ImageSize{400, 300}, 1u << 30, &p));
+  EXPECT_EQ(p.scaled_width, 320u);
+  EXPECT_EQ(p.output_bytes, 400u * 300 * 3);
+  EXPECT_EQ(p.scratch_bytes, 0u);  // pad only: decoded in place
+  ASSERT_FALSE(PlanDecode({640, 480}, {1, 1}, ImageSize{224, 224}, 1u << 30, &p));
+  EXPECT_EQ(p.output_bytes, 224u * 224 * 3);
+  EXPECT_EQ(p.scratch_bytes, 640u * 480 * 3);
+}
+
+TEST(PlanDecode, PixelLimitStopsDecompressionBombs) {
+  DecodePlan p;
+  std::optional<ImageError> e = PlanDecode({60000, 60000}, {1, 8}, std::nullopt, 100'000'000, &p);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, SkipKind::kTooManyPixels);
+  EXPECT_EQ(e->message, "too many pixels: 60000x60000 is over the limit of 100000000 pixels");
+}
+
+TEST(JpegDecoder, ReadHeaderNamesWhatIsWrong) {
+  JpegDecoder d;
+  JpegHeader h;
+  std::string good = MakeJpeg(40, 24, 1);
+  ASSERT_FALSE(d.ReadHeader(Bytes(good), good.size(), &h));
+  EXPECT_EQ(h.width, 40u);
+  EXPECT_EQ(h.height, 24u);
+
+  std::optional<ImageError> e = d.ReadHeader(Bytes(good), 0, &h);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, SkipKind::kEmptyFile);
+  std::string png = "\x89PNG\r\n\x1a\n0000000000";
+  e = d.ReadHeader(Bytes(png), png.size(), &h);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, SkipKind::kNotJpeg);
+  EXPECT_EQ(e->message, "not a JPEG (no start-of-image marker)");
+  e = d.ReadHeader(Bytes(good), 20, &h);  // cut inside the header
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, SkipKind::kCorrupt);
+  EXPECT_EQ(e->message.rfind("corrupt JPEG header: ", 0), 0u) << e->message;
+}
+
+TEST(JpegDecoder, DecodesLikeTurboJpegAtEveryScale) {
+  std::string jpeg = MakeJpeg(64, 48, 7);
+  JpegDecoder d;
+  JpegHeader h;
+  ASSERT_FALSE(d.ReadHeader(Bytes(jpeg), jpeg.size(), &h));
+  for (ScaleFactor s : {ScaleFactor{1, 1}, ScaleFactor{1, 2}, ScaleFactor{1, 4}, ScaleFactor{1, 8}}) {
+    DecodePlan p;
+    ASSERT_FALSE(PlanDecode(h, s, std::nullopt, 1u << 30, &p));
+    std::vector<uint8_t> out(p.output_bytes);
+    ASSERT_FALSE(d.Decode(Bytes(jpeg), jpeg.size(), s, p, out.data(), nullptr));
+    EXPECT_EQ(out, ReferenceDecode(jpeg, static_cast<int>(p.width), static_cast<int>(p.height)))
+        << ToString(s);
+  }
+}
+
+TEST(JpegDecoder, CentreCropAndPad) {
+  std::string jpeg = MakeJpeg(64, 48, 9);
+  std::vector<uint8_t> full = ReferenceDecode(jpeg, 64, 48);
+  JpegDecoder d;
+  JpegHeader h{64, 48};
+  // Wider than the output, shorter than it: crop 8 columns each side, pad 4 rows top and bottom.
+  DecodePlan p;
+  ASSERT_FALSE(PlanDecode(h, {1, 1}, ImageSize{48, 56}, 1u << 30, &p));
+  ASSERT_GT(p.scratch_bytes, 0u);
+  std::vector<uint8_t> out(p.output_bytes, 0xAB), scratch(p.scratch_bytes);
+  ASSERT_FALSE(d.Decode(Bytes(jpeg), jpeg.size(), {1, 1}, p, out.data(), scratch.data()));
+  for (uint32_t y = 0; y < 56; ++y) {
+    for (uint32_t x = 0; x < 48; ++x) {
+      for (int c = 0; c < 3; ++c) {
+        uint8_t got = out[(y * 48 + x) * 3 + c];
+        uint8_t want = (y < 4 || y >= 52) ? 0 : full[((y - 4) * 64 + (x + 8)) * 3 + c];
+        ASSERT_EQ(got, want) << "x=" << x << " y=" << y;
+      }
+    }
+  }
+  // Pad only: decoded in place, no scratch, zero border.
+  ASSERT_FALSE(PlanDecode(h, {1, 1}, ImageSize{70, 50}, 1u << 30, &p));
+  ASSERT_EQ(p.scratch_bytes, 0u);
+  out.assign(p.output_bytes, 0xAB);
+  ASSERT_FALSE(d.Decode(Bytes(jpeg), jpeg.size(), {1, 1}, p, out.data(), nullptr));
+  EXPECT_EQ(out[0], 0);
+  EXPECT_EQ(out[(1 * 70 + 3) * 3], full[0]);                           // (3,1) is the old (0,0)
+  EXPECT_EQ(out[(48 * 70 + 66) * 3 + 2], full[(47 * 64 + 63) * 3 + 2]);  // last pixel
+  EXPECT_EQ(out[(49 * 70 + 69) * 3], 0);
+}
+
+TEST(JpegDecoder, TruncatedDataIsCorruptNotHalfGrey) {
+  std::string jpeg = MakeJpeg(64, 48, 3);
+  JpegDecoder d;
+  JpegHeader h;
+  std::string cut = jpeg.substr(0, jpeg.size() * 2 / 3);
+  ASSERT_FALSE(d.ReadHeader(Bytes(cut), cut.size(), &h));  // the header is intact
+  DecodePlan p;
+  ASSERT_FALSE(PlanDecode(h, {1, 1}, std::nullopt, 1u << 30, &p));
+  std::vector<uint8_t> out(p.output_bytes);
+  std::optional<ImageError> e = d.Decode(Bytes(cut), cut.size(), {1, 1}, p, out.data(), nullptr);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, SkipKind::kCorrupt);
+  EXPECT_EQ(e->message.rfind("corrupt JPEG: ", 0), 0u) << e->message;
+}
+
+}  // namespace
+}  // namespace oomguard::feed
