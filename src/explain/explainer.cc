@@ -1,0 +1,266 @@
+#include "oomguard/explain/explainer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "amounts.h"
+#include "line_cleaner.h"
+#include "observation.h"
+#include "patterns.h"
+
+namespace oomguard::explain {
+
+struct Explainer::State {
+  ExplainOptions options;
+  std::vector<Observation> observations;  // in order of first appearance
+  LogContext context;
+  std::string last_framework;  // the framework named most recently
+  uint64_t line_number = 0;
+  uint64_t bytes = 0;
+  uint64_t truncated = 0;
+  std::string pending;  // AddText: partial line
+  bool pending_truncated = false;
+  std::vector<int> matches;
+  std::string scratch;
+
+  void Line(std::string_view raw);
+  void Segment(std::string_view text);
+  Observation& ObservationFor(Signal signal);
+};
+
+Observation& Explainer::State::ObservationFor(Signal signal) {
+  for (Observation& o : observations) {
+    if (o.signal == signal) return o;
+  }
+  observations.emplace_back();
+  observations.back().signal = signal;
+  return observations.back();
+}
+
+namespace {
+
+bool ContainsCaseless(std::string_view text, std::string_view word) {
+  if (word.size() > text.size()) return false;
+  for (size_t i = 0; i + word.size() <= text.size(); ++i) {
+    size_t k = 0;
+    while (k < word.size() && std::tolower(static_cast<unsigned char>(text[i + k])) == word[k]) ++k;
+    if (k == word.size()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void Explainer::State::Line(std::string_view raw) {
+  ++line_number;
+  // '\r' ends a segment too: CRLF and progress bars that redraw with '\r'.
+  size_t start = 0;
+  while (start <= raw.size()) {
+    const void* cr = std::memchr(raw.data() + start, '\r', raw.size() - start);
+    size_t end = cr ? static_cast<const char*>(cr) - raw.data() : raw.size();
+    if (end > start) Segment(raw.substr(start, end - start));
+    if (!cr) break;
+    start = end + 1;
+  }
+}
+
+void Explainer::State::Segment(std::string_view text) {
+  if (std::memchr(text.data(), '\x1b', text.size()) != nullptr) {
+    scratch = StripAnsi(text);
+    text = scratch;
+  }
+  MatchLine(text, &matches);
+  if (matches.empty()) return;
+  std::span<const Pattern> table = Patterns();
+  int signal_index = -1;
+  for (int index : matches) {
+    const Pattern& p = table[index];
+    if (!IsContext(p.signal)) {
+      if (signal_index < 0) signal_index = index;
+      continue;
+    }
+    switch (p.signal) {
+      case Signal::kContextFramework:
+        ++context.framework_lines[p.framework];
+        last_framework = p.framework;
+        break;
+      case Signal::kContextExpandableOn: context.expandable_segments_on = true; break;
+      case Signal::kContextPinMemory: context.pin_memory = true; break;
+      case Signal::kContextWsl: context.wsl = true; break;
+      case Signal::kContextPreallocation: context.preallocation = true; break;
+      default: break;
+    }
+  }
+  if (signal_index < 0) return;
+  const Pattern& p = table[signal_index];
+  Observation& o = ObservationFor(p.signal);
+  if (o.count == 0) {
+    o.pattern = p.name;
+    o.first_line = line_number;
+  }
+  ++o.count;
+  if (o.framework.empty()) o.framework = p.framework[0] != '\0' ? p.framework : last_framework;
+
+  std::string clean = CleanLine(text);
+  bool repeat = !o.evidence.empty() && o.evidence.back().text == clean;
+  bool known = false;
+  for (const Evidence& e : o.evidence) known = known || e.text == clean;
+  if (!repeat) ++o.distinct_lines;
+  if (!known && o.evidence.size() < kMaxEvidence) o.evidence.push_back({line_number, clean});
+
+  if (std::optional<int> rank = RankOf(text); rank && o.ranks.size() < kMaxRanks) o.ranks.insert(*rank);
+  if (ContainsCaseless(text, "expandable_segments") || ContainsCaseless(text, "max_split_size_mb")) {
+    o.has_fragmentation_hint = true;
+  }
+  if (ContainsCaseless(text, "gpu") || ContainsCaseless(text, "cuda") || ContainsCaseless(text, "vram")) {
+    o.mentions_gpu = true;
+  }
+  if (ContainsCaseless(text, "cpu") || ContainsCaseless(text, " ram") || ContainsCaseless(text, "host") ||
+      ContainsCaseless(text, "swap")) {
+    o.mentions_host = true;
+  }
+
+  // Numbers: the first extractor of each key that matches this line.
+  const CompiledPatterns& compiled = Compiled();
+  std::span<const NumberPattern> number_table = NumberPatterns();
+  std::map<std::string, uint64_t> found;
+  re2::StringPiece piece(text.data(), text.size());
+  for (size_t i = 0; i < number_table.size(); ++i) {
+    if (found.count(number_table[i].key)) continue;
+    std::string amount;
+    if (RE2::PartialMatch(piece, *compiled.numbers[i], &amount)) {
+      if (std::optional<uint64_t> bytes = ParseAmount(amount)) found[number_table[i].key] = *bytes;
+    }
+  }
+  if (std::optional<uint64_t> tensor = TensorBytesInLine(text)) found["tensor_bytes"] = *tensor;
+  if (o.signal == Signal::kGpuStatusRow) {
+    uint64_t used = 0, total = 0;
+    if (ParseGpuRow(text, &used, &total) && total > 0) {
+      if (used * 10 >= total * 9) ++o.full_rows;
+      if (o.fullest_total == 0 || used * o.fullest_total > o.fullest_used * total) {
+        o.fullest_used = used;
+        o.fullest_total = total;
+      }
+    }
+    return;
+  }
+  if (auto r = found.find("requested_bytes"); r != found.end()) {
+    if ((o.requests.empty() || o.requests.back() != r->second) && o.requests.size() < kMaxRequests) {
+      o.requests.push_back(r->second);
+    }
+  }
+  for (const auto& [key, value] : found) o.numbers.emplace(key, value);
+}
+
+Explainer::Explainer(ExplainOptions options) : state_(new State) {
+  state_->options = std::move(options);
+  if (state_->options.max_line_bytes == 0) state_->options.max_line_bytes = 1;
+}
+
+Explainer::~Explainer() { delete state_; }
+
+void Explainer::AddLine(std::string_view line) {
+  state_->bytes += line.size() + 1;
+  if (line.size() > state_->options.max_line_bytes) {
+    ++state_->truncated;
+    line = line.substr(0, state_->options.max_line_bytes);
+  }
+  state_->Line(line);
+}
+
+void Explainer::AddText(std::string_view text) {
+  State& s = *state_;
+  const size_t cap = s.options.max_line_bytes;
+  while (!text.empty()) {
+    const void* nl = std::memchr(text.data(), '\n', text.size());
+    size_t end = nl ? static_cast<const char*>(nl) - text.data() : text.size();
+    std::string_view part = text.substr(0, end);
+    s.bytes += part.size() + (nl ? 1 : 0);
+    if (s.pending.empty() && !s.pending_truncated && nl) {
+      if (part.size() > cap) {
+        ++s.truncated;
+        part = part.substr(0, cap);
+      }
+      s.Line(part);
+    } else {
+      if (!s.pending_truncated) {
+        size_t room = cap - s.pending.size();
+        if (part.size() > room) {
+          s.pending.append(part.substr(0, room));
+          s.pending_truncated = true;
+          ++s.truncated;
+        } else {
+          s.pending.append(part);
+        }
+      }
+      if (nl) {
+        s.Line(s.pending);
+        s.pending.clear();
+        s.pending_truncated = false;
+      }
+    }
+    if (!nl) break;
+    text.remove_prefix(end + 1);
+  }
+}
+
+Report Explainer::Finish() {
+  State& s = *state_;
+  if (!s.pending.empty() || s.pending_truncated) {
+    s.Line(s.pending);
+    s.pending.clear();
+    s.pending_truncated = false;
+  }
+  Report report;
+  report.lines_read = s.line_number;
+  report.bytes_read = s.bytes;
+  report.lines_truncated = s.truncated;
+  report.here = s.options.here;
+  report.findings = Decide(s.observations, s.context, s.options);
+  return report;
+}
+
+Result<Report> ExplainFd(int fd, const ExplainOptions& options) {
+  Explainer explainer(options);
+  std::unique_ptr<char[]> buffer(new char[1 << 20]);
+  for (;;) {
+    ssize_t n = read(fd, buffer.get(), 1 << 20);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return MakeError(std::string("cannot read: ") + std::strerror(errno));
+    }
+    if (n == 0) break;
+    explainer.AddText(std::string_view(buffer.get(), static_cast<size_t>(n)));
+  }
+  return explainer.Finish();
+}
+
+Result<Report> ExplainFile(const std::string& path, const ExplainOptions& options) {
+  if (path == "-") return ExplainFd(STDIN_FILENO, options);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return MakeError("cannot open '" + path + "': " + std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    close(fd);
+    return MakeError("'" + path + "' is a directory, not a log file");
+  }
+  Result<Report> report = ExplainFd(fd, options);
+  close(fd);
+  if (!report.ok()) return MakeError("cannot read '" + path + "': " + report.error().substr(13));
+  return report;
+}
+
+Report ExplainText(std::string_view text, const ExplainOptions& options) {
+  Explainer explainer(options);
+  explainer.AddText(text);
+  return explainer.Finish();
+}
+
+}  // namespace oomguard::explain

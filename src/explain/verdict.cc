@@ -1,0 +1,557 @@
+// From observations to findings: the rules that decide a cause with the
+// numbers (free << total - reserved: another process; reserved >> allocated:
+// fragmentation; request > total: impossible) and the advice that uses them.
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "observation.h"
+#include "oomguard/units.h"
+
+namespace oomguard::explain {
+
+namespace {
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+constexpr uint64_t kTiB = uint64_t{1} << 40;
+// No single GPU has a terabyte; no host has 64 TiB of RAM.
+constexpr uint64_t kAbsurdGpuRequest = kTiB;
+constexpr uint64_t kAbsurdHostRequest = 64 * kTiB;
+
+std::string B(uint64_t bytes) { return FormatBytes(bytes); }
+
+std::optional<uint64_t> Get(const std::map<std::string, uint64_t>& m, const char* key) {
+  auto it = m.find(key);
+  if (it == m.end()) return std::nullopt;
+  return it->second;
+}
+
+bool IsTfOrJax(const std::string& framework) {
+  return framework == "tensorflow" || framework == "keras" || framework == "jax";
+}
+
+int Importance(Cause cause) {
+  switch (cause) {
+    case Cause::kImpossibleRequest: return 0;
+    case Cause::kOtherProcessHoldsMemory: return 1;
+    case Cause::kFragmentation: return 2;
+    case Cause::kLeakGrowth: return 3;
+    case Cause::kHostPinnedOom: return 4;
+    case Cause::kShmExhausted: return 5;
+    case Cause::kHostRamOom: return 6;
+    case Cause::kFrameworkPreallocation: return 7;
+    case Cause::kWrongDevice: return 8;
+    case Cause::kGpuDeviceOom: return 9;
+    case Cause::kDriverMismatch: return 10;
+    case Cause::kCudaLibraryMismatch: return 11;
+    case Cause::kGpuOomNonfatalWarning: return 12;
+    case Cause::kNotMemory: return 13;
+  }
+  return 14;
+}
+
+struct Decider {
+  const LogContext& context;
+  const ExplainOptions& options;
+  std::string dominant_framework;
+  bool expandable_on = false;
+  std::optional<uint64_t> gpu_limit;  // a device capacity stated anywhere in the log
+
+  Finding Base(const Observation& o, Cause cause, Domain domain) const {
+    Finding f;
+    f.cause = cause;
+    f.domain = domain;
+    f.framework = !o.framework.empty() ? o.framework
+                  : !dominant_framework.empty() ? dominant_framework
+                                                : "unknown";
+    f.evidence = o.evidence;
+    f.occurrences = o.count;
+    f.ranks.assign(o.ranks.begin(), o.ranks.end());
+    f.numbers = o.numbers;
+    return f;
+  }
+
+  void Undecided(Finding& f, std::vector<Cause> alternatives, std::string because) const {
+    f.alternatives = std::move(alternatives);
+    f.undecided_because = std::move(because);
+  }
+
+  void ExpandableHintNote(const Observation& o, Finding& f, uint64_t unallocated) const {
+    if (!o.has_fragmentation_hint) return;
+    f.advice.push_back("PyTorch's hint about expandable_segments does not apply here: only " + B(unallocated) +
+                       " is reserved but unallocated, so fragmentation is not what failed.");
+  }
+
+  Finding Gpu(const Observation& o) const {
+    Finding f = Base(o, Cause::kGpuDeviceOom, Domain::kGpu);
+    auto& n = f.numbers;
+    std::optional<uint64_t> R = Get(n, "requested_bytes"), T = Get(n, "total_bytes"), F = Get(n, "free_bytes"),
+                            A = Get(n, "allocated_bytes"), Rs = Get(n, "reserved_bytes"),
+                            RU = Get(n, "reserved_unallocated_bytes"), P = Get(n, "process_in_use_bytes");
+    if (!Rs && A && RU) Rs = n["reserved_bytes"] = *A + *RU;
+    if (!RU && Rs && A && *Rs >= *A) RU = n["reserved_unallocated_bytes"] = *Rs - *A;
+    std::optional<uint64_t> cap = T ? T : Get(n, "limit_bytes") ? Get(n, "limit_bytes") : gpu_limit;
+    if (!R && Get(n, "tensor_bytes")) R = Get(n, "tensor_bytes");
+
+    if (R && ((cap && *R > *cap) || *R >= kAbsurdGpuRequest)) {
+      f.cause = Cause::kImpossibleRequest;
+      f.summary = "One request of " + B(*R) + " is larger than the whole GPU" +
+                  (cap ? " (" + B(*cap) + ")" : std::string()) + ": no setting makes it fit.";
+      f.advice.push_back("Find the shape that produces a " + B(*R) +
+                         " buffer: a dimension multiplied by mistake, a wrong reshape or broadcast, an "
+                         "unbounded sequence length or a batch of the whole dataset.");
+      f.advice.push_back("Smaller batches or allocator settings will not help until that size is fixed.");
+      return f;
+    }
+    if (T && F && *F <= *T) {
+      std::optional<uint64_t> ours = P ? P : Rs ? Rs : A;
+      if (ours) {
+        uint64_t others = *T - *F > *ours ? *T - *F - *ours : 0;
+        uint64_t threshold = P ? std::max<uint64_t>(512 * kMiB, *T / 10) : std::max<uint64_t>(kGiB, *T / 5);
+        if (others >= threshold) {
+          f.cause = Cause::kOtherProcessHoldsMemory;
+          n["other_processes_bytes"] = others;
+          f.summary = "The GPU has " + B(*T) + " but only " + B(*F) + " is free while this process holds " +
+                      B(*ours) + ": about " + B(others) + " is held by other processes.";
+          f.advice.push_back("See who holds it: nvidia-smi --query-compute-apps=pid,used_memory --format=csv "
+                             "(or oomguard devices). Stop them, wait, or pick an idle GPU with "
+                             "CUDA_VISIBLE_DEVICES.");
+          f.advice.push_back("Inside a container nvidia-smi may list no processes: the holders live in another "
+                             "PID namespace (another container, a stuck earlier run, a notebook kernel).");
+          if (RU) ExpandableHintNote(o, f, *RU);
+          return f;
+        }
+      }
+    }
+    if (R && RU && *RU >= *R && Rs && *RU * 10 >= *Rs) {
+      f.cause = Cause::kFragmentation;
+      f.summary = "PyTorch reserved " + B(*Rs) + " but its tensors use only " + (A ? B(*A) : std::string("part")) +
+                  ": " + B(*RU) + " is cached yet no block fits the " + B(*R) + " request (fragmentation).";
+      FragmentationAdvice(f);
+      return f;
+    }
+    if (R && F && *F >= *R) {
+      f.cause = Cause::kFragmentation;
+      f.summary = "The GPU reports " + B(*F) + " free, more than the " + B(*R) +
+                  " requested, yet the allocation failed: the free memory is not usable as one block.";
+      FragmentationAdvice(f);
+      f.advice.push_back("If a limit is set (torch.cuda.set_per_process_memory_fraction, a MIG slice, "
+                         "XLA_PYTHON_CLIENT_MEM_FRACTION), the free memory may lie outside it.");
+      return f;
+    }
+    if (R && F) {
+      uint64_t held = Rs ? *Rs : A ? *A : 0;
+      f.summary = "The GPU is full: the request of " + B(*R) + " did not fit in the " + B(*F) + " free" +
+                  (T ? " of " + B(*T) : std::string()) + (held ? ", and this process holds " + B(held) : std::string()) +
+                  ".";
+      f.advice.push_back("Lower the step's peak by at least " + B(*R - *F) +
+                         ": a smaller batch (activations scale with it), mixed precision (AMP), activation "
+                         "checkpointing, or smaller inputs; `oomguard fit MODEL` finds the largest batch that fits.");
+      if (RU) ExpandableHintNote(o, f, *RU);
+      FrameworkAdvice(f);
+      return f;
+    }
+    // Too few numbers to decide.
+    f.summary = R ? "A GPU allocation of " + B(*R) + " failed." : "A GPU allocation failed.";
+    std::vector<Cause> alternatives = {Cause::kOtherProcessHoldsMemory, Cause::kFragmentation, Cause::kLeakGrowth};
+    if (context.pin_memory || context.wsl || (options.here && options.here->wsl)) {
+      alternatives.insert(alternatives.begin(), Cause::kHostPinnedOom);
+      f.advice.push_back("Pinned host memory is involved (pin_memory / WSL): this same message appears when "
+                         "pinning host memory fails; try DataLoader(pin_memory=False).");
+    }
+    Undecided(f, alternatives,
+              "the message does not say how much the GPU has, how much is free and how much this process holds");
+    f.advice.push_back("Get the numbers: run nvidia-smi while the job runs, or print torch.cuda.memory_summary() "
+                       "at the failure; then rerun oomguard explain on the fuller log.");
+    f.advice.push_back("If the GPU is simply full: a smaller batch, mixed precision or activation checkpointing; "
+                       "`oomguard fit MODEL` finds the largest batch that fits.");
+    FrameworkAdvice(f);
+    return f;
+  }
+
+  void FragmentationAdvice(Finding& f) const {
+    if (expandable_on) {
+      f.advice.push_back("expandable_segments is already on, so PyTorch's hint does not apply: keep tensor "
+                         "shapes constant (pad or bucket variable lengths) and call torch.cuda.empty_cache() "
+                         "between phases that change shapes.");
+    } else {
+      f.advice.push_back("Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PyTorch >= 2.1; older: "
+                         "max_split_size_mb:128) so freed blocks can be reused for larger requests.");
+      f.advice.push_back("Keep tensor shapes constant (pad or bucket variable lengths); call "
+                         "torch.cuda.empty_cache() between phases that change shapes.");
+    }
+  }
+
+  void FrameworkAdvice(Finding& f) const {
+    if (f.framework == "nccl") {
+      f.advice.push_back("NCCL allocates its own buffers on every GPU (NCCL_BUFFSIZE, 4 MiB per channel and peer "
+                         "by default): leave room for them (TensorFlow: memory growth; JAX: a lower "
+                         "XLA_PYTHON_CLIENT_MEM_FRACTION) or set NCCL_BUFFSIZE=2097152.");
+    } else if (IsTfOrJax(f.framework)) {
+      f.advice.push_back("TensorFlow and JAX reserve most of the GPU at start-up; other libraries on the same GPU "
+                         "get the rest (TF: tf.config.experimental.set_memory_growth; JAX: "
+                         "XLA_PYTHON_CLIENT_PREALLOCATE=false).");
+    } else if (f.framework == "cupy") {
+      f.advice.push_back("CuPy keeps freed blocks in its pool: cupy.get_default_memory_pool().free_all_blocks(), "
+                         "or cap it with set_limit(size=...).");
+    }
+  }
+
+  Finding Preallocation(const Observation& o, bool init_failure) const {
+    bool tf_or_jax = IsTfOrJax(o.framework) || IsTfOrJax(dominant_framework) || context.preallocation;
+    bool pytorch_only = !tf_or_jax && (o.framework == "pytorch" || dominant_framework == "pytorch");
+    Finding f = Base(o, Cause::kFrameworkPreallocation, Domain::kGpu);
+    if ((init_failure && pytorch_only) || (!init_failure && !tf_or_jax)) {
+      f.cause = Cause::kGpuDeviceOom;
+      f.summary = "A CUDA library (cuBLAS/cuDNN) could not get GPU memory for its handle or workspace.";
+      Undecided(f, {Cause::kFrameworkPreallocation, Cause::kOtherProcessHoldsMemory},
+                "the library error does not say who holds the memory");
+      f.advice.push_back("The GPU is full when the library starts: reduce the batch; with PyTorch set "
+                         "torch.backends.cudnn.benchmark = False (benchmarking tries workspace-hungry algorithms).");
+      f.advice.push_back("If TensorFlow or JAX runs in the same process or on the same GPU, it has reserved the "
+                         "memory: TF set_memory_growth, JAX XLA_PYTHON_CLIENT_PREALLOCATE=false.");
+      return f;
+    }
+    f.summary = "A CUDA library (cuBLAS/cuDNN) found no GPU memory left because the framework reserved the GPU "
+                "up front.";
+    if (!tf_or_jax) {
+      Undecided(f, {Cause::kGpuDeviceOom}, "the log does not name the framework that reserved the memory");
+    }
+    f.advice.push_back("TensorFlow: tf.config.experimental.set_memory_growth(gpu, True) or "
+                       "TF_FORCE_GPU_ALLOW_GROWTH=true (TF 1.x: config.gpu_options.allow_growth = True).");
+    f.advice.push_back("JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false or XLA_PYTHON_CLIENT_MEM_FRACTION=.5; when JAX "
+                       "or PyTorch shares a process with TensorFlow, hide the GPU from TF: "
+                       "tf.config.set_visible_devices([], 'GPU').");
+    return f;
+  }
+
+  Finding HostPinned(const Observation& o) const {
+    Finding f = Base(o, Cause::kHostPinnedOom, Domain::kHost);
+    const std::vector<uint64_t>& q = o.requests;
+    bool backoff = q.size() >= 2;
+    for (size_t i = 1; i < q.size() && backoff; ++i) {
+      double ratio = static_cast<double>(q[i]) / static_cast<double>(q[i - 1]);
+      backoff = ratio > 0.85 && ratio < 0.95;
+    }
+    std::string what = o.framework == "tensorflow" ? "TensorFlow's pinned host pool" : "A pinned host allocation";
+    if (backoff) {
+      f.numbers["requested_bytes"] = q.front();
+      f.numbers["last_attempt_bytes"] = q.back();
+      f.numbers["attempts"] = q.size();
+      f.summary = "Pinned (page-locked) host memory ran out, not the GPU: " + what + " asked for " + B(q.front()) +
+                  " and backed off by 0.9x " + std::to_string(q.size() - 1) + " times down to " + B(q.back()) +
+                  "; every attempt failed.";
+    } else if (!q.empty()) {
+      f.summary = "Pinned (page-locked) host memory ran out, not the GPU: " + what + " of " + B(q.front()) +
+                  " failed.";
+    } else {
+      f.summary = "Pinned (page-locked) host memory ran out, not the GPU.";
+    }
+    uint64_t asked = q.empty() ? 0 : q.front();
+    if (!q.empty() && q.back() < kMiB) {
+      f.advice.push_back("Even " + B(q.back()) + " could not be pinned: the driver cannot pin host memory at all. "
+                         "With TensorFlow this happens when it has grabbed the whole GPU: set "
+                         "config.gpu_options.allow_growth = True (TF 2: set_memory_growth).");
+    } else {
+      f.advice.push_back("Shrink what the input pipeline holds in host memory: keep decoded images as uint8, not "
+                         "float32 (4x smaller); lower the queue/prefetch depth and the batch; stream from disk "
+                         "under a budget (oomguard feed DIR --budget BYTES).");
+    }
+    f.advice.push_back("Check the host, not the GPU: free -g (RAM available) and ulimit -l (the locked-memory "
+                       "limit; containers and WSL2 cap pinned memory). PyTorch: DataLoader(pin_memory=False).");
+    if (options.here) {
+      const HereFacts& h = *options.here;
+      if (asked && h.ram_available_bytes && asked > h.ram_available_bytes) {
+        f.advice.push_back("On this machine only " + B(h.ram_available_bytes) + " of RAM is available, less than the " +
+                           B(asked) + " asked.");
+      }
+      if (h.memlock_limit_bytes && asked > *h.memlock_limit_bytes) {
+        f.advice.push_back("This machine's memlock limit is " + B(*h.memlock_limit_bytes) + " (ulimit -l), below the " +
+                           B(asked) + " asked.");
+      }
+    }
+    return f;
+  }
+
+  Finding HostRam(const Observation& o) const {
+    Finding f = Base(o, Cause::kHostRamOom, Domain::kHost);
+    std::optional<uint64_t> R = Get(f.numbers, "requested_bytes");
+    uint64_t host_max = kAbsurdHostRequest;
+    if (options.here && options.here->ram_total_bytes) {
+      host_max = options.here->ram_total_bytes + options.here->swap_total_bytes;
+    }
+    if (R && *R > host_max) {
+      f.cause = Cause::kImpossibleRequest;
+      f.summary = "One host allocation of " + B(*R) + " is larger than " +
+                  (options.here ? "this machine's RAM and swap (" + B(host_max) + ")" : std::string("any host")) +
+                  ": no setting makes it fit.";
+      f.advice.push_back("Find the size computation that produced " + B(*R) +
+                         " (a wrong shape, an overflow, the whole dataset at once).");
+      return f;
+    }
+    if (o.pattern == "kernel_oom_killer") {
+      f.framework = "os";
+      f.summary = "The kernel's OOM killer ended the process: host RAM ran out, not the GPU.";
+    } else if (o.pattern == "dataloader_killed") {
+      f.summary = "A DataLoader worker was killed (SIGKILL), almost always by the kernel's OOM killer: host RAM "
+                  "ran out, not the GPU.";
+    } else if (o.pattern == "process_killed") {
+      f.summary = "The process was killed with SIGKILL; that is usually the kernel's OOM killer (host RAM).";
+      Undecided(f, {Cause::kNotMemory},
+                "the log does not say who sent SIGKILL (the OOM killer, a scheduler's limit or a person)");
+      f.advice.push_back("Confirm with dmesg -T | grep -i -E 'killed process|oom' (or journalctl -k).");
+    } else {
+      f.summary = R ? "A host (CPU) allocation of " + B(*R) + " failed: host RAM ran out, not the GPU."
+                    : "A host (CPU) allocation failed: host RAM ran out, not the GPU.";
+    }
+    f.advice.push_back("Every DataLoader worker is a copy of the process: lower num_workers and prefetch_factor, "
+                       "load samples lazily instead of the whole dataset, use memory-mapped arrays.");
+    f.advice.push_back("Watch the run's host memory: oomguard watch -- CMD shows the growth and stops it before "
+                       "the OOM killer does; add swap or a larger machine if the steady state needs more.");
+    if (options.here && options.here->ram_total_bytes) {
+      f.advice.push_back("This machine has " + B(options.here->ram_total_bytes) + " RAM (" +
+                         B(options.here->ram_available_bytes) + " available) and " +
+                         B(options.here->swap_total_bytes) + " swap.");
+    }
+    return f;
+  }
+
+  Finding Shm(const Observation& o) const {
+    Finding f = Base(o, Cause::kShmExhausted, Domain::kHost);
+    f.summary = "Shared memory (/dev/shm) ran out: DataLoader workers hand batches to the main process through it.";
+    f.advice.push_back("Give the container more: docker run --shm-size=8g (or --ipc=host); Docker's default is "
+                       "64 MiB. Kubernetes: mount an emptyDir with medium: Memory at /dev/shm.");
+    f.advice.push_back("Or need less: fewer DataLoader workers, smaller batches, or num_workers=0.");
+    if (options.here && options.here->shm_total_bytes) {
+      f.advice.push_back("/dev/shm on this machine is " + B(*options.here->shm_total_bytes) +
+                         (options.here->shm_free_bytes ? " (" + B(*options.here->shm_free_bytes) + " free)" : "") +
+                         ".");
+    }
+    return f;
+  }
+
+  Finding Leak(const Observation& o, bool dali) const {
+    Domain domain = o.mentions_host && !o.mentions_gpu ? Domain::kHost : Domain::kGpu;
+    Finding f = Base(o, Cause::kLeakGrowth, domain);
+    if (dali) {
+      f.summary = "DALI's nvJPEG decoder could not allocate: its buffers grow to the largest images seen, so GPU "
+                  "memory rises step by step until an allocation fails.";
+      Undecided(f, {Cause::kGpuDeviceOom}, "one allocator error does not show the growth");
+      f.advice.push_back("Preallocate the decoder's buffers (device_memory_padding, host_memory_padding of "
+                         "fn.decoders.image) and lower prefetch_queue_depth; leave GPU memory for DALI.");
+      return f;
+    }
+    f.summary = std::string("Memory grows during the run (") + (domain == Domain::kGpu ? "GPU" : "host") +
+                "): something keeps references alive, step after step.";
+    f.advice.push_back("Common causes: accumulating loss tensors (use loss.item()), keeping outputs with their "
+                       "graph, validation without torch.no_grad(), caches and lists that grow every step.");
+    f.advice.push_back("Measure it: oomguard watch -- CMD reports the growth rate and when it will run out.");
+    return f;
+  }
+
+  Finding WrongDevice(const Observation& o) const {
+    bool memory = o.pattern == "memory_on_main_gpu";
+    Finding f = Base(o, Cause::kWrongDevice, memory ? Domain::kGpu : Domain::kNone);
+    if (memory) {
+      f.summary = "Memory lands on the wrong GPU: tensors are created or loaded on GPU 0 instead of each "
+                  "process's own device.";
+      f.advice.push_back("Load checkpoints to the CPU (torch.load(path, map_location='cpu')) or to this rank's "
+                         "device, and call torch.cuda.set_device(local_rank) before creating tensors.");
+    } else {
+      f.summary = "The process does not see the GPU it expects.";
+      f.advice.push_back("Check CUDA_VISIBLE_DEVICES (-1 or an index that does not exist hides GPUs), the "
+                         "container's --gpus flag, and the device index in the code; oomguard devices lists "
+                         "what is there.");
+    }
+    return f;
+  }
+
+  Finding Simple(const Observation& o) const {
+    switch (o.signal) {
+      case Signal::kDriverMismatch: {
+        Finding f = Base(o, Cause::kDriverMismatch, Domain::kNone);
+        f.summary = "The NVIDIA driver does not match the CUDA version the framework was built for: not a "
+                    "memory problem.";
+        f.advice.push_back("Update the host driver to one that supports the framework's CUDA version, or install "
+                           "a framework build for the CUDA your driver supports; oomguard doctor checks the stack.");
+        return f;
+      }
+      case Signal::kCudaLibraryMismatch: {
+        Finding f = Base(o, Cause::kCudaLibraryMismatch, Domain::kNone);
+        f.summary = "A CUDA library (cuDNN, cuBLAS, the runtime) is missing or built for another version or GPU: "
+                    "not a memory problem.";
+        f.advice.push_back("Install the libraries the framework was built with (pip nvidia-* wheels or the matching "
+                           "CUDA/cuDNN) and make them visible (LD_LIBRARY_PATH); for 'no kernel image' install a "
+                           "build that supports this GPU's architecture.");
+        return f;
+      }
+      case Signal::kGpuOomWarning: {
+        Finding f = Base(o, Cause::kGpuOomNonfatalWarning, Domain::kGpu);
+        std::optional<uint64_t> R = Get(f.numbers, "requested_bytes");
+        f.summary = "An allocator could not get " + (R ? B(*R) : std::string("memory")) +
+                    " for an optional speed-up and says so itself: this is a warning, not the failure.";
+        f.advice.push_back("Nothing to fix unless a real error follows; a smaller batch or memory growth can make "
+                           "faster algorithms fit.");
+        return f;
+      }
+      default: {
+        Finding f = Base(o, Cause::kNotMemory, Domain::kNone);
+        f.summary = "This error is not about running out of memory.";
+        f.advice.push_back("Rerun with CUDA_LAUNCH_BLOCKING=1 to see the failing operation; illegal addresses and "
+                           "device-side asserts usually come from an index out of range or a wrong shape.");
+        return f;
+      }
+    }
+  }
+};
+
+void MergeInto(Finding& into, const Finding& from) {
+  into.occurrences += from.occurrences;
+  for (const Evidence& e : from.evidence) {
+    bool known = false;
+    for (const Evidence& have : into.evidence) known = known || have.text == e.text;
+    if (!known && into.evidence.size() < kMaxEvidence + 2) into.evidence.push_back(e);
+  }
+  std::sort(into.evidence.begin(), into.evidence.end(),
+            [](const Evidence& a, const Evidence& b) { return a.line_number < b.line_number; });
+  for (const auto& [k, v] : from.numbers) into.numbers.emplace(k, v);
+  for (int r : from.ranks) {
+    if (std::find(into.ranks.begin(), into.ranks.end(), r) == into.ranks.end()) into.ranks.push_back(r);
+  }
+  std::sort(into.ranks.begin(), into.ranks.end());
+  if (from.alternatives.empty()) {
+    // A decided part makes the merged finding decided.
+    if (!into.alternatives.empty()) {
+      into.summary = from.summary;
+      into.advice = from.advice;
+    }
+    into.alternatives.clear();
+    into.undecided_because.clear();
+  }
+  if (into.framework == "unknown") into.framework = from.framework;
+}
+
+}  // namespace
+
+std::vector<Finding> Decide(const std::vector<Observation>& observations, const LogContext& context,
+                            const ExplainOptions& options) {
+  Decider d{context, options};
+  uint64_t best = 0;
+  for (const auto& [name, lines] : context.framework_lines) {
+    if (lines > best) {
+      best = lines;
+      d.dominant_framework = name;
+    }
+  }
+  std::string conf = options.pytorch_cuda_alloc_conf.value_or("");
+  std::transform(conf.begin(), conf.end(), conf.begin(), [](unsigned char c) { return std::tolower(c); });
+  d.expandable_on = context.expandable_segments_on || conf.find("expandable_segments:true") != std::string::npos;
+  for (const Observation& o : observations) {
+    if (auto limit = Get(o.numbers, "limit_bytes"); limit && o.signal == Signal::kImpossibleHint) d.gpu_limit = limit;
+  }
+
+  std::vector<Finding> findings;
+  std::vector<uint64_t> first_line;
+  const Observation* status_rows = nullptr;
+  for (const Observation& o : observations) {
+    Finding f;
+    switch (o.signal) {
+      case Signal::kTorchOomNumbers:
+      case Signal::kGpuOom: f = d.Gpu(o); break;
+      case Signal::kImpossibleHint: {
+        f = d.Gpu(o);
+        if (f.cause != Cause::kImpossibleRequest) {
+          f.cause = Cause::kImpossibleRequest;
+          f.alternatives.clear();
+          f.undecided_because.clear();
+          f.summary = "The framework reports that a size it computed is wrong (larger than any limit).";
+          f.advice = {"Find the shape or size computation that produced it; allocator settings will not help."};
+        }
+        if (o.mentions_host && !o.mentions_gpu) f.domain = Domain::kHost;
+        break;
+      }
+      case Signal::kLibraryAllocFailure: f = d.Preallocation(o, false); break;
+      case Signal::kLibraryInitFailure: f = d.Preallocation(o, true); break;
+      case Signal::kDaliAllocFailure: f = d.Leak(o, true); break;
+      case Signal::kHostPinnedOom: f = d.HostPinned(o); break;
+      case Signal::kShmExhausted: f = d.Shm(o); break;
+      case Signal::kHostRamOom:
+      case Signal::kProcessKilled: f = d.HostRam(o); break;
+      case Signal::kLeakGrowth: f = d.Leak(o, false); break;
+      case Signal::kWrongDevice: f = d.WrongDevice(o); break;
+      case Signal::kGpuStatusRow: status_rows = &o; continue;
+      default: f = d.Simple(o); break;
+    }
+    findings.push_back(std::move(f));
+    first_line.push_back(o.first_line);
+  }
+
+  // GPU status rows: full GPUs with no OOM message of their own mean memory is held.
+  bool gpu_memory_finding = false;
+  for (const Finding& f : findings) {
+    gpu_memory_finding = gpu_memory_finding || (f.domain == Domain::kGpu && f.cause != Cause::kNotMemory);
+  }
+  if (status_rows && status_rows->full_rows > 0) {
+    if (!gpu_memory_finding) {
+      Finding f = d.Base(*status_rows, Cause::kOtherProcessHoldsMemory, Domain::kGpu);
+      f.numbers = {{"used_bytes", status_rows->fullest_used}, {"total_bytes", status_rows->fullest_total}};
+      f.summary = "A GPU status table shows " + std::to_string(status_rows->full_rows) + " GPU row(s) at least 90% "
+                  "full (" + B(status_rows->fullest_used) + " of " + B(status_rows->fullest_total) +
+                  "): that memory is held before your job allocates.";
+      d.Undecided(f, {Cause::kGpuDeviceOom}, "the table does not say whether the holder is this job or another");
+      f.advice.push_back("Use a GPU that is free, or stop what holds it: nvidia-smi --query-compute-apps="
+                         "pid,used_memory --format=csv; in containers the holders may be invisible.");
+      findings.push_back(std::move(f));
+      first_line.push_back(status_rows->first_line);
+    }
+  }
+
+  // Merge findings with the same cause and domain, keeping the first.
+  std::vector<Finding> merged;
+  std::vector<uint64_t> merged_line;
+  for (size_t i = 0; i < findings.size(); ++i) {
+    bool done = false;
+    for (size_t j = 0; j < merged.size() && !done; ++j) {
+      if (merged[j].cause == findings[i].cause && merged[j].domain == findings[i].domain) {
+        MergeInto(merged[j], findings[i]);
+        done = true;
+      }
+    }
+    if (!done) {
+      merged.push_back(std::move(findings[i]));
+      merged_line.push_back(first_line[i]);
+    }
+  }
+  // A GPU OOM explained by its numbers (impossible, other process, fragmentation)
+  // absorbs the generic GPU OOM lines of the same failure.
+  auto specific = std::find_if(merged.begin(), merged.end(), [](const Finding& f) {
+    return f.domain == Domain::kGpu && (f.cause == Cause::kImpossibleRequest ||
+                                         f.cause == Cause::kOtherProcessHoldsMemory ||
+                                         f.cause == Cause::kFragmentation);
+  });
+  if (specific != merged.end()) {
+    for (size_t i = 0; i < merged.size(); ++i) {
+      if (merged[i].cause == Cause::kGpuDeviceOom && &merged[i] != &*specific) {
+        Finding generic = std::move(merged[i]);
+        generic.alternatives.clear();
+        MergeInto(*specific, generic);
+        merged.erase(merged.begin() + static_cast<long>(i));
+        merged_line.erase(merged_line.begin() + static_cast<long>(i));
+        break;
+      }
+    }
+  }
+  std::vector<size_t> order(merged.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    int ia = Importance(merged[a].cause), ib = Importance(merged[b].cause);
+    if (ia != ib) return ia < ib;
+    return merged_line[a] < merged_line[b];
+  });
+  std::vector<Finding> out;
+  for (size_t i : order) out.push_back(std::move(merged[i]));
+  return out;
+}
+
+}  // namespace oomguard::explain
