@@ -10,7 +10,8 @@ build_pkgs=(
   libre2-dev libturbojpeg0-dev libjpeg-turbo-progs
 )
 # Validation reference for the planner (real PyTorch on CPU) and tooling.
-python_pkgs=(python3 python3-torch python3-torchvision python3-onnx python3-numpy python3-pil)
+python_pkgs=(python3 python3-torch python3-torchvision python3-onnx python3-numpy python3-pil
+  libopenblas0-serial)  # an optimized BLAS for torch's Linear/MatMul (netlib is ~10x slower)
 
 want=("${build_pkgs[@]}")
 if [ "${OOMGUARD_SKIP_PYTHON:-0}" != 1 ]; then want+=("${python_pkgs[@]}"); fi
