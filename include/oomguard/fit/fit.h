@@ -1,0 +1,75 @@
+// The largest batch that fits: searches the planner's prediction over the
+// batch size and returns the largest batch whose required bytes fit a budget.
+//
+// The planner is passed in as a function (PlanFunction), so the search is
+// tested against fake memory curves and used with the real planner in the CLI.
+// Thread safety: FindMaxBatch is reentrant; it calls `plan` from the calling
+// thread only. It never prints or exits.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "oomguard/plan/planner.h"
+#include "oomguard/result.h"
+
+namespace oomguard::fit {
+
+// Predicts one training step. The real one is
+//   [&](const PlanOptions& o) { return plan::PlanStep(*model, o); }
+using PlanFunction = std::function<Result<plan::StepPlan>(const plan::PlanOptions&)>;
+
+// The default safety margin, in percent of the device capacity. The planner is
+// accurate to a few percent; the margin keeps a prediction at the edge from
+// becoming an OOM in practice (and leaves room for the allocator's own growth).
+inline constexpr double kDefaultMarginPercent = 5.0;
+
+// What the step may use on one device.
+struct Budget {
+  uint64_t capacity_bytes = 0;  // device memory (catalog GPU, --memory, --fraction)
+  uint64_t reserve_bytes = 0;   // held by other processes (--reserve)
+  double margin_percent = kDefaultMarginPercent;  // of capacity_bytes (--margin)
+};
+
+// capacity - reserve - margin. Fails when the margin is outside [0, 100) or the
+// reserve and margin leave nothing.
+Result<uint64_t> UsableBytes(const Budget& budget);
+
+struct FitOptions {
+  uint64_t budget_bytes = 0;  // a step fits when required_bytes <= budget_bytes
+  int64_t max_batch_limit = 1'000'000;  // never searched beyond this batch
+  // After the search, these batches above the answer are planned as well; if
+  // any fits, or the planned curve is not monotone, the search falls back to
+  // planning every batch from 1 to twice the first failing batch.
+  int verify_window = 2;
+};
+
+struct FitResult {
+  int64_t max_batch = 0;  // 0 when batch 1 does not fit
+  uint64_t budget_bytes = 0;
+  // The plan at max_batch, or at batch 1 when nothing fits.
+  plan::StepPlan plan;
+  // The plan at max_batch + 1 (absent when max_batch hit max_batch_limit).
+  std::optional<plan::StepPlan> next_plan;
+  bool hit_limit = false;         // max_batch == max_batch_limit and it fits
+  bool exhaustive_fallback = false;  // the curve was not monotone; every batch was planned
+  int plans_evaluated = 0;
+};
+
+// REQUIRES: plan is callable; options.max_batch_limit >= 1. `base.batch` is ignored.
+// Fails with the planner's error if planning batch 1 fails.
+Result<FitResult> FindMaxBatch(const PlanFunction& plan, const plan::PlanOptions& base,
+                               const FitOptions& options);
+
+// The largest batch in [1, limit] whose plan fits, planning every batch (the
+// reference the search must agree with; slow). 0 when none fits.
+Result<int64_t> FindMaxBatchExhaustive(const PlanFunction& plan, const plan::PlanOptions& base,
+                                       uint64_t budget_bytes, int64_t limit);
+
+// Model states = weights + gradients + optimizer state (+ CUDA context and
+// workspace, which do not depend on the batch either).
+uint64_t BatchIndependentBytes(const plan::StepPlan& plan);
+
+}  // namespace oomguard::fit
