@@ -16,12 +16,17 @@
  *   uint64_t tracker_live_count(void);      tracked allocations live now
  *   uint64_t tracker_total_allocs(void);    tracked allocations since load
  *   int      tracker_trace_start(const char *path);  0, or -1 (cannot open / already tracing)
+ *   int      tracker_trace_start_with_live(const char *path);  the same, but first writes an
+ *            'a' line for every allocation live at the start (in table order, not id order;
+ *            alignment 0 for blocks that came from realloc)
+ *   int      tracker_trace_mark(const char *text);  writes "# text" into the trace; -1 if none
  *   int64_t  tracker_trace_stop(void);      events written, or -1 if not tracing
  *
  * Trace format (text, one event per line; tools/capture_trace.py compresses it):
  *   a <id> <size> <alignment>     allocation number <id> (ids count from 1 since load)
  *   f <id>                        free of allocation <id>
- * Only allocations made while tracing are freed in the trace; frees of older ones are skipped.
+ *   # <text>                      a mark (tracker_trace_mark), e.g. "# phase backward"
+ * Frees of allocations older than the trace are skipped, unless it started "with_live".
  *
  * Thread safety: every entry point takes one mutex; counters and the pointer table are
  * consistent across threads. The library never calls malloc itself (its table lives in
@@ -86,9 +91,10 @@ typedef struct {
   uintptr_t ptr; /* 0 = empty */
   uint64_t size;
   uint64_t id;
+  uint64_t align;
 } entry_t;
 
-#define TABLE_BITS 23 /* 8M slots x 24 B = 192 MiB of address space, touched lazily */
+#define TABLE_BITS 23 /* 8M slots x 32 B = 256 MiB of address space, touched lazily */
 #define TABLE_SLOTS ((size_t)1 << TABLE_BITS)
 #define TABLE_MAX_LIVE (TABLE_SLOTS / 2)
 
@@ -183,6 +189,7 @@ static void record_alloc(void *ptr, size_t size, size_t align) {
   table[i].ptr = (uintptr_t)ptr;
   table[i].size = size;
   table[i].id = id;
+  table[i].align = align;
   live_bytes += size;
   live_count++;
   total_allocs++;
@@ -324,7 +331,7 @@ EXPORT uint64_t tracker_total_allocs(void) {
   return v;
 }
 
-EXPORT int tracker_trace_start(const char *path) {
+static int trace_start(const char *path, int include_live) {
   /* open(2) does not allocate; do it outside the lock anyway. */
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return -1;
@@ -337,7 +344,34 @@ EXPORT int tracker_trace_start(const char *path) {
   trace_fd = fd;
   trace_events = 0;
   trace_len = 0;
-  trace_first_id = next_id;
+  trace_first_id = include_live ? 0 : next_id;
+  if (include_live && table && live_count) {
+    for (size_t i = 0; i < TABLE_SLOTS; i++) {
+      if (table[i].ptr) trace_event('a', table[i].id, table[i].size, table[i].align);
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  return 0;
+}
+
+EXPORT int tracker_trace_start(const char *path) { return trace_start(path, 0); }
+
+EXPORT int tracker_trace_start_with_live(const char *path) { return trace_start(path, 1); }
+
+EXPORT int tracker_trace_mark(const char *text) {
+  pthread_mutex_lock(&lock);
+  if (trace_fd < 0) {
+    pthread_mutex_unlock(&lock);
+    return -1;
+  }
+  size_t n = strnlen(text, 200);
+  if (trace_len + n + 4 > sizeof trace_buf) trace_flush();
+  char *p = trace_buf + trace_len;
+  *p++ = '#';
+  *p++ = ' ';
+  for (size_t i = 0; i < n; i++) *p++ = text[i] == '\n' ? ' ' : text[i];
+  *p++ = '\n';
+  trace_len = (size_t)(p - trace_buf);
   pthread_mutex_unlock(&lock);
   return 0;
 }
@@ -457,9 +491,11 @@ int main(int argc, char **argv) {
   void *t1 = NULL;
   if (posix_memalign(&t1, 64, 777)) abort();
   void *t2 = aligned_alloc(4096, 8192);
+  CHECK_EQ(tracker_trace_mark("phase x"), 0);
   free(t1);
   free(old);
   CHECK_EQ(tracker_trace_stop(), 3);
+  CHECK_EQ(tracker_trace_mark("too late"), (unsigned long long)-1);
   CHECK_EQ(tracker_trace_stop(), (unsigned long long)-1);
   free(t2);
   char text[256] = {0};
@@ -472,8 +508,8 @@ int main(int argc, char **argv) {
   fclose(f);
   text[n] = 0;
   unsigned long long id1, id2, idf, s1, s2, al1, al2;
-  if (sscanf(text, "a %llu %llu %llu\na %llu %llu %llu\nf %llu\n", &id1, &s1, &al1, &id2, &s2,
-             &al2, &idf) != 7) {
+  if (sscanf(text, "a %llu %llu %llu\na %llu %llu %llu\n# phase x\nf %llu\n", &id1, &s1, &al1,
+             &id2, &s2, &al2, &idf) != 7) {
     fprintf(stderr, "unexpected trace:\n%s", text);
     failures++;
   } else {
@@ -483,6 +519,22 @@ int main(int argc, char **argv) {
     CHECK_EQ(al2, 4096);
     CHECK_EQ(id2, id1 + 1);
     CHECK_EQ(idf, id1);
+  }
+  /* with_live: the live block appears first, and its free is traced. */
+  void *pre = NULL;
+  if (posix_memalign(&pre, 64, 4242)) abort();
+  uint64_t live_blocks = tracker_live_count();
+  CHECK_EQ(tracker_trace_start_with_live(path), 0);
+  free(pre);
+  CHECK_EQ(tracker_trace_stop(), live_blocks + 1);
+  f = fopen(path, "r");
+  if (!f) return 1;
+  n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = 0;
+  if (!strstr(text, " 4242 64\n")) {
+    fprintf(stderr, "live block missing from trace:\n%s", text);
+    failures++;
   }
   if (failures) return 1;
   printf("alloc_tracker self-test passed\n");

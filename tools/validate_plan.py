@@ -7,6 +7,8 @@
     /usr/bin/python3 tools/validate_plan.py --subset --oomguard build/oomguard [--tracker LIB]
         measures a few small models LIVE with torch (not from stored files), then compares
         (the ctest plan_accuracy_cpu_subset; writes only where --out says)
+    /usr/bin/python3 tools/validate_plan.py --self-test
+        checks this script's own verdicts with a fake planner (no torch, no oomguard)
 
 For each (model, batch, optimizer) it runs
     oomguard plan data/zoo/<model>.onnx --target cpu --batch B --optimizer O --loss cross_entropy --json
@@ -167,7 +169,71 @@ def measure_subset(tracker: str | None, out_dir: str) -> bool:
     return True
 
 
+FAKE_PLANNER = r"""#!/usr/bin/env python3
+import json, os, sys
+a = sys.argv
+ref = json.load(open(os.environ["FAKE_REF"]))
+f = float(os.environ["FAKE_FACTOR"])
+if os.environ.get("FAKE_FAIL"):
+    print("oomguard plan: something is wrong", file=sys.stderr); sys.exit(2)
+assert a[1] == "plan" and a[a.index("--target") + 1] == "cpu" and "--json" in a
+assert int(a[a.index("--batch") + 1]) == ref["batch"]
+assert a[a.index("--optimizer") + 1] == ref["optimizer"]
+print(json.dumps({"peak_allocated_bytes": int(ref["peak_live_bytes"] * f), "peak_phase": "backward",
+                  "bytes": {"activations_saved": int(ref["saved_tensor_bytes"] * f),
+                            "weights": ref["parameter_bytes"], "optimizer_state": 0,
+                            "gradients": 0}}))
+"""
+
+
+def self_test() -> int:
+    """The verdicts of this script: errors within the targets pass, beyond them fail."""
+    ref = {"model": "m", "onnx": "/nonexistent/m.onnx", "batch": 3, "optimizer": "momentum",
+           "peak_live_bytes": 1000000, "saved_tensor_bytes": 400000, "parameter_bytes": 1000,
+           "buffer_bytes": 0, "optimizer_state_bytes": 0, "gradient_bytes": 1000,
+           "peak_phase": "backward"}
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "oomguard")
+        with open(exe, "w") as f:
+            f.write(FAKE_PLANNER.replace("/usr/bin/env python3", sys.executable))
+        os.chmod(exe, 0o755)
+        with open(os.path.join(tmp, "ref.json"), "w") as f:
+            json.dump(ref, f)
+        os.environ["FAKE_REF"] = os.path.join(tmp, "ref.json")
+        for factor, fail, want_pass, want_peak in ((1.0, "", True, 0.0), (1.015, "", False, 0.015),
+                                                   (0.996, "", True, -0.004),
+                                                   (1.03, "", False, 0.03), (1.0, "1", False, None)):
+            os.environ["FAKE_FACTOR"] = str(factor)
+            os.environ["FAKE_FAIL"] = fail
+            row = compare(ref, run_plan(exe, ref))
+            got = summarize([row])
+            peak = row.get("rel_error", {}).get("peak")
+            if got["pass"] != want_pass:
+                failures.append("factor %s fail=%r: pass=%s" % (factor, fail, got["pass"]))
+            if (peak is None) != (want_peak is None) or (
+                    peak is not None and abs(peak - want_peak) > 1e-6):
+                failures.append("factor %s: peak error %s, expected %s" % (factor, peak, want_peak))
+            if fail and row.get("error") != "exit 2: oomguard plan: something is wrong":
+                failures.append("failed plan reported as %r" % row.get("error"))
+    # Medians and worst over several rows: 1 % median passes, one 6 % row fails the worst.
+    rows = [{"rel_error": {"peak": e, "activations": 0.0}} for e in (0.01, -0.01, 0.015, 0.0)]
+    if not summarize(rows)["pass"]:
+        failures.append("four rows within 1.5 % failed")
+    if summarize(rows + [{"rel_error": {"peak": 0.06, "activations": 0.0}}])["pass"]:
+        failures.append("a 6 % row passed the worst-case target")
+    if summarize([{"rel_error": {"peak": 0.0, "activations": 0.011}}])["pass"]:
+        failures.append("activations 1.1 % passed")
+    for f in failures:
+        print("validate_plan --self-test: " + f, file=sys.stderr)
+    if not failures:
+        print("validate_plan self-test passed")
+    return 1 if failures else 0
+
+
 def main() -> int:
+    if "--self-test" in sys.argv[1:]:
+        return self_test()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--oomguard", required=True, help="path of the oomguard binary")
     parser.add_argument("--references", default=os.path.join(ROOT, "bench", "reference", "cpu"))
