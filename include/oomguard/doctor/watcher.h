@@ -1,0 +1,128 @@
+// `oomguard watch`: sample a run's process tree (host RAM, swap, locked and
+// pinned memory, GPU memory per process), detect sustained growth, predict
+// when the limit will be reached and, if asked, stop the run before it does:
+// SIGINT first (a training script can checkpoint), then SIGTERM after
+// WatchOptions::sigint_grace_seconds, then SIGKILL after
+// sigterm_grace_seconds. If usage reaches critical_fraction of the limit
+// during a grace period the next signal is sent at once.
+//
+// Every side effect is behind an interface: Clock (time, sleeping),
+// WatchedProcess (the run: is it alive, send it a signal), ProcessTable
+// (/proc) and MachineGpus (NVML). The Watcher never prints; it reports each
+// sample through a callback and returns a WatchSummary.
+// Thread safety: a Watcher runs on one thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "oomguard/doctor/gpus.h"
+#include "oomguard/doctor/growth.h"
+#include "oomguard/doctor/process_tree.h"
+#include "oomguard/result.h"
+
+namespace oomguard::doctor {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual double NowSeconds() = 0;  // monotonic
+  virtual void SleepSeconds(double seconds) = 0;
+};
+std::unique_ptr<Clock> MakeRealClock();
+
+// How a run ended, as a shell reports it.
+struct ExitStatus {
+  std::optional<int> code;    // exit code, or 128+signal when killed; nullopt when unknown (--pid)
+  std::optional<int> signal;  // the signal that killed it
+};
+
+class WatchedProcess {
+ public:
+  virtual ~WatchedProcess() = default;
+  virtual int pid() const = 0;
+  // nullopt while it runs; how it ended once it has (reaped, for a child).
+  virtual std::optional<ExitStatus> Poll() = 0;
+  virtual void Signal(int signal) = 0;
+};
+
+// Starts argv[0] (searched in PATH) as a child of this process. Fails with
+// "cannot run 'X': <reason>" when it cannot be executed.
+Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string>& argv);
+// An existing process (--pid). Its exit status cannot be known.
+Result<std::unique_ptr<WatchedProcess>> AttachToPid(int pid);
+
+struct WatchOptions {
+  double interval_seconds = 1.0;
+  std::optional<uint64_t> host_limit;  // default: the tree's use + MemAvailable + SwapFree
+  std::optional<uint64_t> gpu_limit;   // default: the GPU's capacity less other processes' use
+  bool stop_before_oom = false;
+  double stop_seconds = 60;            // stop when the predicted time to a limit is below this
+  double high_water = 0.90;            // ... or usage crosses this fraction of a limit
+  double critical_fraction = 0.98;     // escalate at once above this during a grace period
+  double sigint_grace_seconds = 10;    // SIGINT -> SIGTERM
+  double sigterm_grace_seconds = 5;    // SIGTERM -> SIGKILL
+  GrowthOptions growth;
+};
+
+struct Sample {
+  double seconds = 0;  // since the watch started
+  ProcessMemory host;  // summed over the tree
+  uint64_t host_bytes = 0;  // rss + swap
+  uint64_t host_limit = 0;
+  uint64_t gpu_bytes = 0;   // the tree's use on its busiest GPU
+  uint64_t gpu_limit = 0;   // 0 when there is no GPU
+  int processes = 0;
+};
+
+struct Assessment {
+  Growth host, gpu;
+  std::optional<double> host_seconds_to_limit, gpu_seconds_to_limit;
+  std::optional<double> seconds_to_limit;  // the nearer of the two
+};
+
+// The pure stop decision for one sample: "" (keep going) or the reason.
+std::string StopReason(const Sample& s, const Assessment& a, const WatchOptions& options);
+
+struct WatchSummary {
+  bool stopped = false;          // oomguard stopped the run
+  std::string stop_reason;       // why (empty when not stopped)
+  std::vector<std::string> signals_sent;  // "SIGINT at 3.2 s", ...
+  ExitStatus exit;
+  std::vector<Sample> samples;
+  Sample peak;                   // the maximum of each field
+  double host_growth_bytes_per_second = 0;
+  double gpu_growth_bytes_per_second = 0;
+  std::optional<double> predicted_seconds_to_limit;  // at the last sample, when growing
+  std::optional<double> stopped_at_seconds;
+  // "stopped_before_oom", "sustained_growth", "no_sustained_growth", "too_few_samples"
+  std::string verdict;
+  bool gpu_available = false;
+};
+
+using SampleCallback = std::function<void(const Sample&, const Assessment&)>;
+
+class Watcher {
+ public:
+  // gpus may be null (no GPU sampling). All pointers must outlive Run().
+  Watcher(WatchOptions options, Clock* clock, ProcessTable* table, MachineGpus* gpus)
+      : options_(options), clock_(clock), table_(table), gpus_(gpus) {}
+
+  // Samples until the process ends. `interrupted`, when given, is polled: when
+  // it returns a signal number, that signal is forwarded to the run.
+  WatchSummary Run(WatchedProcess& process, const SampleCallback& on_sample = nullptr,
+                   const std::function<int()>& forward_signal = nullptr);
+
+ private:
+  Sample TakeSample(int root, double seconds);
+  WatchOptions options_;
+  Clock* clock_;
+  ProcessTable* table_;
+  MachineGpus* gpus_;
+  bool gpu_ok_ = false;
+};
+
+}  // namespace oomguard::doctor

@@ -1,0 +1,145 @@
+// The real WatchedProcess and Clock: fork/exec, waitpid, kill, steady_clock.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "oomguard/doctor/watcher.h"
+
+namespace oomguard::doctor {
+namespace {
+
+ExitStatus FromWaitStatus(int status) {
+  ExitStatus e;
+  if (WIFEXITED(status)) {
+    e.code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    e.signal = WTERMSIG(status);
+    e.code = 128 + WTERMSIG(status);
+  }
+  return e;
+}
+
+class Child final : public WatchedProcess {
+ public:
+  explicit Child(pid_t pid) : pid_(pid) {}
+  ~Child() override {
+    if (!done_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  int pid() const override { return pid_; }
+  std::optional<ExitStatus> Poll() override {
+    if (done_) return status_;
+    int status = 0;
+    pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      done_ = true;
+      status_ = FromWaitStatus(status);
+      return status_;
+    }
+    if (r < 0 && errno == ECHILD) {
+      done_ = true;
+      return status_;
+    }
+    return std::nullopt;
+  }
+  void Signal(int signal) override {
+    if (!done_) kill(pid_, signal);
+  }
+
+ private:
+  pid_t pid_;
+  bool done_ = false;
+  ExitStatus status_;
+};
+
+class Foreign final : public WatchedProcess {
+ public:
+  explicit Foreign(pid_t pid) : pid_(pid) {}
+  int pid() const override { return pid_; }
+  std::optional<ExitStatus> Poll() override {
+    if (kill(pid_, 0) == 0 || errno == EPERM) {
+      // A zombie still answers kill(); it holds no memory and is done.
+      std::string path = "/proc/" + std::to_string(pid_) + "/stat";
+      if (FILE* f = std::fopen(path.c_str(), "r")) {
+        char buf[512] = {0};
+        size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+        std::fclose(f);
+        const char* close = std::strrchr(buf, ')');
+        if (n > 0 && close && close[1] == ' ' && close[2] == 'Z') return ExitStatus{};
+      }
+      return std::nullopt;
+    }
+    return ExitStatus{};
+  }
+  void Signal(int signal) override { kill(pid_, signal); }
+
+ private:
+  pid_t pid_;
+};
+
+class RealClock final : public Clock {
+ public:
+  double NowSeconds() override {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+  void SleepSeconds(double seconds) override {
+    if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Clock> MakeRealClock() { return std::make_unique<RealClock>(); }
+
+Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string>& argv) {
+  if (argv.empty()) return MakeError("no command to run");
+  // A close-on-exec pipe tells the parent whether exec succeeded: it is
+  // closed by a successful exec, or carries errno when exec fails.
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return MakeError(std::string("pipe: ") + std::strerror(errno));
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return MakeError(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    execvp(args[0], args.data());
+    int err = errno;
+    ssize_t ignored = write(fds[1], &err, sizeof err);
+    (void)ignored;
+    _exit(127);
+  }
+  close(fds[1]);
+  int err = 0;
+  ssize_t n;
+  do {
+    n = read(fds[0], &err, sizeof err);
+  } while (n < 0 && errno == EINTR);
+  close(fds[0]);
+  if (n == static_cast<ssize_t>(sizeof err)) {
+    waitpid(pid, nullptr, 0);
+    return MakeError("cannot run '" + argv[0] + "': " + std::strerror(err));
+  }
+  return std::unique_ptr<WatchedProcess>(std::make_unique<Child>(pid));
+}
+
+Result<std::unique_ptr<WatchedProcess>> AttachToPid(int pid) {
+  if (pid <= 0) return MakeError("--pid must be a positive process id, not " + std::to_string(pid));
+  if (kill(pid, 0) != 0 && errno == ESRCH) return MakeError("no process with pid " + std::to_string(pid));
+  return std::unique_ptr<WatchedProcess>(std::make_unique<Foreign>(pid));
+}
+
+}  // namespace oomguard::doctor
