@@ -45,6 +45,7 @@ std::optional<uint64_t> ParseAmount(std::string_view text) {
       case 'g': scale = 1024.0 * 1024 * 1024; break;
       case 't': scale = 1024.0 * 1024 * 1024 * 1024; break;
       case 'p': scale = 1024.0 * 1024 * 1024 * 1024 * 1024; break;
+      case 'e': scale = 1024.0 * 1024 * 1024 * 1024 * 1024 * 1024; break;
       default: return std::nullopt;
     }
   }

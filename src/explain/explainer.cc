@@ -142,8 +142,10 @@ void Explainer::State::Segment(std::string_view text) {
   if (std::optional<uint64_t> tensor = TensorBytesInLine(text)) found["tensor_bytes"] = *tensor;
   if (o.signal == Signal::kGpuStatusRow) {
     uint64_t used = 0, total = 0;
-    if (ParseGpuRow(text, &used, &total) && total > 0) {
-      if (used * 10 >= total * 9) ++o.full_rows;
+    int utilization = -1;
+    if (ParseGpuRow(text, &used, &total, &utilization) && total > 0) {
+      // Held: nearly full, or half full while the GPU computes nothing.
+      if (used * 10 >= total * 9 || (utilization == 0 && used * 2 >= total)) ++o.full_rows;
       if (o.fullest_total == 0 || used * o.fullest_total > o.fullest_used * total) {
         o.fullest_used = used;
         o.fullest_total = total;

@@ -17,7 +17,7 @@ using S = Signal;
 constexpr Pattern kPatterns[] = {
     // ---------------------------------------------------------------- GPU, with numbers
     {"torch_cuda_oom_numbers", S::kTorchOomNumbers, "pytorch",
-     R"re((?:CUDA|HIP|XPU) out of memory\. Tried to allocate)re",
+     R"re((?:CUDA|HIP|XPU) out of memory\. Tried to allocate|Tried to allocate [\d.]+ ?[KMGT]?i?B \(GPU \d+; )re",
      "RuntimeError: CUDA out of memory. Tried to allocate 60.00 MiB (GPU 0; 11.17 GiB total capacity; "
      "505.96 MiB already allocated; 12.50 MiB free; 530.00 MiB reserved in total by PyTorch)"},
     {"torch_mps_oom", S::kGpuOom, "pytorch", R"re(MPS backend out of memory)re",
@@ -26,7 +26,7 @@ constexpr Pattern kPatterns[] = {
 
     // ---------------------------------------------------------------- pinned host memory
     {"tf_pinned_pool", S::kHostPinnedOom, "tensorflow",
-     R"re((?i)could not allocate pinned host memory)re",
+     R"re((?i)could not allocate pinned host memory|\((?:cuda|gpu)_host_bfc\) ran out of memory)re",
      "W ./tensorflow/core/common_runtime/gpu/pool_allocator.h:195] could not allocate pinned host memory "
      "of size: 8589934592"},
     {"cuda_alloc_on_host", S::kHostPinnedOom, "",
@@ -86,18 +86,20 @@ constexpr Pattern kPatterns[] = {
      "E tensorflow/stream_executor/cuda/cuda_driver.cc:936] failed to allocate 3.77G (4046333952 bytes) "
      "from device: CUDA_ERROR_OUT_OF_MEMORY"},
     {"xla_resource_exhausted", S::kGpuOom, "",
-     R"re((?i)RESOURCE_EXHAUSTED:.{0,40}(?:out of memory|failed to allocate|allocat))re",
+     R"re((?i)RESOURCE[_ ]EXHAUSTED:.{0,40}(?:out of memory|failed to allocate|allocat))re",
      "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
      "17179869184 bytes."},
     {"cupy_oom", S::kGpuOom, "cupy",
-     R"re((?i)cupy\w*\.(?:cuda\.memory\.)?OutOfMemoryError|out of memory to allocate \d+ bytes \(total)re",
+     R"re((?i)cupy\w*\.(?:cuda\.memory\.)?OutOfMemoryError|out of memory to allocate \d+ bytes \(total|Out of memory allocating [\d,]+ bytes \(allocated so far)re",
      "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,073,741,824 bytes (allocated so far: "
      "8,589,934,592 bytes)."},
-    {"nccl_cuda_oom", S::kGpuOom, "nccl", R"re((?i)NCCL WARN.{0,80}out of memory)re",
+    {"nccl_cuda_oom", S::kGpuOom, "nccl", R"re((?i)NCCL WARN.{0,80}(?:out of memory|Failed to CUDA [cm]alloc))re",
      "NCCL WARN Cuda failure 'out of memory'"},
     {"torch_outofmemoryerror", S::kGpuOom, "pytorch",
      R"re(torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory|CUDA OOM\b)re",
      "torch.cuda.OutOfMemoryError: CUDA out of memory."},
+    {"dali_cannot_allocate", S::kGpuOom, "dali", R"re(Can't allocate \d+ bytes on device)re",
+     "Can't allocate 129499136 bytes on device 0."},
     {"cuda_error_oom", S::kGpuOom, "",
      R"re((?i)CUDA(?: error|Error|_ERROR)?[:_ ]+out[ _]of[ _]memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|cudaMalloc\w*.{0,40}(?:fail|out of memory)|hipErrorOutOfMemory)re",
      "RuntimeError: CUDA error: out of memory"},
@@ -121,7 +123,7 @@ constexpr Pattern kPatterns[] = {
 
     // ---------------------------------------------------------------- /dev/shm
     {"dataloader_bus_error", S::kShmExhausted, "pytorch",
-     R"re((?i)bus error.{0,80}(?:shared memory|shm)|insufficient shared memory|killed by signal: Bus error|Signal 7 \(SIGBUS\))re",
+     R"re((?i)bus error.{0,80}(?:shared memory|shm)|insufficient shared memory|killed by signal: Bus error|Signal 7 \(SIGBUS\)|out of shared memory|raise your shared memory limit)re",
      "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
      "memory (shm)."},
     {"shm_no_space", S::kShmExhausted, "",
@@ -136,7 +138,7 @@ constexpr Pattern kPatterns[] = {
 
     // ---------------------------------------------------------------- host RAM
     {"kernel_oom_killer", S::kHostRamOom, "os",
-     R"re((?i)Out of memory: Kill(?:ed)? process|oom-kill:|invoked oom-killer|Memory cgroup out of memory|oom_reaper: reaped|OOMKilled)re",
+     R"re((?i)Out of memory: Kill(?:ed)? process|^\[[\d. ]+\] Killed process \d+ \(|oom-kill:|invoked oom-killer|Memory cgroup out of memory|oom_reaper: reaped|OOMKilled)re",
      "[1234567.890] Out of memory: Killed process 41279 (python) total-vm:62811840kB, anon-rss:31254784kB, "
      "file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:63020kB oom_score_adj:0"},
     {"torch_cpu_allocator", S::kHostRamOom, "pytorch",
@@ -154,12 +156,12 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)DataLoader worker \(pid.{0,40}\) is killed by signal: Killed|DataLoader worker.{0,60}exited unexpectedly.{0,80}(?:Killed|SIGKILL|-9))re",
      "RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed."},
     {"process_killed", S::kProcessKilled, "os",
-     R"re((?:^|[\]>:]\s*|\d+ )Killed(?:\s+\S.*)?\s*$|(?i:Signal 9 \(SIGKILL\)|exit(?:ed with)? (?:code|status) 137\b|exitcode\s*:\s*-9\b|died with <Signals\.SIGKILL: 9>))re",
+     R"re((?:^|[\]>:]\s*|\d+ )Killed(?:\s+\S.*)?\s*$|^\s*\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb|(?i:Signal 9 \(SIGKILL\)|exit(?:ed with)? (?:code|status) 137\b|exitcode\s*:\s*-9\b|died with <Signals\.SIGKILL: 9>))re",
      "Killed"},
 
     // ---------------------------------------------------------------- growth over time
     {"memory_growth_prose", S::kLeakGrowth, "",
-     R"re((?i)memory leak|leak(?:s|ing)? (?:GPU |host |CPU |RAM )?memory|memory (?:usage )?(?:keeps|is|was|kept|continues to|continuously|constantly|gradually|slowly|steadily) ?(?:increas|grow|ris|go(?:es|ing)? up|climb)|(?:continuous|constant|steady|gradual) (?:rising|increase|growth|rise) of (?:the )?(?:gpu |cpu |host )?memory|memory (?:grows|increases|rises|creeps)|(?:increas|grow|ris)ing (?:gpu |cpu |host )?memory)re",
+     R"re((?i)memory leak|leak(?:s|ing)? (?:GPU |host |CPU |RAM )?memory|memory (?:usage |consumption |use )?(?:keeps |is |was |kept |continues to |continuously |constantly |gradually |slowly |steadily )*(?:increas|grow|ris|go(?:es|ing)? up|climb)|(?:continuous|constant|steady|gradual|slow)(?: and \w+)? (?:rising|increase|growth|rise)\b|memory (?:grows|increases|rises|creeps)|(?:increas|grow|ris)ing (?:gpu |cpu |host )?memory|\xe6\x98\xbe\xe5\xad\x98.{0,30}(?:\xe5\xa2\x9e\xe5\x8a\xa0|\xe5\xa2\x9e\xe9\x95\xbf|\xe4\xb8\x8a\xe5\x8d\x87))re",
      "The way of updating training and validation loss results in the continuous rising of gpu memory"},
 
     // ---------------------------------------------------------------- the wrong device
@@ -191,7 +193,7 @@ constexpr Pattern kPatterns[] = {
 
     // ---------------------------------------------------------------- contexts
     {"framework_tensorflow", S::kContextFramework, "tensorflow",
-     R"re(tensorflow/|tensorflow\.python|\bimport tensorflow|\btf\.config)re",
+     R"re(tensorflow[/\\]|tensorflow\.python|\bimport tensorflow|\btf\.config)re",
      "File \"/usr/lib/python3/dist-packages/tensorflow/python/client/session.py\", line 1323"},
     {"framework_keras", S::kContextFramework, "keras", R"re(\bkeras[/.]|\bimport keras)re",
      "File \"/usr/local/lib/python3.8/dist-packages/keras/engine/training.py\", line 1184, in fit"},
@@ -227,7 +229,7 @@ constexpr Pattern kPatterns[] = {
 constexpr NumberPattern kNumberPatterns[] = {
     // requested
     {"requested_bytes", R"re(rounded to (\d+)\))re"},
-    {"requested_bytes", R"re(Tried to allocate ([\d.,]+ ?[KMGTP]?i?B|[\d,]+ bytes))re"},
+    {"requested_bytes", R"re(Tried to allocate (?:more than )?([\d.,]+ ?(?:[KMGTPE]i?B|bytes|B)))re"},
     {"requested_bytes", R"re((?i)failed to alloc(?:ate)? [\d.]+\w* \((\d+) bytes\))re"},
     {"requested_bytes", R"re((?i)failed to alloc(?:ate)? (\d+) bytes)re"},
     {"requested_bytes", R"re((?i)pinned host memory of size:? (\d+))re"},
@@ -237,26 +239,26 @@ constexpr NumberPattern kNumberPatterns[] = {
     {"requested_bytes", R"re((?i)Unable to allocate ([\d.]+ ?[KMGTP]?i?B))re"},
     {"requested_bytes", R"re((?i)arguments \((\d+)\) exceeds)re"},
     // capacity / limits
-    {"total_bytes", R"re(([\d.]+ ?[KMGT]?i?B) total capacity)re"},
-    {"total_bytes", R"re((?i)total capac\w* of ([\d.]+ ?[KMGT]?i?B))re"},
-    {"total_bytes", R"re((?i)max allowed: ([\d.]+ ?[KMGT]?i?B))re"},
+    {"total_bytes", R"re(([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)) total capacity)re"},
+    {"total_bytes", R"re((?i)total capac\w* of ([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)))re"},
+    {"total_bytes", R"re((?i)max allowed: ([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)))re"},
     {"limit_bytes", R"re((?i)base limit \((\d+)\))re"},
     {"limit_bytes", R"re(\bLimit:\s+(\d+))re"},
     // free
-    {"free_bytes", R"re(([\d.]+ ?[KMGT]?i?B) free\b)re"},
-    {"free_bytes", R"re((?i)of which ([\d.]+ ?[KMGT]?i?B) (?:is )?free)re"},
+    {"free_bytes", R"re(([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)) free\b)re"},
+    {"free_bytes", R"re((?i)of which ([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)) (?:is )?free)re"},
     // in use
-    {"allocated_bytes", R"re(([\d.]+ ?[KMGT]?i?B) already allocated)re"},
-    {"allocated_bytes", R"re((?i)([\d.]+ ?[KMGT]?i?B) is allocated by PyTorch)re"},
+    {"allocated_bytes", R"re(([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)) already allocated)re"},
+    {"allocated_bytes", R"re((?i)([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)) is allocated by PyTorch)re"},
     {"allocated_bytes", R"re((?i)allocated so far: ([\d,]+) bytes)re"},
     {"allocated_bytes", R"re((?i)\(total ([\d,]+) bytes\))re"},
-    {"allocated_bytes", R"re((?i)MPS allocated: ([\d.]+ ?[KMGT]?i?B))re"},
+    {"allocated_bytes", R"re((?i)MPS allocated: ([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)))re"},
     {"allocated_bytes", R"re(\bInUse:\s+(\d+))re"},
-    {"reserved_bytes", R"re(([\d.]+ ?[KMGT]?i?B) reserved in total by PyTorch)re"},
-    {"reserved_unallocated_bytes", R"re((?i)([\d.]+ ?[KMGT]?i?B) is reserved by PyTorch but unallocated)re"},
-    {"reserved_unallocated_bytes", R"re(([\d.]+ ?[KMGT]?i?B) cached\))re"},
-    {"process_in_use_bytes", R"re((?i)this process has ([\d.]+ ?[KMGT]?i?B) memory in use)re"},
-    {"other_allocations_bytes", R"re((?i)other allocations: ([\d.]+ ?[KMGT]?i?B))re"},
+    {"reserved_bytes", R"re(([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)) reserved in total by PyTorch)re"},
+    {"reserved_unallocated_bytes", R"re((?i)([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)) is reserved by PyTorch but unallocated)re"},
+    {"reserved_unallocated_bytes", R"re(([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)) cached\))re"},
+    {"process_in_use_bytes", R"re((?i)this process has ([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)) memory in use)re"},
+    {"other_allocations_bytes", R"re((?i)other allocations: ([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)))re"},
     {"killed_rss_bytes", R"re(anon-rss:(\d+kB))re"},
 };
 
@@ -287,13 +289,19 @@ const CompiledPatterns& Compiled() {
   return *compiled;
 }
 
-bool ParseGpuRow(std::string_view line, uint64_t* used_bytes, uint64_t* total_bytes) {
+bool ParseGpuRow(std::string_view line, uint64_t* used_bytes, uint64_t* total_bytes, int* utilization) {
   static const RE2* row = new RE2(R"re((\d+)\s*(?:MiB|MB)?\s*/\s*(\d+)\s*(?:MiB|MB)\b)re");
+  static const RE2* smi_util = new RE2(R"re(MiB\s*\|\s*(\d+)%)re");      // nvidia-smi: "| 15000MiB / 16160MiB |  0% "
+  static const RE2* gpustat_util = new RE2(R"re((\d+) %\s*\|\s*\d+ / \d+ MB)re");  // gpustat: "0 % | 15836 / 16130 MB"
+  re2::StringPiece text(line.data(), line.size());
   uint64_t used = 0, total = 0;
-  if (!RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), *row, &used, &total)) return false;
+  if (!RE2::PartialMatch(text, *row, &used, &total)) return false;
   if (used > (uint64_t{1} << 30) || total > (uint64_t{1} << 30)) return false;
   *used_bytes = used << 20;
   *total_bytes = total << 20;
+  int util = -1;
+  if (!RE2::PartialMatch(text, *smi_util, &util) && !RE2::PartialMatch(text, *gpustat_util, &util)) util = -1;
+  *utilization = util;
   return true;
 }
 

@@ -72,8 +72,9 @@ struct CompiledPatterns {
 };
 const CompiledPatterns& Compiled();
 
-// Reads "15836 / 16130 MB" or "15000MiB / 16160MiB" (nvidia-smi, gpustat: MiB).
-bool ParseGpuRow(std::string_view line, uint64_t* used_bytes, uint64_t* total_bytes);
+// Reads "15836 / 16130 MB" or "15000MiB / 16160MiB" (nvidia-smi, gpustat: MiB)
+// and the row's GPU utilization in percent (-1 when the row has none).
+bool ParseGpuRow(std::string_view line, uint64_t* used_bytes, uint64_t* total_bytes, int* utilization);
 
 // Indices of the patterns matching `line`, in table order.
 void MatchLine(std::string_view line, std::vector<int>* matches);

@@ -108,7 +108,9 @@ struct Decider {
       std::optional<uint64_t> ours = P ? P : Rs ? Rs : A;
       if (ours) {
         uint64_t others = *T - *F > *ours ? *T - *F - *ours : 0;
-        uint64_t threshold = P ? std::max<uint64_t>(512 * kMiB, *T / 10) : std::max<uint64_t>(kGiB, *T / 5);
+        // The CUDA context and other libraries take a few hundred MiB that PyTorch
+        // does not count; only a clear excess is another process.
+        uint64_t threshold = P ? std::max<uint64_t>(kGiB, *T / 10) : std::max<uint64_t>(kGiB, *T / 5);
         if (others >= threshold) {
           f.cause = Cause::kOtherProcessHoldsMemory;
           n["other_processes_bytes"] = others;
@@ -131,7 +133,9 @@ struct Decider {
       FragmentationAdvice(f);
       return f;
     }
-    if (R && F && *F >= *R) {
+    // Free beyond the request plus the allocator's rounding slack: the memory is
+    // there but not in one piece.
+    if (R && F && *F >= *R + 256 * kMiB) {
       f.cause = Cause::kFragmentation;
       f.summary = "The GPU reports " + B(*F) + " free, more than the " + B(*R) +
                   " requested, yet the allocation failed: the free memory is not usable as one block.";
@@ -162,8 +166,9 @@ struct Decider {
     }
     Undecided(f, alternatives,
               "the message does not say how much the GPU has, how much is free and how much this process holds");
-    f.advice.push_back("Get the numbers: run nvidia-smi while the job runs, or print torch.cuda.memory_summary() "
-                       "at the failure; then rerun oomguard explain on the fuller log.");
+    f.advice.push_back(std::string("Get the numbers: run nvidia-smi while the job runs") +
+                       (f.framework == "pytorch" ? ", or print torch.cuda.memory_summary() at the failure" : "") +
+                       "; then rerun oomguard explain on the fuller log.");
     f.advice.push_back("If the GPU is simply full: a smaller batch, mixed precision or activation checkpointing; "
                        "`oomguard fit MODEL` finds the largest batch that fits.");
     FrameworkAdvice(f);
@@ -496,8 +501,8 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
     if (!gpu_memory_finding) {
       Finding f = d.Base(*status_rows, Cause::kOtherProcessHoldsMemory, Domain::kGpu);
       f.numbers = {{"used_bytes", status_rows->fullest_used}, {"total_bytes", status_rows->fullest_total}};
-      f.summary = "A GPU status table shows " + std::to_string(status_rows->full_rows) + " GPU row(s) at least 90% "
-                  "full (" + B(status_rows->fullest_used) + " of " + B(status_rows->fullest_total) +
+      f.summary = "A GPU status table shows " + std::to_string(status_rows->full_rows) + " GPU(s) holding memory "
+                  "(fullest: " + B(status_rows->fullest_used) + " of " + B(status_rows->fullest_total) +
                   "): that memory is held before your job allocates.";
       d.Undecided(f, {Cause::kGpuDeviceOom}, "the table does not say whether the holder is this job or another");
       f.advice.push_back("Use a GPU that is free, or stop what holds it: nvidia-smi --query-compute-apps="
