@@ -1,0 +1,49 @@
+// CudaDriver: the few CUDA driver API calls oomguard's device and pinned
+// resources make, behind an interface (the boundary with the GPU).
+//
+// LoadCudaDriver() is the real implementation: it dlopen()s libcuda.so.1 at
+// run time, so oomguard has no link-time CUDA dependency and runs (without a
+// GPU) where no driver is installed. Tests use a fake driver instead.
+//
+// The types mirror cuda.h (CUresult is an int, CUdeviceptr a 64-bit integer,
+// CUcontext an opaque pointer); cuda.h itself is not needed.
+// Thread safety: the driver API is thread safe; so is the loaded driver.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "oomguard/result.h"
+
+namespace oomguard::mr {
+
+using CuResult = int;
+inline constexpr CuResult kCudaSuccess = 0;
+inline constexpr CuResult kCudaErrorOutOfMemory = 2;  // CUDA_ERROR_OUT_OF_MEMORY
+inline constexpr unsigned kMemHostAllocPortable = 0x01;  // CU_MEMHOSTALLOC_PORTABLE
+
+class CudaDriver {
+ public:
+  virtual ~CudaDriver() = default;
+  virtual CuResult Init(unsigned flags) = 0;
+  virtual CuResult DeviceGet(int* device, int ordinal) = 0;
+  virtual CuResult PrimaryCtxRetain(void** context, int device) = 0;
+  virtual CuResult PrimaryCtxRelease(int device) = 0;
+  virtual CuResult CtxSetCurrent(void* context) = 0;
+  virtual CuResult MemAlloc(uint64_t* device_ptr, std::size_t bytes) = 0;
+  virtual CuResult MemFree(uint64_t device_ptr) = 0;
+  virtual CuResult MemGetInfo(std::size_t* free_bytes, std::size_t* total_bytes) = 0;
+  virtual CuResult MemHostAlloc(void** ptr, std::size_t bytes, unsigned flags) = 0;
+  virtual CuResult MemFreeHost(void* ptr) = 0;
+  // "CUDA_ERROR_OUT_OF_MEMORY" (cuGetErrorName), or "CUDA error N".
+  virtual std::string ErrorName(CuResult result) = 0;
+};
+
+// Loads the driver library (default libcuda.so.1) and resolves its symbols.
+// Errors, word for word:
+//   "cannot load the CUDA driver (<library>): <dlerror text>; is the NVIDIA driver installed?"
+//   "<library> is not a usable CUDA driver: it has no symbol <name>"
+Result<std::unique_ptr<CudaDriver>> LoadCudaDriver(const std::string& library = "libcuda.so.1");
+
+}  // namespace oomguard::mr

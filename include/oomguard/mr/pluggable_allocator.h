@@ -1,0 +1,67 @@
+// PluggableAllocator: the logic behind liboomguard_torch.so, the allocator
+// PyTorch loads with torch.cuda.memory.CUDAPluggableAllocator.
+//
+// One ArenaResource per device index, created on first use over the upstream
+// that `make_upstream` returns for that device (CUDA, or a simulated device
+// for tests). Malloc() never throws (it is called through a C function): on
+// failure it returns nullptr, keeps the OOM report (last_report()) and, when
+// the configuration names a report file, writes the report there as JSON.
+// Free() of an unknown pointer is recorded in last_error(), never thrown.
+//
+// Thread safety: safe from many threads. Devices 0..kMaxDevices-1.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include <nlohmann/json.hpp>
+
+#include "oomguard/mr/alloc_conf.h"
+#include "oomguard/mr/arena_resource.h"
+
+namespace oomguard::mr {
+
+class PluggableAllocator {
+ public:
+  static constexpr int kMaxDevices = 64;
+  using UpstreamFactory = std::function<Result<std::unique_ptr<MemoryResource>>(int device)>;
+
+  PluggableAllocator(AllocConf conf, UpstreamFactory make_upstream);
+  ~PluggableAllocator();
+
+  void* Malloc(std::size_t bytes, int device, Stream stream) noexcept;
+  void Free(void* ptr, std::size_t bytes, int device, Stream stream) noexcept;
+
+  std::optional<OomReport> last_report() const;
+  std::optional<std::string> last_error() const;
+  // {"devices":[{"device":i, "allocated_bytes":..., "peak_reserved_bytes":..., ...}],
+  //  "last_report":{...}|null, "last_error":"..."|null}
+  nlohmann::json stats_json() const;
+
+ private:
+  struct Device {
+    std::unique_ptr<MemoryResource> upstream;
+    std::unique_ptr<ArenaResource> arena;
+  };
+  ArenaResource* arena_for(int device);  // nullptr (and last_error) on failure
+  void set_error(std::string message);
+
+  AllocConf conf_;
+  UpstreamFactory make_upstream_;
+  mutable std::mutex mu_;
+  std::array<Device, kMaxDevices> devices_;
+  std::optional<OomReport> last_report_;
+  std::optional<std::string> last_error_;
+};
+
+// The upstream factory liboomguard_torch.so uses: a simulated device when
+// conf.simulate_bytes is set, else CUDA device memory through the driver
+// (loaded once; the error says why when there is no driver).
+PluggableAllocator::UpstreamFactory MakeDefaultUpstreamFactory(const AllocConf& conf);
+
+// Writes ToJson(report) to `path` (replacing it). Error names the path.
+Status WriteReportJson(const std::string& path, const OomReport& report);
+
+}  // namespace oomguard::mr

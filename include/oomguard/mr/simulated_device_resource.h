@@ -1,0 +1,61 @@
+// SimulatedDeviceResource: a GPU of fixed capacity made of host memory, so every
+// test and benchmark runs without a GPU.
+//
+// Each allocation is real host memory (aligned_alloc), counted against the
+// capacity; bytes "held by other processes" shrink what is free. Failure
+// injection: every Nth allocate call fails, and/or each call fails with a
+// probability drawn from a seeded generator (reproducible). A failure throws
+// OutOfMemory whose upstream_error says whether it was injected or the device
+// was full, like CUDA_ERROR_OUT_OF_MEMORY would.
+//
+// Thread safety: safe from many threads (one mutex).
+// Deallocating an unknown pointer or freeing twice throws InvalidDeallocation.
+#pragma once
+
+#include <mutex>
+#include <random>
+#include <unordered_map>
+
+#include "oomguard/mr/memory_resource.h"
+
+namespace oomguard::mr {
+
+struct SimulatedDeviceOptions {
+  uint64_t capacity_bytes = 8ull << 30;
+  uint64_t held_by_others_bytes = 0;  // memory other processes hold on this device
+  uint64_t fail_every_nth = 0;        // 0 = never; 10 = calls 10, 20, 30... fail
+  double fail_probability = 0.0;      // each call fails with this probability
+  uint64_t seed = 1;
+};
+
+class SimulatedDeviceResource final : public MemoryResource {
+ public:
+  explicit SimulatedDeviceResource(SimulatedDeviceOptions options = {});
+  ~SimulatedDeviceResource() override;
+  SimulatedDeviceResource(const SimulatedDeviceResource&) = delete;
+  SimulatedDeviceResource& operator=(const SimulatedDeviceResource&) = delete;
+
+  std::string name() const override;
+  std::optional<DeviceMemory> device_memory() const override;
+
+  void set_held_by_others(uint64_t bytes);
+  void set_failure_injection(uint64_t fail_every_nth, double fail_probability);
+
+  uint64_t used_bytes() const;         // by this process's allocations
+  uint64_t peak_used_bytes() const;
+  uint64_t live_allocations() const;
+  uint64_t allocate_calls() const;
+  uint64_t injected_failures() const;
+
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t alignment, Stream stream) override;
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment, Stream stream) override;
+
+  mutable std::mutex mu_;
+  SimulatedDeviceOptions options_;
+  std::mt19937_64 rng_;
+  std::unordered_map<void*, std::size_t> live_;
+  uint64_t used_ = 0, peak_ = 0, calls_ = 0, injected_ = 0;
+};
+
+}  // namespace oomguard::mr

@@ -1,0 +1,70 @@
+#include "oomguard/mr/cuda_driver.h"
+
+#include <gtest/gtest.h>
+
+#include "oomguard/mr/arena_resource.h"
+#include "oomguard/mr/cuda_device_resource.h"
+#include "oomguard/mr/pinned_host_resource.h"
+
+namespace oomguard::mr {
+namespace {
+
+TEST(LoadCudaDriver, SaysClearlyWhenThereIsNoDriver) {
+  Result<std::unique_ptr<CudaDriver>> d = LoadCudaDriver("liboomguard-no-such-driver.so.1");
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error(),
+            "cannot load the CUDA driver (liboomguard-no-such-driver.so.1): liboomguard-no-such-driver.so.1: "
+            "cannot open shared object file: No such file or directory; is the NVIDIA driver installed?");
+}
+
+TEST(LoadCudaDriver, TheRealDriverIsAbsentOnThisMachineOrLoads) {
+  // On a machine without the NVIDIA driver this is the message users see; with one, it loads.
+  Result<std::unique_ptr<CudaDriver>> d = LoadCudaDriver();
+  if (!d.ok()) {
+    EXPECT_EQ(d.error().rfind("cannot load the CUDA driver (libcuda.so.1): ", 0), 0u) << d.error();
+  }
+}
+
+TEST(LoadCudaDriver, RejectsALibraryThatIsNotADriver) {
+  Result<std::unique_ptr<CudaDriver>> d = LoadCudaDriver("libm.so.6");
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error(), "libm.so.6 is not a usable CUDA driver: it has no symbol cuInit");
+}
+
+TEST(CudaDeviceResource, OutOfMemoryCarriesTheDriverErrorAndDeviceNumbers) {
+  std::unique_ptr<CudaDriver> driver = LoadCudaDriver(OOMGUARD_FAKE_LIBCUDA).value();
+  EXPECT_EQ(driver->ErrorName(2), "CUDA_ERROR_OUT_OF_MEMORY");
+  EXPECT_EQ(driver->ErrorName(999), "CUDA error 999");
+  auto device = CudaDeviceResource::Open(*driver, 0).value();
+  EXPECT_EQ(device->device_memory()->total_bytes, 1ull << 30);  // the stand-in's capacity
+  try {
+    device->allocate(2ull << 30);
+    FAIL();
+  } catch (const OutOfMemory& e) {
+    EXPECT_EQ(e.report().upstream_error, "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY");
+    EXPECT_EQ(e.report().device_total_bytes, 1ull << 30);
+    EXPECT_EQ(e.report().resource, "CUDA device 0");
+  }
+}
+
+TEST(CudaDeviceResource, OpenNamesTheFailingCall) {
+  std::unique_ptr<CudaDriver> driver = LoadCudaDriver(OOMGUARD_FAKE_LIBCUDA).value();
+  auto r = CudaDeviceResource::Open(*driver, 3);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error(), "CUDA device 3: cuDeviceGet failed: CUDA_ERROR_INVALID_DEVICE");
+}
+
+TEST(CudaDeviceResource, ArenaWithAFractionOfTheDriversTotal) {
+  std::unique_ptr<CudaDriver> driver = LoadCudaDriver(OOMGUARD_FAKE_LIBCUDA).value();
+  auto device = CudaDeviceResource::Open(*driver, 0).value();
+  ArenaResource arena(*device, ArenaOptions{.limit_fraction = 0.25});
+  EXPECT_EQ(arena.limit_bytes(), 256ull << 20);
+  void* p = arena.allocate(100 << 20);
+  EXPECT_EQ(device->device_memory()->free_bytes, (1ull << 30) - arena.stats().reserved_bytes);
+  arena.deallocate(p, 100 << 20);
+  arena.release_unused();
+  EXPECT_EQ(device->device_memory()->free_bytes, 1ull << 30);
+}
+
+}  // namespace
+}  // namespace oomguard::mr

@@ -1,0 +1,69 @@
+// liboomguard_torch.so: PyTorch's pluggable CUDA allocator backed by an
+// oomguard arena per device, configured by OOMGUARD_ALLOC_CONF (alloc_conf.h).
+//
+//   alloc = torch.cuda.memory.CUDAPluggableAllocator(
+//       "liboomguard_torch.so", "oomguard_malloc", "oomguard_free")
+//   torch.cuda.memory.change_current_allocator(alloc)
+//
+// The signatures are those PyTorch documents for the .so functions. A bad
+// OOMGUARD_ALLOC_CONF makes every allocation fail (nullptr) and the reason is
+// in oomguard_stats_json()'s "last_error": the library does not print.
+#include <sys/types.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "oomguard/mr/pluggable_allocator.h"
+
+namespace {
+
+using oomguard::mr::AllocConf;
+using oomguard::mr::PluggableAllocator;
+
+PluggableAllocator& Instance() {
+  static PluggableAllocator* instance = [] {
+    const char* text = std::getenv("OOMGUARD_ALLOC_CONF");
+    oomguard::Result<AllocConf> conf = oomguard::mr::ParseAllocConf(text ? text : "");
+    if (!conf.ok()) {
+      std::string error = conf.error();
+      // Every request fails with the parse error as the reason.
+      return new PluggableAllocator(AllocConf{}, [error](int) -> oomguard::Result<
+                                                     std::unique_ptr<oomguard::mr::MemoryResource>> {
+        return oomguard::MakeError(error);
+      });
+    }
+    return new PluggableAllocator(*conf, oomguard::mr::MakeDefaultUpstreamFactory(*conf));
+  }();
+  // Never destroyed: PyTorch may free tensors during interpreter shutdown.
+  return *instance;
+}
+
+}  // namespace
+
+extern "C" {
+
+void* oomguard_malloc(ssize_t size, int device, void* stream) {
+  if (size < 0) return nullptr;
+  return Instance().Malloc(static_cast<std::size_t>(size), device, stream);
+}
+
+void oomguard_free(void* ptr, ssize_t size, int device, void* stream) {
+  if (size < 0) return;
+  Instance().Free(ptr, static_cast<std::size_t>(size), device, stream);
+}
+
+// Copies the allocator's statistics as JSON (PluggableAllocator::stats_json)
+// into buffer (NUL-terminated, truncated to capacity) and returns the full
+// length, so a caller can retry with a larger buffer.
+size_t oomguard_stats_json(char* buffer, size_t capacity) {
+  std::string json = Instance().stats_json().dump();
+  if (buffer != nullptr && capacity > 0) {
+    std::size_t n = json.size() < capacity - 1 ? json.size() : capacity - 1;
+    std::memcpy(buffer, json.data(), n);
+    buffer[n] = '\0';
+  }
+  return json.size();
+}
+
+}  // extern "C"
