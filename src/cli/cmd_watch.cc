@@ -1,9 +1,219 @@
-// Placeholder until the 'watch' command lands.
+// oomguard watch: sample a run's memory (host and GPU, whole process tree),
+// detect sustained growth, predict when it runs out, and optionally stop it
+// first (SIGINT, then SIGTERM, then SIGKILL). Exit 1 when it stopped the run,
+// else the run's own exit status.
+#include <signal.h>
+
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+
 #include "commands.h"
 #include "common.h"
+#include "oomguard/doctor/sources.h"
+#include "oomguard/doctor/watch_report.h"
+#include "oomguard/doctor/watcher.h"
+#include "oomguard/units.h"
 
 namespace oomguard::cli {
+namespace {
 
-int RunWatch(int argc, char** argv) { return UsageError("watch", "not implemented yet"); }
+volatile std::sig_atomic_t g_forward_signal = 0;
+extern "C" void OnForwardedSignal(int sig) { g_forward_signal = sig; }
+extern "C" void OnInterrupt(int) {}  // the run got the same Ctrl-C; keep watching until it ends
+
+std::string Rate(double bytes_per_second) {
+  std::string sign = bytes_per_second < 0 ? "-" : "+";
+  return sign + FormatBytes(static_cast<uint64_t>(std::fabs(bytes_per_second))) + "/s";
+}
+
+nlohmann::json OptionalNumber(const std::optional<double>& v) {
+  if (!v) return nullptr;
+  return std::round(*v * 10) / 10;
+}
+
+nlohmann::json SummaryJson(const doctor::WatchSummary& s, const std::string& what) {
+  const doctor::Sample* last = s.samples.empty() ? nullptr : &s.samples.back();
+  nlohmann::json j;
+  j["watched"] = what;
+  j["stopped"] = s.stopped;
+  j["stop_reason"] = s.stopped ? nlohmann::json(s.stop_reason) : nlohmann::json();
+  j["signals_sent"] = s.signals_sent;
+  j["exit_status"] = s.exit.code ? nlohmann::json(*s.exit.code) : nlohmann::json();
+  j["signal"] = s.exit.signal ? nlohmann::json(*s.exit.signal) : nlohmann::json();
+  j["samples"] = s.samples.size();
+  j["duration_seconds"] = last ? std::round(last->seconds * 10) / 10 : 0.0;
+  j["peak_host_bytes"] = s.peak.host_bytes;
+  j["peak_rss_bytes"] = s.peak.host.rss;
+  j["peak_swap_bytes"] = s.peak.host.swap;
+  j["peak_locked_bytes"] = s.peak.host.locked;
+  j["peak_pinned_bytes"] = s.peak.host.pinned;
+  j["peak_gpu_bytes"] = s.peak.gpu_bytes;
+  j["peak_processes"] = s.peak.processes;
+  j["host_limit_bytes"] = last && last->host_limit ? nlohmann::json(last->host_limit) : nlohmann::json();
+  j["gpu_limit_bytes"] = last && last->gpu_limit ? nlohmann::json(last->gpu_limit) : nlohmann::json();
+  j["gpu_available"] = s.gpu_available;
+  j["host_growth_bytes_per_second"] = static_cast<int64_t>(std::llround(s.host_growth_bytes_per_second));
+  j["gpu_growth_bytes_per_second"] = static_cast<int64_t>(std::llround(s.gpu_growth_bytes_per_second));
+  j["predicted_seconds_to_limit"] = OptionalNumber(s.predicted_seconds_to_limit);
+  j["stopped_at_seconds"] = OptionalNumber(s.stopped_at_seconds);
+  j["verdict"] = s.verdict;
+  return j;
+}
+
+void PrintSummary(const doctor::WatchSummary& s, const std::string& what) {
+  std::string ended = "ended";
+  if (s.exit.signal) {
+    ended = "was killed by signal " + std::to_string(*s.exit.signal);
+    if (*s.exit.signal == SIGKILL && !s.stopped) ended += " (the kernel's OOM killer? see 'dmesg')";
+  } else if (s.exit.code) {
+    ended = "exited with status " + std::to_string(*s.exit.code);
+  }
+  double seconds = s.samples.empty() ? 0 : s.samples.back().seconds;
+  std::fprintf(stderr, "\noomguard watch: %s %s after %.1f s (%zu samples)\n", what.c_str(), ended.c_str(), seconds,
+               s.samples.size());
+  std::fprintf(stderr, "  peak host %s (rss %s, swap %s, locked %s, pinned %s), peak GPU %s%s\n",
+               FormatBytes(s.peak.host_bytes).c_str(), FormatBytes(s.peak.host.rss).c_str(),
+               FormatBytes(s.peak.host.swap).c_str(), FormatBytes(s.peak.host.locked).c_str(),
+               FormatBytes(s.peak.host.pinned).c_str(), FormatBytes(s.peak.gpu_bytes).c_str(),
+               s.gpu_available ? "" : " (no GPU driver: not measured)");
+  std::fprintf(stderr, "  growth host %s, GPU %s\n", Rate(s.host_growth_bytes_per_second).c_str(),
+               Rate(s.gpu_growth_bytes_per_second).c_str());
+  std::string verdict = s.verdict;
+  if (s.stopped) {
+    verdict += ": " + s.stop_reason + "; sent";
+    for (const std::string& sig : s.signals_sent) verdict += " " + sig;
+  } else if (s.predicted_seconds_to_limit) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ": the limit would be reached in %.0f s", *s.predicted_seconds_to_limit);
+    verdict += buf;
+  }
+  std::fprintf(stderr, "  verdict: %s\n", verdict.c_str());
+}
+
+void DrawStatus(const doctor::Sample& s, const doctor::Assessment& a) {
+  std::string line = "\r\033[2Kwatch " + std::to_string(static_cast<int>(s.seconds)) + "s  " +
+                     std::to_string(s.processes) + " proc  host " + FormatBytes(s.host_bytes);
+  if (s.host_limit) line += "/" + FormatBytes(s.host_limit);
+  line += " " + Rate(a.host.bytes_per_second);
+  if (s.gpu_limit || s.gpu_bytes) {
+    line += "  gpu " + FormatBytes(s.gpu_bytes) + "/" + FormatBytes(s.gpu_limit) + " " + Rate(a.gpu.bytes_per_second);
+  }
+  if (a.seconds_to_limit) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "  limit in %.0f s", *a.seconds_to_limit);
+    line += buf;
+  } else {
+    line += (a.host.sustained || a.gpu.sustained) ? "  growing" : "  steady";
+  }
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+int RunWatch(int argc, char** argv) {
+  CLI::App app{"Watch a run's memory (host RAM, swap, locked/pinned, GPU) over its whole process tree; predict "
+               "when it runs out and optionally stop it first",
+               "oomguard watch"};
+  doctor::WatchOptions options;
+  bool json = false;
+  std::string interval_text = "1", stop_seconds_text = "60", window_text = "60", int_grace_text = "10",
+              term_grace_text = "5";
+  std::optional<uint64_t> host_limit, gpu_limit;
+  std::string csv_path, plot_path;
+  int pid = 0;
+  std::vector<std::string> command;
+  app.add_option("--interval", interval_text, "seconds between samples (default 1)");
+  AddBytesOption(app, "--host-limit", &host_limit,
+                 "host memory limit for the tree (default: its use + MemAvailable + SwapFree)");
+  AddBytesOption(app, "--gpu-limit", &gpu_limit, "GPU memory limit (default: the GPU's capacity less other processes)");
+  app.add_flag("--stop-before-oom", options.stop_before_oom,
+               "stop the run (SIGINT, then SIGTERM, then SIGKILL) before it reaches a limit");
+  app.add_option("--stop-seconds", stop_seconds_text, "stop when the predicted time to a limit is below this (60)");
+  app.add_option("--high-water", options.high_water, "stop when usage crosses this fraction of a limit (0.9)")
+      ->check(CLI::Range(0.01, 1.0));
+  app.add_option("--window", window_text, "seconds of samples the growth estimate looks at (60)");
+  app.add_option("--sigint-grace", int_grace_text, "seconds from SIGINT to SIGTERM (10)");
+  app.add_option("--sigterm-grace", term_grace_text, "seconds from SIGTERM to SIGKILL (5)");
+  app.add_option("--csv", csv_path, "write every sample to this CSV file");
+  app.add_option("--plot", plot_path, "write an SVG timeline to this file");
+  app.add_option("--pid", pid, "watch a running process (and its children) instead of starting one");
+  app.add_flag("--json", json, "print the summary as JSON on stdout (the run's stdout goes to stderr)");
+  app.add_option("command", command, "the command to run, after --");
+  if (auto rc = Parse(app, "watch", argc, argv)) return *rc;
+
+  for (auto [text, out, name] : {std::tuple{&interval_text, &options.interval_seconds, "--interval"},
+                                 std::tuple{&stop_seconds_text, &options.stop_seconds, "--stop-seconds"},
+                                 std::tuple{&window_text, &options.growth.window_seconds, "--window"},
+                                 std::tuple{&int_grace_text, &options.sigint_grace_seconds, "--sigint-grace"},
+                                 std::tuple{&term_grace_text, &options.sigterm_grace_seconds, "--sigterm-grace"}}) {
+    Result<double> v = ParseSeconds(*text);
+    if (!v) return UsageError("watch", std::string(name) + ": " + v.error());
+    *out = *v;
+  }
+  options.host_limit = host_limit;
+  options.gpu_limit = gpu_limit;
+  if (host_limit && *host_limit == 0) return UsageError("watch", "--host-limit must be more than 0 bytes");
+  if (gpu_limit && *gpu_limit == 0) return UsageError("watch", "--gpu-limit must be more than 0 bytes");
+  if (pid != 0 && !command.empty()) return UsageError("watch", "give either --pid or a command after --, not both");
+  if (pid == 0 && command.empty()) {
+    return UsageError("watch", "nothing to watch: give a command after -- (oomguard watch -- python train.py) or --pid");
+  }
+
+  std::ofstream csv_file, plot_file;
+  if (!csv_path.empty()) {
+    csv_file.open(csv_path);
+    if (!csv_file) return UsageError("watch", "cannot write " + csv_path);
+  }
+  if (!plot_path.empty()) {
+    plot_file.open(plot_path);
+    if (!plot_file) return UsageError("watch", "cannot write " + plot_path);
+  }
+
+  doctor::Sources sources;
+  if (std::string error; !doctor::OpenSources(&sources, &error)) return UsageError("watch", error);
+
+  std::string what;
+  Result<std::unique_ptr<doctor::WatchedProcess>> process = MakeError("");
+  if (pid != 0) {
+    process = doctor::AttachToPid(pid);
+    what = "pid " + std::to_string(pid);
+  } else {
+    process = doctor::StartChild(command, json);
+    what = "'" + command[0] + "'";
+  }
+  if (!process) return UsageError("watch", process.error());
+
+  struct sigaction forward {}, interrupt {};
+  forward.sa_handler = OnForwardedSignal;
+  interrupt.sa_handler = OnInterrupt;
+  sigaction(SIGTERM, &forward, nullptr);
+  sigaction(SIGHUP, &forward, nullptr);
+  sigaction(SIGINT, &interrupt, nullptr);
+
+  std::unique_ptr<doctor::Clock> clock = doctor::MakeRealClock();
+  std::unique_ptr<doctor::ProcessTable> table = doctor::MakeRealProcessTable();
+  doctor::Watcher watcher(options, clock.get(), table.get(), sources.gpus.get());
+  bool live = StderrIsTerminal();
+  doctor::WatchSummary summary = watcher.Run(
+      **process, live ? doctor::SampleCallback(DrawStatus) : doctor::SampleCallback(), [] {
+        int sig = g_forward_signal;
+        g_forward_signal = 0;
+        return sig;
+      });
+  if (live) std::fputs("\r\033[2K", stderr);
+
+  if (csv_file.is_open()) csv_file << doctor::SamplesCsv(summary);
+  if (plot_file.is_open()) plot_file << doctor::TimelineSvg(summary);
+  if (json) {
+    PrintJson(SummaryJson(summary, what));
+  } else {
+    PrintSummary(summary, what);
+  }
+  if (summary.stopped) return kExitNo;
+  return summary.exit.code.value_or(kExitOk);
+}
 
 }  // namespace oomguard::cli

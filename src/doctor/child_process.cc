@@ -99,7 +99,7 @@ class RealClock final : public Clock {
 
 std::unique_ptr<Clock> MakeRealClock() { return std::make_unique<RealClock>(); }
 
-Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string>& argv) {
+Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string>& argv, bool stdout_to_stderr) {
   if (argv.empty()) return MakeError("no command to run");
   // A close-on-exec pipe tells the parent whether exec succeeded: it is
   // closed by a successful exec, or carries errno when exec fails.
@@ -116,6 +116,7 @@ Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string
   }
   if (pid == 0) {
     close(fds[0]);
+    if (stdout_to_stderr) dup2(STDERR_FILENO, STDOUT_FILENO);
     execvp(args[0], args.data());
     int err = errno;
     ssize_t ignored = write(fds[1], &err, sizeof err);

@@ -152,7 +152,12 @@ class RealGpus final : public MachineGpus {
       ReadProcesses(dev, &g.processes);
       s.gpus.push_back(std::move(g));
     }
-    s.cuda_fastest_first = CudaFastestFirst(&s.cuda_order_reason);
+    if (!cuda_order_read_) {  // cuInit once: the order cannot change while we run
+      cuda_order_ = CudaFastestFirst(&cuda_order_reason_);
+      cuda_order_read_ = true;
+    }
+    s.cuda_fastest_first = cuda_order_;
+    s.cuda_order_reason = cuda_order_reason_;
     return s;
   }
 
@@ -224,6 +229,9 @@ class RealGpus final : public MachineGpus {
 
   Nvml nvml_;
   bool initialised_ = false;
+  bool cuda_order_read_ = false;
+  std::vector<std::string> cuda_order_;
+  std::string cuda_order_reason_;
   std::string load_error_;
 };
 

@@ -102,7 +102,8 @@ class RealProcessTable final : public ProcessTable {
   }
   std::optional<ProcessMemory> Memory(int pid) override {
     std::optional<std::string> status = Slurp("/proc/" + std::to_string(pid) + "/status");
-    if (!status || status->empty()) return std::nullopt;
+    // A zombie or a kernel thread has no VmRSS line: no memory to count.
+    if (!status || status->find("VmRSS:") == std::string::npos) return std::nullopt;
     return ParseProcStatus(*status);
   }
   std::optional<uint64_t> HostAvailableBytes() override {

@@ -49,9 +49,12 @@ class WatchedProcess {
   virtual void Signal(int signal) = 0;
 };
 
-// Starts argv[0] (searched in PATH) as a child of this process. Fails with
-// "cannot run 'X': <reason>" when it cannot be executed.
-Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string>& argv);
+// Starts argv[0] (searched in PATH) as a child of this process, with its
+// stdout sent to our stderr when stdout_to_stderr (so that our stdout can
+// hold only JSON). Fails with "cannot run 'X': <reason>" when it cannot be
+// executed.
+Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string>& argv,
+                                                   bool stdout_to_stderr = false);
 // An existing process (--pid). Its exit status cannot be known.
 Result<std::unique_ptr<WatchedProcess>> AttachToPid(int pid);
 
