@@ -47,6 +47,13 @@ std::string CpuModel() {
   return "unknown";
 }
 
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
 struct Phase {
   double cpu_seconds, wall_seconds;
   size_t samples;
@@ -109,7 +116,8 @@ int main(int argc, char** argv) {
       {"machine",
        {{"uname", std::string(u.sysname) + " " + u.nodename + " " + u.release + " " + u.version + " " + u.machine},
         {"nproc", sysconf(_SC_NPROCESSORS_ONLN)},
-        {"cpu_model", CpuModel()}}},
+        {"cpu_model", CpuModel()},
+        {"loadavg_at_end", LoadAverage()}}},
       {"command", command},
       {"tree_processes", procs},
       {"interval_seconds", interval},
