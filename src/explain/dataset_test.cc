@@ -1,1 +1,99 @@
+// Acceptance: every labelled excerpt (the dev set and the excerpts we added)
+// is classified into one of its `accept` classes and the right domain.
+// Prints the accuracy per set; docs/explain.md quotes it.
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "oomguard/explain/explainer.h"
+
+namespace oomguard::explain {
+namespace {
+
+Domain DomainOfClass(const std::string& cause) {
+  static const std::set<std::string> host = {"host_pinned_oom", "host_ram_oom", "shm_exhausted"};
+  static const std::set<std::string> none = {"driver_mismatch", "cuda_library_mismatch", "not_memory"};
+  if (host.count(cause)) return Domain::kHost;
+  if (none.count(cause)) return Domain::kNone;
+  return Domain::kGpu;
+}
+
+struct Score {
+  int total = 0, cause_ok = 0, domain_ok = 0;
+};
+
+Score RunSet(const std::string& name) {
+  std::ifstream in(std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/explain/" + name);
+  EXPECT_TRUE(in.good()) << name;
+  Score s;
+  std::set<std::string> ids;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    nlohmann::json j = nlohmann::json::parse(line);
+    std::string id = j.at("id");
+    EXPECT_TRUE(ids.insert(id).second) << "duplicate id " << id;
+    for (const char* key : {"framework", "source", "excerpt", "cause", "accept", "fix"}) {
+      EXPECT_TRUE(j.contains(key)) << id << " lacks " << key;
+    }
+    std::set<std::string> accept;
+    for (const auto& a : j.at("accept")) {
+      EXPECT_TRUE(CauseFromName(a.get<std::string>())) << id << ": unknown class " << a;
+      accept.insert(a.get<std::string>());
+    }
+    EXPECT_TRUE(accept.count(j.at("cause").get<std::string>())) << id << ": cause not in accept";
+    Report r = ExplainText(j.at("excerpt").get<std::string>());
+    ++s.total;
+    EXPECT_FALSE(r.findings.empty()) << id << ": no finding";
+    if (r.findings.empty()) continue;
+    const Finding& top = r.findings[0];
+    bool cause_ok = accept.count(std::string(CauseName(top.cause))) > 0;
+    // The expected domain: the label's, or "none" when the label has none; a
+    // label without a domain whose accepted classes span domains leaves it open.
+    bool domain_ok;
+    if (j.at("domain").is_null()) {
+      std::set<Domain> spanned;
+      for (const std::string& a : accept) spanned.insert(DomainOfClass(a));
+      domain_ok = spanned.size() > 1 || top.domain == Domain::kNone;
+    } else {
+      domain_ok = DomainName(top.domain) == j.at("domain").get<std::string>();
+    }
+    EXPECT_TRUE(cause_ok) << id << ": got " << CauseName(top.cause) << ", accepts " << j.at("accept");
+    EXPECT_TRUE(domain_ok) << id << ": got domain " << DomainName(top.domain) << ", label " << j.at("domain");
+    s.cause_ok += cause_ok;
+    s.domain_ok += cause_ok && domain_ok;
+  }
+  std::printf("[ accuracy ] %s: %d/%d cause in accept, %d/%d cause and domain\n", name.c_str(), s.cause_ok, s.total,
+              s.domain_ok, s.total);
+  return s;
+}
+
+TEST(DataSet, DevSetIsClassifiedIntoAcceptedClassesAndDomains) {
+  Score s = RunSet("explain_dev.jsonl");
+  EXPECT_EQ(s.total, 26);
+}
+
+TEST(DataSet, AddedExcerptsAreClassifiedAndCoverEveryClassTwice) {
+  Score s = RunSet("explain_more.jsonl");
+  EXPECT_GE(s.total, 40);
+  std::ifstream in(std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/explain/explain_more.jsonl");
+  std::map<std::string, int> per_class;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) ++per_class[nlohmann::json::parse(line).at("cause").get<std::string>()];
+  }
+  for (const char* cause : {"gpu_device_oom", "gpu_oom_nonfatal_warning", "fragmentation",
+                            "other_process_holds_memory", "framework_preallocation", "host_pinned_oom", "host_ram_oom",
+                            "shm_exhausted", "leak_growth", "wrong_device", "driver_mismatch",
+                            "cuda_library_mismatch", "impossible_request", "not_memory"}) {
+    EXPECT_GE(per_class[cause], 2) << cause;
+  }
+}
+
+}  // namespace
+}  // namespace oomguard::explain

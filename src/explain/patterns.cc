@@ -39,9 +39,6 @@ constexpr Pattern kPatterns[] = {
     {"torch_pin_memory_thread", S::kHostPinnedOom, "pytorch",
      R"re((?i)in pin memory thread)re",
      "RuntimeError: Caught RuntimeError in pin memory thread for device 0."},
-    {"xla_host_memory_oom", S::kHostPinnedOom, "jax",
-     R"re((?i)(?:host|pinned_host) memory space.{0,60}out of memory|out of memory.{0,60}pinned host)re",
-     "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4294967296 bytes in pinned_host memory space."},
 
     // host RAM, said by an allocator that usually speaks of the GPU (before the GPU patterns)
     {"tf_oom_on_cpu", S::kHostRamOom, "tensorflow",
@@ -60,11 +57,6 @@ constexpr Pattern kPatterns[] = {
      "W tensorflow/core/common_runtime/bfc_allocator.cc:239] Allocator (GPU_0_bfc) ran out of memory "
      "trying to allocate 2.20GiB with freed_by_count=0. The caller indicates that this is not a failure, "
      "but may mean that there could be performance gains if more memory were available."},
-    {"tf_autotune_oom_warning", S::kGpuOomWarning, "tensorflow",
-     R"re((?i)(?:falling back to|will (?:be )?skip|skipping).{0,60}(?:out of memory|insufficient memory)|(?:out of memory|insufficient memory).{0,80}(?:falling back|fallback|skipping this algorithm|autotun))re",
-     "W tensorflow/core/kernels/gpu_utils.cc:50] Failed to allocate memory for convolution redzone "
-     "checking; skipping this check. This is benign and only means that we won't check cudnn for "
-     "out-of-bounds reads and writes. This message will only be printed once."},
     {"tf_redzone_benign", S::kGpuOomWarning, "tensorflow",
      R"re((?i)this is benign and only means)re",
      "W tensorflow/core/kernels/gpu_utils.cc:50] Failed to allocate memory for convolution redzone "

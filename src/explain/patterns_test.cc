@@ -1,1 +1,91 @@
+// Every entry of the pattern table carries a real example line; this test
+// checks that each example is recognized by its own pattern, that signal
+// examples are claimed by that pattern (not shadowed by an earlier one), and
+// that ordinary training output matches nothing.
+#include "patterns.h"
+
 #include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+namespace oomguard::explain {
+namespace {
+
+TEST(PatternTable, NamesAreUnique) {
+  std::set<std::string> names;
+  for (const Pattern& p : Patterns()) EXPECT_TRUE(names.insert(p.name).second) << p.name;
+}
+
+TEST(PatternTable, EveryExampleIsRecognizedByItsOwnPattern) {
+  std::span<const Pattern> table = Patterns();
+  std::vector<int> matches;
+  for (size_t i = 0; i < table.size(); ++i) {
+    const Pattern& p = table[i];
+    MatchLine(p.example, &matches);
+    bool own = std::find(matches.begin(), matches.end(), static_cast<int>(i)) != matches.end();
+    EXPECT_TRUE(own) << p.name << " does not match its example: " << p.example;
+    if (!IsContext(p.signal)) {
+      int first_signal = -1;
+      for (int m : matches) {
+        if (!IsContext(table[m].signal)) {
+          first_signal = m;
+          break;
+        }
+      }
+      EXPECT_EQ(first_signal, static_cast<int>(i))
+          << p.name << "'s example is claimed by " << (first_signal >= 0 ? table[first_signal].name : "nothing");
+    }
+  }
+}
+
+TEST(PatternTable, OrdinaryTrainingOutputMatchesNoSignal) {
+  const char* lines[] = {
+      "Epoch 3/100 - loss: 0.4123 - accuracy: 0.8812 - val_loss: 0.5012",
+      "INFO:root:step 1200, lr 0.0001, throughput 812.3 img/s",
+      "  File \"train.py\", line 282, in validate",
+      "2023-01-01 10:00:00.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1525] Created device "
+      "/job:localhost/replica:0/task:0/device:GPU:0 with 22302 MB memory",
+      "Saving checkpoint to /runs/exp1/ckpt_0003.pt",
+      "NCCL INFO Channel 00 : 0[1020] -> 2[1040] via SHM/direct/direct",
+      "torch.cuda.max_memory_allocated() = 8123",
+      "Successfully opened dynamic library libcudart.so.11.0",
+  };
+  std::span<const Pattern> table = Patterns();
+  std::vector<int> matches;
+  for (const char* line : lines) {
+    MatchLine(line, &matches);
+    for (int m : matches) EXPECT_TRUE(IsContext(table[m].signal)) << table[m].name << " matched: " << line;
+  }
+}
+
+TEST(PatternTable, PinnedHostComesBeforeGenericCudaOom) {
+  // "CUDA_ERROR_OUT_OF_MEMORY" alone is a device OOM; "on host" makes it pinned host memory.
+  std::span<const Pattern> table = Patterns();
+  std::vector<int> matches;
+  MatchLine("E cuda_driver.cc:924] failed to alloc 8589934592 bytes on host: CUDA_ERROR_OUT_OF_MEMORY", &matches);
+  ASSERT_FALSE(matches.empty());
+  EXPECT_EQ(table[matches[0]].signal, Signal::kHostPinnedOom);
+  MatchLine("E cuda_driver.cc:936] failed to allocate 3.77G (4046333952 bytes) from device: "
+            "CUDA_ERROR_OUT_OF_MEMORY",
+            &matches);
+  ASSERT_FALSE(matches.empty());
+  EXPECT_EQ(table[matches[0]].signal, Signal::kGpuOom);
+}
+
+TEST(ParseGpuRow, NvidiaSmiAndGpustat) {
+  uint64_t used = 0, total = 0;
+  int util = 7;
+  ASSERT_TRUE(ParseGpuRow("| N/A   36C    P0    41W / 300W |  12799MiB / 16280MiB |      0%      Default |", &used,
+                          &total, &util));
+  EXPECT_EQ(used, 12799ull << 20);
+  EXPECT_EQ(total, 16280ull << 20);
+  EXPECT_EQ(util, 0);
+  ASSERT_TRUE(ParseGpuRow("[0] Tesla V100-SXM2-16GB | 44'C,   3 % | 15836 / 16130 MB |", &used, &total, &util));
+  EXPECT_EQ(used, 15836ull << 20);
+  EXPECT_EQ(util, 3);
+  EXPECT_FALSE(ParseGpuRow("loss 3 / 4", &used, &total, &util));
+}
+
+}  // namespace
+}  // namespace oomguard::explain

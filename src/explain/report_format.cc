@@ -1,6 +1,9 @@
 #include "oomguard/explain/report_format.h"
 
+#include <algorithm>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "oomguard/units.h"
 
@@ -26,6 +29,20 @@ std::string NumberText(const std::string& key, uint64_t value) {
   return name + " " + FormatBytes(value);
 }
 
+std::string LinesText(uint64_t n) { return std::to_string(n) + (n == 1 ? " line" : " lines"); }
+
+// Numbers in the order a reader needs them: what was asked, what there is, who holds it.
+int NumberRank(const std::string& key) {
+  static const char* kOrder[] = {"requested_bytes", "last_attempt_bytes", "attempts", "tensor_bytes", "total_bytes",
+                                 "limit_bytes", "free_bytes", "allocated_bytes", "reserved_bytes",
+                                 "reserved_unallocated_bytes", "process_in_use_bytes", "other_processes_bytes",
+                                 "used_bytes"};
+  for (size_t i = 0; i < std::size(kOrder); ++i) {
+    if (key == kOrder[i]) return static_cast<int>(i);
+  }
+  return static_cast<int>(std::size(kOrder));
+}
+
 std::string RankText(const std::vector<int>& ranks) {
   std::string out;
   for (size_t i = 0; i < ranks.size(); ++i) {
@@ -43,10 +60,10 @@ std::string RankText(const std::vector<int>& ranks) {
 std::string FormatReport(const Report& report, const std::string& source) {
   std::string out;
   if (report.findings.empty()) {
-    out += "no memory problem found in " + source + " (" + std::to_string(report.lines_read) + " lines)\n";
+    out += "no memory problem found in " + source + " (" + LinesText(report.lines_read) + ")\n";
   } else {
     out += std::to_string(report.findings.size()) + (report.findings.size() == 1 ? " finding" : " findings") +
-           " in " + source + " (" + std::to_string(report.lines_read) + " lines), most important first\n";
+           " in " + source + " (" + LinesText(report.lines_read) + "), most important first\n";
   }
   int index = 0;
   for (const Finding& f : report.findings) {
@@ -63,13 +80,17 @@ std::string FormatReport(const Report& report, const std::string& source) {
     if (!f.numbers.empty()) {
       out += "   numbers:";
       bool first = true;
-      for (const auto& [key, value] : f.numbers) {
+      std::vector<std::pair<std::string, uint64_t>> ordered(f.numbers.begin(), f.numbers.end());
+      std::stable_sort(ordered.begin(), ordered.end(),
+                       [](const auto& a, const auto& b) { return NumberRank(a.first) < NumberRank(b.first); });
+      for (const auto& [key, value] : ordered) {
         out += (first ? " " : "; ") + NumberText(key, value);
         first = false;
       }
       out += "\n";
     }
     out += "   evidence (" + std::to_string(f.occurrences) + (f.occurrences == 1 ? " line" : " lines");
+    if (f.evidence.size() < f.occurrences) out += ", " + std::to_string(f.evidence.size()) + " shown";
     if (!f.ranks.empty()) out += ", ranks " + RankText(f.ranks);
     out += "):\n";
     for (const Evidence& e : f.evidence) out += "     " + std::to_string(e.line_number) + ": " + e.text + "\n";
