@@ -1,9 +1,49 @@
-// Placeholder until the 'plan' command lands.
+// oomguard plan MODEL: predict one training step's memory.
+#include <cstdio>
+#include <fstream>
+
 #include "commands.h"
 #include "common.h"
+#include "plan_options.h"
+#include "plan_report.h"
 
 namespace oomguard::cli {
 
-int RunPlan(int argc, char** argv) { return UsageError("plan", "not implemented yet"); }
+int RunPlan(int argc, char** argv) {
+  CLI::App app("Predict the memory of one PyTorch training step from an ONNX model.", "oomguard plan");
+  PlanCliValues values;
+  AddPlanOptions(app, &values);
+  if (auto code = Parse(app, "plan", argc, argv)) return *code;
+
+  auto resolved = ResolvePlanOptions(values);
+  if (!resolved) return UsageError("plan", resolved.error());
+  auto model = plan::LoadModel(values.model);
+  if (!model) return UsageError("plan", model.error());
+  auto result = plan::PlanStep(**model, resolved->options);
+  if (!result) return UsageError("plan", result.error());
+
+  if (!values.html.empty()) {
+    // The memory-vs-batch curve: up to twice the batch (or to the capacity), 24 points.
+    std::vector<std::pair<int64_t, uint64_t>> curve;
+    int64_t end = std::max<int64_t>(2 * result->batch, 8);
+    for (int i = 1; i <= 24; ++i) {
+      plan::PlanOptions o = resolved->options;
+      o.batch = std::max<int64_t>(1, end * i / 24);
+      if (!curve.empty() && curve.back().first == *o.batch) continue;
+      auto p = plan::PlanStep(**model, o);
+      if (p) curve.emplace_back(*o.batch, p->required_bytes);
+    }
+    std::ofstream out(values.html, std::ios::binary);
+    out << PlanToHtml(*result, *resolved, curve);
+    if (!out.good()) return UsageError("plan", "cannot write " + values.html);
+  }
+  PlanVerdict verdict = Judge(*result, *resolved);
+  if (values.json) {
+    PrintJson(PlanToJson(*result, *resolved));
+  } else {
+    std::fputs(PlanToText(*result, *resolved).c_str(), stdout);
+  }
+  return verdict.fits && !*verdict.fits ? kExitNo : kExitOk;
+}
 
 }  // namespace oomguard::cli

@@ -101,9 +101,29 @@ struct StepPlan {
   std::vector<LayerMemory> layers;    // every node, in graph order
   std::vector<std::string> warnings;  // e.g. operators without a rule, by name
   uint64_t parameter_count = 0;
+  // Exactly what was live at the peak (sums to peak_allocated_bytes); unlike
+  // `bytes`, whose activations_saved is the whole forward total.
+  MemoryBreakdown at_peak;
 };
 
 // Plans one step. Fails with a user-facing message (no batch, bad override...).
 Result<StepPlan> PlanStep(const Model& model, const PlanOptions& options);
+
+// What `oomguard models` shows for a model.
+struct ModelSummary {
+  std::string name;
+  std::string description;
+  uint64_t parameter_count = 0;
+  uint64_t parameter_bytes = 0;
+  // Per input: name and shape; -1 marks the symbolic batch axis.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> inputs;
+};
+ModelSummary Summarize(const Model& model);
+
+// Names of the models built into the binary (data/zoo/*.onnx), sorted.
+std::vector<std::string> ZooModelNames();
+
+// Loads an ONNX model from bytes in memory (the fuzzer's entry point); `name` labels errors.
+Result<std::shared_ptr<const Model>> LoadModelFromBytes(std::string_view bytes, std::string_view name);
 
 }  // namespace oomguard::plan

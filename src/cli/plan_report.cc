@@ -1,0 +1,306 @@
+#include "plan_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "oomguard/units.h"
+
+namespace oomguard::cli {
+namespace {
+
+struct Category {
+  const char* key;
+  const char* label;
+  const char* color;
+  uint64_t bytes;
+};
+
+std::vector<Category> Categories(const plan::MemoryBreakdown& b) {
+  return {{"weights", "weights", "#4e79a7", b.weights},
+          {"gradients", "gradients", "#f28e2b", b.gradients},
+          {"optimizer_state", "optimizer state", "#e15759", b.optimizer_state},
+          {"activations_saved", "activations saved", "#76b7b2", b.activations_saved},
+          {"inputs", "inputs + labels", "#59a14f", b.inputs},
+          {"transient", "temporaries", "#edc948", b.transient},
+          {"workspace", "cuBLAS/cuDNN workspace", "#b07aa1", b.workspace},
+          {"context", "CUDA context", "#ff9da7", b.context},
+          {"allocator_slack", "allocator slack", "#9c755f", b.allocator_slack}};
+}
+
+nlohmann::json BreakdownJson(const plan::MemoryBreakdown& b) {
+  nlohmann::json j;
+  for (const Category& c : Categories(b)) j[c.key] = c.bytes;
+  return j;
+}
+
+std::string Bar(double fraction, int width) {
+  fraction = std::clamp(fraction, 0.0, 1.0);
+  int eighths = static_cast<int>(fraction * width * 8 + 0.5);
+  static const char* kParts[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
+  std::string s;
+  for (int i = 0; i < eighths / 8; ++i) s += "█";
+  s += kParts[eighths % 8];
+  return s;
+}
+
+std::string Shape(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? "×" : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+std::string Percent(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", v);
+  return buf;
+}
+
+std::string HtmlEscape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '&': o += "&amp;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+PlanVerdict Judge(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved) {
+  PlanVerdict v;
+  v.capacity_bytes = resolved.capacity_bytes;
+  v.device_total_bytes = resolved.device_total_bytes;
+  if (v.capacity_bytes) v.fits = plan.required_bytes <= *v.capacity_bytes;
+  return v;
+}
+
+nlohmann::json PlanToJson(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved) {
+  PlanVerdict v = Judge(plan, resolved);
+  const plan::PlanOptions& o = resolved.options;
+  nlohmann::json j;
+  j["model"] = plan.model;
+  j["batch"] = plan.batch;
+  j["target"] = plan::Name(plan.target);
+  j["optimizer"] = plan::Name(o.optimizer);
+  j["optimizer_impl"] = plan::Name(o.optimizer_impl);
+  j["precision"] = plan::Name(o.precision);
+  j["loss"] = plan::Name(o.loss);
+  j["gpu"] = resolved.gpu ? nlohmann::json(std::string(resolved.gpu->key)) : nlohmann::json(nullptr);
+  j["parameter_count"] = plan.parameter_count;
+  j["peak_allocated_bytes"] = plan.peak_allocated_bytes;
+  j["peak_reserved_bytes"] = plan.peak_reserved_bytes;
+  j["required_bytes"] = plan.required_bytes;
+  j["peak_phase"] = plan.peak_phase;
+  j["device_total_bytes"] = v.device_total_bytes ? nlohmann::json(*v.device_total_bytes) : nlohmann::json(nullptr);
+  j["bytes"] = BreakdownJson(plan.bytes);
+  j["at_peak"] = BreakdownJson(plan.at_peak);
+  j["capacity_bytes"] = v.capacity_bytes ? nlohmann::json(*v.capacity_bytes) : nlohmann::json(nullptr);
+  j["fits"] = v.fits ? nlohmann::json(*v.fits) : nlohmann::json(nullptr);
+  if (v.capacity_bytes) {
+    j["headroom_bytes"] = static_cast<int64_t>(*v.capacity_bytes) - static_cast<int64_t>(plan.required_bytes);
+  } else {
+    j["headroom_bytes"] = nullptr;
+  }
+  nlohmann::json layers = nlohmann::json::array();
+  for (const plan::LayerMemory& l : plan.layers) {
+    layers.push_back({{"name", l.name},
+                      {"op_type", l.op_type},
+                      {"output_shape", l.output_shape},
+                      {"saved_bytes", l.saved_bytes},
+                      {"parameter_bytes", l.parameter_bytes},
+                      {"output_bytes", l.output_bytes}});
+  }
+  j["layers"] = layers;
+  j["warnings"] = plan.warnings;
+  j["advice"] = nlohmann::json::array();
+  return j;
+}
+
+std::string PlanToText(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved) {
+  PlanVerdict v = Judge(plan, resolved);
+  const plan::PlanOptions& o = resolved.options;
+  std::ostringstream out;
+  out << plan.model << "  ·  batch " << plan.batch << "  ·  " << plan::Name(o.optimizer) << "  ·  "
+      << plan::Name(o.precision) << "  ·  " << plan::Name(plan.target);
+  if (resolved.gpu) out << " (" << resolved.gpu->name << ")";
+  out << "\n" << plan.parameter_count << " parameters\n\n";
+
+  const bool cuda = plan.target == plan::Target::kCuda;
+  auto line = [&](const std::string& label, uint64_t bytes, const std::string& note = "") {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "  %-18s %12s", label.c_str(), FormatBytes(bytes).c_str());
+    out << buf << (note.empty() ? "" : "   " + note) << "\n";
+  };
+  line("peak allocated", plan.peak_allocated_bytes, "(during " + plan.peak_phase + ")");
+  if (cuda) {
+    line("peak reserved", plan.peak_reserved_bytes, "(caching allocator blocks)");
+    line("+ workspace", plan.bytes.workspace);
+    line("+ CUDA context", plan.bytes.context);
+    line("= needs", plan.required_bytes);
+  }
+  out << "\nWhere the memory goes at the peak:\n";
+  plan::MemoryBreakdown shown = plan.at_peak;
+  uint64_t total = 0;
+  for (const Category& c : Categories(shown)) total += c.bytes;
+  for (const Category& c : Categories(shown)) {
+    if (!cuda && (std::string(c.key) == "workspace" || std::string(c.key) == "context" ||
+                  std::string(c.key) == "allocator_slack")) {
+      continue;
+    }
+    double f = total ? static_cast<double>(c.bytes) / static_cast<double>(total) : 0;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "  %-24s %12s %7s  ", c.label, FormatBytes(c.bytes).c_str(),
+                  Percent(100 * f).c_str());
+    out << buf << Bar(f, 30) << "\n";
+  }
+  if (plan.bytes.activations_saved != plan.at_peak.activations_saved) {
+    out << "  (the forward pass keeps " << FormatBytes(plan.bytes.activations_saved)
+        << " for backward in all; the peak is in the " << plan.peak_phase << " step)\n";
+  }
+
+  std::vector<const plan::LayerMemory*> top;
+  for (const plan::LayerMemory& l : plan.layers) {
+    if (l.saved_bytes > 0) top.push_back(&l);
+  }
+  std::stable_sort(top.begin(), top.end(),
+                   [](const auto* a, const auto* b) { return a->saved_bytes > b->saved_bytes; });
+  if (top.size() > 10) top.resize(10);
+  if (!top.empty()) {
+    out << "\nTop " << top.size() << " layers by memory kept for backward:\n";
+    size_t name_width = 5;
+    for (const auto* l : top) name_width = std::max(name_width, std::min<size_t>(l->name.size(), 44));
+    for (const auto* l : top) {
+      std::string name = l->name.size() > 44 ? "…" + l->name.substr(l->name.size() - 43) : l->name;
+      char buf[320];
+      std::snprintf(buf, sizeof buf, "  %-*s %-18s %-22s %12s", static_cast<int>(name_width), name.c_str(),
+                    l->op_type.c_str(), Shape(l->output_shape).c_str(), FormatBytes(l->saved_bytes).c_str());
+      out << buf << "\n";
+    }
+  }
+  for (const std::string& w : plan.warnings) out << "\nwarning: " << w;
+  if (!plan.warnings.empty()) out << "\n";
+
+  out << "\n";
+  if (!v.capacity_bytes) {
+    out << "Verdict: needs " << FormatBytes(plan.required_bytes)
+        << " (give --gpu NAME or --memory BYTES to check it fits)\n";
+  } else {
+    int64_t headroom = static_cast<int64_t>(*v.capacity_bytes) - static_cast<int64_t>(plan.required_bytes);
+    double pct = 100.0 * static_cast<double>(headroom) / static_cast<double>(*v.capacity_bytes);
+    if (*v.fits) {
+      out << "Verdict: FITS — needs " << FormatBytes(plan.required_bytes) << " of "
+          << FormatBytes(*v.capacity_bytes) << ", headroom " << FormatBytes(static_cast<uint64_t>(headroom)) << " ("
+          << Percent(pct) << ")\n";
+    } else {
+      out << "Verdict: DOES NOT FIT — needs " << FormatBytes(plan.required_bytes) << " of "
+          << FormatBytes(*v.capacity_bytes) << ", short by " << FormatBytes(static_cast<uint64_t>(-headroom))
+          << "\n";
+    }
+  }
+  return out.str();
+}
+
+std::string PlanToHtml(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved,
+                       const std::vector<std::pair<int64_t, uint64_t>>& curve) {
+  PlanVerdict v = Judge(plan, resolved);
+  const double kGiB = 1024.0 * 1024.0 * 1024.0;
+  std::ostringstream h;
+  h << "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>oomguard plan: " << HtmlEscape(plan.model)
+    << "</title>\n<style>body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse}"
+       "td,th{padding:2px 10px;text-align:right}td:first-child,th:first-child{text-align:left}"
+       ".legend span{display:inline-block;width:12px;height:12px;margin-right:4px}</style></head><body>\n";
+  h << "<h1>" << HtmlEscape(plan.model) << ", batch " << plan.batch << "</h1>\n<p>"
+    << plan::Name(resolved.options.optimizer) << ", " << plan::Name(resolved.options.precision) << ", target "
+    << plan::Name(plan.target);
+  if (resolved.gpu) h << " (" << HtmlEscape(std::string(resolved.gpu->name)) << ")";
+  h << ". Peak allocated " << HtmlEscape(FormatBytes(plan.peak_allocated_bytes)) << " during "
+    << plan.peak_phase << "; needs " << HtmlEscape(FormatBytes(plan.required_bytes));
+  if (v.capacity_bytes) {
+    h << " of " << HtmlEscape(FormatBytes(*v.capacity_bytes)) << ": <b>" << (*v.fits ? "fits" : "does not fit")
+      << "</b>";
+  }
+  h << ".</p>\n<h2>Where the memory goes at the peak</h2>\n";
+  // Stacked bar.
+  std::vector<Category> cats = Categories(plan.at_peak);
+  uint64_t total = 0;
+  for (const Category& c : cats) total += c.bytes;
+  const int width = 800;
+  h << "<svg width=\"" << width << "\" height=\"40\" xmlns=\"http://www.w3.org/2000/svg\">";
+  double x = 0;
+  for (const Category& c : cats) {
+    if (!c.bytes || !total) continue;
+    double w = width * static_cast<double>(c.bytes) / static_cast<double>(total);
+    h << "<rect x=\"" << x << "\" y=\"0\" width=\"" << w << "\" height=\"40\" fill=\"" << c.color
+      << "\"><title>" << c.label << ": " << HtmlEscape(FormatBytes(c.bytes)) << "</title></rect>";
+    x += w;
+  }
+  h << "</svg>\n<table><tr><th>category</th><th>bytes</th><th>%</th></tr>\n";
+  for (const Category& c : cats) {
+    h << "<tr><td class=\"legend\"><span style=\"background:" << c.color << "\"></span>" << c.label << "</td><td>"
+      << HtmlEscape(FormatBytes(c.bytes)) << "</td><td>"
+      << Percent(total ? 100.0 * static_cast<double>(c.bytes) / static_cast<double>(total) : 0) << "</td></tr>\n";
+  }
+  h << "</table>\n";
+  // Memory vs batch.
+  if (!curve.empty()) {
+    const int W = 800, H = 360, L = 70, B = 40;
+    double max_b = static_cast<double>(curve.back().first);
+    double max_y = 0;
+    for (const auto& [b, y] : curve) max_y = std::max(max_y, static_cast<double>(y));
+    if (v.capacity_bytes) max_y = std::max(max_y, static_cast<double>(*v.capacity_bytes));
+    max_y *= 1.1;
+    auto px = [&](double b) { return L + (W - L - 20) * b / max_b; };
+    auto py = [&](double y) { return H - B - (H - B - 20) * y / max_y; };
+    h << "<h2>Memory vs batch size</h2>\n<svg width=\"" << W << "\" height=\"" << H
+      << "\" xmlns=\"http://www.w3.org/2000/svg\" font-size=\"12\">";
+    h << "<line x1=\"" << L << "\" y1=\"" << H - B << "\" x2=\"" << W - 20 << "\" y2=\"" << H - B
+      << "\" stroke=\"#444\"/><line x1=\"" << L << "\" y1=\"20\" x2=\"" << L << "\" y2=\"" << H - B
+      << "\" stroke=\"#444\"/>";
+    for (int i = 0; i <= 4; ++i) {
+      double y = max_y * i / 4;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.1f GiB", y / kGiB);
+      h << "<text x=\"" << L - 6 << "\" y=\"" << py(y) + 4 << "\" text-anchor=\"end\">" << buf << "</text>";
+    }
+    h << "<text x=\"" << (L + W) / 2 << "\" y=\"" << H - 8 << "\" text-anchor=\"middle\">batch size (max "
+      << curve.back().first << ")</text>";
+    h << "<polyline fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"2\" points=\"";
+    for (const auto& [b, y] : curve) h << px(static_cast<double>(b)) << "," << py(static_cast<double>(y)) << " ";
+    h << "\"/>";
+    h << "<circle cx=\"" << px(static_cast<double>(plan.batch)) << "\" cy=\""
+      << py(static_cast<double>(plan.required_bytes)) << "\" r=\"5\" fill=\"#e15759\"><title>batch " << plan.batch
+      << "</title></circle>";
+    if (v.capacity_bytes) {
+      h << "<line x1=\"" << L << "\" x2=\"" << W - 20 << "\" y1=\"" << py(static_cast<double>(*v.capacity_bytes))
+        << "\" y2=\"" << py(static_cast<double>(*v.capacity_bytes))
+        << "\" stroke=\"#e15759\" stroke-dasharray=\"6 4\"/><text x=\"" << W - 22 << "\" y=\""
+        << py(static_cast<double>(*v.capacity_bytes)) - 6 << "\" text-anchor=\"end\" fill=\"#e15759\">capacity "
+        << HtmlEscape(FormatBytes(*v.capacity_bytes)) << "</text>";
+    }
+    h << "</svg>\n";
+  }
+  // Layers.
+  std::vector<const plan::LayerMemory*> top;
+  for (const plan::LayerMemory& l : plan.layers) {
+    if (l.saved_bytes) top.push_back(&l);
+  }
+  std::stable_sort(top.begin(), top.end(), [](auto* a, auto* b) { return a->saved_bytes > b->saved_bytes; });
+  if (top.size() > 20) top.resize(20);
+  h << "<h2>Layers keeping the most for backward</h2>\n<table><tr><th>layer</th><th>op</th><th>output</th>"
+       "<th>saved</th><th>parameters</th></tr>\n";
+  for (const auto* l : top) {
+    h << "<tr><td>" << HtmlEscape(l->name) << "</td><td>" << HtmlEscape(l->op_type) << "</td><td>"
+      << HtmlEscape(Shape(l->output_shape)) << "</td><td>" << HtmlEscape(FormatBytes(l->saved_bytes)) << "</td><td>"
+      << HtmlEscape(FormatBytes(l->parameter_bytes)) << "</td></tr>\n";
+  }
+  h << "</table>\n<p style=\"color:#777\">Generated by oomguard plan.</p></body></html>\n";
+  return h.str();
+}
+
+}  // namespace oomguard::cli

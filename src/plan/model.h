@@ -1,0 +1,64 @@
+// The planner's view of an ONNX model: tensors (with the shapes ONNX's own
+// shape inference found, possibly symbolic) and nodes in graph order. Built
+// once by the importer; immutable afterwards, so plans may run concurrently.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "oomguard/plan/planner.h"
+
+namespace oomguard::plan {
+
+// ONNX TensorProto data types the planner cares about.
+enum OnnxType : int {
+  kUndefined = 0, kFloat = 1, kUint8 = 2, kInt8 = 3, kUint16 = 4, kInt16 = 5, kInt32 = 6, kInt64 = 7,
+  kString = 8, kBool = 9, kFloat16 = 10, kDouble = 11, kUint32 = 12, kUint64 = 13, kBfloat16 = 16,
+};
+// Bytes per element (0 for unknown/string types).
+int ElementBytes(int onnx_type);
+
+enum class TensorKind { kActivation, kGraphInput, kParameter, kBuffer, kConstant };
+
+struct TensorInfo {
+  std::string name;
+  int dtype = kUndefined;
+  bool has_shape = false;
+  std::vector<int64_t> dims;             // -1 where unknown or symbolic
+  std::vector<std::string> dim_symbols;  // symbolic name per dim ("batch"), empty if none
+  TensorKind kind = TensorKind::kActivation;
+  int producer = -1;           // node index, -1 for inputs/initializers
+  std::vector<int> consumers;  // node indices, one per use
+  bool has_value = false;      // small constant known at import (Constant node, inline initializer)
+  std::vector<double> value;
+};
+
+struct NodeInfo {
+  std::string name;
+  std::string op_type;
+  std::vector<int> inputs;  // tensor indices; -1 for an omitted optional input
+  std::vector<int> outputs;
+  std::map<std::string, int64_t> int_attrs;
+  std::map<std::string, double> float_attrs;
+  std::map<std::string, std::vector<int64_t>> ints_attrs;
+  std::map<std::string, std::string> string_attrs;
+};
+
+class Model {
+ public:
+  std::string name;
+  std::string description;
+  std::vector<TensorInfo> tensors;
+  std::vector<NodeInfo> nodes;
+  std::vector<int> inputs;   // graph inputs that are not initializers
+  std::vector<int> outputs;  // graph outputs
+  uint64_t parameter_count = 0;
+  uint64_t parameter_bytes = 0;
+};
+
+// Parses an ONNX model from memory. `name` labels errors and the plan.
+Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::string_view name);
+
+}  // namespace oomguard::plan

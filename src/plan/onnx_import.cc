@@ -1,0 +1,304 @@
+// ONNX import: protobuf parse, structural checks, ONNX shape inference (with
+// data propagation), and the planner's tensor/node tables. Weights are never
+// read: initializers only contribute their type and dims (and their values
+// when they are small and stored inline, e.g. shape constants).
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <cstring>
+#include <exception>
+#include <unordered_map>
+
+#include "model.h"
+
+namespace oomguard::plan {
+
+int ElementBytes(int t) {
+  switch (t) {
+    case kFloat: case kInt32: case kUint32: return 4;
+    case kDouble: case kInt64: case kUint64: return 8;
+    case kFloat16: case kBfloat16: case kInt16: case kUint16: return 2;
+    case kUint8: case kInt8: case kBool: return 1;
+    default: return 0;
+  }
+}
+
+namespace {
+
+constexpr size_t kMaxValueElements = 4096;
+
+// Number of elements, or -1 when a dim is negative or the product is absurd.
+int64_t Numel(const google::protobuf::RepeatedField<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || d > (int64_t{1} << 40)) return -1;
+    if (d != 0 && n > (int64_t{1} << 50) / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+template <typename T>
+void AppendRaw(const std::string& raw, size_t n, std::vector<double>* out) {
+  for (size_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));
+    out->push_back(static_cast<double>(v));
+  }
+}
+
+// Decodes a small inline tensor into doubles. False when it has no inline data
+// (external, too large, unsupported type or inconsistent length).
+bool DecodeValue(const onnx::TensorProto& t, std::vector<double>* out) {
+  out->clear();
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return false;
+  int64_t n = Numel(t.dims());
+  if (n < 0 || static_cast<size_t>(n) > kMaxValueElements) return false;
+  size_t count = static_cast<size_t>(n);
+  if (t.has_raw_data()) {
+    const std::string& raw = t.raw_data();
+    int eb = ElementBytes(t.data_type());
+    if (eb == 0 || raw.size() != count * static_cast<size_t>(eb)) return false;
+    switch (t.data_type()) {
+      case kFloat: AppendRaw<float>(raw, count, out); return true;
+      case kDouble: AppendRaw<double>(raw, count, out); return true;
+      case kInt64: AppendRaw<int64_t>(raw, count, out); return true;
+      case kInt32: AppendRaw<int32_t>(raw, count, out); return true;
+      case kUint8: case kBool: AppendRaw<uint8_t>(raw, count, out); return true;
+      case kInt8: AppendRaw<int8_t>(raw, count, out); return true;
+      default: return false;
+    }
+  }
+  switch (t.data_type()) {
+    case kFloat:
+      if (static_cast<size_t>(t.float_data_size()) != count) return false;
+      for (float v : t.float_data()) out->push_back(v);
+      return true;
+    case kDouble:
+      if (static_cast<size_t>(t.double_data_size()) != count) return false;
+      for (double v : t.double_data()) out->push_back(v);
+      return true;
+    case kInt64:
+      if (static_cast<size_t>(t.int64_data_size()) != count) return false;
+      for (int64_t v : t.int64_data()) out->push_back(static_cast<double>(v));
+      return true;
+    case kInt32: case kUint8: case kInt8: case kBool:
+      if (static_cast<size_t>(t.int32_data_size()) != count) return false;
+      for (int32_t v : t.int32_data()) out->push_back(v);
+      return true;
+    default:
+      return false;
+  }
+}
+
+void ReadType(const onnx::TypeProto& type, TensorInfo* t) {
+  if (!type.has_tensor_type()) return;
+  const auto& tt = type.tensor_type();
+  if (tt.elem_type() != 0) t->dtype = tt.elem_type();
+  if (!tt.has_shape()) return;
+  t->has_shape = true;
+  t->dims.clear();
+  t->dim_symbols.clear();
+  for (const auto& d : tt.shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() >= 0) {
+      t->dims.push_back(d.dim_value());
+      t->dim_symbols.emplace_back();
+    } else {
+      t->dims.push_back(-1);
+      t->dim_symbols.push_back(d.has_dim_param() ? d.dim_param() : std::string());
+    }
+  }
+}
+
+class Builder {
+ public:
+  explicit Builder(Model* m) : m_(m) {}
+
+  int Find(const std::string& name) const {
+    auto it = index_.find(name);
+    return it == index_.end() ? -1 : it->second;
+  }
+  int Add(const std::string& name, TensorKind kind) {
+    int id = static_cast<int>(m_->tensors.size());
+    TensorInfo t;
+    t.name = name;
+    t.kind = kind;
+    m_->tensors.push_back(std::move(t));
+    index_[name] = id;
+    return id;
+  }
+
+ private:
+  Model* m_;
+  std::unordered_map<std::string, int> index_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::string_view name) {
+  const std::string label(name);
+  if (bytes.empty()) return MakeError(label + ": empty file, not an ONNX model");
+  onnx::ModelProto proto;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return MakeError(label + ": not an ONNX model, or truncated (protobuf parsing failed)");
+  }
+  if (!proto.has_graph() || proto.graph().node_size() == 0) {
+    return MakeError(label + ": not an ONNX model, or truncated (no graph nodes)");
+  }
+  if (proto.ir_version() <= 0 || proto.opset_import_size() == 0) {
+    return MakeError(label + ": not an ONNX model, or truncated (no IR version or opset)");
+  }
+
+  auto model = std::make_shared<Model>();
+  Model& m = *model;
+  m.name = label;
+  m.description = proto.doc_string();
+  Builder b(&m);
+  const onnx::GraphProto& g = proto.graph();
+
+  // Which initializers are BatchNormalization running statistics (buffers, not parameters).
+  std::unordered_map<std::string, bool> bn_stat;
+  for (const auto& n : g.node()) {
+    if (n.op_type() == "BatchNormalization") {
+      for (int i = 3; i < n.input_size() && i < 5; ++i) bn_stat[n.input(i)] = true;
+    }
+  }
+  for (const auto& init : g.initializer()) {
+    if (init.name().empty() || b.Find(init.name()) >= 0) {
+      return MakeError(label + ": corrupt ONNX model (initializer with an empty or repeated name)");
+    }
+    int64_t numel = Numel(init.dims());
+    if (numel < 0) return MakeError(label + ": corrupt ONNX model (initializer '" + init.name() + "' has bad dims)");
+    bool floating = init.data_type() == kFloat || init.data_type() == kFloat16 ||
+                    init.data_type() == kBfloat16 || init.data_type() == kDouble;
+    TensorKind kind = !floating ? TensorKind::kConstant
+                      : bn_stat.count(init.name()) ? TensorKind::kBuffer
+                                                    : TensorKind::kParameter;
+    int id = b.Add(init.name(), kind);
+    TensorInfo& t = m.tensors[id];
+    t.dtype = init.data_type();
+    t.has_shape = true;
+    t.dims.assign(init.dims().begin(), init.dims().end());
+    t.dim_symbols.assign(t.dims.size(), std::string());
+    t.has_value = DecodeValue(init, &t.value);
+    // A small inline float initializer that is not a weight (a scale, an epsilon)
+    // is a constant; a weight is anything stored externally or larger than a few values.
+    if (kind == TensorKind::kParameter && t.has_value && numel <= 1 &&
+        init.name().rfind("onnx::", 0) == 0) {
+      t.kind = TensorKind::kConstant;
+    }
+    if (t.kind == TensorKind::kParameter) {
+      m.parameter_count += static_cast<uint64_t>(numel);
+      m.parameter_bytes += static_cast<uint64_t>(numel) * ElementBytes(t.dtype);
+    }
+  }
+  for (const auto& in : g.input()) {
+    int id = b.Find(in.name());
+    if (id >= 0) continue;  // an initializer listed as input (old exporters)
+    if (in.name().empty()) return MakeError(label + ": corrupt ONNX model (graph input without a name)");
+    id = b.Add(in.name(), TensorKind::kGraphInput);
+    ReadType(in.type(), &m.tensors[id]);
+    m.inputs.push_back(id);
+  }
+  if (m.inputs.empty()) return MakeError(label + ": the model has no inputs");
+
+  for (int ni = 0; ni < g.node_size(); ++ni) {
+    const onnx::NodeProto& n = g.node(ni);
+    NodeInfo node;
+    node.name = n.name().empty() ? n.op_type() + "_" + std::to_string(ni) : n.name();
+    node.op_type = n.op_type();
+    if (!n.domain().empty() && n.domain() != "ai.onnx") {
+      node.op_type = n.domain() + "." + n.op_type();
+    }
+    for (const std::string& in : n.input()) {
+      if (in.empty()) {
+        node.inputs.push_back(-1);
+        continue;
+      }
+      int id = b.Find(in);
+      if (id < 0) {
+        return MakeError(label + ": corrupt ONNX model (node '" + node.name + "' reads '" + in +
+                         "', which nothing produces before it)");
+      }
+      node.inputs.push_back(id);
+      m.tensors[id].consumers.push_back(ni);
+    }
+    for (const auto& a : n.attribute()) {
+      switch (a.type()) {
+        case onnx::AttributeProto::INT: node.int_attrs[a.name()] = a.i(); break;
+        case onnx::AttributeProto::FLOAT: node.float_attrs[a.name()] = a.f(); break;
+        case onnx::AttributeProto::INTS:
+          node.ints_attrs[a.name()].assign(a.ints().begin(), a.ints().end());
+          break;
+        case onnx::AttributeProto::STRING: node.string_attrs[a.name()] = a.s(); break;
+        default: break;
+      }
+    }
+    for (const std::string& out : n.output()) {
+      if (out.empty()) {
+        node.outputs.push_back(-1);
+        continue;
+      }
+      if (b.Find(out) >= 0) {
+        return MakeError(label + ": corrupt ONNX model (tensor '" + out + "' is produced twice)");
+      }
+      int id = b.Add(out, n.op_type() == "Constant" ? TensorKind::kConstant : TensorKind::kActivation);
+      m.tensors[id].producer = ni;
+      node.outputs.push_back(id);
+    }
+    if (n.op_type() == "Constant" && !node.outputs.empty() && node.outputs[0] >= 0) {
+      TensorInfo& t = m.tensors[node.outputs[0]];
+      for (const auto& a : n.attribute()) {
+        if (a.name() == "value" && a.has_t()) {
+          t.dtype = a.t().data_type();
+          int64_t numel = Numel(a.t().dims());
+          if (numel >= 0) {
+            t.has_shape = true;
+            t.dims.assign(a.t().dims().begin(), a.t().dims().end());
+            t.dim_symbols.assign(t.dims.size(), std::string());
+          }
+          t.has_value = DecodeValue(a.t(), &t.value);
+        } else if (a.name() == "value_int") {
+          t.dtype = kInt64, t.has_shape = true, t.has_value = true;
+          t.value = {static_cast<double>(a.i())};
+        } else if (a.name() == "value_ints") {
+          t.dtype = kInt64, t.has_shape = true, t.has_value = true;
+          t.dims = {a.ints_size()};
+          t.dim_symbols = {std::string()};
+          for (int64_t v : a.ints()) t.value.push_back(static_cast<double>(v));
+        } else if (a.name() == "value_float") {
+          t.dtype = kFloat, t.has_shape = true, t.has_value = true;
+          t.value = {a.f()};
+        }
+      }
+    }
+    m.nodes.push_back(std::move(node));
+  }
+  for (const auto& out : g.output()) {
+    int id = b.Find(out.name());
+    if (id < 0) return MakeError(label + ": corrupt ONNX model (graph output '" + out.name() + "' is never produced)");
+    m.outputs.push_back(id);
+  }
+  if (m.outputs.empty()) return MakeError(label + ": the model has no outputs");
+
+  // ONNX's own shape inference: symbolic shapes for every tensor it can reach.
+  // Node-level failures are tolerated (error_mode 0); the planner's own shape
+  // pass fills what ONNX cannot (e.g. Reshape targets computed from Shape).
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception&) {
+  }
+  for (const auto& vi : proto.graph().value_info()) {
+    int id = b.Find(vi.name());
+    if (id >= 0 && m.tensors[id].kind == TensorKind::kActivation) ReadType(vi.type(), &m.tensors[id]);
+  }
+  for (const auto& vi : proto.graph().output()) {
+    int id = b.Find(vi.name());
+    if (id >= 0 && m.tensors[id].kind == TensorKind::kActivation) ReadType(vi.type(), &m.tensors[id]);
+  }
+  return std::shared_ptr<const Model>(std::move(model));
+}
+
+}  // namespace oomguard::plan

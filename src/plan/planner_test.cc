@@ -1,0 +1,280 @@
+// The planner on small hand-built graphs whose memory is computed by hand.
+#include "oomguard/plan/planner.h"
+
+#include <gtest/gtest.h>
+
+#include "test_graphs.h"
+#include "training_step.h"
+
+namespace oomguard::plan {
+namespace {
+
+using testing::GraphBuilder;
+
+// input[B,8] -> Gemm(16) -> Relu -> Gemm(4) -> logits[B,4]
+std::string Mlp(bool external_weights = true) {
+  GraphBuilder g;
+  g.Input("input", {8})
+      .Weight("fc1.weight", {16, 8}, external_weights)
+      .Weight("fc1.bias", {16}, external_weights)
+      .Weight("fc2.weight", {4, 16}, external_weights)
+      .Weight("fc2.bias", {4}, external_weights);
+  GraphBuilder::IntAttr(g.Node("Gemm", {"input", "fc1.weight", "fc1.bias"}, {"h"}, "fc1"), "transB", 1);
+  g.Node("Relu", {"h"}, {"r"}, "relu");
+  GraphBuilder::IntAttr(g.Node("Gemm", {"r", "fc2.weight", "fc2.bias"}, {"logits"}, "fc2"), "transB", 1);
+  g.Output("logits");
+  return g.Bytes();
+}
+
+StepPlan MustPlan(const std::string& bytes, PlanOptions o) {
+  auto model = LoadModelFromBytes(bytes, "test");
+  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error());
+  auto plan = PlanStep(**model, o);
+  EXPECT_TRUE(plan.ok()) << (plan.ok() ? "" : plan.error());
+  return *plan;
+}
+
+PlanOptions Cpu(int64_t batch, Optimizer opt = Optimizer::kSgd) {
+  PlanOptions o;
+  o.batch = batch;
+  o.target = Target::kCpu;
+  o.optimizer = opt;
+  return o;
+}
+
+TEST(Planner, MlpSgdPeaksInBackwardAtTheFirstLayersGradients) {
+  // Hand count, batch 2, fp32: params 212 floats = 848 B; input 64 B + labels 16 B.
+  // Forward keeps relu's output r (128 B) and log_softmax (32 B); logits (32 B) stay referenced.
+  // Backward of fc1 allocates its weight+bias grads (576 B) while fc2's (272 B) and
+  // d r/d h (128 B) are alive: 848 + 80 + 32 + 4 (loss) + 848 + 128 = 1940 B.
+  StepPlan p = MustPlan(Mlp(), Cpu(2));
+  EXPECT_EQ(p.peak_allocated_bytes, 1940u);
+  EXPECT_EQ(p.peak_phase, "backward");
+  EXPECT_EQ(p.parameter_count, 212u);
+  EXPECT_EQ(p.bytes.activations_saved, 128u + 32u);
+  EXPECT_EQ(p.at_peak.weights, 848u);
+  EXPECT_EQ(p.at_peak.gradients, 848u);
+  EXPECT_EQ(p.at_peak.inputs, 80u);
+  EXPECT_EQ(p.at_peak.optimizer_state, 0u);
+  uint64_t sum = p.at_peak.weights + p.at_peak.gradients + p.at_peak.optimizer_state +
+                 p.at_peak.activations_saved + p.at_peak.inputs + p.at_peak.transient;
+  EXPECT_EQ(sum, p.peak_allocated_bytes);
+  EXPECT_EQ(p.peak_reserved_bytes, p.peak_allocated_bytes);  // cpu: no rounding
+}
+
+TEST(Planner, AdamLoopAddsTwoCopiesOfTheLargestParameterAtTheStep) {
+  // State 2 x 848; the step: params + grads + state + inputs + logits + loss + 2 x 512 (fc1.weight).
+  StepPlan p = MustPlan(Mlp(), Cpu(2, Optimizer::kAdam));
+  EXPECT_EQ(p.peak_phase, "optimizer");
+  EXPECT_EQ(p.peak_allocated_bytes, 848u + 848u + 1696u + 80u + 32u + 4u + 1024u);
+  PlanOptions foreach_opts = Cpu(2, Optimizer::kAdam);
+  foreach_opts.optimizer_impl = OptimizerImpl::kForeach;  // one copy of all parameters
+  EXPECT_EQ(MustPlan(Mlp(), foreach_opts).peak_allocated_bytes, 848u + 848u + 1696u + 80u + 32u + 4u + 848u);
+  PlanOptions fused = Cpu(2, Optimizer::kAdam);
+  fused.optimizer_impl = OptimizerImpl::kFused;  // no temporaries: backward peak + state
+  EXPECT_EQ(MustPlan(Mlp(), fused).peak_allocated_bytes, 1940u + 1696u);
+}
+
+TEST(Planner, StateCopiesPerOptimizer) {
+  EXPECT_EQ(MustPlan(Mlp(), Cpu(2, Optimizer::kMomentum)).peak_allocated_bytes, 1940u + 848u);
+  // rmsprop: 1 state copy, and its step's sqrt temporary (512 B) does not beat backward.
+  StepPlan r = MustPlan(Mlp(), Cpu(2, Optimizer::kRmsprop));
+  EXPECT_EQ(r.peak_allocated_bytes, std::max<uint64_t>(1940u + 848u, 848u * 3 + 80 + 36 + 512));
+}
+
+TEST(Planner, MissingWeightFileplansTheSameAsInlineWeights) {
+  StepPlan a = MustPlan(Mlp(true), Cpu(4));
+  StepPlan b = MustPlan(Mlp(false), Cpu(4));
+  EXPECT_EQ(a.peak_allocated_bytes, b.peak_allocated_bytes);
+  EXPECT_EQ(a.bytes.activations_saved, b.bytes.activations_saved);
+}
+
+TEST(Planner, ActivationsScaleWithTheBatch) {
+  StepPlan a = MustPlan(Mlp(), Cpu(2));
+  StepPlan b = MustPlan(Mlp(), Cpu(20));
+  EXPECT_EQ(b.bytes.activations_saved, 10 * a.bytes.activations_saved);
+  EXPECT_EQ(b.batch, 20);
+}
+
+TEST(Planner, MaxPoolKeepsItsInputAndInt64Indices) {
+  GraphBuilder g;
+  g.Input("input", {1, 4, 4}).Weight("conv.weight", {2, 1, 3, 3});
+  auto& conv = g.Node("Conv", {"input", "conv.weight"}, {"c"}, "conv");
+  GraphBuilder::IntsAttr(conv, "pads", {1, 1, 1, 1});
+  auto& pool = g.Node("MaxPool", {"c"}, {"p"}, "pool");
+  GraphBuilder::IntsAttr(pool, "kernel_shape", {2, 2});
+  GraphBuilder::IntsAttr(pool, "strides", {2, 2});
+  g.Node("Flatten", {"p"}, {"f"}, "flatten");
+  g.Weight("fc.weight", {3, 8});
+  GraphBuilder::IntAttr(g.Node("Gemm", {"f", "fc.weight"}, {"logits"}, "fc"), "transB", 1);
+  g.Output("logits");
+  StepPlan p = MustPlan(g.Bytes(), Cpu(1));
+  // conv out [1,2,4,4] 128 B + indices 8 x int64 64 B + pooled [1,8] 32 B (fc's input) + log_softmax 12 B.
+  EXPECT_EQ(p.bytes.activations_saved, 128u + 64u + 32u + 12u);
+  ASSERT_EQ(p.layers.size(), 4u);
+  EXPECT_EQ(p.layers[1].name, "pool");
+  EXPECT_EQ(p.layers[1].saved_bytes, 128u + 64u);
+  EXPECT_EQ(p.layers[1].output_shape, (std::vector<int64_t>{1, 2, 2, 2}));
+  EXPECT_EQ(p.layers[2].saved_bytes, 0u) << "flatten is a view";
+  EXPECT_EQ(p.layers[3].saved_bytes, 32u);
+}
+
+TEST(Planner, DecomposedGeluIsOneOpThatKeepsItsInput) {
+  GraphBuilder g;
+  g.Input("input", {8}).Weight("fc.weight", {6, 8}).Weight("head.weight", {3, 6});
+  GraphBuilder::IntAttr(g.Node("Gemm", {"input", "fc.weight"}, {"x"}, "fc"), "transB", 1);
+  g.FloatConstant("sqrt2", 1.4142135f).FloatConstant("one", 1.0f).FloatConstant("half", 0.5f);
+  g.Node("Div", {"x", "sqrt2"}, {"d"}, "gelu_div");
+  g.Node("Erf", {"d"}, {"e"});
+  g.Node("Add", {"e", "one"}, {"a"});
+  g.Node("Mul", {"x", "a"}, {"m"});
+  g.Node("Mul", {"m", "half"}, {"y"});
+  GraphBuilder::IntAttr(g.Node("Gemm", {"y", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  StepPlan p = MustPlan(g.Bytes(), Cpu(2));
+  ASSERT_EQ(p.layers.size(), 3u);
+  EXPECT_EQ(p.layers[1].op_type, "Gelu");
+  EXPECT_EQ(p.layers[1].name, "gelu_div");
+  EXPECT_EQ(p.layers[1].saved_bytes, 48u);  // x [2,6]
+  // x (48) + y (48, head's input) + log_softmax [2,3] (24).
+  EXPECT_EQ(p.bytes.activations_saved, 48u + 48u + 24u);
+  EXPECT_TRUE(p.warnings.empty());
+}
+
+TEST(Planner, CpuDropoutKeepsAFloatNoiseTensorAndRatioZeroIsAView) {
+  auto build = [](int64_t ratio_percent) {
+    GraphBuilder g;
+    g.Input("input", {10}).Weight("fc.weight", {5, 10});
+    g.FloatConstant("ratio", static_cast<float>(ratio_percent) / 100.0f);
+    auto& mode = g.Node("Constant", {}, {"training"});
+    auto* a = mode.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(9);
+    a->mutable_t()->add_int32_data(1);
+    g.Node("Dropout", {"input", "ratio", "training"}, {"dropped", "mask"}, "drop");
+    GraphBuilder::IntAttr(g.Node("Gemm", {"dropped", "fc.weight"}, {"logits"}, "fc"), "transB", 1);
+    g.Output("logits");
+    return g.Bytes();
+  };
+  // batch 4: noise [4,10] fp32 = 160 B; fc keeps the dropped output (160 B); log_softmax 80 B.
+  StepPlan p = MustPlan(build(50), Cpu(4));
+  EXPECT_EQ(p.bytes.activations_saved, 160u + 160u + 80u);
+  PlanOptions cuda = Cpu(4);
+  cuda.target = Target::kCuda;
+  // cuda: a 1-byte mask (40 B, one 512 B block), the rest rounded to 512 B blocks too.
+  EXPECT_EQ(MustPlan(build(50), cuda).bytes.activations_saved, 3 * 512u);
+  // p = 0: the output is the input itself; fc then saves the graph input (not an activation).
+  EXPECT_EQ(MustPlan(build(0), Cpu(4)).bytes.activations_saved, 80u);
+}
+
+TEST(Planner, ReshapeTargetComputedFromShapeResolves) {
+  // Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])) -> [B, 12]
+  GraphBuilder g;
+  g.Input("input", {3, 4}).Weight("fc.weight", {2, 12});
+  g.Node("Shape", {"input"}, {"s"});
+  g.Constant("zero", {0}, {});
+  g.Constant("axes", {0}, {1});
+  g.Constant("minus1", {-1}, {1});
+  g.Node("Gather", {"s", "zero"}, {"b"});
+  g.Node("Unsqueeze", {"b", "axes"}, {"bu"});
+  GraphBuilder::IntAttr(g.Node("Concat", {"bu", "minus1"}, {"shape"}), "axis", 0);
+  g.Node("Reshape", {"input", "shape"}, {"flat"}, "reshape");
+  GraphBuilder::IntAttr(g.Node("Gemm", {"flat", "fc.weight"}, {"logits"}, "fc"), "transB", 1);
+  g.Output("logits");
+  StepPlan p = MustPlan(g.Bytes(), Cpu(5));
+  const LayerMemory* reshape = nullptr;
+  for (const auto& l : p.layers) if (l.name == "reshape") reshape = &l;
+  ASSERT_NE(reshape, nullptr);
+  EXPECT_EQ(reshape->output_shape, (std::vector<int64_t>{5, 12}));
+  EXPECT_EQ(p.layers.back().output_shape, (std::vector<int64_t>{5, 2}));
+}
+
+TEST(Planner, OperatorWithoutARuleIsConservativeAndNamed) {
+  GraphBuilder g;
+  g.Input("input", {4}).Weight("fc.weight", {4, 4});
+  GraphBuilder::IntAttr(g.Node("Gemm", {"input", "fc.weight"}, {"x"}, "fc"), "transB", 1);
+  g.Node("Hardmax", {"x"}, {"logits"}, "odd");
+  g.Output("logits");
+  StepPlan p = MustPlan(g.Bytes(), Cpu(2));
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_EQ(p.warnings[0], "no memory rule for operator Hardmax; assumed it keeps all its inputs and outputs for backward");
+  EXPECT_EQ(p.layers[1].saved_bytes, 32u + 32u);  // its input and output
+}
+
+TEST(Planner, SymbolicBatchNeedsBatchAndOverridesNeedKnownInputs) {
+  auto model = LoadModelFromBytes(Mlp(), "mlp.onnx").value();
+  PlanOptions o = Cpu(1);
+  o.batch.reset();
+  EXPECT_EQ(PlanStep(*model, o).error(), "mlp.onnx: the batch dimension is symbolic ('batch'); give --batch N");
+  o.batch = 0;
+  EXPECT_EQ(PlanStep(*model, o).error(), "the batch must be at least 1, got 0");
+  o.batch = 2;
+  o.input_overrides["image"] = {3, 4};
+  EXPECT_EQ(PlanStep(*model, o).error(), "--input: the model has no input 'image' (inputs: input)");
+  o.input_overrides.clear();
+  o.input_overrides["input"] = {16};
+  EXPECT_FALSE(PlanStep(*model, o).ok()) << "fc1 expects 8 features; the output cannot be inferred";
+}
+
+TEST(Planner, InputOverrideChangesActivations) {
+  GraphBuilder g;
+  g.Input("input", {1, 8, 8}).Weight("conv.weight", {4, 1, 3, 3}).Weight("fc.weight", {2, 4});
+  g.Node("Conv", {"input", "conv.weight"}, {"c"}, "conv");
+  g.Node("Relu", {"c"}, {"r"}, "relu");
+  g.Node("GlobalAveragePool", {"r"}, {"p"}, "pool");
+  g.Node("Flatten", {"p"}, {"f"});
+  GraphBuilder::IntAttr(g.Node("Gemm", {"f", "fc.weight"}, {"logits"}, "fc"), "transB", 1);
+  g.Output("logits");
+  auto model = LoadModelFromBytes(g.Bytes(), "m").value();
+  PlanOptions o = Cpu(1);
+  StepPlan small = PlanStep(*model, o).value();
+  o.input_overrides["input"] = {1, 18, 18};
+  StepPlan big = PlanStep(*model, o).value();
+  // relu keeps [1,4,6,6] = 576 B at 8x8 and [1,4,16,16] = 4096 B at 18x18.
+  EXPECT_EQ(small.layers[1].saved_bytes, 576u);
+  EXPECT_EQ(big.layers[1].saved_bytes, 4096u);
+}
+
+TEST(Planner, BadFilesFailWithAReason) {
+  EXPECT_EQ(LoadModelFromBytes("", "x.onnx").error(), "x.onnx: empty file, not an ONNX model");
+  EXPECT_EQ(LoadModelFromBytes("hello, world", "x.onnx").error(),
+            "x.onnx: not an ONNX model, or truncated (protobuf parsing failed)");
+  std::string mlp = Mlp();
+  EXPECT_FALSE(LoadModelFromBytes(mlp.substr(0, mlp.size() / 2), "x.onnx").ok());
+  EXPECT_EQ(LoadModel("/nonexistent/model.onnx").error(), "/nonexistent/model.onnx: no such file");
+}
+
+TEST(CudaAllocator, RoundsLikeTheCachingAllocator) {
+  constexpr uint64_t kMiB = 1 << 20;
+  EXPECT_EQ(CudaBlockBytes(1), 512u);
+  EXPECT_EQ(CudaBlockBytes(512), 512u);
+  EXPECT_EQ(CudaBlockBytes(513), 1024u);
+  EXPECT_EQ(CudaBlockBytes(10 * kMiB), 10 * kMiB);
+  EXPECT_EQ(CudaBlockBytes(10 * kMiB + 1), 12 * kMiB);
+  EXPECT_EQ(CudaBlockBytes(0), 0u);
+}
+
+TEST(Planner, CudaAddsContextWorkspaceAndRounding) {
+  PlanOptions o = Cpu(2);
+  o.target = Target::kCuda;
+  o.cuda_compute_capability = 86;
+  StepPlan p = MustPlan(Mlp(), o);
+  EXPECT_EQ(p.peak_allocated_bytes % 512, 0u);
+  EXPECT_GT(p.peak_allocated_bytes, 1940u);
+  EXPECT_EQ(p.bytes.context, 420u << 20);
+  EXPECT_EQ(p.required_bytes, p.peak_reserved_bytes + p.bytes.workspace + p.bytes.context);
+  EXPECT_GE(p.peak_reserved_bytes, p.peak_allocated_bytes);
+}
+
+TEST(Planner, ZooModelsLoadByName) {
+  auto names = ZooModelNames();
+  ASSERT_FALSE(names.empty());
+  auto r = LoadModel("resnet18");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(Summarize(**r).parameter_count, 11689512u);
+  EXPECT_EQ(LoadModel("resnet5").error(), "'resnet5' is neither a file nor a zoo model, did you mean 'resnet50'? (see 'oomguard models')");
+}
+
+}  // namespace
+}  // namespace oomguard::plan

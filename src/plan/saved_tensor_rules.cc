@@ -1,0 +1,272 @@
+#include "saved_tensor_rules.h"
+
+#include <cmath>
+#include <set>
+
+namespace oomguard::plan {
+namespace {
+
+bool IsParam(const Model& m, int id) {
+  return id >= 0 && (m.tensors[id].kind == TensorKind::kParameter || m.tensors[id].kind == TensorKind::kBuffer);
+}
+bool IsConstant(const Model& m, int id) { return id >= 0 && m.tensors[id].kind == TensorKind::kConstant; }
+
+// The only node consuming tensor `id` (or -1).
+int SoleConsumer(const Model& m, int id) {
+  if (id < 0 || m.tensors[id].consumers.size() != 1) return -1;
+  return m.tensors[id].consumers[0];
+}
+
+bool ScalarNear(const ConcreteShapes& s, int id, double want) {
+  if (id < 0 || !s.tensors[id].has_value || s.tensors[id].value.size() != 1) return false;
+  return std::fabs(s.tensors[id].value[0] - want) < 1e-3 * std::max(1.0, std::fabs(want));
+}
+
+int Other(const NodeInfo& n, int id) {
+  if (n.inputs.size() != 2) return -1;
+  return n.inputs[0] == id ? n.inputs[1] : n.inputs[1] == id ? n.inputs[0] : -1;
+}
+
+class Fuser {
+ public:
+  Fuser(const Model& m, const ConcreteShapes& s) : m_(m), s_(s), used_(m.nodes.size(), false) {}
+
+  std::vector<LogicalOp> Run() {
+    std::vector<LogicalOp> ops;
+    for (size_t i = 0; i < m_.nodes.size(); ++i) {
+      if (used_[i]) continue;
+      const NodeInfo& n = m_.nodes[i];
+      if (n.op_type == "Constant") continue;
+      LogicalOp op;
+      if (Gelu(static_cast<int>(i), &op) || Silu(static_cast<int>(i), &op) || LayerNorm(static_cast<int>(i), &op)) {
+        for (int k : op.nodes) used_[k] = true;
+        ops.push_back(std::move(op));
+        continue;
+      }
+      op.kind = n.op_type;
+      op.nodes = {static_cast<int>(i)};
+      op.inputs = n.inputs;
+      op.outputs = n.outputs;
+      used_[i] = true;
+      ops.push_back(std::move(op));
+    }
+    return ops;
+  }
+
+ private:
+  const NodeInfo& N(int i) const { return m_.nodes[i]; }
+  bool Is(int node, const char* op) const { return node >= 0 && !used_[node] && N(node).op_type == op; }
+  int Out(int node) const { return N(node).outputs.empty() ? -1 : N(node).outputs[0]; }
+
+  // x / sqrt(2) -> Erf -> + 1 -> x * . -> * 0.5
+  bool Gelu(int i, LogicalOp* op) {
+    const NodeInfo& div = N(i);
+    if (div.op_type != "Div" || div.inputs.size() != 2 || !ScalarNear(s_, div.inputs[1], std::sqrt(2.0))) return false;
+    int x = div.inputs[0];
+    int erf = SoleConsumer(m_, Out(i));
+    if (!Is(erf, "Erf")) return false;
+    int add = SoleConsumer(m_, Out(erf));
+    if (!Is(add, "Add") || !ScalarNear(s_, Other(N(add), Out(erf)), 1.0)) return false;
+    int mul = SoleConsumer(m_, Out(add));
+    if (!Is(mul, "Mul") || Other(N(mul), Out(add)) != x) return false;
+    int half = SoleConsumer(m_, Out(mul));
+    if (!Is(half, "Mul") || !ScalarNear(s_, Other(N(half), Out(mul)), 0.5)) return false;
+    *op = LogicalOp{"Gelu", {i, erf, add, mul, half}, {x}, {Out(half)}};
+    return true;
+  }
+
+  // Sigmoid(x) -> x * sigmoid(x), the sigmoid used nowhere else.
+  bool Silu(int i, LogicalOp* op) {
+    const NodeInfo& sig = N(i);
+    if (sig.op_type != "Sigmoid" || sig.inputs.empty()) return false;
+    int x = sig.inputs[0];
+    int mul = SoleConsumer(m_, Out(i));
+    if (!Is(mul, "Mul") || Other(N(mul), Out(i)) != x) return false;
+    *op = LogicalOp{"Silu", {i, mul}, {x}, {Out(mul)}};
+    return true;
+  }
+
+  // mean = ReduceMean(x); d = x - mean; var = ReduceMean(d^2); y = d / sqrt(var + eps) [* w + b]
+  bool LayerNorm(int i, LogicalOp* op) {
+    const NodeInfo& mean = N(i);
+    if (mean.op_type != "ReduceMean" || mean.inputs.empty()) return false;
+    int x = mean.inputs[0];
+    int sub = SoleConsumer(m_, Out(i));
+    if (!Is(sub, "Sub") || N(sub).inputs.size() != 2 || N(sub).inputs[0] != x) return false;
+    const auto& dc = m_.tensors[Out(sub)].consumers;
+    if (dc.size() != 2) return false;
+    int pow = -1, div = -1;
+    for (int c : dc) {
+      if (Is(c, "Pow")) pow = c;
+      if (Is(c, "Div")) div = c;
+    }
+    if (pow < 0 || div < 0) return false;
+    int mean2 = SoleConsumer(m_, Out(pow));
+    if (!Is(mean2, "ReduceMean")) return false;
+    int add = SoleConsumer(m_, Out(mean2));
+    if (!Is(add, "Add")) return false;
+    int sqrt = SoleConsumer(m_, Out(add));
+    if (!Is(sqrt, "Sqrt") || SoleConsumer(m_, Out(sqrt)) != div) return false;
+    op->kind = "LayerNorm";
+    op->nodes = {i, sub, pow, mean2, add, sqrt, div};
+    op->inputs = {x};
+    int last = div;
+    int mul = SoleConsumer(m_, Out(div));
+    if (Is(mul, "Mul") && IsParam(m_, Other(N(mul), Out(div)))) {
+      op->nodes.push_back(mul);
+      op->inputs.push_back(Other(N(mul), Out(div)));
+      last = mul;
+      int bias = SoleConsumer(m_, Out(mul));
+      if (Is(bias, "Add") && IsParam(m_, Other(N(bias), Out(mul)))) {
+        op->nodes.push_back(bias);
+        op->inputs.push_back(Other(N(bias), Out(mul)));
+        last = bias;
+      }
+    }
+    op->outputs = {Out(last)};
+    return true;
+  }
+
+  const Model& m_;
+  const ConcreteShapes& s_;
+  std::vector<bool> used_;
+};
+
+}  // namespace
+
+std::vector<LogicalOp> FuseOperators(const Model& model, const ConcreteShapes& shapes) {
+  return Fuser(model, shapes).Run();
+}
+
+OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
+  const Model& m = ctx.model;
+  const auto& T = ctx.shapes.tensors;
+  OpRule r;
+  r.output_view_of.assign(op.outputs.size(), -1);
+  r.grad_alias_output.assign(op.inputs.size(), -1);
+  const std::string& k = op.kind;
+  auto in = [&](size_t i) { return i < op.inputs.size() ? op.inputs[i] : -1; };
+  auto out = [&](size_t i) { return i < op.outputs.size() ? op.outputs[i] : -1; };
+  auto rg = [&](int id) { return id >= 0 && ctx.requires_grad[id]; };
+  auto save = [&](int id) {
+    if (id >= 0 && !IsParam(m, id) && !IsConstant(m, id)) r.saved_tensors.push_back(id);
+  };
+  auto bytes = [&](int id) -> uint64_t { return id >= 0 ? T[id].Bytes() : 0; };
+  auto elements = [&](int id) -> uint64_t { return id >= 0 ? T[id].Elements() : 0; };
+  const bool cpu = ctx.target == Target::kCpu;
+
+  if (k == "Conv" || k == "ConvTranspose") {
+    save(in(0));  // the input (the weight is a parameter)
+    if (!rg(in(1))) save(in(1));
+  } else if (k == "Gemm") {
+    if (rg(in(1)) || IsParam(m, in(1))) save(in(0));
+    if (rg(in(0))) save(in(1));
+  } else if (k == "MatMul") {
+    if (rg(in(1))) save(in(0));
+    if (rg(in(0))) save(in(1));
+  } else if (k == "Relu" || k == "Sigmoid" || k == "Tanh" || k == "Softmax" || k == "LogSoftmax" ||
+             k == "Sqrt" || k == "Exp" || k == "Reciprocal") {
+    save(out(0));
+  } else if (k == "Clip" || k == "LeakyRelu" || k == "Elu" || k == "HardSigmoid" || k == "HardSwish" ||
+             k == "Gelu" || k == "Silu" || k == "Erf" || k == "Log" || k == "Softplus" || k == "Mish" ||
+             k == "Abs" || k == "Sin" || k == "Cos" || k == "Selu" || k == "Celu") {
+    save(in(0));
+  } else if (k == "PRelu") {
+    save(in(0));
+  } else if (k == "MaxPool") {
+    save(in(0));
+    // The int64 indices are an output PyTorch keeps for backward (ONNX may or may not expose them).
+    r.saved_extra.push_back({elements(out(0)) * 8, "indices"});
+  } else if (k == "AveragePool" || k == "LpPool") {
+    save(in(0));
+  } else if (k == "GlobalAveragePool") {
+    // adaptive_avg_pool(1) runs as mean(): backward needs only sizes.
+  } else if (k == "GlobalMaxPool") {
+    save(in(0));
+    r.saved_extra.push_back({elements(out(0)) * 8, "indices"});
+  } else if (k == "BatchNormalization" || k == "InstanceNormalization") {
+    save(in(0));
+    uint64_t channels = in(1) >= 0 ? elements(in(1)) : 0;
+    r.saved_extra.push_back({2 * channels * 4, "mean+invstd"});
+    for (size_t i = 1; i < op.outputs.size(); ++i) r.output_view_of[i] = in(i + 2 < op.inputs.size() ? i + 2 : 0);
+  } else if (k == "LayerNorm" || k == "LayerNormalization") {
+    save(in(0));
+    // mean and rstd: one fp32 per normalized row.
+    uint64_t last = (in(0) >= 0 && !T[in(0)].dims.empty()) ? static_cast<uint64_t>(T[in(0)].dims.back()) : 1;
+    uint64_t rows = last ? elements(in(0)) / last : 0;
+    r.saved_extra.push_back({2 * rows * 4, "mean+rstd"});
+  } else if (k == "Dropout") {
+    double ratio = 0.5;
+    if (in(1) >= 0 && T[in(1)].has_value && !T[in(1)].value.empty()) ratio = T[in(1)].value[0];
+    bool training = true;
+    if (in(2) >= 0 && T[in(2)].has_value && !T[in(2)].value.empty()) training = T[in(2)].value[0] != 0;
+    if (ratio <= 0 || !training) {
+      r.output_view_of[0] = in(0);
+      r.grad_alias_output[0] = 0;
+    } else if (cpu) {
+      // CPU: noise = empty_like(x).bernoulli_(1-p).div_(1-p); y = x * noise (noise saved, x's dtype).
+      r.saved_extra.push_back({bytes(in(0)), "dropout noise"});
+    } else {
+      r.saved_extra.push_back({elements(in(0)), "dropout mask"});
+    }
+    if (op.outputs.size() > 1) r.output_view_of[1] = -2;  // the mask output: accounted in saved_extra
+  } else if (k == "Mul") {
+    if (rg(in(0))) save(in(1));
+    if (rg(in(1))) save(in(0));
+  } else if (k == "Div") {
+    if (rg(in(0)) || rg(in(1))) save(in(1));
+    if (rg(in(1))) save(in(0));
+  } else if (k == "Pow") {
+    save(in(0));
+    if (rg(in(1))) save(out(0));
+  } else if (k == "Add" || k == "Sub" || k == "Sum") {
+    // Nothing saved; a gradient of the same shape passes through unchanged.
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      if (in(i) >= 0 && out(0) >= 0 && T[in(i)].dims == T[out(0)].dims && k != "Sub") r.grad_alias_output[i] = 0;
+      if (k == "Sub" && i == 0 && in(i) >= 0 && T[in(i)].dims == T[out(0)].dims) r.grad_alias_output[i] = 0;
+    }
+  } else if (k == "Reshape" || k == "Flatten" || k == "Squeeze" || k == "Unsqueeze" || k == "Identity") {
+    // A view, unless the input is a transposed (non-contiguous) view: then reshape copies.
+    int src = in(0);
+    bool transposed = src >= 0 && m.tensors[src].producer >= 0 &&
+                      m.nodes[m.tensors[src].producer].op_type == "Transpose" && k != "Identity";
+    if (!transposed) r.output_view_of[0] = src;
+    r.grad_alias_output[0] = 0;
+  } else if (k == "Transpose" || k == "Expand" || k == "Slice" || k == "Split") {
+    for (size_t i = 0; i < op.outputs.size(); ++i) r.output_view_of[i] = in(0);
+    if (k == "Transpose") r.grad_alias_output[0] = 0;
+  } else if (k == "Concat") {
+    // Backward hands each input a narrow() view of the output gradient.
+    for (size_t i = 0; i < op.inputs.size(); ++i) r.grad_alias_output[i] = 0;
+  } else if (k == "Gather") {
+    if (IsParam(m, in(0))) {
+      save(in(1));  // embedding: the indices
+    } else if (in(1) >= 0 && T[in(1)].Elements() <= 1) {
+      r.output_view_of[0] = in(0);  // select(): a view
+    } else {
+      save(in(1));
+    }
+  } else if (k == "Where") {
+    save(in(0));
+  } else if (k == "Pad" || k == "Resize" || k == "Upsample" || k == "Cast" || k == "Neg" ||
+             k.rfind("Reduce", 0) == 0 || k == "Tile") {
+    if (k == "ReduceMax" || k == "ReduceMin" || k == "ReduceProd") {
+      save(in(0));
+      save(out(0));
+    }
+    if (k == "Cast" && in(0) >= 0 && out(0) >= 0 && T[in(0)].dtype == T[out(0)].dtype) r.output_view_of[0] = in(0);
+  } else if (k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" ||
+             k == "Greater" || k == "Less" || k == "Not" || k == "And" || k == "Or" || k == "ArgMax" ||
+             k == "ArgMin" || k == "NonZero" || k == "GreaterOrEqual" || k == "LessOrEqual" || k == "Floor" ||
+             k == "Ceil" || k == "Round") {
+    // Not differentiable (integer or boolean results).
+  } else {
+    // No rule: assume it keeps every input and output that is not a parameter.
+    r.known = false;
+    for (int id : op.inputs) save(id);
+    for (int id : op.outputs) save(id);
+  }
+  return r;
+}
+
+}  // namespace oomguard::plan

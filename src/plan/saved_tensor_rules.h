@@ -1,0 +1,55 @@
+// What PyTorch's autograd keeps for backward, per operator, and how each
+// operator's outputs and gradients relate to its inputs (new memory or a view).
+// Rules are written against what torch.onnx.export emits, including the
+// decomposed GELU, LayerNorm and SiLU patterns, which are first fused back
+// into one logical operator.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model.h"
+#include "shapes.h"
+
+namespace oomguard::plan {
+
+// One logical operator: a single ONNX node, or a fused pattern of several.
+struct LogicalOp {
+  std::string kind;           // "Conv", "Gelu", "LayerNorm", "Silu", ... (ONNX op or fused name)
+  std::vector<int> nodes;     // ONNX node indices it covers (first is the anchor, names the layer)
+  std::vector<int> inputs;    // tensor ids (data inputs first, then parameters)
+  std::vector<int> outputs;   // tensor ids it produces that others may use
+};
+
+// Groups the graph into logical operators, in graph order.
+std::vector<LogicalOp> FuseOperators(const Model& model, const ConcreteShapes& shapes);
+
+// A tensor-sized piece of memory an operator keeps (or allocates) beyond its inputs/outputs.
+struct ExtraBuffer {
+  uint64_t bytes = 0;
+  std::string what;  // "indices", "mask", "mean+invstd"...
+};
+
+struct OpRule {
+  bool known = true;                   // false: conservative default (warn)
+  std::vector<int> saved_tensors;      // input/output tensor ids kept for backward
+  std::vector<ExtraBuffer> saved_extra;  // e.g. MaxPool indices, BN statistics, dropout noise
+  std::vector<int> output_view_of;     // per output: tensor id it is a view of, or -1 (new memory)
+  uint64_t forward_temp_bytes = 0;     // scratch alive only while the op runs forward
+  uint64_t backward_temp_bytes = 0;    // scratch alive only while its backward runs
+  // Per input: its gradient aliases the gradient of this output (no new memory), or -1.
+  std::vector<int> grad_alias_output;
+};
+
+struct RuleContext {
+  const Model& model;
+  const ConcreteShapes& shapes;
+  Target target;
+  int activation_bytes;  // bytes per element of activations (4 fp32, 2 half)
+  const std::vector<bool>& requires_grad;
+};
+
+OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx);
+
+}  // namespace oomguard::plan

@@ -1,0 +1,37 @@
+// Concrete shapes for one plan: the batch and per-sample overrides applied to
+// the graph inputs, then every node's output shape computed in graph order
+// (with small integer values propagated, so Reshape targets built from Shape
+// and Gather resolve). Falls back to ONNX's symbolic shape inference.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model.h"
+
+namespace oomguard::plan {
+
+struct ConcreteTensor {
+  bool known = false;
+  int dtype = kFloat;
+  std::vector<int64_t> dims;
+  bool has_value = false;  // small tensors whose values are known (shape arithmetic)
+  std::vector<double> value;
+
+  // Elements and bytes; 0 when unknown.
+  uint64_t Elements() const;
+  uint64_t Bytes() const;
+};
+
+struct ConcreteShapes {
+  int64_t batch = 0;
+  std::vector<ConcreteTensor> tensors;  // indexed like Model::tensors
+  std::vector<std::string> warnings;
+};
+
+// Applies the batch (required when an input's first dimension is symbolic or
+// when the model has none) and the overrides; fails with a user-facing message.
+Result<ConcreteShapes> InferConcreteShapes(const Model& model, const PlanOptions& options);
+
+}  // namespace oomguard::plan

@@ -1,0 +1,485 @@
+#include "training_step.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+
+#include "oomguard/plan/gpu_catalog.h"
+
+namespace oomguard::plan {
+namespace {
+
+constexpr uint64_t kMiB = 1024ull * 1024ull;
+
+enum Category { kWeights, kGradients, kOptimizerState, kSaved, kInputs, kTransient, kExtra, kCategories };
+
+struct Buffer {
+  uint64_t bytes = 0;  // as the allocator sees it (rounded on cuda)
+  Category category = kTransient;
+  int refs = 0;
+};
+
+bool IsHalf(Precision p) { return p != Precision::kFp32; }
+bool IsAmp(Precision p) { return p == Precision::kAmpFp16 || p == Precision::kAmpBf16; }
+bool IsFloat(int dtype) { return dtype == kFloat || dtype == kFloat16 || dtype == kBfloat16 || dtype == kDouble; }
+
+bool AutocastHalf(const std::string& k) {
+  return k == "Conv" || k == "ConvTranspose" || k == "Gemm" || k == "MatMul";
+}
+bool AutocastFloat(const std::string& k) {
+  return k == "Softmax" || k == "LogSoftmax" || k == "LayerNorm" || k == "LayerNormalization" || k == "Pow" ||
+         k == "Exp" || k == "Log" || k.rfind("Reduce", 0) == 0;
+}
+bool NotDifferentiable(const std::string& k) {
+  return k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" || k == "Greater" ||
+         k == "Less" || k == "Not" || k == "And" || k == "Or" || k == "ArgMax" || k == "ArgMin" || k == "NonZero" ||
+         k == "GreaterOrEqual" || k == "LessOrEqual" || k == "Floor" || k == "Ceil" || k == "Round";
+}
+
+class Simulator {
+ public:
+  Simulator(const Model& m, const ConcreteShapes& s, const PlanOptions& o) : m_(m), s_(s), o_(o) {}
+
+  StepPlan Run();
+
+ private:
+  uint64_t Round(uint64_t bytes) const { return o_.target == Target::kCuda ? CudaBlockBytes(bytes) : bytes; }
+
+  int Alloc(uint64_t bytes, Category c) {
+    Buffer b;
+    b.bytes = Round(bytes);
+    b.category = c;
+    b.refs = 1;
+    buffers_.push_back(b);
+    Count(b, +1);
+    return static_cast<int>(buffers_.size()) - 1;
+  }
+  void Count(const Buffer& b, int sign) {
+    uint64_t v = b.bytes;
+    if (sign > 0) {
+      live_[b.category] += v;
+      total_ += v;
+      if (o_.target == Target::kCuda) (b.bytes <= kMiB ? small_ : large_) += v;
+    } else {
+      live_[b.category] -= v;
+      total_ -= v;
+      if (o_.target == Target::kCuda) (b.bytes <= kMiB ? small_ : large_) -= v;
+    }
+    small_peak_ = std::max(small_peak_, small_);
+    large_peak_ = std::max(large_peak_, large_);
+  }
+  void Ref(int b) {
+    if (b >= 0) ++buffers_[b].refs;
+  }
+  void Unref(int b) {
+    if (b < 0) return;
+    Buffer& buf = buffers_[b];
+    if (buf.refs <= 0) return;
+    if (--buf.refs == 0) Count(buf, -1);
+  }
+  void Recategorize(int b, Category c) {
+    if (b < 0 || buffers_[b].category == c) return;
+    Buffer& buf = buffers_[b];
+    if (buf.category == kInputs || buf.category == kWeights) return;
+    if (buf.refs > 0) {
+      live_[buf.category] -= buf.bytes;
+      live_[c] += buf.bytes;
+    }
+    buf.category = c;
+  }
+  // Checks the peak with `temp` bytes of scratch on top of the live buffers.
+  void Observe(const char* phase, uint64_t temp) {
+    uint64_t t = Round(temp);
+    if (o_.target == Target::kCuda && temp > 0) {
+      (t <= kMiB ? small_peak_ : large_peak_) = std::max(t <= kMiB ? small_peak_ : large_peak_, (t <= kMiB ? small_ : large_) + t);
+    }
+    if (total_ + t > peak_) {
+      peak_ = total_ + t;
+      at_peak_ = live_;
+      at_peak_[kTransient] += t;
+      phase_ = phase;
+    }
+  }
+
+  uint64_t ElemBytes(int id) const { return elem_bytes_[id]; }
+  uint64_t TensorBytes(int id) const { return id < 0 ? 0 : s_.tensors[id].Elements() * ElemBytes(id); }
+
+  void ComputeTypes(const std::vector<LogicalOp>& ops);
+  void ComputeRequiresGrad(const std::vector<LogicalOp>& ops);
+
+  const Model& m_;
+  const ConcreteShapes& s_;
+  const PlanOptions& o_;
+  std::vector<Buffer> buffers_;
+  std::array<uint64_t, kCategories> live_{};
+  std::array<uint64_t, kCategories> at_peak_{};
+  uint64_t total_ = 0, peak_ = 0;
+  uint64_t small_ = 0, large_ = 0, small_peak_ = 0, large_peak_ = 0;
+  std::string phase_ = "forward";
+  std::vector<uint64_t> elem_bytes_;
+  std::vector<bool> requires_grad_;
+};
+
+void Simulator::ComputeTypes(const std::vector<LogicalOp>& ops) {
+  const Precision p = o_.precision;
+  elem_bytes_.assign(m_.tensors.size(), 4);
+  for (size_t i = 0; i < m_.tensors.size(); ++i) {
+    const ConcreteTensor& c = s_.tensors[i];
+    int eb = ElementBytes(c.dtype);
+    elem_bytes_[i] = eb ? eb : 4;
+    bool pure_half = p == Precision::kFp16 || p == Precision::kBf16;
+    if (pure_half && IsFloat(c.dtype)) elem_bytes_[i] = 2;
+  }
+  if (!IsAmp(p)) return;
+  for (const LogicalOp& op : ops) {
+    uint64_t eb = 0;
+    if (AutocastHalf(op.kind)) {
+      eb = 2;
+    } else if (AutocastFloat(op.kind)) {
+      eb = 4;
+    } else {
+      for (int id : op.inputs) {
+        if (id < 0 || m_.tensors[id].kind != TensorKind::kActivation || !IsFloat(s_.tensors[id].dtype)) continue;
+        eb = std::max(eb, elem_bytes_[id]);
+      }
+      if (eb == 0) eb = 4;
+    }
+    for (int id : op.outputs) {
+      if (id >= 0 && IsFloat(s_.tensors[id].dtype)) elem_bytes_[id] = eb;
+    }
+  }
+}
+
+void Simulator::ComputeRequiresGrad(const std::vector<LogicalOp>& ops) {
+  requires_grad_.assign(m_.tensors.size(), false);
+  for (size_t i = 0; i < m_.tensors.size(); ++i) requires_grad_[i] = m_.tensors[i].kind == TensorKind::kParameter;
+  for (const LogicalOp& op : ops) {
+    if (NotDifferentiable(op.kind)) continue;
+    bool any = false;
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      int id = op.inputs[i];
+      // BatchNormalization's running statistics and Dropout's ratio do not carry gradients.
+      if (op.kind == "BatchNormalization" && i >= 3) continue;
+      any = any || (id >= 0 && requires_grad_[id]);
+    }
+    if (!any) continue;
+    for (size_t i = 0; i < op.outputs.size(); ++i) {
+      int id = op.outputs[i];
+      if (id < 0 || !IsFloat(s_.tensors[id].dtype)) continue;
+      if (op.kind == "BatchNormalization" && i > 0) continue;
+      requires_grad_[id] = true;
+    }
+  }
+}
+
+StepPlan Simulator::Run() {
+  StepPlan plan;
+  plan.model = m_.name;
+  plan.batch = s_.batch;
+  plan.target = o_.target;
+  plan.warnings = s_.warnings;
+  const bool cuda = o_.target == Target::kCuda;
+
+  std::vector<LogicalOp> ops = FuseOperators(m_, s_);
+  ComputeTypes(ops);
+  ComputeRequiresGrad(ops);
+
+  // Pending forward uses per tensor: one per consuming operator, one for a graph output.
+  std::vector<int> uses(m_.tensors.size(), 0);
+  for (const LogicalOp& op : ops) {
+    for (int id : op.inputs) {
+      if (id >= 0) ++uses[id];
+    }
+  }
+  for (int id : m_.outputs) ++uses[id];
+  std::vector<int> buf(m_.tensors.size(), -1);
+
+  // Persistent state: parameters (and buffers), optimizer state, the input batch and labels.
+  const int param_shards = std::max(1, o_.parameter_shards);
+  const int grad_shards = std::max(1, o_.gradient_shards);
+  const int state_shards = std::max(1, o_.optimizer_state_shards);
+  const int master_bytes = (o_.precision == Precision::kFp16 || o_.precision == Precision::kBf16) ? 2 : 4;
+  int state_copies = 0;
+  switch (o_.optimizer) {
+    case Optimizer::kSgd: state_copies = 0; break;
+    case Optimizer::kMomentum: case Optimizer::kRmsprop: case Optimizer::kAdagrad: state_copies = 1; break;
+    case Optimizer::kAdam: case Optimizer::kAdamW: state_copies = 2; break;
+  }
+  uint64_t largest_param = 0, all_params = 0;
+  std::vector<int> param_ids;
+  for (size_t i = 0; i < m_.tensors.size(); ++i) {
+    const TensorInfo& t = m_.tensors[i];
+    if (t.kind != TensorKind::kParameter && t.kind != TensorKind::kBuffer) continue;
+    uint64_t bytes = s_.tensors[i].Elements() * master_bytes / param_shards;
+    buf[i] = Alloc(bytes, kWeights);
+    if (t.kind == TensorKind::kParameter) {
+      param_ids.push_back(static_cast<int>(i));
+      plan.parameter_count += s_.tensors[i].Elements();
+      largest_param = std::max(largest_param, s_.tensors[i].Elements() * master_bytes);
+      all_params += s_.tensors[i].Elements() * master_bytes;
+      for (int c = 0; c < state_copies; ++c) Alloc(s_.tensors[i].Elements() * master_bytes / state_shards, kOptimizerState);
+    }
+  }
+  for (int id : m_.inputs) buf[id] = Alloc(TensorBytes(id), kInputs);
+  int logits = m_.outputs.empty() ? -1 : m_.outputs[0];
+  if (o_.extra_persistent_bytes) Alloc(o_.extra_persistent_bytes, kExtra);
+  uint64_t label_bytes = 0;
+  if (logits >= 0 && o_.loss == Loss::kCrossEntropy) {
+    const auto& d = s_.tensors[logits].dims;
+    uint64_t classes = d.size() >= 2 ? static_cast<uint64_t>(d[1]) : 1;
+    label_bytes = classes ? s_.tensors[logits].Elements() / classes * 8 : 0;
+  } else if (logits >= 0 && o_.loss == Loss::kMse) {
+    label_bytes = TensorBytes(logits);
+  }
+  int labels = label_bytes ? Alloc(label_bytes, kInputs) : -1;
+  Observe("forward", 0);
+
+  // Forward.
+  RuleContext ctx{m_, s_, o_.target, 4, requires_grad_};
+  std::vector<OpRule> rules;
+  rules.reserve(ops.size());
+  std::vector<std::vector<int>> saved_bufs(ops.size());
+  std::set<int> counted_saved;  // buffers already attributed to a layer
+  std::set<std::string> unknown_ops;
+  plan.layers.reserve(ops.size());
+  for (size_t oi = 0; oi < ops.size(); ++oi) {
+    const LogicalOp& op = ops[oi];
+    OpRule rule = RuleFor(op, ctx);
+    if (!rule.known) unknown_ops.insert(op.kind);
+    LayerMemory layer;
+    layer.name = m_.nodes[op.nodes[0]].name;
+    layer.op_type = op.kind;
+    if (!op.outputs.empty() && op.outputs[0] >= 0) {
+      layer.output_shape = s_.tensors[op.outputs[0]].dims;
+      layer.output_bytes = TensorBytes(op.outputs[0]);
+    }
+    for (int id : op.inputs) {
+      if (id >= 0 && m_.tensors[id].kind == TensorKind::kParameter) layer.parameter_bytes += TensorBytes(id);
+    }
+    // Outputs: new memory or views.
+    for (size_t k = 0; k < op.outputs.size(); ++k) {
+      int id = op.outputs[k];
+      if (id < 0) continue;
+      int view = rule.output_view_of[k];
+      if (view == -2) continue;
+      if (view >= 0 && buf[view] >= 0) {
+        buf[id] = buf[view];
+        Ref(buf[id]);
+      } else if (!s_.tensors[id].known) {
+        buf[id] = Alloc(0, kTransient);
+      } else {
+        buf[id] = Alloc(TensorBytes(id), kTransient);
+      }
+    }
+    // Mixed precision: autocast ops keep half copies of fp32 inputs and weights.
+    if (IsAmp(o_.precision) && AutocastHalf(op.kind)) {
+      std::vector<int> kept;
+      for (int id : rule.saved_tensors) {
+        if (ElemBytes(id) == 4) {
+          rule.saved_extra.push_back({s_.tensors[id].Elements() * 2, "half copy"});
+        } else {
+          kept.push_back(id);
+        }
+      }
+      rule.saved_tensors = kept;
+      for (int id : op.inputs) {
+        if (id >= 0 && m_.tensors[id].kind == TensorKind::kParameter) {
+          rule.saved_extra.push_back({s_.tensors[id].Elements() * 2, "half weight"});
+        }
+      }
+    }
+    // What autograd keeps.
+    std::set<int> saved_here;
+    for (int id : rule.saved_tensors) {
+      if (id < 0 || buf[id] < 0 || !saved_here.insert(buf[id]).second) continue;
+      Ref(buf[id]);
+      saved_bufs[oi].push_back(buf[id]);
+      Recategorize(buf[id], kSaved);
+      Category c = buffers_[buf[id]].category;
+      if (c != kInputs && c != kWeights && counted_saved.insert(buf[id]).second) {
+        layer.saved_bytes += buffers_[buf[id]].bytes;
+      }
+    }
+    for (const ExtraBuffer& e : rule.saved_extra) {
+      int b = Alloc(e.bytes, kSaved);
+      saved_bufs[oi].push_back(b);
+      layer.saved_bytes += buffers_[b].bytes;
+      counted_saved.insert(b);
+      Unref(-1);
+    }
+    // Extras were allocated with one reference, owned by saved_bufs.
+    Observe("forward", rule.forward_temp_bytes);
+    for (int id : op.inputs) {
+      if (id < 0 || m_.tensors[id].kind != TensorKind::kActivation) continue;
+      if (--uses[id] == 0) Unref(buf[id]);
+    }
+    for (int id : op.outputs) {
+      if (id >= 0 && uses[id] == 0 && buf[id] >= 0) Unref(buf[id]);
+    }
+    rules.push_back(std::move(rule));
+    plan.layers.push_back(std::move(layer));
+  }
+  uint64_t total_saved = 0;
+  for (int b : counted_saved) total_saved += buffers_[b].bytes;
+
+  // Loss.
+  int loss_saved = -1, loss_scalar = -1;
+  if (logits >= 0 && o_.loss == Loss::kCrossEntropy) {
+    // log_softmax(logits) is saved (fp32); nll_loss keeps the labels.
+    loss_saved = Alloc(s_.tensors[logits].Elements() * 4, kSaved);
+    total_saved += buffers_[loss_saved].bytes;
+  } else if (logits >= 0 && o_.loss == Loss::kMse) {
+    Ref(buf[logits]);
+    loss_saved = buf[logits];
+  }
+  loss_scalar = Alloc(4, kTransient);
+  Observe("forward", 0);
+
+  // Backward.
+  std::vector<int> grad(m_.tensors.size(), -1);
+  std::vector<bool> param_has_grad(m_.tensors.size(), false);
+  if (logits >= 0 && requires_grad_[logits]) {
+    if (o_.loss == Loss::kCrossEntropy) {
+      int g1 = Alloc(s_.tensors[logits].Elements() * 4, kTransient);  // d loss / d log_softmax
+      int g2 = Alloc(TensorBytes(logits), kTransient);                  // d loss / d logits
+      Observe("backward", 0);
+      Unref(g1);
+      Unref(loss_saved);
+      grad[logits] = g2;
+    } else if (o_.loss == Loss::kMse) {
+      grad[logits] = Alloc(TensorBytes(logits), kTransient);
+      Observe("backward", 0);
+      Unref(loss_saved);
+    } else {
+      grad[logits] = Alloc(TensorBytes(logits), kTransient);
+      Observe("backward", 0);
+    }
+  }
+  for (size_t oi = ops.size(); oi-- > 0;) {
+    const LogicalOp& op = ops[oi];
+    const OpRule& rule = rules[oi];
+    bool has_grad = false;
+    for (int id : op.outputs) has_grad = has_grad || (id >= 0 && grad[id] >= 0);
+    std::vector<int> new_grads(op.inputs.size(), -1);
+    if (has_grad) {
+      for (size_t i = 0; i < op.inputs.size(); ++i) {
+        int id = op.inputs[i];
+        if (id < 0 || !requires_grad_[id]) continue;
+        if (op.kind == "BatchNormalization" && i >= 3) continue;
+        bool is_param = m_.tensors[id].kind == TensorKind::kParameter;
+        int alias = rule.grad_alias_output[i];
+        if (!is_param && alias >= 0 && alias < static_cast<int>(op.outputs.size()) &&
+            op.outputs[alias] >= 0 && grad[op.outputs[alias]] >= 0) {
+          new_grads[i] = grad[op.outputs[alias]];
+          Ref(new_grads[i]);
+        } else if (is_param) {
+          new_grads[i] = Alloc(s_.tensors[id].Elements() * master_bytes / grad_shards, kGradients);
+        } else {
+          new_grads[i] = Alloc(TensorBytes(id), kTransient);
+        }
+      }
+      Observe("backward", rule.backward_temp_bytes);
+    }
+    for (int id : op.outputs) {
+      if (id >= 0 && grad[id] >= 0) {
+        Unref(grad[id]);
+        grad[id] = -1;
+      }
+    }
+    for (int b : saved_bufs[oi]) Unref(b);
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      int id = op.inputs[i];
+      if (new_grads[i] < 0) continue;
+      bool is_param = m_.tensors[id].kind == TensorKind::kParameter;
+      if (is_param) {
+        if (param_has_grad[id]) Unref(new_grads[i]);  // accumulated in place into .grad
+        param_has_grad[id] = true;
+        continue;
+      }
+      if (grad[id] >= 0) {
+        if (grad[id] != new_grads[i]) Observe("backward", 0);
+        Unref(new_grads[i]);  // added in place into the gradient already there
+      } else {
+        grad[id] = new_grads[i];
+      }
+    }
+  }
+  for (int& g : grad) {
+    if (g >= 0) Unref(g);
+    g = -1;
+  }
+  Observe("backward", 0);
+
+  // Optimizer step: its temporaries depend on the implementation.
+  OptimizerImpl impl = o_.optimizer_impl;
+  if (impl == OptimizerImpl::kDefault) impl = cuda ? OptimizerImpl::kForeach : OptimizerImpl::kLoop;
+  int temp_copies = 0;
+  switch (o_.optimizer) {
+    case Optimizer::kAdam: case Optimizer::kAdamW: temp_copies = impl == OptimizerImpl::kLoop ? 2 : 1; break;
+    case Optimizer::kRmsprop: case Optimizer::kAdagrad: temp_copies = 1; break;
+    default: temp_copies = 0;
+  }
+  if (impl == OptimizerImpl::kFused) temp_copies = 0;
+  uint64_t step_temp = 0;
+  if (impl == OptimizerImpl::kLoop) {
+    step_temp = temp_copies * Round(largest_param / state_shards);
+  } else {
+    for (int id : param_ids) step_temp += temp_copies * Round(s_.tensors[id].Elements() * master_bytes / state_shards);
+  }
+  Observe("optimizer", step_temp);
+  (void)labels;
+  (void)loss_scalar;
+
+  // Results.
+  plan.peak_allocated_bytes = peak_;
+  plan.peak_phase = phase_;
+  plan.bytes.weights = at_peak_[kWeights];
+  plan.bytes.gradients = at_peak_[kGradients];
+  plan.bytes.optimizer_state = at_peak_[kOptimizerState];
+  plan.bytes.inputs = at_peak_[kInputs];
+  plan.bytes.activations_saved = total_saved;
+  plan.bytes.transient = at_peak_[kTransient] + at_peak_[kExtra];
+  plan.at_peak = plan.bytes;
+  plan.at_peak.activations_saved = at_peak_[kSaved];
+  if (cuda) {
+    auto round_up = [](uint64_t v, uint64_t to) { return (v + to - 1) / to * to; };
+    plan.peak_reserved_bytes = round_up(small_peak_, 2 * kMiB) + round_up(large_peak_, 2 * kMiB);
+    plan.peak_reserved_bytes = std::max(plan.peak_reserved_bytes, peak_);
+    bool has_matmul = false, has_conv = false;
+    for (const LogicalOp& op : ops) {
+      has_matmul = has_matmul || op.kind == "Gemm" || op.kind == "MatMul";
+      has_conv = has_conv || op.kind == "Conv" || op.kind == "ConvTranspose";
+    }
+    uint64_t cublas = has_matmul || has_conv ? (o_.cuda_compute_capability >= 90 ? 32 : 8) * kMiB : 0;
+    uint64_t cudnn = has_conv ? 64 * kMiB : 0;
+    plan.bytes.workspace = cublas + cudnn;
+    plan.bytes.context = CudaContextBytes(o_.cuda_compute_capability);
+    plan.bytes.allocator_slack = plan.peak_reserved_bytes - peak_;
+    plan.required_bytes = plan.peak_reserved_bytes + plan.bytes.workspace + plan.bytes.context;
+  } else {
+    plan.peak_reserved_bytes = peak_;
+    plan.required_bytes = peak_;
+  }
+  plan.at_peak.workspace = plan.bytes.workspace;
+  plan.at_peak.context = plan.bytes.context;
+  plan.at_peak.allocator_slack = plan.bytes.allocator_slack;
+  for (const std::string& k : unknown_ops) {
+    plan.warnings.push_back("no memory rule for operator " + k +
+                            "; assumed it keeps all its inputs and outputs for backward");
+  }
+  return plan;
+}
+
+}  // namespace
+
+uint64_t CudaBlockBytes(uint64_t requested) {
+  if (requested == 0) return 0;
+  if (requested > 10 * kMiB) return (requested + 2 * kMiB - 1) / (2 * kMiB) * (2 * kMiB);
+  return (requested + 511) / 512 * 512;
+}
+
+StepPlan SimulateTrainingStep(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options) {
+  return Simulator(model, shapes, options).Run();
+}
+
+}  // namespace oomguard::plan

@@ -1,0 +1,21 @@
+// The training-step simulation: replays one steady-state PyTorch step
+// (zero_grad(set_to_none) -> forward -> loss -> backward -> optimizer.step())
+// over the model's logical operators, allocating and freeing every tensor the
+// way PyTorch's autograd does, and records the live-byte maximum.
+#pragma once
+
+#include "model.h"
+#include "saved_tensor_rules.h"
+#include "shapes.h"
+
+namespace oomguard::plan {
+
+// Simulates the step for concrete shapes. Never fails (unknown operators get
+// the conservative rule and a warning in the plan).
+StepPlan SimulateTrainingStep(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options);
+
+// The CUDA caching allocator's block size for a request: 512-byte multiples,
+// requests above 10 MiB rounded to 2 MiB.
+uint64_t CudaBlockBytes(uint64_t requested);
+
+}  // namespace oomguard::plan
