@@ -147,6 +147,18 @@ def print_table(rows: list, summary: dict) -> None:
               "PASS" if summary["pass"] else "FAIL"))
 
 
+def git_head() -> str | None:
+    """The commit of the source tree (with "+dirty" when src/ has uncommitted changes)."""
+    try:
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--", "src"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return (head + ("+dirty" if dirty else "")) or None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
 def load_references(directory: str) -> list:
     refs = []
     for path in sorted(glob.glob(os.path.join(directory, "*.json"))):
@@ -271,6 +283,8 @@ def main() -> int:
             "date": measure_step.now_utc(),
             "machine": measure_step.machine(),
             "torch_version": refs[0].get("torch_version"),
+            "oomguard": os.path.abspath(args.oomguard),
+            "git_head": git_head(),
             "summary": summary,
             "rows": rows,
         }
