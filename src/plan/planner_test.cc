@@ -278,3 +278,66 @@ TEST(Planner, ZooModelsLoadByName) {
 
 }  // namespace
 }  // namespace oomguard::plan
+
+namespace oomguard::plan {
+namespace {
+
+// input[B,2,4,4] -> Conv(4ch, 3x3 pad 1) -> Relu -> Flatten -> Gemm(3) -> logits
+std::string ConvFc() {
+  testing::GraphBuilder g;
+  g.Input("input", {2, 4, 4}).Weight("conv.weight", {4, 2, 3, 3}).Weight("fc.weight", {3, 64});
+  testing::GraphBuilder::IntsAttr(g.Node("Conv", {"input", "conv.weight"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+  g.Node("Relu", {"c"}, {"r"}, "relu");
+  g.Node("Flatten", {"r"}, {"f"}, "flatten");
+  testing::GraphBuilder::IntAttr(g.Node("Gemm", {"f", "fc.weight"}, {"logits"}, "fc"), "transB", 1);
+  g.Output("logits");
+  return g.Bytes();
+}
+
+TEST(WhatIf, ReplacingTheFcWithPoolingShrinksItsWeightBySpatialSize) {
+  auto model = LoadModelFromBytes(ConvFc(), "m").value();
+  PlanOptions o;
+  o.batch = 2;
+  o.target = Target::kCpu;
+  StepPlan base = PlanStep(*model, o).value();
+  o.replace_layer_with_pooling = "fc";
+  StepPlan pooled = PlanStep(*model, o).value();
+  // fc.weight 3x64 -> 3x4 (64 features = 4 channels x 16 positions): 192 -> 12 parameters.
+  EXPECT_EQ(base.parameter_count - pooled.parameter_count, 180u);
+  EXPECT_EQ(pooled.layers.back().parameter_bytes, 48u);
+  o.replace_layer_with_pooling = "relu";
+  EXPECT_EQ(PlanStep(*model, o).error(), "no Gemm or MatMul node named 'relu'");
+}
+
+TEST(WhatIf, CheckpointingKeepsLessForBackward) {
+  auto model = LoadModel("resnet18").value();
+  PlanOptions o;
+  o.batch = 8;
+  o.target = Target::kCpu;
+  StepPlan base = PlanStep(*model, o).value();
+  o.activation_checkpointing = true;
+  StepPlan ckpt = PlanStep(*model, o).value();
+  EXPECT_LT(ckpt.bytes.activations_saved, base.bytes.activations_saved / 2);
+  EXPECT_LT(ckpt.peak_allocated_bytes, base.peak_allocated_bytes);
+  EXPECT_GT(ckpt.peak_allocated_bytes, base.bytes.weights + base.bytes.optimizer_state);
+}
+
+TEST(WhatIf, ShardsDivideStateAndExtraBytesAdd) {
+  auto model = LoadModelFromBytes(ConvFc(), "m").value();
+  PlanOptions o;
+  o.batch = 2;
+  o.target = Target::kCpu;
+  o.optimizer = Optimizer::kAdam;
+  o.optimizer_impl = OptimizerImpl::kFused;
+  StepPlan base = PlanStep(*model, o).value();
+  o.optimizer_state_shards = 2;
+  StepPlan sharded = PlanStep(*model, o).value();
+  // Adam state: 2 x (72 + 192) floats = 2112 B; halved.
+  EXPECT_EQ(base.peak_allocated_bytes - sharded.peak_allocated_bytes, 1056u);
+  o.optimizer_state_shards = 1;
+  o.extra_persistent_bytes = 1000;
+  EXPECT_EQ(PlanStep(*model, o)->peak_allocated_bytes, base.peak_allocated_bytes + 1000);
+}
+
+}  // namespace
+}  // namespace oomguard::plan

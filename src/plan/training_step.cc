@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <map>
 #include <set>
 
 #include "oomguard/plan/gpu_catalog.h"
@@ -40,7 +42,7 @@ class Simulator {
  public:
   Simulator(const Model& m, const ConcreteShapes& s, const PlanOptions& o) : m_(m), s_(s), o_(o) {}
 
-  StepPlan Run();
+  Result<StepPlan> Run();
 
  private:
   uint64_t Round(uint64_t bytes) const { return o_.target == Target::kCuda ? CudaBlockBytes(bytes) : bytes; }
@@ -118,6 +120,7 @@ class Simulator {
   std::string phase_ = "forward";
   std::vector<uint64_t> elem_bytes_;
   std::vector<bool> requires_grad_;
+  std::vector<uint64_t> param_elems_;  // per tensor; changed by replace_layer_with_pooling
 };
 
 void Simulator::ComputeTypes(const std::vector<LogicalOp>& ops) {
@@ -172,7 +175,7 @@ void Simulator::ComputeRequiresGrad(const std::vector<LogicalOp>& ops) {
   }
 }
 
-StepPlan Simulator::Run() {
+Result<StepPlan> Simulator::Run() {
   StepPlan plan;
   plan.model = m_.name;
   plan.batch = s_.batch;
@@ -183,6 +186,57 @@ StepPlan Simulator::Run() {
   std::vector<LogicalOp> ops = FuseOperators(m_, s_);
   ComputeTypes(ops);
   ComputeRequiresGrad(ops);
+
+  // What-if: a Gemm/MatMul fed by a flattened feature map [B,C,H,W] takes the
+  // globally pooled [B,C] instead, so its weight shrinks by H*W.
+  param_elems_.assign(m_.tensors.size(), 0);
+  for (size_t i = 0; i < m_.tensors.size(); ++i) param_elems_[i] = s_.tensors[i].Elements();
+  int pooled_op = -1;
+  uint64_t pooled_input_bytes = 0;
+  if (!o_.replace_layer_with_pooling.empty()) {
+    for (size_t oi = 0; oi < ops.size(); ++oi) {
+      if (m_.nodes[ops[oi].nodes[0]].name == o_.replace_layer_with_pooling &&
+          (ops[oi].kind == "Gemm" || ops[oi].kind == "MatMul")) {
+        pooled_op = static_cast<int>(oi);
+      }
+    }
+    if (pooled_op < 0) {
+      return MakeError("no Gemm or MatMul node named '" + o_.replace_layer_with_pooling + "'");
+    }
+    const LogicalOp& op = ops[pooled_op];
+    int src = op.inputs.empty() ? -1 : op.inputs[0];
+    while (src >= 0 && s_.tensors[src].dims.size() < 3 && m_.tensors[src].producer >= 0) {
+      const NodeInfo& producer = m_.nodes[m_.tensors[src].producer];
+      if (producer.op_type != "Flatten" && producer.op_type != "Reshape") break;
+      src = producer.inputs.empty() ? -1 : producer.inputs[0];
+    }
+    int weight = op.inputs.size() > 1 ? op.inputs[1] : -1;
+    if (src < 0 || s_.tensors[src].dims.size() < 3 || weight < 0 ||
+        m_.tensors[weight].kind != TensorKind::kParameter) {
+      return MakeError("cannot replace '" + o_.replace_layer_with_pooling +
+                       "' with pooling: its input is not a flattened feature map");
+    }
+    const auto& d = s_.tensors[src].dims;
+    uint64_t spatial = 1;
+    for (size_t k = 2; k < d.size(); ++k) spatial *= static_cast<uint64_t>(d[k]);
+    param_elems_[weight] = spatial ? param_elems_[weight] / spatial : param_elems_[weight];
+    pooled_input_bytes = spatial ? TensorBytes(src) / spatial : 0;
+  }
+
+  // What-if: activation checkpointing in about sqrt(n) segments; every segment
+  // but the last keeps only its inputs and recomputes the rest in backward.
+  std::vector<int> segment(ops.size(), -1);
+  int segments = 0;
+  if (o_.activation_checkpointing && ops.size() > 1) {
+    segments = std::max<int>(2, static_cast<int>(std::lround(std::sqrt(static_cast<double>(ops.size())))));
+    for (size_t oi = 0; oi < ops.size(); ++oi) {
+      int seg = static_cast<int>(oi * segments / ops.size());
+      segment[oi] = seg == segments - 1 ? -1 : seg;
+    }
+  }
+  std::vector<std::vector<int>> segment_holds(std::max(segments, 1));
+  std::vector<std::vector<int>> deferred_saved(ops.size());          // tensor ids
+  std::vector<std::vector<uint64_t>> deferred_extra(ops.size());     // bytes
 
   // Pending forward uses per tensor: one per consuming operator, one for a graph output.
   std::vector<int> uses(m_.tensors.size(), 0);
@@ -210,14 +264,14 @@ StepPlan Simulator::Run() {
   for (size_t i = 0; i < m_.tensors.size(); ++i) {
     const TensorInfo& t = m_.tensors[i];
     if (t.kind != TensorKind::kParameter && t.kind != TensorKind::kBuffer) continue;
-    uint64_t bytes = s_.tensors[i].Elements() * master_bytes / param_shards;
-    buf[i] = Alloc(bytes, kWeights);
+    uint64_t elems = param_elems_[i];
+    buf[i] = Alloc(elems * master_bytes / param_shards, kWeights);
     if (t.kind == TensorKind::kParameter) {
       param_ids.push_back(static_cast<int>(i));
-      plan.parameter_count += s_.tensors[i].Elements();
-      largest_param = std::max(largest_param, s_.tensors[i].Elements() * master_bytes);
-      all_params += s_.tensors[i].Elements() * master_bytes;
-      for (int c = 0; c < state_copies; ++c) Alloc(s_.tensors[i].Elements() * master_bytes / state_shards, kOptimizerState);
+      plan.parameter_count += elems;
+      largest_param = std::max(largest_param, elems * master_bytes);
+      all_params += elems * master_bytes;
+      for (int c = 0; c < state_copies; ++c) Alloc(elems * master_bytes / state_shards, kOptimizerState);
     }
   }
   for (int id : m_.inputs) buf[id] = Alloc(TensorBytes(id), kInputs);
@@ -242,8 +296,12 @@ StepPlan Simulator::Run() {
   std::set<int> counted_saved;  // buffers already attributed to a layer
   std::set<std::string> unknown_ops;
   plan.layers.reserve(ops.size());
+  int segment_first_buffer = 0;
   for (size_t oi = 0; oi < ops.size(); ++oi) {
     const LogicalOp& op = ops[oi];
+    if (segment[oi] >= 0 && (oi == 0 || segment[oi - 1] != segment[oi])) {
+      segment_first_buffer = static_cast<int>(buffers_.size());
+    }
     OpRule rule = RuleFor(op, ctx);
     if (!rule.known) unknown_ops.insert(op.kind);
     LayerMemory layer;
@@ -254,7 +312,7 @@ StepPlan Simulator::Run() {
       layer.output_bytes = TensorBytes(op.outputs[0]);
     }
     for (int id : op.inputs) {
-      if (id >= 0 && m_.tensors[id].kind == TensorKind::kParameter) layer.parameter_bytes += TensorBytes(id);
+      if (id >= 0 && m_.tensors[id].kind == TensorKind::kParameter) layer.parameter_bytes += param_elems_[id] * master_bytes;
     }
     // Outputs: new memory or views.
     for (size_t k = 0; k < op.outputs.size(); ++k) {
@@ -288,6 +346,37 @@ StepPlan Simulator::Run() {
         }
       }
     }
+    if (static_cast<int>(oi) == pooled_op && !op.inputs.empty()) {
+      rule.saved_tensors.erase(std::remove(rule.saved_tensors.begin(), rule.saved_tensors.end(), op.inputs[0]),
+                               rule.saved_tensors.end());
+      rule.saved_extra.push_back({pooled_input_bytes, "pooled input"});
+    }
+    // Checkpointed segment: hold the segment's inputs, defer everything else to backward.
+    if (segment[oi] >= 0) {
+      int seg = segment[oi];
+      for (int id : op.inputs) {
+        if (id < 0 || buf[id] < 0) continue;
+        bool before = buf[id] < segment_first_buffer;  // allocated before this segment began
+        auto& holds = segment_holds[seg];
+        bool held = std::find(holds.begin(), holds.end(), buf[id]) != holds.end();
+        if (before && !held && buffers_[buf[id]].category != kInputs &&
+            buffers_[buf[id]].category != kWeights) {
+          Ref(buf[id]);
+          segment_holds[seg].push_back(buf[id]);
+          Recategorize(buf[id], kSaved);
+          if (counted_saved.insert(buf[id]).second) layer.saved_bytes += buffers_[buf[id]].bytes;
+        }
+      }
+      for (int id : rule.saved_tensors) {
+        if (id >= 0 && buf[id] >= 0 && buffers_[buf[id]].category != kInputs &&
+            buffers_[buf[id]].category != kWeights) {
+          deferred_saved[oi].push_back(id);
+        }
+      }
+      for (const ExtraBuffer& e : rule.saved_extra) deferred_extra[oi].push_back(e.bytes);
+      rule.saved_tensors.clear();
+      rule.saved_extra.clear();
+    }
     // What autograd keeps.
     std::set<int> saved_here;
     for (int id : rule.saved_tensors) {
@@ -305,7 +394,6 @@ StepPlan Simulator::Run() {
       saved_bufs[oi].push_back(b);
       layer.saved_bytes += buffers_[b].bytes;
       counted_saved.insert(b);
-      Unref(-1);
     }
     // Extras were allocated with one reference, owned by saved_bufs.
     Observe("forward", rule.forward_temp_bytes);
@@ -358,6 +446,26 @@ StepPlan Simulator::Run() {
   for (size_t oi = ops.size(); oi-- > 0;) {
     const LogicalOp& op = ops[oi];
     const OpRule& rule = rules[oi];
+    // Entering a checkpointed segment from its end: recompute its forward.
+    if (segment[oi] >= 0 && (oi + 1 == ops.size() || segment[oi + 1] != segment[oi])) {
+      std::map<int, int> recomputed;  // tensor id -> new buffer
+      std::vector<int> fresh;
+      for (size_t j = oi + 1; j-- > 0 && segment[j] == segment[oi];) {
+        for (int id : deferred_saved[j]) {
+          auto it = recomputed.find(id);
+          if (it == recomputed.end()) {
+            int b = Alloc(TensorBytes(id), kSaved);
+            fresh.push_back(b);
+            it = recomputed.emplace(id, b).first;
+          }
+          Ref(it->second);
+          saved_bufs[j].push_back(it->second);
+        }
+        for (uint64_t bytes : deferred_extra[j]) saved_bufs[j].push_back(Alloc(bytes, kSaved));
+      }
+      for (int b : fresh) Unref(b);
+      Observe("backward", 0);
+    }
     bool has_grad = false;
     for (int id : op.outputs) has_grad = has_grad || (id >= 0 && grad[id] >= 0);
     std::vector<int> new_grads(op.inputs.size(), -1);
@@ -373,7 +481,7 @@ StepPlan Simulator::Run() {
           new_grads[i] = grad[op.outputs[alias]];
           Ref(new_grads[i]);
         } else if (is_param) {
-          new_grads[i] = Alloc(s_.tensors[id].Elements() * master_bytes / grad_shards, kGradients);
+          new_grads[i] = Alloc(param_elems_[id] * master_bytes / grad_shards, kGradients);
         } else {
           new_grads[i] = Alloc(TensorBytes(id), kTransient);
         }
@@ -387,6 +495,9 @@ StepPlan Simulator::Run() {
       }
     }
     for (int b : saved_bufs[oi]) Unref(b);
+    if (segment[oi] >= 0 && (oi == 0 || segment[oi - 1] != segment[oi])) {
+      for (int b : segment_holds[segment[oi]]) Unref(b);
+    }
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       int id = op.inputs[i];
       if (new_grads[i] < 0) continue;
@@ -424,7 +535,7 @@ StepPlan Simulator::Run() {
   if (impl == OptimizerImpl::kLoop) {
     step_temp = temp_copies * Round(largest_param / state_shards);
   } else {
-    for (int id : param_ids) step_temp += temp_copies * Round(s_.tensors[id].Elements() * master_bytes / state_shards);
+    for (int id : param_ids) step_temp += temp_copies * Round(param_elems_[id] * master_bytes / state_shards);
   }
   Observe("optimizer", step_temp);
   (void)labels;
@@ -478,7 +589,7 @@ uint64_t CudaBlockBytes(uint64_t requested) {
   return (requested + 511) / 512 * 512;
 }
 
-StepPlan SimulateTrainingStep(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options) {
+Result<StepPlan> SimulateTrainingStep(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options) {
   return Simulator(model, shapes, options).Run();
 }
 

@@ -10,9 +10,10 @@
 
 namespace oomguard::plan {
 
-// Simulates the step for concrete shapes. Never fails (unknown operators get
-// the conservative rule and a warning in the plan).
-StepPlan SimulateTrainingStep(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options);
+// Simulates the step for concrete shapes. Unknown operators get the
+// conservative rule and a warning; fails only on a what-if that does not apply
+// (replace_layer_with_pooling naming no suitable layer).
+Result<StepPlan> SimulateTrainingStep(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options);
 
 // The CUDA caching allocator's block size for a request: 512-byte multiples,
 // requests above 10 MiB rounded to 2 MiB.
