@@ -8,6 +8,7 @@ build_pkgs=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libre2-dev libturbojpeg0-dev libjpeg-turbo-progs
+  zlib1g-dev  # reading gzip allocation traces in bench/mr_bench.cc
 )
 # Validation reference for the planner (real PyTorch on CPU) and tooling.
 python_pkgs=(python3 python3-torch python3-torchvision python3-onnx python3-numpy python3-pil

@@ -79,7 +79,7 @@ void* ArenaResource::do_allocate(std::size_t bytes, std::size_t, Stream stream) 
   std::lock_guard<std::mutex> lock(mu_);
   ++counters_.allocations;
   std::optional<uintptr_t> addr;
-  if (needed >= bytes) {  // not wrapped around
+  if (needed >= bytes && needed <= limit_) {  // not wrapped around, not above the cap
     addr = blocks_->allocate(needed);
     if (!addr) {
       std::string upstream_error;
@@ -105,24 +105,25 @@ void* ArenaResource::do_allocate(std::size_t bytes, std::size_t, Stream stream) 
 
 void ArenaResource::do_deallocate(void* p, std::size_t bytes, std::size_t, Stream) {
   const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+  const uint64_t expected = RoundUp(bytes, kGranule);
   std::lock_guard<std::mutex> lock(mu_);
-  std::optional<uint64_t> size = blocks_->allocated_size(addr);
+  std::optional<uint64_t> size = blocks_->free(addr, expected);
   if (!size) {
     throw InvalidDeallocation("arena: deallocate of a pointer that is not live in this arena (double free?)");
   }
-  if (*size != RoundUp(bytes, kGranule)) {
+  if (*size != expected) {
     throw InvalidDeallocation("arena: deallocate with size " + std::to_string(bytes) +
                               " but the block has " + std::to_string(*size) + " bytes");
   }
-  blocks_->free(addr);
   ++counters_.deallocations;
 }
 
 bool ArenaResource::grow_locked(uint64_t needed, Stream stream, std::string* upstream_error) {
   const uint64_t reserved = blocks_->reserved_bytes();
-  const uint64_t first =
-      NextRegionBytes(needed, reserved, limit_, std::max(options_.initial_region_bytes, kGranule),
-                      options_.growth_factor, kGranule);
+  // A preallocating arena that gave its region back (release_unused) takes the whole cap again.
+  const uint64_t initial = options_.growth == Growth::kPreallocate ? limit_ : options_.initial_region_bytes;
+  const uint64_t first = NextRegionBytes(needed, reserved, limit_, std::max(initial, kGranule),
+                                         options_.growth_factor, kGranule);
   if (first == 0) return false;
   for (uint64_t size : BackoffSizes(first, needed, options_.backoff_factor, kGranule)) {
     void* p = nullptr;

@@ -65,6 +65,10 @@ TEST(ArenaResource, PreallocatesTheWholeLimit) {
   void* p = arena.allocate(200 * MiB);
   EXPECT_EQ(device.allocate_calls(), 1u);  // no more upstream calls
   arena.deallocate(p, 200 * MiB);
+  EXPECT_EQ(arena.release_unused(), 256 * MiB);
+  p = arena.allocate(1 * MiB);  // takes the whole cap again, not a small region
+  EXPECT_EQ(arena.stats().reserved_bytes, 256 * MiB);
+  arena.deallocate(p, 1 * MiB);
 }
 
 TEST(ArenaResource, PreallocationThatDoesNotFitThrowsOutOfMemory) {

@@ -32,10 +32,11 @@ std::optional<uintptr_t> BestFitBlocks::allocate(uint64_t bytes) {
   return addr;
 }
 
-std::optional<uint64_t> BestFitBlocks::free(uintptr_t addr) {
+std::optional<uint64_t> BestFitBlocks::free(uintptr_t addr, std::optional<uint64_t> expected_bytes) {
   auto it = by_addr_.find(addr);
   if (it == by_addr_.end() || it->second.free) return std::nullopt;
   const uint64_t bytes = it->second.bytes;
+  if (expected_bytes && *expected_bytes != bytes) return bytes;
   it->second.free = true;
   free_bytes_ += bytes;
   allocated_bytes_ -= bytes;

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory_resource>
 #include <optional>
 #include <set>
 #include <utility>
@@ -36,7 +37,9 @@ class BestFitBlocks {
   // Frees the allocated block starting at `addr`, merging with free neighbours.
   // Returns the block's size, or nullopt when `addr` is not the start of an
   // allocated block (unknown pointer or double free); nothing changes then.
-  std::optional<uint64_t> free(uintptr_t addr);
+  // With `expected_bytes`, a block of another size is not freed either (the
+  // size is returned so the caller can say what it was).
+  std::optional<uint64_t> free(uintptr_t addr, std::optional<uint64_t> expected_bytes = std::nullopt);
 
   // Size of the allocated block at `addr`, or nullopt.
   std::optional<uint64_t> allocated_size(uintptr_t addr) const;
@@ -67,13 +70,15 @@ class BestFitBlocks {
     uintptr_t region;  // base address of the region this block belongs to
     bool free;
   };
-  using AddrMap = std::map<uintptr_t, Block>;
+  using AddrMap = std::pmr::map<uintptr_t, Block>;
 
   void insert_free(AddrMap::iterator it) { by_size_.emplace(it->second.bytes, it->first); }
   void erase_free(AddrMap::iterator it) { by_size_.erase({it->second.bytes, it->first}); }
 
-  AddrMap by_addr_;
-  std::set<std::pair<uint64_t, uintptr_t>> by_size_;  // free blocks only
+  // Tree nodes come from a pool, not malloc: most of an arena call is node churn.
+  std::pmr::unsynchronized_pool_resource node_pool_;
+  AddrMap by_addr_{&node_pool_};
+  std::pmr::set<std::pair<uint64_t, uintptr_t>> by_size_{&node_pool_};  // free blocks only
   std::map<uintptr_t, uint64_t> regions_;             // base -> bytes
   uint64_t free_bytes_ = 0, allocated_bytes_ = 0, reserved_bytes_ = 0;
   std::size_t allocated_count_ = 0;

@@ -56,6 +56,8 @@ TEST(BestFitBlocks, RefusesUnknownPointersAndDoubleFreeWithoutChangingAnything) 
   uintptr_t p = *b.allocate(256);
   EXPECT_FALSE(b.free(p + 256).has_value());  // inside a free block
   EXPECT_FALSE(b.free(0x9999).has_value());
+  EXPECT_EQ(*b.free(p, 512), 256u);  // wrong size: reported, not freed
+  EXPECT_EQ(b.allocated_bytes(), 256u);
   EXPECT_EQ(*b.free(p), 256u);
   EXPECT_FALSE(b.free(p).has_value());
   EXPECT_EQ(b.free_bytes(), 1024u);

@@ -133,7 +133,7 @@ void RandomWorkout(MemoryResource& mr, uint64_t seed, int steps) {
   for (int step = 0; step < steps; ++step) {
     bool do_alloc = live.empty() || (live.size() < 64 && rng() % 3 != 0);
     if (do_alloc) {
-      std::size_t bytes = rng() % 8 == 0 ? 1 + rng() % (1 << 20) : 1 + rng() % 4096;
+      std::size_t bytes = rng() % 16 == 0 ? 1 + rng() % (256 << 10) : 1 + rng() % 4096;
       Block b{static_cast<unsigned char*>(mr.allocate(bytes)), bytes, static_cast<unsigned char>(rng())};
       ASSERT_NE(b.p, nullptr);
       ASSERT_EQ(reinterpret_cast<uintptr_t>(b.p) % kDefaultAlignment, 0u);

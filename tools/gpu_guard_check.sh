@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The guard part on a real GPU, in one go (a future session with a GPU runs this):
+#   1. builds oomguard_mr and liboomguard_torch.so (Release, no tests);
+#   2. tools/gpu_guard_check.cc over the real driver: arena to the cap + OOM report, growth,
+#      release, pinned pool (cap, fallback, back-off);
+#   3. a short PyTorch CUDA training loop with PyTorch's allocator, then through
+#      liboomguard_torch.so (growth on, and a cap too small: the OOM report);
+# and writes $OUT/mr_gpu_check.json (and a copy in bench/results/ when the tree is writable).
+# Usage: OUT=/tmp/out tools/gpu_guard_check.sh      (needs libcuda.so.1, one GPU; PyTorch with CUDA optional)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu_guard_out}
+mkdir -p "$OUT"
+BUILD=${BUILD:-build-gpu-guard}
+PY=${PYTHON:-python3}
+log() { echo "gpu_guard_check: $*" >&2; }
+
+log "build"
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DOOMGUARD_BUILD_TESTS=OFF >"$OUT/cmake.log" 2>&1 &&
+  cmake --build "$BUILD" -j"$(nproc)" --target oomguard_mr oomguard_torch >>"$OUT/cmake.log" 2>&1 ||
+  { log "build failed, see $OUT/cmake.log"; exit 2; }
+g++ -std=c++20 -O2 -Iinclude tools/gpu_guard_check.cc "$BUILD/src/mr/liboomguard_mr.a" \
+  "$BUILD/src/core/liboomguard_core.a" -ldl -lpthread -o "$BUILD/gpu_guard_check" 2>>"$OUT/cmake.log" ||
+  { log "cannot compile tools/gpu_guard_check.cc, see $OUT/cmake.log"; exit 2; }
+LIB=$PWD/$BUILD/liboomguard_torch.so
+
+log "driver checks"
+timeout 300 "$BUILD/gpu_guard_check" >"$OUT/driver.json" 2>"$OUT/driver.err" || log "driver checks failed: $(cat "$OUT/driver.err")"
+
+run_py() {  # name, env, args...
+  local name=$1 env=$2; shift 2
+  log "pytorch: $name"
+  env $env timeout 300 "$PY" tools/gpu_guard_check.py "$@" >"$OUT/$name.json" 2>"$OUT/$name.err" ||
+    { log "$name failed (see $OUT/$name.err)"; echo null >"$OUT/$name.json"; }
+}
+if "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  run_py torch_pytorch "OOMGUARD_UNUSED=1" pytorch
+  run_py torch_oomguard "OOMGUARD_ALLOC_CONF=growth=on,fraction=0.9" oomguard "$LIB"
+  rm -f "$OUT/oom_report.json"
+  run_py torch_oom "OOMGUARD_ALLOC_CONF=limit=256MiB,report=$OUT/oom_report.json" oom "$LIB" "$OUT/oom_report.json"
+else
+  log "no PyTorch with CUDA: skipping the training loop"
+  for n in torch_pytorch torch_oomguard torch_oom; do echo null >"$OUT/$n.json"; done
+fi
+
+"$PY" - "$OUT" <<'PYEOF'
+import json, os, platform, subprocess, sys, datetime
+out = sys.argv[1]
+def load(name):
+    try:
+        with open(os.path.join(out, name + ".json")) as f:
+            return json.load(f)
+    except Exception as e:
+        return {"error": str(e)}
+cpu = ""
+for line in open("/proc/cpuinfo"):
+    if line.startswith("model name"):
+        cpu = line.split(":", 1)[1].strip(); break
+gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                     capture_output=True, text=True).stdout.strip()
+pt, og = load("torch_pytorch"), load("torch_oomguard")
+ratio = None
+if isinstance(pt, dict) and isinstance(og, dict) and pt.get("peak_reserved_bytes") and og.get("peak_reserved_bytes"):
+    ratio = og["peak_reserved_bytes"] / pt["peak_reserved_bytes"]
+result = {"date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
+          "machine": {"uname": " ".join(platform.uname()), "nproc": os.cpu_count(), "cpu": cpu, "gpu": gpu},
+          "command": "tools/gpu_guard_check.sh",
+          "driver": load("driver"), "torch_pytorch_allocator": pt, "torch_oomguard": og,
+          "oomguard_over_pytorch_peak_reserved": ratio, "torch_oom": load("torch_oom")}
+with open(os.path.join(out, "mr_gpu_check.json"), "w") as f:
+    json.dump(result, f, indent=2)
+print(json.dumps({"oomguard_over_pytorch_peak_reserved": ratio}))
+PYEOF
+cp "$OUT/mr_gpu_check.json" bench/results/mr_gpu_check.json 2>/dev/null || true
+log "done: $OUT/mr_gpu_check.json"
