@@ -58,6 +58,10 @@ nlohmann::json SummaryJson(const doctor::WatchSummary& s, const std::string& wha
   j["gpu_growth_bytes_per_second"] = static_cast<int64_t>(std::llround(s.gpu_growth_bytes_per_second));
   j["predicted_seconds_to_limit"] = OptionalNumber(s.predicted_seconds_to_limit);
   j["stopped_at_seconds"] = OptionalNumber(s.stopped_at_seconds);
+  j["last_step"] = s.last_step ? nlohmann::json(*s.last_step) : nlohmann::json();
+  j["steps_per_second"] = std::round(s.steps_per_second * 100) / 100;
+  j["predicted_step_at_limit"] =
+      s.predicted_step_at_limit ? nlohmann::json(std::llround(*s.predicted_step_at_limit)) : nlohmann::json();
   j["verdict"] = s.verdict;
   return j;
 }
@@ -80,6 +84,11 @@ void PrintSummary(const doctor::WatchSummary& s, const std::string& what) {
                s.gpu_available ? "" : " (no GPU driver: not measured)");
   std::fprintf(stderr, "  growth host %s, GPU %s\n", Rate(s.host_growth_bytes_per_second).c_str(),
                Rate(s.gpu_growth_bytes_per_second).c_str());
+  if (s.last_step) {
+    std::fprintf(stderr, "  steps: last %ld, %.2f steps/s", *s.last_step, s.steps_per_second);
+    if (s.predicted_step_at_limit) std::fprintf(stderr, ", the limit comes at about step %.0f", *s.predicted_step_at_limit);
+    std::fprintf(stderr, "\n");
+  }
   std::string verdict = s.verdict;
   if (s.stopped) {
     verdict += ": " + s.stop_reason + "; sent";
@@ -100,10 +109,15 @@ void DrawStatus(const doctor::Sample& s, const doctor::Assessment& a) {
   if (s.gpu_limit || s.gpu_bytes) {
     line += "  gpu " + FormatBytes(s.gpu_bytes) + "/" + FormatBytes(s.gpu_limit) + " " + Rate(a.gpu.bytes_per_second);
   }
+  if (a.step) line += "  step " + std::to_string(*a.step);
   if (a.seconds_to_limit) {
-    char buf[48];
+    char buf[80];
     std::snprintf(buf, sizeof buf, "  limit in %.0f s", *a.seconds_to_limit);
     line += buf;
+    if (a.step_at_limit) {
+      std::snprintf(buf, sizeof buf, " (step %.0f)", *a.step_at_limit);
+      line += buf;
+    }
   } else {
     line += (a.host.sustained || a.gpu.sustained) ? "  growing" : "  steady";
   }
@@ -140,6 +154,10 @@ int RunWatch(int argc, char** argv) {
   app.add_option("--csv", csv_path, "write every sample to this CSV file");
   app.add_option("--plot", plot_path, "write an SVG timeline to this file");
   app.add_option("--pid", pid, "watch a running process (and its children) instead of starting one");
+  bool steps = false;
+  app.add_flag("--steps", steps,
+               "read a step counter from the run's stdout ('step 120', 'iter: 5', '[120/500]') to predict the "
+               "step at which it runs out; the output passes through oomguard (use python -u)");
   app.add_flag("--json", json, "print the summary as JSON on stdout (the run's stdout goes to stderr)");
   app.add_option("command", command, "the command to run, after --");
   if (auto rc = Parse(app, "watch", argc, argv)) return *rc;
@@ -158,6 +176,7 @@ int RunWatch(int argc, char** argv) {
   if (host_limit && *host_limit == 0) return UsageError("watch", "--host-limit must be more than 0 bytes");
   if (gpu_limit && *gpu_limit == 0) return UsageError("watch", "--gpu-limit must be more than 0 bytes");
   if (pid != 0 && !command.empty()) return UsageError("watch", "give either --pid or a command after --, not both");
+  if (pid != 0 && steps) return UsageError("watch", "--steps needs a command to start: oomguard cannot read the output of --pid");
   if (pid == 0 && command.empty()) {
     return UsageError("watch", "nothing to watch: give a command after -- (oomguard watch -- python train.py) or --pid");
   }
@@ -181,7 +200,7 @@ int RunWatch(int argc, char** argv) {
     process = doctor::AttachToPid(pid);
     what = "pid " + std::to_string(pid);
   } else {
-    process = doctor::StartChild(command, json);
+    process = doctor::StartChild(command, json, steps);
     what = "'" + command[0] + "'";
   }
   if (!process) return UsageError("watch", process.error());
@@ -197,11 +216,18 @@ int RunWatch(int argc, char** argv) {
   std::unique_ptr<doctor::ProcessTable> table = doctor::MakeRealProcessTable();
   doctor::Watcher watcher(options, clock.get(), table.get(), sources.gpus.get());
   bool live = StderrIsTerminal();
+  FILE* pass_to = json ? stderr : stdout;
   doctor::WatchSummary summary = watcher.Run(
-      **process, live ? doctor::SampleCallback(DrawStatus) : doctor::SampleCallback(), [] {
+      **process, live ? doctor::SampleCallback(DrawStatus) : doctor::SampleCallback(),
+      [] {
         int sig = g_forward_signal;
         g_forward_signal = 0;
         return sig;
+      },
+      [pass_to, live](const std::string& out) {
+        if (live) std::fputs("\r\033[2K", stderr);
+        std::fwrite(out.data(), 1, out.size(), pass_to);
+        std::fflush(pass_to);
       });
   if (live) std::fputs("\r\033[2K", stderr);
 

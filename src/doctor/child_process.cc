@@ -27,12 +27,33 @@ ExitStatus FromWaitStatus(int status) {
 
 class Child final : public WatchedProcess {
  public:
-  explicit Child(pid_t pid) : pid_(pid) {}
+  Child(pid_t pid, int output_fd) : pid_(pid), output_fd_(output_fd) {}
   ~Child() override {
     if (!done_) {
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
     }
+    if (output_fd_ >= 0) close(output_fd_);
+  }
+  std::string ReadOutput() override {
+    std::string out;
+    if (output_fd_ < 0) return out;
+    char buf[4096];
+    while (true) {
+      ssize_t n = read(output_fd_, buf, sizeof buf);
+      if (n > 0) {
+        out.append(buf, static_cast<size_t>(n));
+        if (out.size() > (1 << 20)) break;  // the rest next time
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0) {  // the run (and every process holding the pipe) closed it
+        close(output_fd_);
+        output_fd_ = -1;
+      }
+      break;  // EAGAIN: nothing more for now
+    }
+    return out;
   }
   int pid() const override { return pid_; }
   std::optional<ExitStatus> Poll() override {
@@ -56,6 +77,7 @@ class Child final : public WatchedProcess {
 
  private:
   pid_t pid_;
+  int output_fd_;
   bool done_ = false;
   ExitStatus status_;
 };
@@ -99,8 +121,13 @@ class RealClock final : public Clock {
 
 std::unique_ptr<Clock> MakeRealClock() { return std::make_unique<RealClock>(); }
 
-Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string>& argv, bool stdout_to_stderr) {
+Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string>& argv, bool stdout_to_stderr,
+                                                   bool capture_stdout) {
   if (argv.empty()) return MakeError("no command to run");
+  int out_pipe[2] = {-1, -1};
+  if (capture_stdout && pipe2(out_pipe, O_CLOEXEC) != 0) {
+    return MakeError(std::string("pipe: ") + std::strerror(errno));
+  }
   // A close-on-exec pipe tells the parent whether exec succeeded: it is
   // closed by a successful exec, or carries errno when exec fails.
   int fds[2];
@@ -112,11 +139,19 @@ Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string
   if (pid < 0) {
     close(fds[0]);
     close(fds[1]);
+    if (capture_stdout) {
+      close(out_pipe[0]);
+      close(out_pipe[1]);
+    }
     return MakeError(std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
     close(fds[0]);
-    if (stdout_to_stderr) dup2(STDERR_FILENO, STDOUT_FILENO);
+    if (capture_stdout) {
+      dup2(out_pipe[1], STDOUT_FILENO);  // dup2 clears close-on-exec on the copy
+    } else if (stdout_to_stderr) {
+      dup2(STDERR_FILENO, STDOUT_FILENO);
+    }
     execvp(args[0], args.data());
     int err = errno;
     ssize_t ignored = write(fds[1], &err, sizeof err);
@@ -124,6 +159,10 @@ Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string
     _exit(127);
   }
   close(fds[1]);
+  if (capture_stdout) {
+    close(out_pipe[1]);
+    fcntl(out_pipe[0], F_SETFL, fcntl(out_pipe[0], F_GETFL) | O_NONBLOCK);
+  }
   int err = 0;
   ssize_t n;
   do {
@@ -132,9 +171,10 @@ Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string
   close(fds[0]);
   if (n == static_cast<ssize_t>(sizeof err)) {
     waitpid(pid, nullptr, 0);
+    if (capture_stdout) close(out_pipe[0]);
     return MakeError("cannot run '" + argv[0] + "': " + std::strerror(err));
   }
-  return std::unique_ptr<WatchedProcess>(std::make_unique<Child>(pid));
+  return std::unique_ptr<WatchedProcess>(std::make_unique<Child>(pid, capture_stdout ? out_pipe[0] : -1));
 }
 
 Result<std::unique_ptr<WatchedProcess>> AttachToPid(int pid) {

@@ -1,7 +1,8 @@
 // A child process for the watch tests: it starts in a millisecond (unlike
 // Python, whose start-up alone can take a second on a loaded machine) and
 // grows its resident memory on a wall-clock schedule.
-//   memory_hog leak CHUNK_MIB PERIOD_MS              + CHUNK every PERIOD until SIGINT/SIGTERM
+//   memory_hog leak CHUNK_MIB PERIOD_MS [steps]      + CHUNK every PERIOD until SIGINT/SIGTERM;
+//                                                    with "steps", prints "step N" after chunk N
 //   memory_hog plateau CHUNK_MIB PERIOD_MS N HOLD_MS  N chunks (warm-up), then hold, exit 0
 // Chunks are mmap(MAP_POPULATE)ed: resident at once, without a page fault
 // per page (which on a loaded VM is slower than the schedule). On SIGINT it
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   const double period = std::atof(argv[3]) / 1000;
   const size_t limit = leak ? SIZE_MAX : std::strtoull(argv[4], nullptr, 10);
   const double hold = leak ? 0 : std::atof(argv[5]) / 1000;
+  const bool print_steps = leak && argc > 4 && std::strcmp(argv[4], "steps") == 0;
   std::vector<void*> chunks;
   const double t0 = Now();
   double first_at = 0, last_at = 0;
@@ -52,6 +54,10 @@ int main(int argc, char** argv) {
       last_at = Now();
       if (chunks.empty()) first_at = last_at;
       chunks.push_back(p);
+      if (print_steps) {
+        std::printf("step %zu loss 0.5\n", chunks.size());
+        std::fflush(stdout);
+      }
     }
     if (!leak && chunks.size() >= limit) {
       double until = Now() + hold;

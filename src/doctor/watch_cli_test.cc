@@ -41,7 +41,7 @@ TEST(WatchCli, StopsALeakBeforeTheHostLimit) {
   ASSERT_NE(at, std::string::npos) << r.err;
   double actual = std::atof(r.err.c_str() + at + 5);
   EXPECT_NEAR(rate, actual, 0.2 * actual) << rate / kMiB << " MiB/s reported, " << actual / kMiB << " MiB/s actual";
-  EXPECT_GT(actual, 100 * kMiB);
+  EXPECT_GT(actual, 5 * kMiB);  // it did leak (a loaded machine may fall well behind 200 MiB/s)
   EXPECT_TRUE(j["host_growth_bytes_per_second"].is_number_integer());
   EXPECT_TRUE(j["predicted_seconds_to_limit"].is_number());
   EXPECT_EQ(j["host_limit_bytes"], 512ull << 20);
@@ -57,16 +57,33 @@ TEST(WatchCli, StopsALeakBeforeTheHostLimit) {
   std::remove(svg.c_str());
 }
 
+TEST(WatchCli, ReadsStepsFromTheRunsOutput) {
+  auto r = RunCli(OOMGUARD_EXE, {"watch", "--interval", "0.1", "--host-limit", "512MiB", "--stop-before-oom",
+                                 "--steps", "--json", "--", kHog, "leak", "20", "100", "steps"});
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);  // stdout holds only the JSON
+  EXPECT_GE(j["last_step"].get<long>(), 5);
+  // One step per 20 MiB chunk: the step rate follows the run's own measured growth rate
+  // (10 steps/s on schedule; fewer when a loaded machine slows it down).
+  size_t at = r.err.find("grew ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  double chunks_per_second = std::atof(r.err.c_str() + at + 5) / (20 * kMiB);
+  EXPECT_NEAR(j["steps_per_second"].get<double>(), chunks_per_second, 0.3 * chunks_per_second);
+  EXPECT_GT(j["predicted_step_at_limit"].get<long>(), j["last_step"].get<long>());
+  EXPECT_LT(j["predicted_step_at_limit"].get<long>(), 40);  // 512 MiB / 20 MiB per step = step ~26
+  EXPECT_NE(r.err.find("step 3 loss 0.5\n"), std::string::npos);  // passed through to stderr
+}
+
 TEST(WatchCli, WarmUpThenPlateauIsNotFlagged) {
-  // At 0.2 s the first verdict (10 samples) comes at ~1.8 s, well after the warm-up even when
-  // Python is slow to start on a loaded machine.
-  auto r = RunCli(OOMGUARD_EXE, {"watch", "--interval", "0.2", "--host-limit", "512MiB", "--stop-before-oom",
-                                 "--json", "--", kHog, "plateau", "20", "50", "10", "2500"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Warm-up: 5 x 10 MiB in 0.25 s (a few seconds on a badly loaded machine), then 5 s flat. At
+  // 0.5 s the first verdict (10 samples) comes at ~4.5 s, after the warm-up.
+  auto r = RunCli(OOMGUARD_EXE, {"watch", "--interval", "0.5", "--host-limit", "512MiB", "--stop-before-oom",
+                                 "--json", "--", kHog, "plateau", "10", "50", "5", "5000"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_FALSE(j["stopped"].get<bool>());
   EXPECT_EQ(j["verdict"], "no_sustained_growth");
-  EXPECT_GT(j["peak_host_bytes"].get<uint64_t>(), 200ull << 20);
+  EXPECT_GT(j["peak_host_bytes"].get<uint64_t>(), 50ull << 20);
   EXPECT_TRUE(j["predicted_seconds_to_limit"].is_null());
   EXPECT_EQ(j["exit_status"], 0);
 }

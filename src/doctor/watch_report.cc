@@ -60,9 +60,11 @@ std::string TimelineSvg(const WatchSummary& summary) {
   for (const Sample& s : samples) {
     y_max = std::max({y_max, double(s.host_bytes), double(s.gpu_bytes), double(s.host.locked), double(s.host.pinned)});
   }
-  // Show a limit only when it is within reach of the plot (else it flattens every series).
-  bool show_host_limit = host_limit > 0 && host_limit <= 4 * y_max;
-  bool show_gpu_limit = gpu_limit > 0 && gpu_limit <= 4 * y_max;
+  // Show a limit when it is within reach of the plot (a far-away one would flatten every series)
+  // or when a prediction points at it.
+  bool predicted = prediction_t >= 0;
+  bool show_host_limit = host_limit > 0 && (host_limit <= 4 * y_max || predicted);
+  bool show_gpu_limit = gpu_limit > 0 && (gpu_limit <= 4 * y_max || (predicted && summary.gpu_growth_bytes_per_second > 0));
   if (show_host_limit) y_max = std::max(y_max, double(host_limit));
   if (show_gpu_limit) y_max = std::max(y_max, double(gpu_limit));
   y_max *= 1.08;

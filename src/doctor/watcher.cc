@@ -95,8 +95,15 @@ Sample Watcher::TakeSample(int root, double seconds) {
 }
 
 WatchSummary Watcher::Run(WatchedProcess& process, const SampleCallback& on_sample,
-                          const std::function<int()>& forward_signal) {
+                          const std::function<int()>& forward_signal, const OutputCallback& on_output) {
   WatchSummary summary;
+  StepCounter steps;
+  auto pass_output = [&](double seconds) {  // seconds since the start
+    std::string out = process.ReadOutput();
+    if (out.empty()) return;
+    steps.Feed(out, seconds);
+    if (on_output) on_output(out);
+  };
   GrowthDetector host_growth(options_.growth), gpu_growth(options_.growth);
   const double start = clock_->NowSeconds();
   Assessment last, at_stop;
@@ -114,8 +121,10 @@ WatchSummary Watcher::Run(WatchedProcess& process, const SampleCallback& on_samp
   while (true) {
     if (std::optional<ExitStatus> done = process.Poll()) {
       summary.exit = *done;
+      pass_output(clock_->NowSeconds() - start);
       break;
     }
+    pass_output(clock_->NowSeconds() - start);
     if (forward_signal) {
       if (int sig = forward_signal(); sig != 0) process.Signal(sig);
     }
@@ -145,6 +154,10 @@ WatchSummary Watcher::Run(WatchedProcess& process, const SampleCallback& on_samp
     }
     for (const std::optional<double>& eta : {a.host_seconds_to_limit, a.gpu_seconds_to_limit}) {
       if (eta && (!a.seconds_to_limit || *eta < *a.seconds_to_limit)) a.seconds_to_limit = eta;
+    }
+    a.step = steps.last_step();
+    if (a.step && a.seconds_to_limit && steps.steps_per_second() > 0) {
+      a.step_at_limit = *a.step + *a.seconds_to_limit * steps.steps_per_second();
     }
     summary.samples.push_back(s);
     KeepPeak(s, &summary.peak);
@@ -180,6 +193,8 @@ WatchSummary Watcher::Run(WatchedProcess& process, const SampleCallback& on_samp
   }
 
   summary.gpu_available = gpu_ok_;
+  summary.last_step = steps.last_step();
+  summary.steps_per_second = steps.steps_per_second();
   summary.host_growth_bytes_per_second = last.host.bytes_per_second;
   summary.gpu_growth_bytes_per_second = last.gpu.bytes_per_second;
   if (summary.stopped) {
@@ -188,10 +203,12 @@ WatchSummary Watcher::Run(WatchedProcess& process, const SampleCallback& on_samp
     summary.host_growth_bytes_per_second = at_stop.host.bytes_per_second;
     summary.gpu_growth_bytes_per_second = at_stop.gpu.bytes_per_second;
     summary.predicted_seconds_to_limit = at_stop.seconds_to_limit;
+    summary.predicted_step_at_limit = at_stop.step_at_limit;
     summary.verdict = "stopped_before_oom";
   } else if (last.host.sustained || last.gpu.sustained) {
     summary.verdict = "sustained_growth";
     summary.predicted_seconds_to_limit = last.seconds_to_limit;
+    summary.predicted_step_at_limit = last.step_at_limit;
   } else if (summary.samples.size() < options_.growth.min_samples) {
     summary.verdict = "too_few_samples";
   } else {

@@ -200,6 +200,38 @@ TEST(Watcher, ForwardsSignalsItIsAskedTo) {
   EXPECT_EQ(*s.exit.signal, SIGTERM);
 }
 
+// A run that prints two training steps per second.
+class SteppingRun : public FakeRun {
+ public:
+  SteppingRun(FakeClock* clock) : FakeRun(clock, {SIGINT}), clock_(clock) {}
+  std::string ReadOutput() override {
+    std::string out;
+    for (long due = static_cast<long>((clock_->now - 1000) * 2); printed_ < due;) {
+      out += "step " + std::to_string(++printed_) + " loss 1.0\n";
+    }
+    return out;
+  }
+
+ private:
+  FakeClock* clock_;
+  long printed_ = 0;
+};
+
+TEST(Watcher, PredictsTheStepAtTheLimit) {
+  FakeClock clock;
+  FakeTable table(&clock, [](double t) { return uint64_t(100 * kMiB + 20 * kMiB * t); });
+  SteppingRun run(&clock);
+  std::string passed_through;
+  WatchSummary s = Watcher(Options(), &clock, &table, nullptr)
+                       .Run(run, nullptr, nullptr, [&](const std::string& out) { passed_through += out; });
+  EXPECT_TRUE(s.stopped);
+  EXPECT_NEAR(s.steps_per_second, 2.0, 0.05);
+  ASSERT_TRUE(s.predicted_step_at_limit.has_value());
+  // Stopped at t=9 (step 18) with 36.35 s to the limit: step 18 + 2 * 36.35.
+  EXPECT_NEAR(*s.predicted_step_at_limit, 18 + 2 * 36.35, 0.5);
+  EXPECT_EQ(passed_through.rfind("step 1 loss 1.0\nstep 2 loss 1.0\n", 0), 0u);
+}
+
 // A GPU whose memory the run's child (pid 101) fills up.
 class FakeGpuLeak : public MachineGpus {
  public:

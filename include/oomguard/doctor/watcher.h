@@ -22,6 +22,7 @@
 #include "oomguard/doctor/gpus.h"
 #include "oomguard/doctor/growth.h"
 #include "oomguard/doctor/process_tree.h"
+#include "oomguard/doctor/step_counter.h"
 #include "oomguard/result.h"
 
 namespace oomguard::doctor {
@@ -47,14 +48,17 @@ class WatchedProcess {
   // nullopt while it runs; how it ended once it has (reaped, for a child).
   virtual std::optional<ExitStatus> Poll() = 0;
   virtual void Signal(int signal) = 0;
+  // Output the run wrote since the last call, when it is captured (StartChild
+  // with capture_stdout); "" otherwise.
+  virtual std::string ReadOutput() { return ""; }
 };
 
 // Starts argv[0] (searched in PATH) as a child of this process, with its
 // stdout sent to our stderr when stdout_to_stderr (so that our stdout can
-// hold only JSON). Fails with "cannot run 'X': <reason>" when it cannot be
-// executed.
+// hold only JSON), or to a pipe that ReadOutput() drains when capture_stdout.
+// Fails with "cannot run 'X': <reason>" when it cannot be executed.
 Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string>& argv,
-                                                   bool stdout_to_stderr = false);
+                                                   bool stdout_to_stderr = false, bool capture_stdout = false);
 // An existing process (--pid). Its exit status cannot be known.
 Result<std::unique_ptr<WatchedProcess>> AttachToPid(int pid);
 
@@ -85,6 +89,8 @@ struct Assessment {
   Growth host, gpu;
   std::optional<double> host_seconds_to_limit, gpu_seconds_to_limit;
   std::optional<double> seconds_to_limit;  // the nearer of the two
+  std::optional<long> step;                // the run's last step (with a step counter)
+  std::optional<double> step_at_limit;     // the step at which the nearer limit comes
 };
 
 // The pure stop decision for one sample: "" (keep going) or the reason.
@@ -101,12 +107,17 @@ struct WatchSummary {
   double gpu_growth_bytes_per_second = 0;
   std::optional<double> predicted_seconds_to_limit;  // at the last sample, when growing
   std::optional<double> stopped_at_seconds;
+  std::optional<long> last_step;           // from the run's output, with a step counter
+  double steps_per_second = 0;
+  std::optional<double> predicted_step_at_limit;  // with the prediction, when steps are known
   // "stopped_before_oom", "sustained_growth", "no_sustained_growth", "too_few_samples"
   std::string verdict;
   bool gpu_available = false;
 };
 
 using SampleCallback = std::function<void(const Sample&, const Assessment&)>;
+// Receives the run's captured output (to pass it through).
+using OutputCallback = std::function<void(const std::string&)>;
 
 class Watcher {
  public:
@@ -117,7 +128,8 @@ class Watcher {
   // Samples until the process ends. `interrupted`, when given, is polled: when
   // it returns a signal number, that signal is forwarded to the run.
   WatchSummary Run(WatchedProcess& process, const SampleCallback& on_sample = nullptr,
-                   const std::function<int()>& forward_signal = nullptr);
+                   const std::function<int()>& forward_signal = nullptr,
+                   const OutputCallback& on_output = nullptr);
 
  private:
   Sample TakeSample(int root, double seconds);
