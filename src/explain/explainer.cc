@@ -31,9 +31,67 @@ struct Explainer::State {
   std::string scratch;
 
   void Line(std::string_view raw);
+  void Scan(std::string_view block);
+  void CountLines(std::string_view region);
+  void AppendPending(std::string_view part);
   void Segment(std::string_view text);
   Observation& ObservationFor(Signal signal);
 };
+
+// Most lines of a log match nothing. One DFA pass of the prefilter over the
+// block finds the next line that might match; the lines before it are only
+// counted. REQUIRES: block ends with '\n'.
+void Explainer::State::Scan(std::string_view block) {
+  const RE2& prefilter = *Compiled().prefilter;
+  const re2::StringPiece text(block.data(), block.size());
+  size_t pos = 0;
+  while (pos < block.size()) {
+    re2::StringPiece hit;
+    if (!prefilter.Match(text, pos, block.size(), RE2::UNANCHORED, &hit, 1)) {
+      CountLines(block.substr(pos));
+      return;
+    }
+    size_t hit_at = static_cast<size_t>(hit.data() - block.data());
+    const void* before = memrchr(block.data() + pos, '\n', hit_at - pos);
+    size_t line_start = before ? static_cast<size_t>(static_cast<const char*>(before) - block.data()) + 1 : pos;
+    CountLines(block.substr(pos, line_start - pos));
+    size_t line_end =
+        static_cast<size_t>(static_cast<const char*>(std::memchr(block.data() + hit_at, '\n', block.size() - hit_at)) -
+                            block.data());
+    std::string_view line = block.substr(line_start, line_end - line_start);
+    if (line.size() > options.max_line_bytes) {
+      ++truncated;
+      line = line.substr(0, options.max_line_bytes);
+    }
+    Line(line);
+    pos = line_end + 1;
+  }
+}
+
+// Counts the whole lines of `region` (and those over the length cap) without looking at them.
+void Explainer::State::CountLines(std::string_view region) {
+  const char* p = region.data();
+  const char* end = p + region.size();
+  while (p < end) {
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+    if (!nl) nl = end;
+    if (static_cast<size_t>(nl - p) > options.max_line_bytes) ++truncated;
+    ++line_number;
+    p = nl + 1;
+  }
+}
+
+void Explainer::State::AppendPending(std::string_view part) {
+  if (pending_truncated) return;
+  size_t room = options.max_line_bytes - pending.size();
+  if (part.size() > room) {
+    pending.append(part.substr(0, room));
+    pending_truncated = true;
+    ++truncated;
+  } else {
+    pending.append(part);
+  }
+}
 
 Observation& Explainer::State::ObservationFor(Signal signal) {
   for (Observation& o : observations) {
@@ -179,38 +237,26 @@ void Explainer::AddLine(std::string_view line) {
 
 void Explainer::AddText(std::string_view text) {
   State& s = *state_;
-  const size_t cap = s.options.max_line_bytes;
-  while (!text.empty()) {
+  s.bytes += text.size();
+  // A line begun in an earlier block.
+  if (!s.pending.empty() || s.pending_truncated) {
     const void* nl = std::memchr(text.data(), '\n', text.size());
-    size_t end = nl ? static_cast<const char*>(nl) - text.data() : text.size();
-    std::string_view part = text.substr(0, end);
-    s.bytes += part.size() + (nl ? 1 : 0);
-    if (s.pending.empty() && !s.pending_truncated && nl) {
-      if (part.size() > cap) {
-        ++s.truncated;
-        part = part.substr(0, cap);
-      }
-      s.Line(part);
-    } else {
-      if (!s.pending_truncated) {
-        size_t room = cap - s.pending.size();
-        if (part.size() > room) {
-          s.pending.append(part.substr(0, room));
-          s.pending_truncated = true;
-          ++s.truncated;
-        } else {
-          s.pending.append(part);
-        }
-      }
-      if (nl) {
-        s.Line(s.pending);
-        s.pending.clear();
-        s.pending_truncated = false;
-      }
-    }
-    if (!nl) break;
+    size_t end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - text.data()) : text.size();
+    s.AppendPending(text.substr(0, end));
+    if (!nl) return;
+    s.Line(s.pending);
+    s.pending.clear();
+    s.pending_truncated = false;
     text.remove_prefix(end + 1);
   }
+  // Whole lines, then the start of the next one.
+  const void* last_nl = memrchr(text.data(), '\n', text.size());
+  if (last_nl) {
+    size_t n = static_cast<size_t>(static_cast<const char*>(last_nl) - text.data()) + 1;
+    s.Scan(text.substr(0, n));
+    text.remove_prefix(n);
+  }
+  if (!text.empty()) s.AppendPending(text);
 }
 
 Report Explainer::Finish() {

@@ -161,7 +161,7 @@ constexpr Pattern kPatterns[] = {
      R"re(CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|(?i:no CUDA-capable device is detected|invalid device ordinal|CUDA_ERROR_INVALID_DEVICE|all CUDA-capable devices are busy or unavailable|Attempting to deserialize object on (?:a )?CUDA device|Expected all tensors to be on the same device|CUDA_VISIBLE_DEVICES\W{0,4}=\W{0,4}-1|No (?:GPU|CUDA) devices? (?:found|available|detected)|device_count\(\) (?:is|returned) 0))re",
      "Call to cuInit results in CUDA_ERROR_NO_DEVICE:"},
     {"memory_on_main_gpu", S::kWrongDevice, "",
-     R"re((?i)(?:memory on|memory of|uses?|occup\w+|taking up) (?:the )?(?:main|first|same|GPU ?0|cuda:0).{0,80}(?:resum|checkpoint|load|rank|process)|(?:resum|checkpoint|torch\.load).{0,80}(?:main|first|extra) GPU|map_location)re",
+     R"re((?i)(?:memory on|memory of|uses?|occup\w+|taking up) (?:the )?(?:(?:main|first|same) GPU|GPU ?0|cuda:0).{0,80}(?:resum|checkpoint|load|rank|process)|(?:resum|checkpoint|torch\.load).{0,80}(?:main|first|extra) GPU|map_location)re",
      "I'm wondering what is taking up memory on the main GPU when I am resuming training from a checkpoint."},
 
     // ---------------------------------------------------------------- driver and libraries
@@ -216,6 +216,21 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION|ALLOCATOR)|allow_growth|per_process_gpu_memory_fraction|set_memory_growth|TF_FORCE_GPU_ALLOW_GROWTH|preallocat)re",
      "config.gpu_options.allow_growth = True"},
 };
+
+// The prefilter: words at least one of which every pattern above needs (each
+// pattern's regex requires one of them). A line without any of them cannot
+// match the table, so the explainer skips it after one fast DFA scan.
+// patterns_test.cc checks it against every example and every labelled excerpt.
+constexpr const char* kPrefilter =
+    R"re((?i)alloc|memory|out of|oom|pinned|pin memory|host_bfc|hostregister|base limit|error in the calculation|)re"
+    R"re(not a failure|benign|exhausted|nccl|cudnn|blas|not_initialized|dnn library|bus error|sigbus|/dev/shm|)re"
+    R"re(</torch_|killed|\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb|sigkill|exit|enomem|leak|continuous|constant|)re"
+    R"re(steady|gradual|slow|\xe6\x98\xbe\xe5\xad\x98|device|gpu|cuda:0|map_location|driver|forward compat|ptx|)re"
+    R"re(kernel module|error 80|library|shared object|dlopen|kernel image|version|compiled with|compatible|)re"
+    R"re(undefined symbol|no_binary|nokernelimage|illegal|assert|misaligned|launch|_status_|invalid|watchdog|)re"
+    R"re(segmentation|sigsegv|floating point|(?-i:\d ?Mi?B)|tensorflow|tf\.config|keras|jax|external/xla|flax|torch|)re"
+    R"re(c10/cuda|dali|cupy|xgboost|numba|cudasupporterror|expandable_segments|pin_memory|wsl|microsoft|)re"
+    R"re(xla_python_client|allow_growth|memory_fraction|memory_growth|preallocat|\x1b)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
 constexpr NumberPattern kNumberPatterns[] = {
@@ -276,6 +291,8 @@ const CompiledPatterns& Compiled() {
     }
     if (!c->set->Compile()) std::abort();
     for (const NumberPattern& n : kNumberPatterns) c->numbers.push_back(std::make_unique<RE2>(n.regex, options));
+    c->prefilter = std::make_unique<RE2>(kPrefilter, options);
+    if (!c->prefilter->ok()) std::abort();
     return c;
   }();
   return *compiled;

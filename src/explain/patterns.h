@@ -69,6 +69,8 @@ struct CompiledPatterns {
   std::unique_ptr<RE2::Set> set;  // all of Patterns(), index = table index
   std::vector<std::unique_ptr<RE2>> each;
   std::vector<std::unique_ptr<RE2>> numbers;  // NumberPatterns()
+  // Keywords one of which every pattern needs: text without a hit cannot match.
+  std::unique_ptr<RE2> prefilter;
 };
 const CompiledPatterns& Compiled();
 

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
@@ -85,6 +87,53 @@ TEST(ParseGpuRow, NvidiaSmiAndGpustat) {
   EXPECT_EQ(used, 15836ull << 20);
   EXPECT_EQ(util, 3);
   EXPECT_FALSE(ParseGpuRow("loss 3 / 4", &used, &total, &util));
+}
+
+}  // namespace
+}  // namespace oomguard::explain
+
+namespace oomguard::explain {
+namespace {
+
+bool PrefilterHits(std::string_view line) {
+  return RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), *Compiled().prefilter);
+}
+
+// The prefilter lets the explainer skip lines; it must never skip a line the
+// table would match.
+TEST(Prefilter, NeverHidesALineTheTableMatches) {
+  std::vector<std::string> lines;
+  for (const Pattern& p : Patterns()) lines.push_back(p.example);
+  for (const char* set : {"explain_dev.jsonl", "explain_more.jsonl"}) {
+    std::ifstream in(std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/explain/" + set);
+    std::string json_line;
+    while (std::getline(in, json_line)) {
+      std::string excerpt = nlohmann::json::parse(json_line).at("excerpt");
+      size_t start = 0;
+      while (start <= excerpt.size()) {
+        size_t end = excerpt.find('\n', start);
+        if (end == std::string::npos) end = excerpt.size();
+        lines.push_back(excerpt.substr(start, end - start));
+        start = end + 1;
+      }
+    }
+  }
+  std::vector<int> matches;
+  size_t matched = 0;
+  for (const std::string& line : lines) {
+    MatchLine(line, &matches);
+    if (matches.empty()) continue;
+    ++matched;
+    EXPECT_TRUE(PrefilterHits(line)) << "prefilter misses a line matched by " << Patterns()[matches[0]].name << ": "
+                                     << line;
+  }
+  EXPECT_GT(matched, 150u);
+}
+
+TEST(Prefilter, SkipsOrdinaryLines) {
+  EXPECT_FALSE(PrefilterHits("Epoch 3/100 123/1000 [=====>........] - ETA: 3:59 - loss: 1.8528e-05 - acc: 0.0661"));
+  EXPECT_FALSE(PrefilterHits("[rank3]: step 12345 | loss 2.3412 | grad_norm 0.812 | lr 3.0e-04 | 812.3 samples/s"));
+  EXPECT_TRUE(PrefilterHits("12799MiB / 16280MiB"));
 }
 
 }  // namespace

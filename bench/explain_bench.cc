@@ -1,0 +1,193 @@
+// Throughput of `oomguard explain` on a generated, realistic training log
+// (mostly ordinary lines, some tracebacks and warnings, a few OOM messages),
+// against a baseline that only splits the same bytes into lines.
+//
+//   build-bench/src/explain/explain_bench --benchmark_out=bench/results/explain_bench.json \
+//       --benchmark_out_format=json
+//
+// Besides Google Benchmark's JSON it writes bench/results/explain_bench_summary.json
+// (or $EXPLAIN_BENCH_SUMMARY) with the date, machine, command and the ratio of
+// explain throughput to the line-splitting baseline measured in the same run.
+#include <benchmark/benchmark.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+
+#include "oomguard/explain/explainer.h"
+
+namespace {
+
+using oomguard::explain::ExplainFile;
+using oomguard::explain::Explainer;
+using oomguard::explain::Report;
+
+// About `bytes` of log: Keras/PyTorch-style progress lines, tracebacks,
+// library chatter, and one OOM message per ~20k lines.
+std::string MakeLog(size_t bytes) {
+  std::mt19937 rng(7);
+  std::string log;
+  log.reserve(bytes + 4096);
+  uint64_t step = 0;
+  while (log.size() < bytes) {
+    ++step;
+    switch (rng() % 10) {
+      case 0:
+        log += "2024-05-01 12:" + std::to_string(step % 60) + ":07.123456: I tensorflow/core/common_runtime/gpu/"
+               "gpu_device.cc:1525] Created device /job:localhost/replica:0/task:0/device:GPU:0 with 22302 MB memory\n";
+        break;
+      case 1:
+        log += "  File \"/usr/local/lib/python3.10/dist-packages/torch/nn/modules/module.py\", line 1501, in "
+               "_call_impl\n";
+        break;
+      case 2:
+        log += "[rank" + std::to_string(step % 8) + "]: step " + std::to_string(step) +
+               " | loss 2.3412 | grad_norm 0.812 | lr 3.0e-04 | 812.3 samples/s | mem 71.2 GiB\n";
+        break;
+      default:
+        log += "Epoch 3/100 " + std::to_string(step % 1000) + "/1000 [=====>........] - ETA: 3:59 - loss: 1.8528e-05 "
+               "- binary_accuracy: 0.0661\n";
+    }
+    if (step % 20000 == 0) {
+      log += "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 226.00 MiB. GPU 0 has a total capacity "
+             "of 15.70 GiB of which 210.38 MiB is free. Including non-PyTorch memory, this process has 15.48 GiB "
+             "memory in use. Of the allocated memory 14.81 GiB is allocated by PyTorch, and 336.73 MiB is reserved "
+             "by PyTorch but unallocated.\n";
+    }
+  }
+  return log;
+}
+
+const std::string& Log() {
+  static const std::string log = MakeLog(128u << 20);
+  return log;
+}
+
+// Baseline: find every line of the log (what any line reader must do).
+void BM_ReadLinesBaseline(benchmark::State& state) {
+  const std::string& log = Log();
+  for (auto _ : state) {
+    size_t lines = 0, longest = 0;
+    const char* p = log.data();
+    const char* end = p + log.size();
+    while (p < end) {
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+      if (!nl) nl = end;
+      longest = std::max(longest, static_cast<size_t>(nl - p));
+      ++lines;
+      p = nl + 1;
+    }
+    benchmark::DoNotOptimize(lines);
+    benchmark::DoNotOptimize(longest);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * log.size()));
+}
+BENCHMARK(BM_ReadLinesBaseline)->Unit(benchmark::kMillisecond);
+
+// The explainer over the same bytes, fed in 1 MiB blocks as ExplainFd does.
+void BM_Explain(benchmark::State& state) {
+  const std::string& log = Log();
+  size_t findings = 0;
+  for (auto _ : state) {
+    Explainer explainer;
+    for (size_t at = 0; at < log.size(); at += 1 << 20) explainer.AddText(std::string_view(log).substr(at, 1 << 20));
+    Report r = explainer.Finish();
+    findings = r.findings.size();
+    benchmark::DoNotOptimize(findings);
+  }
+  if (findings != 1) state.SkipWithError("expected exactly one finding");
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * log.size()));
+}
+BENCHMARK(BM_Explain)->Unit(benchmark::kMillisecond);
+
+// A 1 GB log file end to end (read(2) + explain), once.
+void BM_ExplainFile1GB(benchmark::State& state) {
+  std::string path = "/tmp/oomguard_explain_bench_" + std::to_string(getpid()) + ".log";
+  {
+    std::ofstream out(path, std::ios::binary);
+    const std::string& log = Log();
+    for (size_t written = 0; written < (1000u << 20); written += log.size()) out << log;
+  }
+  size_t bytes = 0;
+  for (auto _ : state) {
+    auto r = ExplainFile(path);
+    if (!r.ok()) state.SkipWithError(r.error().c_str());
+    bytes = r.ok() ? r->bytes_read : 0;
+  }
+  std::remove(path.c_str());
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+}
+BENCHMARK(BM_ExplainFile1GB)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// Captures bytes/second per benchmark while printing the usual console table.
+class CapturingReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      auto it = run.counters.find("bytes_per_second");
+      if (it != run.counters.end()) bytes_per_second[run.benchmark_name()] = it->second.value;
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  std::map<std::string, double> bytes_per_second;
+};
+
+std::string ReadFirstLine(const char* cmd) {
+  std::string out;
+  if (FILE* p = popen(cmd, "r")) {
+    char buf[512];
+    if (fgets(buf, sizeof buf, p)) out = buf;
+    pclose(p);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string command;
+  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+  std::string uname = ReadFirstLine("uname -a");
+  std::string cpu = ReadFirstLine("sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1");
+  std::string nproc = ReadFirstLine("nproc");
+  benchmark::AddCustomContext("uname", uname);
+  benchmark::AddCustomContext("cpu_model", cpu);
+  benchmark::AddCustomContext("nproc", nproc);
+  benchmark::AddCustomContext("command", command);
+  benchmark::Initialize(&argc, argv);
+  CapturingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+
+  double base = reporter.bytes_per_second["BM_ReadLinesBaseline"];
+  double explain = reporter.bytes_per_second["BM_Explain"];
+  double file = reporter.bytes_per_second["BM_ExplainFile1GB/iterations:1"];
+  char date[64];
+  std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  nlohmann::json summary = {
+      {"date", date},
+      {"machine", {{"uname", uname}, {"nproc", nproc}, {"cpu_model", cpu}}},
+      {"command", command},
+      {"log", "generated: progress lines, tracebacks, TF device lines, one PyTorch OOM per ~20k lines"},
+      {"baseline_read_lines_mb_per_s", base / 1e6},
+      {"explain_mb_per_s", explain / 1e6},
+      {"explain_file_1gb_mb_per_s", file / 1e6},
+      {"explain_over_baseline_ratio", base > 0 ? explain / base : 0.0},
+  };
+  const char* out = std::getenv("EXPLAIN_BENCH_SUMMARY");
+  std::string path = out ? out : std::string(OOMGUARD_SOURCE_DIR) + "/bench/results/explain_bench_summary.json";
+  std::ofstream(path) << summary.dump(2) << "\n";
+  std::printf("explain %.0f MB/s, baseline %.0f MB/s, ratio %.3f, 1 GB file %.0f MB/s -> %s\n", explain / 1e6,
+              base / 1e6, base > 0 ? explain / base : 0.0, file / 1e6, path.c_str());
+  return 0;
+}
