@@ -40,30 +40,50 @@ void MakePhoto(uint64_t seed, uint64_t index, int w, int h, std::vector<uint8_t>
   // Texture strength varies per photo, so file sizes spread like real photos.
   const double texture = 6 + rng.Uniform() * 10;
   rgb->resize(static_cast<size_t>(w) * h * 3);
+  // Separable tables: the horizontal interpolation weights and a light wave
+  // sin(0.05 x + 0.031 y + c) = sin(0.05 x) cos(0.031 y + c) + cos(0.05 x) sin(0.031 y + c).
+  std::vector<int> col0(w);
+  std::vector<float> colf(w), sx(w), cx(w);
+  for (int x = 0; x < w; ++x) {
+    float gx = static_cast<float>(x) * (gw - 1) / (w - 1);
+    col0[x] = std::min(static_cast<int>(gx), gw - 2);
+    float fx = gx - col0[x];
+    colf[x] = fx * fx * (3 - 2 * fx);
+    sx[x] = std::sin(0.05f * x);
+    cx[x] = std::cos(0.05f * x);
+  }
   std::vector<float> noise_row(static_cast<size_t>(w) * 3, 0.0f);
+  std::vector<float> row_colour(static_cast<size_t>(gw) * 3);
   for (int y = 0; y < h; ++y) {
     float gy = static_cast<float>(y) * (gh - 1) / (h - 1);
     int y0 = std::min(static_cast<int>(gy), gh - 2);
     float fy = gy - y0;
     fy = fy * fy * (3 - 2 * fy);
+    for (int i = 0; i < gw * 3; ++i) {
+      row_colour[i] = grid[static_cast<size_t>(y0) * gw * 3 + i] * (1 - fy) +
+                      grid[static_cast<size_t>(y0 + 1) * gw * 3 + i] * fy;
+    }
+    float wave_c[3], wave_s[3];
+    for (int c = 0; c < 3; ++c) {
+      wave_c[c] = 12.0f * std::cos(0.031f * y + c);
+      wave_s[c] = 12.0f * std::sin(0.031f * y + c);
+    }
     float prev[3] = {0, 0, 0};
+    uint8_t* out = rgb->data() + static_cast<size_t>(y) * w * 3;
     for (int x = 0; x < w; ++x) {
-      float gx = static_cast<float>(x) * (gw - 1) / (w - 1);
-      int x0 = std::min(static_cast<int>(gx), gw - 2);
-      float fx = gx - x0;
-      fx = fx * fx * (3 - 2 * fx);
-      float lum_noise = static_cast<float>((rng.Uniform() - 0.5) * 2 * texture);
+      const int x0 = col0[x];
+      const float fx = colf[x];
+      // One random draw gives the grain for this pixel.
+      float lum_noise = static_cast<float>((static_cast<double>(rng.Next() >> 40) / 16777216.0 - 0.5) * 2 * texture);
       for (int c = 0; c < 3; ++c) {
-        auto g = [&](int gxx, int gyy) { return grid[(static_cast<size_t>(gyy) * gw + gxx) * 3 + c]; };
-        float v = (g(x0, y0) * (1 - fx) + g(x0 + 1, y0) * fx) * (1 - fy) +
-                  (g(x0, y0 + 1) * (1 - fx) + g(x0 + 1, y0 + 1) * fx) * fy;
+        float v = row_colour[x0 * 3 + c] * (1 - fx) + row_colour[(x0 + 1) * 3 + c] * fx;
         // Correlated grain: blend with the left and upper neighbour's noise.
-        float n = 0.5f * lum_noise + 0.25f * prev[c] + 0.25f * noise_row[static_cast<size_t>(x) * 3 + c];
+        float& up = noise_row[static_cast<size_t>(x) * 3 + c];
+        float n = 0.5f * lum_noise + 0.25f * prev[c] + 0.25f * up;
         prev[c] = n;
-        noise_row[static_cast<size_t>(x) * 3 + c] = n;
-        float out = v + n * 2.0f + 12.0f * std::sin(0.05f * x + 0.031f * y + c);
-        (*rgb)[(static_cast<size_t>(y) * w + x) * 3 + c] =
-            static_cast<uint8_t>(std::lround(std::fmin(255.0f, std::fmax(0.0f, out))));
+        up = n;
+        float o = v + n * 2.0f + sx[x] * wave_c[c] + cx[x] * wave_s[c];
+        out[x * 3 + c] = static_cast<uint8_t>(o <= 0.0f ? 0 : o >= 255.0f ? 255 : static_cast<int>(o + 0.5f));
       }
     }
   }

@@ -59,6 +59,29 @@ Status ByteBudget::Reserve(uint64_t bytes) {
   return MakeError("the budget is closed");
 }
 
+Result<bool> ByteBudget::ReserveWithin(uint64_t bytes, std::chrono::nanoseconds timeout) {
+  if (bytes == 0) return true;
+  if (bytes > capacity_) {
+    return MakeError("needs " + DescribeBytes(bytes) + ", more than the whole budget of " +
+                     DescribeBytes(capacity_));
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  if (closed_) return MakeError("the budget is closed");
+  if (waiters_.empty() && FitsLocked(bytes, false)) {
+    TakeLocked(bytes);
+    return true;
+  }
+  ++waits_;
+  Waiter me{bytes};
+  waiters_.push_back(&me);
+  cv_.wait_for(lock, timeout, [&] { return me.granted || closed_; });
+  if (me.granted) return true;
+  waiters_.erase(std::remove(waiters_.begin(), waiters_.end(), &me), waiters_.end());
+  if (closed_) return MakeError("the budget is closed");
+  GrantLocked(true);  // the next waiter may fit now that this one stepped aside
+  return false;
+}
+
 bool ByteBudget::TryReserve(uint64_t bytes) {
   if (bytes == 0) return true;
   std::lock_guard<std::mutex> lock(mu_);

@@ -10,6 +10,7 @@
 #include <new>
 #include <thread>
 
+#include "buffer_cache.h"
 #include "oomguard/feed/byte_budget.h"
 #include "oomguard/feed/image_list.h"
 
@@ -32,7 +33,7 @@ struct Job {
   uint32_t epoch = 0;
   std::vector<Item> items;
   uint8_t* buffer = nullptr;
-  uint64_t buffer_bytes = 0;
+  uint64_t buffer_bytes = 0;  // allocated and charged (>= the images' bytes)
   std::atomic<size_t> pending{0};
   bool done = false;  // guarded by FeedCore::mu
 };
@@ -44,13 +45,15 @@ struct FeedCore : std::enable_shared_from_this<FeedCore> {
         fs(options.file_system != nullptr ? *options.file_system : DefaultFileSystem()),
         staging(options.staging != nullptr ? *options.staging : DefaultHostStaging()),
         budget(options.budget_bytes, options.resume_slack_bytes != 0 ? options.resume_slack_bytes
-                                                                     : options.budget_bytes / 16) {}
+                                                                     : options.budget_bytes / 16),
+        cache(budget, staging) {}
 
   const FeedOptions options;
   const std::vector<std::string> files;
   const FileSystem& fs;
   HostStaging& staging;
   ByteBudget budget;
+  BufferCache cache;  // after budget: returns its bytes to it on destruction
 
   std::mutex mu;
   std::condition_variable ready_cv;  // consumer waits for a finished job
@@ -76,6 +79,10 @@ struct FeedCore : std::enable_shared_from_this<FeedCore> {
   // Records a skipped image; returns false when the run must stop (kFail).
   bool Skip(uint64_t file_index, const ImageError& err);
   void Fail(std::string message);
+  // A reservation failed: fine while shutting down, an error otherwise.
+  void StopUnlessStopping(const Status& s) {
+    if (!Stopping()) Fail(s.error());
+  }
   void FinishJob(Job* job);
   void FreeItemFile(Item& item);
   void Shutdown();
@@ -129,11 +136,10 @@ bool FeedCore::Skip(uint64_t file_index, const ImageError& err) {
 }
 
 void FeedCore::FreeItemFile(Item& item) {
-  if (item.file_data == nullptr && item.file_bytes == 0) return;
+  if (item.file_data == nullptr) return;
   staging.Free(item.file_data, item.file_bytes);
   budget.Release(item.file_bytes);
   item.file_data = nullptr;
-  item.file_bytes = 0;
 }
 
 void FeedCore::ReaderLoop() {
@@ -177,11 +183,15 @@ void FeedCore::ReaderLoop() {
                       " images does not fit the budget of " + DescribeBytes(capacity) +
                       " (its files and decoded images need more); raise --budget or lower --batch");
         }
-        if (!budget.Reserve(*size)) return abandon();
         Item item;
         item.file_index = index;
         item.file_bytes = *size;
         try {
+          // The cache's Reserve frees cached batch buffers before it waits.
+          if (Status s = cache.Reserve(*size); !s) {
+            abandon();
+            return StopUnlessStopping(s);
+          }
           item.file_data = staging.Allocate(*size);
         } catch (const std::bad_alloc&) {
           budget.Release(*size);
@@ -196,12 +206,12 @@ void FeedCore::ReaderLoop() {
         } else {
           err = header_reader.ReadHeader(item.file_data, item.file_bytes, &header);
           if (!err) err = PlanDecode(header, options.scale, options.size, options.max_pixels, &item.plan);
-          if (!err && item.file_bytes + item.plan.output_bytes + item.plan.scratch_bytes > capacity) {
-            err = ImageError{SkipKind::kOverBudget,
-                             "needs " + DescribeBytes(item.file_bytes + item.plan.output_bytes +
-                                                      item.plan.scratch_bytes) +
-                                 " (file + decoded), more than the whole budget of " +
-                                 DescribeBytes(capacity)};
+          const uint64_t need = item.file_bytes + item.plan.output_bytes + item.plan.scratch_bytes;
+          if (!err && need > capacity) {
+            err = ImageError{SkipKind::kOverBudget, "needs " + DescribeBytes(need) +
+                                                        " (file + decoded), more than the whole "
+                                                        "budget of " +
+                                                        DescribeBytes(capacity)};
           }
         }
         if (err) {
@@ -224,15 +234,21 @@ void FeedCore::ReaderLoop() {
                     "; raise --budget or lower --batch");
       }
       // Reserve the decoded batch (and crop scratch) before allocating it.
-      if (!budget.Reserve(out_bytes + scratch_bytes)) return abandon();
       try {
-        job->buffer = staging.Allocate(out_bytes);
+        if (Status s = cache.Acquire(out_bytes, &job->buffer); !s) {
+          abandon();
+          return StopUnlessStopping(s);
+        }
       } catch (const std::bad_alloc&) {
-        budget.Release(out_bytes + scratch_bytes);
         abandon();
         return Fail("cannot allocate " + DescribeBytes(out_bytes) + " of " + staging.name());
       }
       job->buffer_bytes = out_bytes;
+      if (Status s = cache.Reserve(scratch_bytes); !s) {
+        cache.Return(job->buffer, job->buffer_bytes);
+        abandon();
+        return StopUnlessStopping(s);
+      }
       uint64_t offset = 0;
       for (Item& it : job->items) {
         it.offset = offset;
@@ -242,8 +258,8 @@ void FeedCore::ReaderLoop() {
       {
         std::lock_guard<std::mutex> lock(mu);
         if (stop) {
-          staging.Free(job->buffer, job->buffer_bytes);
-          budget.Release(out_bytes + scratch_bytes);
+          cache.Return(job->buffer, job->buffer_bytes);
+          budget.Release(scratch_bytes);
           for (Item& it : job->items) FreeItemFile(it);  // takes no lock
           return;
         }
@@ -326,20 +342,22 @@ Result<Batch> FeedCore::Next() {
       jobs.erase(it);
       ++next_seq;
       if (job->items.empty()) {  // every image of the batch failed to decode
-        staging.Free(job->buffer, job->buffer_bytes);
-        budget.Release(job->buffer_bytes);
+        cache.Return(job->buffer, job->buffer_bytes);
         continue;
       }
       return MakeBatchFromJob(job.get());
     }
-    if (reader_done && next_seq >= jobs_made) return Batch();
+    if (reader_done && next_seq >= jobs_made) {
+      cache.Close();  // the stream is over: nothing left to reuse buffers for
+      return Batch();
+    }
     if (jobs.empty() && !reader_done) {
       // Nothing is being decoded: the reader is reading or waiting for bytes.
       // If it waits and the only other bytes in use are batches the consumer
       // holds, no release is coming: resume without hysteresis, or report.
       budget.ResumeWaiters();
       uint64_t needed = 0;
-      if (consumer_held_bytes.load() > 0 && budget.Stalled(&needed)) {
+      if (consumer_held_bytes.load() > 0 && cache.cached_bytes() == 0 && budget.Stalled(&needed)) {
         std::string msg = "the budget of " + DescribeBytes(budget.capacity()) + " is full: " +
                           std::to_string(consumer_held_batches.load()) + " unreleased batch(es) hold " +
                           DescribeBytes(consumer_held_bytes.load()) + " and the next batch needs " +
@@ -377,10 +395,9 @@ Batch FeedCore::MakeBatchFromJob(Job* job) {
 }
 
 void FeedCore::ReleaseBatch(uint8_t* data, uint64_t alloc_bytes, uint64_t charged) {
-  staging.Free(data, alloc_bytes);
   consumer_held_bytes.fetch_sub(charged);
   consumer_held_batches.fetch_sub(1);
-  budget.Release(charged);
+  cache.Return(data, alloc_bytes);
   ready_cv.notify_all();
 }
 
@@ -398,11 +415,11 @@ void FeedCore::Shutdown() {
   }
   for (auto& [seq, job] : jobs) {
     for (Item& it : job->items) FreeItemFile(it);
-    staging.Free(job->buffer, job->buffer_bytes);
-    budget.Release(job->buffer_bytes);
+    if (job->buffer != nullptr) cache.Return(job->buffer, job->buffer_bytes);
   }
   jobs.clear();
   work.clear();
+  cache.Close();  // batches still held are freed when released
 }
 
 Result<std::unique_ptr<Feed>> Feed::Start(std::vector<std::string> files, FeedOptions options) {
@@ -429,7 +446,7 @@ FeedStats Feed::stats() const {
   s.budget_bytes = core_->budget.capacity();
   s.peak_budget_bytes = core_->budget.peak();
   s.budget_in_use_bytes = core_->budget.in_use();
-  s.budget_waits = core_->budget.waits();
+  s.budget_waits = core_->cache.waits();
   return s;
 }
 

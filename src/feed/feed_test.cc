@@ -294,8 +294,8 @@ TEST(Feed, ImageLargerThanTheWholeBudgetIsSkippedNotADeadlock) {
                                             " bytes)) is larger than the whole budget of 9.00 KiB (9216 bytes)");
   uint64_t need = *ds.fs.FileSize("/d/huge_pixels.jpg") + 200 * 150 * 3;
   EXPECT_EQ(reason["/d/huge_pixels.jpg"], "needs " + FormatBytes(need) + " (" + std::to_string(need) +
-                                              " bytes) (file + decoded), more than the whole budget "
-                                              "of 9.00 KiB (9216 bytes)");
+                                              " bytes) (file + decoded), more than the whole "
+                                              "budget of 9.00 KiB (9216 bytes)");
 }
 
 TEST(Feed, BatchLargerThanTheBudgetIsAClearError) {

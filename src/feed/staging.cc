@@ -7,7 +7,7 @@
 
 namespace oomguard::feed {
 namespace {
-constexpr uint64_t kMapThreshold = 64 * 1024;
+constexpr uint64_t kMapThreshold = 1024 * 1024;
 constexpr uint64_t kAlignment = 64;
 }  // namespace
 

@@ -18,6 +18,7 @@
 // REQUIRES: Release(n) only for bytes this budget granted and not yet released.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -44,6 +45,10 @@ class ByteBudget {
   // Takes the bytes only if they fit now and nobody is waiting.
   bool TryReserve(uint64_t bytes);
 
+  // Like Reserve(), but gives up after `timeout`: true when granted, false on
+  // timeout, an error as Reserve() would give.
+  Result<bool> ReserveWithin(uint64_t bytes, std::chrono::nanoseconds timeout);
+
   // Returns bytes to the budget and wakes waiters that now fit.
   void Release(uint64_t bytes);
 
@@ -62,7 +67,8 @@ class ByteBudget {
   uint64_t capacity() const { return capacity_; }
   uint64_t in_use() const;
   uint64_t peak() const;
-  // How many Reserve() calls had to wait (a measure of back-pressure).
+  // How many times a reservation had to wait (each ReserveWithin() that
+  // waits counts, also when it times out).
   uint64_t waits() const;
 
  private:

@@ -27,9 +27,10 @@ class HostStaging {
   virtual std::string name() const = 0;
 };
 
-// Plain host memory. Blocks of 64 KiB and more are mapped straight from the
-// kernel (mmap) and returned on Free, so freed batches do not linger in the
-// C heap and the process's resident size follows the budget.
+// Plain host memory. Blocks of 1 MiB and more (batches) are mapped straight
+// from the kernel (mmap) and returned on Free, so freed batches do not linger
+// in the C heap and the process's resident size follows the budget; smaller
+// blocks (file bytes) come from the C heap, which reuses them without faults.
 class AlignedHostStaging : public HostStaging {
  public:
   uint8_t* Allocate(uint64_t bytes) override;
