@@ -232,6 +232,13 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
           node.ints_attrs[a.name()].assign(a.ints().begin(), a.ints().end());
           break;
         case onnx::AttributeProto::STRING: node.string_attrs[a.name()] = a.s(); break;
+        case onnx::AttributeProto::TENSOR: {
+          // Small tensor attributes (ConstantOfShape's fill value): first element and type.
+          std::vector<double> v;
+          if (DecodeValue(a.t(), &v) && !v.empty()) node.float_attrs[a.name()] = v[0];
+          node.int_attrs[a.name() + ".dtype"] = a.t().data_type();
+          break;
+        }
         default: break;
       }
     }

@@ -132,6 +132,57 @@ class Fuser {
   std::vector<bool> used_;
 };
 
+// Whether a tensor is a non-contiguous view in PyTorch (a transpose, a slice or
+// select along an inner axis, an expand), looking through views that keep
+// (non-)contiguity. reshape() of such a tensor copies.
+bool NonContiguous(const Model& m, const ConcreteShapes& s, int id, int depth = 0) {
+  if (id < 0 || depth > 16) return false;
+  int p = m.tensors[id].producer;
+  if (p < 0) return false;
+  const NodeInfo& n = m.nodes[p];
+  const std::string& k = n.op_type;
+  auto leading = [&](int in, size_t axis) {  // product of the input's dims before `axis`
+    int64_t prod = 1;
+    const auto& d = s.tensors[in].dims;
+    for (size_t i = 0; i < axis && i < d.size(); ++i) prod *= d[i];
+    return prod;
+  };
+  int in = n.inputs.empty() ? -1 : n.inputs[0];
+  if (in < 0 || !s.tensors[in].known) return false;
+  if (k == "Transpose") {
+    // Non-contiguous unless only size-1 dimensions move.
+    std::vector<int64_t> perm;
+    if (auto it = n.ints_attrs.find("perm"); it != n.ints_attrs.end()) perm = it->second;
+    const auto& d = s.tensors[in].dims;
+    int64_t last = -1;
+    for (int64_t axis : perm) {
+      if (axis < 0 || axis >= static_cast<int64_t>(d.size()) || d[axis] == 1) continue;
+      if (axis < last) return true;
+      last = axis;
+    }
+    return perm.empty() && d.size() > 1;
+  }
+  if (k == "Expand") return true;
+  if (k == "Slice" || k == "Split") {
+    const auto& before = s.tensors[in].dims;
+    const auto& after = s.tensors[id].dims;
+    for (size_t a = 0; a < before.size() && a < after.size(); ++a) {
+      if (before[a] != after[a] && leading(in, a) > 1) return true;
+    }
+    return NonContiguous(m, s, in, depth + 1);
+  }
+  if (k == "Gather" && n.inputs.size() > 1 && n.inputs[1] >= 0 && s.tensors[n.inputs[1]].Elements() <= 1 &&
+      m.tensors[in].kind == TensorKind::kActivation) {
+    int64_t axis = 0;
+    if (auto it = n.int_attrs.find("axis"); it != n.int_attrs.end()) axis = it->second;
+    if (axis < 0) axis += static_cast<int64_t>(s.tensors[in].dims.size());
+    if (axis > 0 && leading(in, static_cast<size_t>(axis)) > 1) return true;
+    return NonContiguous(m, s, in, depth + 1);
+  }
+  if (k == "Squeeze" || k == "Unsqueeze" || k == "Identity") return NonContiguous(m, s, in, depth + 1);
+  return false;
+}
+
 }  // namespace
 
 std::vector<LogicalOp> FuseOperators(const Model& model, const ConcreteShapes& shapes) {
@@ -226,11 +277,10 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
       if (k == "Sub" && i == 0 && in(i) >= 0 && T[in(i)].dims == T[out(0)].dims) r.grad_alias_output[i] = 0;
     }
   } else if (k == "Reshape" || k == "Flatten" || k == "Squeeze" || k == "Unsqueeze" || k == "Identity") {
-    // A view, unless the input is a transposed (non-contiguous) view: then reshape copies.
+    // A view, unless the input is a non-contiguous view (transpose, inner slice): then reshape copies.
     int src = in(0);
-    bool transposed = src >= 0 && m.tensors[src].producer >= 0 &&
-                      m.nodes[m.tensors[src].producer].op_type == "Transpose" && k != "Identity";
-    if (!transposed) r.output_view_of[0] = src;
+    bool copies = k != "Identity" && k != "Squeeze" && k != "Unsqueeze" && NonContiguous(m, ctx.shapes, src);
+    if (!copies) r.output_view_of[0] = src;
     r.grad_alias_output[0] = 0;
   } else if (k == "Transpose" || k == "Expand" || k == "Slice" || k == "Split") {
     for (size_t i = 0; i < op.outputs.size(); ++i) r.output_view_of[i] = in(0);

@@ -469,10 +469,13 @@ class ShapePass {
       if (!v) return;
       Dims d;
       for (double x : *v) d.push_back(static_cast<int64_t>(x));
-      Set(n, 0, d, kFloat);
+      int dtype = static_cast<int>(Attr(n, "value.dtype", kFloat));
+      Set(n, 0, d, dtype == kUndefined ? kFloat : dtype);
       ConcreteTensor* o = Out(n, 0);
-      const TensorInfo& info = m_.tensors[n.outputs[0]];
-      if (o && o->known && info.dtype != kUndefined) o->dtype = info.dtype;
+      if (o && o->known && o->Elements() <= kMaxValues) {
+        auto fill = n.float_attrs.find("value");
+        SetValue(n, 0, std::vector<double>(o->Elements(), fill == n.float_attrs.end() ? 0.0 : fill->second));
+      }
       return;
     }
     if (op == "Expand") {
