@@ -404,7 +404,7 @@ std::vector<Check> RunDoctorChecks(const SystemView& sys, const GpuSnapshot& gpu
   } else if (visible.set && visible.entries.empty()) {
     cvd.status = CheckStatus::kWarn;
     cvd.fix = "unset CUDA_VISIBLE_DEVICES (or list GPUs) unless you mean to train on the CPU";
-  } else if (!problems.empty() && (cvd_env || !order)) {
+  } else if (!problems.empty()) {  // includes CUDA ordinals that differ from nvidia-smi's numbers
     cvd.status = CheckStatus::kWarn;
     cvd.fix = "see 'oomguard devices' for which GPU is which; CUDA_DEVICE_ORDER=PCI_BUS_ID makes CUDA ordinals "
               "match nvidia-smi";

@@ -112,6 +112,19 @@ TEST(Doctor, OwnProcessIsNotAnotherProcess) {
             "GPU 0 (NVIDIA GeForce GTX 1080 Ti) has 2.00 GiB of 11.00 GiB in use by processes not visible from here");
 }
 
+TEST(Doctor, CudaOrdinalsThatDifferFromNvidiaSmiWarn) {
+  // No CUDA_VISIBLE_DEVICES, but FASTEST_FIRST puts the 3090s before the 1080 Ti.
+  Outcome o = Diagnose("proc_names", "gpus_mixed.json");
+  const Check& c = o.Get("cuda_visible_devices");
+  EXPECT_EQ(c.status, CheckStatus::kWarn);
+  EXPECT_EQ(c.detail.rfind("unset: CUDA sees every GPU; CUDA ordinal 2 is nvidia-smi GPU 0 (NVIDIA GeForce GTX 1080 Ti, "
+                           "00000000:01:00.0): the numbers differ",
+                           0),
+            0u)
+      << c.detail;
+  EXPECT_NE(c.fix.find("CUDA_DEVICE_ORDER=PCI_BUS_ID"), std::string::npos);
+}
+
 TEST(Doctor, KernelModuleAndLibraryMismatchFails) {
   auto system = MakeFakeSystem(kData + "gpu_old_driver");
   GpuSnapshot snap = *MakeFakeGpus(kData + "gpus_mixed.json")->Read();
