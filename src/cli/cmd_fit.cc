@@ -1,9 +1,173 @@
-// Placeholder until the 'fit' command lands.
+// oomguard fit MODEL [plan options] [--reserve BYTES] [--margin PCT]: the
+// largest batch whose predicted step fits the capacity, the plan at that
+// batch, and what-if advice.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
 #include "commands.h"
 #include "common.h"
+#include "oomguard/fit/advice.h"
+#include "oomguard/fit/chart.h"
+#include "oomguard/fit/fit.h"
+#include "oomguard/units.h"
+#include "plan_options.h"
+#include "plan_report.h"
 
 namespace oomguard::cli {
 
-int RunFit(int argc, char** argv) { return UsageError("fit", "not implemented yet"); }
+namespace {
+
+constexpr const char* kCommand = "fit";
+
+// The model's inputs with per-sample shapes (the batch axis dropped).
+std::vector<fit::ModelInput> PerSampleInputs(const plan::Model& model) {
+  std::vector<fit::ModelInput> out;
+  for (const auto& [name, dims] : plan::Summarize(model).inputs) {
+    if (dims.empty()) continue;
+    out.push_back({name, std::vector<int64_t>(dims.begin() + 1, dims.end())});
+  }
+  return out;
+}
+
+std::string Describe(const plan::PlanOptions& o) {
+  return std::string(plan::Name(o.optimizer)) + ", " + std::string(plan::Name(o.precision)) + ", " +
+         std::string(plan::Name(o.target));
+}
+
+std::string StatesLine(const plan::StepPlan& p) {
+  std::string s = "model states alone need " + FormatBytes(fit::BatchIndependentBytes(p)) +
+                  " (weights " + FormatBytes(p.bytes.weights) + ", gradients " +
+                  FormatBytes(p.bytes.gradients) + ", optimizer state " +
+                  FormatBytes(p.bytes.optimizer_state);
+  if (p.bytes.context + p.bytes.workspace > 0) {
+    s += ", CUDA context and workspace " + FormatBytes(p.bytes.context + p.bytes.workspace);
+  }
+  return s + ")";
+}
+
+void PrintAdvice(std::ostream& out, const std::vector<fit::AdviceItem>& items) {
+  int n = 0;
+  for (const fit::AdviceItem& i : items) {
+    out << "  " << ++n << ". " << i.description << "\n     saves " << FormatBytes(i.saves_bytes)
+        << " -> " << FormatBytes(i.required_bytes) << (i.fits ? ", fits" : ", still does not fit");
+    if (i.max_batch && i.action != "lower_batch") out << "; largest batch " << *i.max_batch;
+    out << "\n";
+  }
+}
+
+}  // namespace
+
+int RunFit(int argc, char** argv) {
+  CLI::App app{"Find the largest batch whose predicted training step fits the GPU."};
+  PlanCliValues values;
+  AddPlanOptions(app, &values, {.with_batch = false, .with_html = true});
+  std::optional<uint64_t> reserve;
+  AddBytesOption(app, "--reserve", &reserve, "memory held by other processes on the device (e.g. 1GiB)");
+  double margin = fit::kDefaultMarginPercent;
+  app.add_option("--margin", margin, "safety margin, percent of the capacity")->capture_default_str();
+  int64_t max_batch_limit = 1'000'000;
+  app.add_option("--max-batch", max_batch_limit, "never search beyond this batch")->capture_default_str();
+  if (std::optional<int> rc = Parse(app, kCommand, argc, argv)) return *rc;
+
+  Result<ResolvedPlanOptions> resolved = ResolvePlanOptions(values);
+  if (!resolved) return UsageError(kCommand, resolved.error());
+  if (!resolved->capacity_bytes) {
+    return UsageError(kCommand, "nothing to fit into: give --gpu NAME (oomguard gpus) or --memory BYTES");
+  }
+  if (max_batch_limit < 1) return UsageError(kCommand, "--max-batch must be at least 1");
+  Result<uint64_t> budget = fit::UsableBytes(
+      {.capacity_bytes = *resolved->capacity_bytes, .reserve_bytes = reserve.value_or(0), .margin_percent = margin});
+  if (!budget) return UsageError(kCommand, budget.error());
+
+  Result<std::shared_ptr<const plan::Model>> model = plan::LoadModel(values.model);
+  if (!model) return UsageError(kCommand, model.error());
+  const plan::Model& m = **model;
+  fit::PlanFunction planner = [&m](const plan::PlanOptions& o) { return plan::PlanStep(m, o); };
+
+  fit::FitOptions options;
+  options.budget_bytes = *budget;
+  options.max_batch_limit = max_batch_limit;
+  Result<fit::FitResult> found = fit::FindMaxBatch(planner, resolved->options, options);
+  if (!found) return UsageError(kCommand, found.error());
+  const fit::FitResult& r = *found;
+
+  // Advice at the answer (or at batch 1 when nothing fits): what each change buys.
+  fit::AdviceRequest request;
+  request.base = resolved->options;
+  request.base.batch = std::max<int64_t>(1, r.max_batch);
+  request.budget_bytes = *budget;
+  request.inputs = PerSampleInputs(m);
+  Result<fit::AdviceList> advice = fit::Advise(planner, request, r.plan);
+  std::vector<fit::AdviceItem> items = advice ? advice->items : std::vector<fit::AdviceItem>{};
+
+  if (!values.html.empty()) {
+    const int64_t last = std::max<int64_t>(8, r.max_batch + r.max_batch / 3 + 2);
+    Result<std::vector<fit::CurvePoint>> curve =
+        fit::SampleCurve(planner, resolved->options, std::min(last, max_batch_limit), r.max_batch);
+    if (!curve) return UsageError(kCommand, curve.error());
+    std::ofstream out(values.html, std::ios::binary);
+    out << fit::FitChartHtml(values.model + ": memory vs batch", *curve, *resolved->capacity_bytes, *budget,
+                             r.max_batch);
+    if (!out.good()) return UsageError(kCommand, "cannot write " + values.html);
+  }
+
+  const uint64_t margin_bytes = *resolved->capacity_bytes - reserve.value_or(0) - *budget;
+  if (values.json) {
+    nlohmann::json j = PlanToJson(r.plan, *resolved);
+    j["max_batch"] = r.max_batch;
+    j["budget_bytes"] = *budget;
+    j["reserve_bytes"] = reserve.value_or(0);
+    j["margin_percent"] = margin;
+    j["margin_bytes"] = margin_bytes;
+    j["fits_budget"] = r.max_batch >= 1;
+    j["next_batch_required_bytes"] =
+        r.next_plan ? nlohmann::json(r.next_plan->required_bytes) : nlohmann::json(nullptr);
+    j["model_states_bytes"] = fit::BatchIndependentBytes(r.plan);
+    j["search"] = {{"plans", r.plans_evaluated},
+                   {"exhaustive_fallback", r.exhaustive_fallback},
+                   {"hit_limit", r.hit_limit}};
+    j["advice"] = fit::ToJson(items);
+    PrintJson(j);
+    return r.max_batch >= 1 ? kExitOk : kExitNo;
+  }
+
+  std::ostringstream out;
+  const std::string where = resolved->gpu ? std::string(resolved->gpu->name) + " (" +
+                                                FormatBytes(*resolved->capacity_bytes) + ")"
+                                          : FormatBytes(*resolved->capacity_bytes);
+  out << values.model << " (" << Describe(resolved->options) << ") on " << where << "\n";
+  out << "budget " << FormatBytes(*budget) << " = capacity " << FormatBytes(*resolved->capacity_bytes)
+      << " - reserve " << FormatBytes(reserve.value_or(0)) << " - margin " << FormatBytes(margin_bytes)
+      << " (" << margin << "%)\n\n";
+  if (r.max_batch >= 1) {
+    out << "largest batch: " << r.max_batch << (r.hit_limit ? " (the --max-batch limit)" : "") << " -> needs "
+        << FormatBytes(r.plan.required_bytes) << " of " << FormatBytes(*budget);
+    if (r.next_plan) out << "; batch " << r.max_batch + 1 << " would need " << FormatBytes(r.next_plan->required_bytes);
+    out << "\n\n" << PlanToText(r.plan, *resolved);
+    if (!items.empty()) {
+      out << "\nwhat-ifs (each re-planned at batch " << r.max_batch << "):\n";
+      PrintAdvice(out, items);
+    }
+    std::cout << out.str();
+    return kExitOk;
+  }
+  out << "nothing fits: batch 1 needs " << FormatBytes(r.plan.required_bytes) << " of " << FormatBytes(*budget)
+      << "; " << StatesLine(r.plan) << "\n";
+  std::vector<fit::AdviceItem> helping;
+  for (const fit::AdviceItem& i : items) {
+    if (i.fits) helping.push_back(i);
+  }
+  if (helping.empty()) {
+    out << "no single change makes batch 1 fit; the changes that help most:\n";
+    PrintAdvice(out, items);
+  } else {
+    out << "what would make batch 1 fit:\n";
+    PrintAdvice(out, helping);
+  }
+  std::cout << out.str();
+  return kExitNo;
+}
 
 }  // namespace oomguard::cli

@@ -1,9 +1,261 @@
-// Placeholder until the 'split' command lands.
+// oomguard split MODEL (--global-batch N | --maximize) (--gpus K --gpu NAME |
+// --gpu-memory LIST) [--strategy dp|ddp|zero1|zero2|zero3]: a local batch,
+// predicted peak and loss weight per GPU; --emit torchrun FILE writes the
+// per-rank settings for a launch script.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
 #include "commands.h"
 #include "common.h"
+#include "oomguard/fit/advice.h"
+#include "oomguard/fit/chart.h"
+#include "oomguard/fit/split.h"
+#include "oomguard/units.h"
+#include "plan_options.h"
 
 namespace oomguard::cli {
 
-int RunSplit(int argc, char** argv) { return UsageError("split", "not implemented yet"); }
+namespace {
+
+constexpr const char* kCommand = "split";
+
+std::string Weight(double w) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", w);
+  return buf;
+}
+
+// Per-rank settings for torchrun/DDP launch scripts: JSON (FILE.json) or an
+// env file (anything else) with comma-separated per-rank lists.
+std::string EmitTorchrun(const fit::SplitResult& s, bool json) {
+  const int world = s.gpus;
+  if (json) {
+    nlohmann::json j;
+    j["strategy"] = std::string(fit::Name(s.strategy));
+    j["world_size"] = world;
+    j["global_batch"] = s.global_batch;
+    j["ranks"] = nlohmann::json::array();
+    for (const fit::GpuShare& g : s.per_gpu) {
+      j["ranks"].push_back({{"rank", g.index},
+                            {"local_batch", g.batch},
+                            {"loss_weight", g.loss_weight},
+                            {"loss_scale", g.loss_weight * world},
+                            {"predicted_peak_bytes", g.peak_bytes}});
+    }
+    return j.dump(2) + "\n";
+  }
+  std::string batches, weights, scales;
+  for (const fit::GpuShare& g : s.per_gpu) {
+    const std::string sep = g.index ? "," : "";
+    batches += sep + std::to_string(g.batch);
+    weights += sep + Weight(g.loss_weight);
+    scales += sep + Weight(g.loss_weight * world);
+  }
+  return "# oomguard split: per-rank settings; rank r takes field r+1 of each list\n"
+         "OOMGUARD_STRATEGY=" + std::string(fit::Name(s.strategy)) + "\n" +
+         "OOMGUARD_WORLD_SIZE=" + std::to_string(world) + "\n" +
+         "OOMGUARD_GLOBAL_BATCH=" + std::to_string(s.global_batch) + "\n" +
+         "OOMGUARD_LOCAL_BATCHES=" + batches + "\n" +
+         "OOMGUARD_LOSS_WEIGHTS=" + weights + "\n" +
+         "OOMGUARD_LOSS_SCALES=" + scales + "\n";
+}
+
+nlohmann::json ToJson(const fit::SplitResult& s, const std::string& model,
+                      const std::vector<uint64_t>& capacities) {
+  nlohmann::json j;
+  j["model"] = model;
+  j["strategy"] = std::string(fit::Name(s.strategy));
+  j["gpus"] = s.gpus;
+  j["possible"] = s.possible;
+  j["global_batch"] = s.global_batch;
+  j["max_global_batch"] = s.max_global_batch;
+  j["reason"] = s.possible ? nlohmann::json(nullptr) : nlohmann::json(s.reason);
+  j["per_gpu"] = nlohmann::json::array();
+  for (const fit::GpuShare& g : s.per_gpu) {
+    j["per_gpu"].push_back({{"index", g.index},
+                            {"batch", g.batch},
+                            {"peak_bytes", g.peak_bytes},
+                            {"loss_weight", g.loss_weight},
+                            {"capacity_bytes", capacities[g.index]},
+                            {"budget_bytes", g.budget_bytes},
+                            {"max_batch", g.max_batch},
+                            {"strategy_extra_bytes", g.extra_bytes},
+                            {"model_states_bytes", fit::BatchIndependentBytes(g.plan)},
+                            {"activations_saved_bytes", g.plan.bytes.activations_saved}});
+  }
+  if (s.even) {
+    nlohmann::json e;
+    e["batch"] = s.even->batch;
+    e["peak_bytes"] = s.even->peak_bytes;
+    e["fits"] = s.even->fits;
+    j["even_split"] = e;
+  } else {
+    j["even_split"] = nullptr;
+  }
+  j["notes"] = s.notes;
+  return j;
+}
+
+}  // namespace
+
+int RunSplit(int argc, char** argv) {
+  CLI::App app{"Split a global batch over several GPUs (possibly with different memory)."};
+  PlanCliValues values;
+  AddPlanOptions(app, &values, {.with_batch = false, .with_html = true});
+  std::optional<int64_t> global_batch;
+  bool maximize = false;
+  std::optional<int> gpus;
+  std::string gpu_memory;
+  std::string strategy_name = "ddp";
+  std::optional<uint64_t> reserve;
+  double margin = fit::kDefaultMarginPercent;
+  double bucket_mib = 25;
+  std::vector<std::string> emit;
+  auto* gb = app.add_option("--global-batch", global_batch, "the global batch to split");
+  auto* mx = app.add_flag("--maximize", maximize, "find the largest global batch instead");
+  gb->excludes(mx);
+  app.add_option("--gpus", gpus, "number of GPUs (with --gpu NAME or --memory BYTES)");
+  app.add_option("--gpu-memory", gpu_memory, "memory of each GPU, comma-separated (e.g. 11GiB,11GiB,24GiB)")
+      ->type_name("LIST");
+  app.add_option("--strategy", strategy_name, "dp, ddp, zero1, zero2 or zero3")->capture_default_str();
+  AddBytesOption(app, "--reserve", &reserve, "memory held by other processes on each GPU");
+  app.add_option("--margin", margin, "safety margin, percent of each GPU's capacity")->capture_default_str();
+  app.add_option("--bucket-mib", bucket_mib, "DDP/ZeRO gradient bucket size in MiB (two are alive)")
+      ->capture_default_str();
+  app.add_option("--emit", emit, "write per-rank settings: --emit torchrun FILE (.json, else an env file)")
+      ->expected(2)
+      ->type_name("torchrun FILE");
+  if (std::optional<int> rc = Parse(app, kCommand, argc, argv)) return *rc;
+
+  Result<fit::Strategy> strategy = fit::ParseStrategy(strategy_name);
+  if (!strategy) return UsageError(kCommand, strategy.error());
+  if (!global_batch && !maximize) return UsageError(kCommand, "give --global-batch N or --maximize");
+  if (global_batch && *global_batch < 1) {
+    return UsageError(kCommand, "--global-batch must be at least 1, got " + std::to_string(*global_batch));
+  }
+  if (!emit.empty() && emit[0] != "torchrun") {
+    return UsageError(kCommand, "--emit: unknown format '" + emit[0] + "' (expected torchrun)");
+  }
+  if (!(bucket_mib > 0 && bucket_mib <= 1 << 20)) {
+    return UsageError(kCommand, "--bucket-mib must be a positive size in MiB");
+  }
+  Result<ResolvedPlanOptions> resolved = ResolvePlanOptions(values);
+  if (!resolved) return UsageError(kCommand, resolved.error());
+
+  // One capacity per GPU.
+  std::vector<uint64_t> capacities;
+  if (!gpu_memory.empty()) {
+    Result<std::vector<uint64_t>> list = ParseByteList(gpu_memory);
+    if (!list) return UsageError(kCommand, "--gpu-memory: " + list.error());
+    if (list->empty()) return UsageError(kCommand, "--gpu-memory: no sizes given");
+    if (gpus && *gpus != static_cast<int>(list->size())) {
+      return UsageError(kCommand, "--gpus " + std::to_string(*gpus) + " does not match the " +
+                                      std::to_string(list->size()) + " sizes of --gpu-memory");
+    }
+    for (uint64_t c : *list) {
+      if (c == 0) return UsageError(kCommand, "--gpu-memory: a GPU of 0 bytes");
+      const double f = values.fraction.value_or(1.0);
+      capacities.push_back(static_cast<uint64_t>(static_cast<long double>(c) * f));
+    }
+  } else {
+    if (!gpus) return UsageError(kCommand, "give --gpus K with --gpu NAME or --memory BYTES, or --gpu-memory LIST");
+    if (*gpus < 1) return UsageError(kCommand, "--gpus must be at least 1, got " + std::to_string(*gpus));
+    if (*gpus > 4096) return UsageError(kCommand, "--gpus " + std::to_string(*gpus) + " is absurdly many");
+    if (!resolved->capacity_bytes) {
+      return UsageError(kCommand, "no GPU memory: give --gpu NAME (oomguard gpus), --memory BYTES or --gpu-memory LIST");
+    }
+    capacities.assign(*gpus, *resolved->capacity_bytes);
+  }
+  const int k = static_cast<int>(capacities.size());
+  if (global_batch && *global_batch < k) {
+    return UsageError(kCommand, "global batch " + std::to_string(*global_batch) +
+                                    " is smaller than the number of GPUs (" + std::to_string(k) + ")");
+  }
+  fit::SplitRequest request;
+  request.base = resolved->options;
+  request.strategy = *strategy;
+  request.global_batch = global_batch;
+  request.bucket_bytes = static_cast<uint64_t>(bucket_mib * (1 << 20));
+  for (uint64_t c : capacities) {
+    Result<uint64_t> b = fit::UsableBytes({.capacity_bytes = c, .reserve_bytes = reserve.value_or(0), .margin_percent = margin});
+    if (!b) return UsageError(kCommand, b.error());
+    request.budget_bytes.push_back(*b);
+  }
+
+  Result<std::shared_ptr<const plan::Model>> model = plan::LoadModel(values.model);
+  if (!model) return UsageError(kCommand, model.error());
+  const plan::Model& m = **model;
+  fit::PlanFunction planner = [&m](const plan::PlanOptions& o) { return plan::PlanStep(m, o); };
+
+  Result<fit::SplitResult> split = fit::PlanSplit(planner, request);
+  if (!split) return UsageError(kCommand, split.error());
+  const fit::SplitResult& s = *split;
+  Result<std::vector<fit::AdviceItem>> advice = fit::AdviseStrategies(planner, request, s);
+  std::vector<fit::AdviceItem> items = advice ? *advice : std::vector<fit::AdviceItem>{};
+
+  if (!emit.empty() && s.possible) {
+    const std::string& file = emit[1];
+    const bool json = file.size() >= 5 && file.compare(file.size() - 5, 5, ".json") == 0;
+    std::ofstream out(file, std::ios::binary);
+    out << EmitTorchrun(s, json);
+    if (!out.good()) return UsageError(kCommand, "cannot write " + file);
+  }
+  if (!values.html.empty() && s.possible) {
+    std::ofstream out(values.html, std::ios::binary);
+    out << fit::SplitChartHtml(values.model + ": " + std::string(fit::Name(s.strategy)) + " split of " +
+                                   std::to_string(s.global_batch),
+                               s);
+    if (!out.good()) return UsageError(kCommand, "cannot write " + values.html);
+  }
+
+  if (values.json) {
+    nlohmann::json j = ToJson(s, values.model, capacities);
+    j["advice"] = fit::ToJson(items);
+    PrintJson(j);
+    return s.possible ? kExitOk : kExitNo;
+  }
+  std::ostringstream out;
+  out << values.model << ": " << fit::Name(s.strategy) << " over " << k << " GPUs, global batch "
+      << s.global_batch << (global_batch ? "" : " (the largest)") << "\n";
+  if (s.even) {
+    out << "an even split of " << s.even->batch << " per GPU ";
+    std::string over;
+    for (int i = 0; i < k; ++i) {
+      if (!s.even->fits[i]) {
+        over += (over.empty() ? "" : ", ") + std::string("GPU ") + std::to_string(i) + " (needs " +
+                FormatBytes(s.even->peak_bytes[i]) + " of " + FormatBytes(request.budget_bytes[i]) + ")";
+      }
+    }
+    out << (over.empty() ? "fits every GPU" : "overflows " + over) << "\n";
+  }
+  if (!s.possible) {
+    out << "no split possible: " << s.reason << "\n";
+  } else {
+    out << "\n  GPU  capacity    budget      batch  max  loss weight  predicted peak\n";
+    for (const fit::GpuShare& g : s.per_gpu) {
+      char line[200];
+      std::snprintf(line, sizeof line, "  %-4d %-11s %-11s %5lld %4lld  %-11s  %s\n", g.index,
+                    FormatBytes(capacities[g.index]).c_str(), FormatBytes(g.budget_bytes).c_str(),
+                    static_cast<long long>(g.batch), static_cast<long long>(g.max_batch),
+                    Weight(g.loss_weight).c_str(), FormatBytes(g.peak_bytes).c_str());
+      out << line;
+    }
+    out << "\nthe largest global batch with " << fit::Name(s.strategy) << ": " << s.max_global_batch << "\n";
+    for (const std::string& n : s.notes) out << "note: " << n << "\n";
+  }
+  if (!items.empty()) {
+    out << "\nother strategies (each re-planned):\n";
+    int n = 0;
+    for (const fit::AdviceItem& i : items) {
+      out << "  " << ++n << ". " << i.description << "; worst GPU at an even split "
+          << FormatBytes(i.required_bytes) << (i.fits ? "" : " (global batch " + std::to_string(s.global_batch) + " does not fit)")
+          << "\n";
+    }
+  }
+  std::cout << out.str();
+  return s.possible ? kExitOk : kExitNo;
+}
 
 }  // namespace oomguard::cli
