@@ -4,7 +4,7 @@ namespace oomguard::mr {
 
 void BestFitBlocks::add_region(uintptr_t base, uint64_t bytes) {
   regions_.emplace(base, bytes);
-  auto [it, inserted] = by_addr_.emplace(base, Block{bytes, base, true});
+  auto [it, inserted] = by_addr_.emplace(base, Block{bytes, base, true, {}});
   insert_free(it);
   free_bytes_ += bytes;
   reserved_bytes_ += bytes;
@@ -20,9 +20,9 @@ std::optional<uintptr_t> BestFitBlocks::allocate(uint64_t bytes) {
   Block& block = it->second;
   if (block.bytes > bytes) {
     uint64_t rest = block.bytes - bytes;
-    auto rest_it = by_addr_.emplace_hint(std::next(it), addr + bytes, Block{rest, block.region, true});
+    auto rest_it = by_addr_.emplace_hint(std::next(it), addr + bytes, Block{rest, block.region, true, {}});
     node.value() = {rest, rest_it->first};
-    by_size_.insert(std::move(node));
+    rest_it->second.in_size_set = by_size_.insert(std::move(node)).position;
     block.bytes = bytes;
   }
   block.free = false;

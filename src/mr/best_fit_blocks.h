@@ -65,20 +65,24 @@ class BestFitBlocks {
   }
 
  private:
+  using SizeSet = std::pmr::set<std::pair<uint64_t, uintptr_t>>;
   struct Block {
     uint64_t bytes;
     uintptr_t region;  // base address of the region this block belongs to
     bool free;
+    SizeSet::iterator in_size_set;  // valid while free: erasing needs no search
   };
   using AddrMap = std::pmr::map<uintptr_t, Block>;
 
-  void insert_free(AddrMap::iterator it) { by_size_.emplace(it->second.bytes, it->first); }
-  void erase_free(AddrMap::iterator it) { by_size_.erase({it->second.bytes, it->first}); }
+  void insert_free(AddrMap::iterator it) {
+    it->second.in_size_set = by_size_.emplace(it->second.bytes, it->first).first;
+  }
+  void erase_free(AddrMap::iterator it) { by_size_.erase(it->second.in_size_set); }
 
   // Tree nodes come from a pool, not malloc: most of an arena call is node churn.
   std::pmr::unsynchronized_pool_resource node_pool_;
   AddrMap by_addr_{&node_pool_};
-  std::pmr::set<std::pair<uint64_t, uintptr_t>> by_size_{&node_pool_};  // free blocks only
+  SizeSet by_size_{&node_pool_};  // free blocks only
   std::map<uintptr_t, uint64_t> regions_;             // base -> bytes
   uint64_t free_bytes_ = 0, allocated_bytes_ = 0, reserved_bytes_ = 0;
   std::size_t allocated_count_ = 0;
