@@ -2,8 +2,8 @@
 // (mostly ordinary lines, some tracebacks and warnings, a few OOM messages),
 // against a baseline that only splits the same bytes into lines.
 //
-//   build-bench/src/explain/explain_bench --benchmark_out=bench/results/explain_bench.json \
-//       --benchmark_out_format=json
+//   build-bench/src/explain/explain_bench --benchmark_out=bench/results/explain_bench.json
+//       --benchmark_out_format=json   (one command line)
 //
 // Besides Google Benchmark's JSON it writes bench/results/explain_bench_summary.json
 // (or $EXPLAIN_BENCH_SUMMARY) with the date, machine, command and the ratio of

@@ -5,8 +5,9 @@
 // patterns come before generic ones (pinned host before any CUDA OOM).
 #include "patterns.h"
 
+#include <cstdint>
 #include <cstdlib>
-#include <mutex>
+#include <algorithm>
 
 namespace oomguard::explain {
 
