@@ -132,7 +132,7 @@ TEST(WatchCli, RunKilledFromOutside) {
 TEST(WatchCli, AttachesToAPid) {
   pid_t child = fork();
   if (child == 0) {
-    execl("/bin/sleep", "sleep", "0.8", nullptr);
+    execl("/bin/sleep", "sleep", "2", nullptr);  // long enough for a slow (sanitizer) start of oomguard
     _exit(127);
   }
   auto r = RunCli(OOMGUARD_EXE, {"watch", "--interval", "0.1", "--json", "--pid", std::to_string(child)});
