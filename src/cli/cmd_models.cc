@@ -45,7 +45,11 @@ int RunModels(int argc, char** argv) {
     std::string input;
     for (const auto& [in, dims] : s.inputs) input += (input.empty() ? "" : ", ") + in + " " + ShapeText(dims);
     char params[32];
-    std::snprintf(params, sizeof params, "%.1fM", static_cast<double>(s.parameter_count) / 1e6);
+    if (s.parameter_count >= 1000000) {
+      std::snprintf(params, sizeof params, "%.1fM", static_cast<double>(s.parameter_count) / 1e6);
+    } else {
+      std::snprintf(params, sizeof params, "%.1fK", static_cast<double>(s.parameter_count) / 1e3);
+    }
     std::printf("%-20s %12s  %-22s %s\n", name.c_str(), params, input.c_str(), s.description.c_str());
   }
   if (json) PrintJson({{"models", list}});

@@ -23,8 +23,9 @@ void AddPlanOptions(CLI::App& app, PlanCliValues* v, PlanOptionsSpec spec) {
   app.add_option("--gpu", v->gpu, "a GPU from the catalog (oomguard gpus), or auto for the local GPU");
   AddBytesOption(app, "--memory", &v->memory, "device memory to plan against (e.g. 11GiB); overrides --gpu");
   app.add_option("--fraction", v->fraction, "use only this fraction of the memory, in (0, 1]");
-  app.add_option("--input", v->inputs, "per-sample input shape override NAME=DIMS (e.g. input=3x240x320)")
-      ->type_name("NAME=DIMS");
+  app.add_option("--input", v->inputs, "per-sample input shape override NAME=DIMS (e.g. input=3x240x320); repeatable")
+      ->type_name("NAME=DIMS")
+      ->allow_extra_args(false);
   app.add_flag("--json", v->json, "print JSON on stdout");
   if (spec.with_html) app.add_option("--html", v->html, "also write a self-contained HTML report")->type_name("FILE");
 }

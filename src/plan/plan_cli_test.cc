@@ -178,3 +178,17 @@ TEST(GpusCli, ListsTheCatalog) {
 
 }  // namespace
 }  // namespace oomguard
+
+namespace oomguard {
+namespace {
+
+TEST(PlanCli, RepeatedInputDoesNotSwallowTheModel) {
+  auto r = testing::RunCli(kExe, {"plan", "--input", "input=3x64x64", "resnet18", "--batch", "2", "--target", "cpu",
+                                  "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["layers"][0]["output_shape"], nlohmann::json::parse("[2, 64, 32, 32]"));
+}
+
+}  // namespace
+}  // namespace oomguard

@@ -1,5 +1,6 @@
 #include "saved_tensor_rules.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 

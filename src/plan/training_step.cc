@@ -21,7 +21,6 @@ struct Buffer {
   int refs = 0;
 };
 
-bool IsHalf(Precision p) { return p != Precision::kFp32; }
 bool IsAmp(Precision p) { return p == Precision::kAmpFp16 || p == Precision::kAmpBf16; }
 bool IsFloat(int dtype) { return dtype == kFloat || dtype == kFloat16 || dtype == kBfloat16 || dtype == kDouble; }
 
