@@ -123,18 +123,19 @@ def main() -> int:
     if os.path.exists(manifest_path):
         with open(manifest_path) as f:
             manifest = json.load(f)
-    for name in names:
-        entry = export_one(models.SPECS[name], args.out, args.opset)
-        manifest["models"][name] = entry
-        print("%-20s %9d params  %8d bytes" % (name, entry["parameter_count"], entry["file_bytes"]))
     manifest["generator"] = "tools/export_zoo.py"
     manifest["torch_version"] = torch.__version__
     manifest["note"] = ("Shape-only ONNX: initializers are external data in <name>.onnx.data, "
                         "which is deliberately absent. Inputs have a symbolic batch axis 'batch'.")
-    manifest["models"] = dict(sorted(manifest["models"].items()))
-    with open(manifest_path, "w") as f:
-        json.dump(manifest, f, indent=2)
-        f.write("\n")
+    for name in names:
+        entry = export_one(models.SPECS[name], args.out, args.opset)
+        manifest["models"][name] = entry
+        manifest["models"] = dict(sorted(manifest["models"].items()))
+        # Written after every model, so a later failure keeps the entries already exported.
+        with open(manifest_path, "w") as f:
+            json.dump(manifest, f, indent=2)
+            f.write("\n")
+        print("%-20s %9d params  %8d bytes" % (name, entry["parameter_count"], entry["file_bytes"]))
     return 0
 
 
