@@ -403,8 +403,13 @@ def main() -> int:
         print("measure_step: unknown optimizer %s (known: %s)" % (", ".join(bad),
               ", ".join(OPTIMIZERS)), file=sys.stderr)
         return 2
-    batches = parse_list(args.batches, int) if args.batches else None
-    if batches and min(batches) <= 0:
+    try:
+        batches = parse_list(args.batches, int) if args.batches else None
+    except ValueError:
+        print("measure_step: --batches takes comma-separated integers, got %r" % args.batches,
+              file=sys.stderr)
+        return 2
+    if batches is not None and (not batches or min(batches) <= 0):
         print("measure_step: batch sizes must be positive", file=sys.stderr)
         return 2
 
