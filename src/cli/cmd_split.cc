@@ -192,8 +192,16 @@ int RunSplit(int argc, char** argv) {
   Result<fit::SplitResult> split = fit::PlanSplit(planner, request);
   if (!split) return UsageError(kCommand, split.error());
   const fit::SplitResult& s = *split;
-  Result<std::vector<fit::AdviceItem>> advice = fit::AdviseStrategies(planner, request, s);
-  std::vector<fit::AdviceItem> items = advice ? *advice : std::vector<fit::AdviceItem>{};
+  std::vector<fit::AdviceItem> items;
+  if (Result<std::vector<fit::AdviceItem>> a = fit::AdviseStrategies(planner, request, s)) items = *a;
+  std::vector<fit::ModelInput> inputs;
+  for (const auto& [name, dims] : plan::Summarize(m).inputs) {
+    if (!dims.empty()) inputs.push_back({name, std::vector<int64_t>(dims.begin() + 1, dims.end())});
+  }
+  if (Result<std::vector<fit::AdviceItem>> a = fit::AdviseSplitWhatIfs(planner, request, s, inputs)) {
+    items.insert(items.end(), a->begin(), a->end());
+  }
+  fit::RankAdvice(items);
 
   if (!emit.empty() && s.possible) {
     const std::string& file = emit[1];
@@ -246,7 +254,7 @@ int RunSplit(int argc, char** argv) {
     for (const std::string& n : s.notes) out << "note: " << n << "\n";
   }
   if (!items.empty()) {
-    out << "\nother strategies (each re-planned):\n";
+    out << "\nwhat-ifs (each split re-planned):\n";
     int n = 0;
     for (const fit::AdviceItem& i : items) {
       out << "  " << ++n << ". " << i.description << "; worst GPU at an even split "

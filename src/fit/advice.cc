@@ -18,17 +18,10 @@ std::string Dims(const std::vector<int64_t>& dims, char sep) {
   return s;
 }
 
-// One what-if: a name, a description and the change to the options.
-struct WhatIf {
-  std::string action;
-  std::string description;
-  plan::PlanOptions options;
-  std::string layer;
-  uint64_t layer_parameter_bytes = 0;
-};
+}  // namespace
 
-std::vector<WhatIf> WhatIfs(const AdviceRequest& request, const plan::StepPlan& baseline) {
-  const plan::PlanOptions& base = request.base;
+std::vector<WhatIf> WhatIfs(const plan::PlanOptions& base, const std::vector<ModelInput>& inputs,
+                            const plan::StepPlan& baseline) {
   std::vector<WhatIf> out;
   if (base.precision == plan::Precision::kFp32) {
     WhatIf w{"amp", "", base, "", 0};
@@ -43,7 +36,7 @@ std::vector<WhatIf> WhatIfs(const AdviceRequest& request, const plan::StepPlan& 
     WhatIf w{"activation_checkpointing",
              "recompute activations in backward with activation checkpointing "
              "(torch.utils.checkpoint around each block; about 30% more compute)",
-             base};
+             base, "", 0};
     w.options.activation_checkpointing = true;
     out.push_back(std::move(w));
   }
@@ -59,7 +52,7 @@ std::vector<WhatIf> WhatIfs(const AdviceRequest& request, const plan::StepPlan& 
   {
     WhatIf w{"halve_resolution", "", base, "", 0};
     std::string changes, flags;
-    for (const ModelInput& in : request.inputs) {
+    for (const ModelInput& in : inputs) {
       if (in.per_sample_dims.size() < 3) continue;  // not an image-like input
       std::vector<int64_t> dims = in.per_sample_dims;
       auto current = base.input_overrides.find(in.name);
@@ -95,8 +88,6 @@ std::vector<WhatIf> WhatIfs(const AdviceRequest& request, const plan::StepPlan& 
   }
   return out;
 }
-
-}  // namespace
 
 int64_t AccumulationSteps(int64_t batch, int64_t max_batch) {
   for (int64_t s = 1; s <= batch; ++s) {
@@ -177,7 +168,7 @@ Result<AdviceList> Advise(const PlanFunction& plan, const AdviceRequest& request
     }
   }
 
-  for (WhatIf& w : WhatIfs(request, baseline)) {
+  for (WhatIf& w : WhatIfs(request.base, request.inputs, baseline)) {
     Result<plan::StepPlan> p = plan(w.options);
     if (!p) {
       list.skipped.push_back(w.action + ": " + p.error());

@@ -209,6 +209,15 @@ std::vector<std::string> Notes(Strategy s, bool uneven) {
   return notes;
 }
 
+// The largest per-GPU peak of an even split (0 without one).
+uint64_t WorstEvenPeak(const SplitResult& r) {
+  uint64_t w = 0;
+  if (r.even) {
+    for (uint64_t p : r.even->peak_bytes) w = std::max(w, p);
+  }
+  return w;
+}
+
 }  // namespace
 
 Result<SplitResult> PlanSplit(const PlanFunction& plan, const SplitRequest& request) {
@@ -328,19 +337,12 @@ Result<std::vector<AdviceItem>> AdviseStrategies(const PlanFunction& plan,
   const Strategy order[] = {Strategy::kDp, Strategy::kDdp, Strategy::kZero1, Strategy::kZero2,
                             Strategy::kZero3};
   const int64_t n = std::max<int64_t>(baseline.global_batch, baseline.gpus);
-  auto worst = [](const SplitResult& r) -> uint64_t {
-    uint64_t w = 0;
-    if (r.even) {
-      for (uint64_t p : r.even->peak_bytes) w = std::max(w, p);
-    }
-    return w;
-  };
   SplitRequest base_req = request;
   base_req.global_batch = n;
   Result<SplitResult> base = request.global_batch ? Result<SplitResult>(baseline)
                                                   : PlanSplit(plan, base_req);
   if (!base) return MakeError(base.error());
-  const uint64_t base_worst = worst(*base);
+  const uint64_t base_worst = WorstEvenPeak(*base);
 
   std::vector<AdviceItem> items;
   bool after = false;
@@ -354,7 +356,7 @@ Result<std::vector<AdviceItem>> AdviseStrategies(const PlanFunction& plan,
     if (!alt) return MakeError(alt.error());
     AdviceItem item;
     item.action = "strategy_" + std::string(Name(s));
-    item.required_bytes = worst(*alt);
+    item.required_bytes = WorstEvenPeak(*alt);
     item.saves_bytes = base_worst > item.required_bytes ? base_worst - item.required_bytes : 0;
     item.fits = alt->possible;
     item.max_batch = alt->max_global_batch;
@@ -366,6 +368,43 @@ Result<std::vector<AdviceItem>> AdviseStrategies(const PlanFunction& plan,
     item.description = std::string("switch to ") + kWhat[static_cast<int>(s)] +
                        ": the largest global batch becomes " +
                        std::to_string(alt->max_global_batch);
+    items.push_back(std::move(item));
+  }
+  RankAdvice(items);
+  return items;
+}
+
+Result<std::vector<AdviceItem>> AdviseSplitWhatIfs(const PlanFunction& plan, const SplitRequest& request,
+                                                   const SplitResult& baseline,
+                                                   const std::vector<ModelInput>& inputs) {
+  const int64_t n = std::max<int64_t>(baseline.global_batch, baseline.gpus);
+  SplitRequest base_req = request;
+  base_req.global_batch = n;
+  Result<SplitResult> base = request.global_batch ? Result<SplitResult>(baseline) : PlanSplit(plan, base_req);
+  if (!base) return MakeError(base.error());
+  const uint64_t base_worst = WorstEvenPeak(*base);
+  plan::PlanOptions one = request.base;
+  one.batch = 1;
+  Result<plan::StepPlan> at_one = plan(one);
+  if (!at_one) return MakeError(at_one.error());
+
+  std::vector<AdviceItem> items;
+  for (WhatIf& w : WhatIfs(request.base, inputs, *at_one)) {
+    SplitRequest r = base_req;
+    r.base = w.options;
+    Result<SplitResult> alt = PlanSplit(plan, r);
+    if (!alt) continue;  // the planner cannot plan this change for this model
+    AdviceItem item;
+    item.action = w.action;
+    item.required_bytes = WorstEvenPeak(*alt);
+    if (item.required_bytes >= base_worst) continue;
+    item.saves_bytes = base_worst - item.required_bytes;
+    item.fits = alt->possible;
+    item.max_batch = alt->max_global_batch;
+    item.description = std::move(w.description) + ": the largest global batch becomes " +
+                       std::to_string(alt->max_global_batch);
+    item.layer = std::move(w.layer);
+    item.layer_parameter_bytes = w.layer_parameter_bytes;
     items.push_back(std::move(item));
   }
   RankAdvice(items);

@@ -266,5 +266,30 @@ TEST(AdviseStrategies, DataParallelToDdpAndZeroEachReplanned) {
   }
 }
 
+TEST(AdviseSplitWhatIfs, EachChangeReplansTheWholeSplit) {
+  FakeCurve c;
+  c.activations_per_sample = 900ull << 20;
+  FakePlanner fake(c);
+  SplitRequest req = Request(std::vector<uint64_t>(4, 8 * GiB), Strategy::kDdp, 64);
+  Result<SplitResult> base = PlanSplit(fake.Function(), req);
+  ASSERT_TRUE(base.ok());
+  ASSERT_FALSE(base->possible);
+  Result<std::vector<AdviceItem>> items =
+      AdviseSplitWhatIfs(fake.Function(), req, *base, {{"input", {3, 224, 224}}});
+  ASSERT_TRUE(items.ok()) << items.error();
+  bool amp = false;
+  for (const AdviceItem& i : *items) {
+    if (i.action != "amp") continue;
+    amp = true;
+    SplitRequest alt = req;
+    alt.base.precision = plan::Precision::kAmpFp16;
+    Result<SplitResult> r = PlanSplit(fake.Function(), alt);
+    EXPECT_EQ(i.max_batch, r->max_global_batch);
+    EXPECT_EQ(i.fits, r->possible);
+    EXPECT_GT(*i.max_batch, base->max_global_batch);
+  }
+  EXPECT_TRUE(amp);
+}
+
 }  // namespace
 }  // namespace oomguard::fit

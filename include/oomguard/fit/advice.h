@@ -53,6 +53,21 @@ struct AdviceList {
   std::vector<std::string> skipped;   // "amp: <planner error>"
 };
 
+// One change to the step, before it is planned.
+struct WhatIf {
+  std::string action;
+  std::string description;
+  plan::PlanOptions options;  // the base with the change applied
+  std::string layer;          // replace_fc_with_pooling: the layer
+  uint64_t layer_parameter_bytes = 0;
+};
+
+// The applicable single-GPU what-ifs (amp, activation_checkpointing,
+// lighter_optimizer, halve_resolution, replace_fc_with_pooling) for `base`;
+// `baseline` (a plan of base) names the largest fully connected layer.
+std::vector<WhatIf> WhatIfs(const plan::PlanOptions& base, const std::vector<ModelInput>& inputs,
+                            const plan::StepPlan& baseline);
+
 // Re-plans each applicable what-if against `baseline` (the plan of request.base).
 // Fails only when request.base has no batch.
 Result<AdviceList> Advise(const PlanFunction& plan, const AdviceRequest& request,

@@ -85,8 +85,18 @@ Result<SplitResult> PlanSplit(const PlanFunction& plan, const SplitRequest& requ
 // split re-planned with it: action "strategy_<name>", required_bytes the
 // largest per-GPU peak, max_batch the largest global batch.
 struct AdviceItem;
+struct ModelInput;
 Result<std::vector<AdviceItem>> AdviseStrategies(const PlanFunction& plan,
                                                  const SplitRequest& request,
                                                  const SplitResult& baseline);
+
+// The single-GPU what-ifs (AMP, checkpointing, lighter optimizer, halved
+// resolution, FC layer -> pooling), each applied to every GPU and the whole
+// split re-planned: required_bytes the largest per-GPU peak of an even split,
+// fits whether the global batch splits, max_batch the largest global batch.
+// What-ifs the planner cannot plan are left out.
+Result<std::vector<AdviceItem>> AdviseSplitWhatIfs(const PlanFunction& plan, const SplitRequest& request,
+                                                   const SplitResult& baseline,
+                                                   const std::vector<ModelInput>& inputs);
 
 }  // namespace oomguard::fit
