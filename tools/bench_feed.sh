@@ -11,6 +11,7 @@
 #
 #   tools/bench_feed.sh                  writes bench/results/feed.json
 #   OOMGUARD_PHOTOS=/tmp/x tools/bench_feed.sh   (data folder; made if missing)
+#   BUILD=build-feed tools/bench_feed.sh         (reuse a build folder)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${BUILD:-build-feed-bench}
@@ -19,7 +20,11 @@ OUT=${OUT:-bench/results/feed.json}
 WORK=$(mktemp -d /tmp/oomguard_bench_feed_XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
-cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DOOMGUARD_BUILD_BENCH=ON -DOOMGUARD_BUILD_TESTS=OFF >/dev/null
+if [ -f "$B/CMakeCache.txt" ]; then  # an existing build folder: keep its settings, add the benchmarks
+  cmake -S . -B "$B" -DOOMGUARD_BUILD_BENCH=ON >/dev/null
+else
+  cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DOOMGUARD_BUILD_BENCH=ON -DOOMGUARD_BUILD_TESTS=OFF >/dev/null
+fi
 cmake --build "$B" -j"$(nproc)" --target oomguard oomguard_feed_bench oomguard_make_photos >/dev/null
 
 if [ "$(find "$DATA" -name '*.jpg' 2>/dev/null | wc -l)" -lt 10000 ]; then

@@ -59,7 +59,7 @@ TEST(BufferCache, WaitsForABufferReturnedWhileWaiting) {
   uint8_t* a = nullptr;
   ASSERT_TRUE(cache.Acquire(900, &a));
   std::thread t([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    while (budget.waiting() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     cache.Return(a, 900);  // lands in the cache, still charged
   });
   uint8_t* b = nullptr;

@@ -115,6 +115,11 @@ void ByteBudget::Close() {
   cv_.notify_all();
 }
 
+size_t ByteBudget::waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waiters_.size();
+}
+
 uint64_t ByteBudget::in_use() const {
   std::lock_guard<std::mutex> lock(mu_);
   return in_use_;

@@ -64,6 +64,9 @@ class ByteBudget {
   // Wakes all waiters with an error; later reservations fail.
   void Close();
 
+  // Reservations waiting right now.
+  size_t waiting() const;
+
   uint64_t capacity() const { return capacity_; }
   uint64_t in_use() const;
   uint64_t peak() const;
