@@ -1,0 +1,666 @@
+// The per-operator shape rules of the planner's shape pass (see shapes.h).
+#include <algorithm>
+#include <cmath>
+
+#include "shape_pass.h"
+
+namespace oomguard::plan {
+namespace {
+
+constexpr int64_t kMaxDim = int64_t{1} << 40;
+constexpr size_t kMaxValues = 4096;
+
+using Dims = std::vector<int64_t>;
+
+}  // namespace
+
+bool SaneDims(const std::vector<int64_t>& d) {
+  double total = 1;
+  for (int64_t x : d) {
+    if (x < 0 || x > kMaxDim) return false;
+    total *= static_cast<double>(x);
+  }
+  return total < 1e17;
+}
+
+namespace {
+
+int64_t Attr(const NodeInfo& n, const std::string& name, int64_t fallback) {
+  auto it = n.int_attrs.find(name);
+  return it == n.int_attrs.end() ? fallback : it->second;
+}
+const std::vector<int64_t>* Ints(const NodeInfo& n, const std::string& name) {
+  auto it = n.ints_attrs.find(name);
+  return it == n.ints_attrs.end() ? nullptr : &it->second;
+}
+
+bool Broadcast(const Dims& a_in, const Dims& b_in, Dims* out) {
+  const Dims a = a_in, b = b_in;  // out may alias an input
+  size_t r = std::max(a.size(), b.size());
+  out->assign(r, 1);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t x = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    int64_t y = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (x != y && x != 1 && y != 1) return false;
+    (*out)[i] = x == 1 ? y : x;
+  }
+  return true;
+}
+
+int64_t NormAxis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
+
+class ShapePass {
+ public:
+  ShapePass(const Model& m, ConcreteShapes* s) : m_(m), s_(*s) {}
+
+  void Run() {
+    for (size_t i = 0; i < m_.nodes.size(); ++i) Node(m_.nodes[i]);
+  }
+
+ private:
+  ConcreteTensor* In(const NodeInfo& n, size_t i) {
+    if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
+    ConcreteTensor* t = &s_.tensors[n.inputs[i]];
+    return t->known ? t : nullptr;
+  }
+  const std::vector<double>* InValue(const NodeInfo& n, size_t i) {
+    ConcreteTensor* t = In(n, i);
+    return t && t->has_value ? &t->value : nullptr;
+  }
+  ConcreteTensor* Out(const NodeInfo& n, size_t i) {
+    if (i >= n.outputs.size() || n.outputs[i] < 0) return nullptr;
+    return &s_.tensors[n.outputs[i]];
+  }
+  void Set(const NodeInfo& n, size_t i, Dims dims, int dtype) {
+    ConcreteTensor* o = Out(n, i);
+    if (!o || !SaneDims(dims)) return;
+    o->known = true;
+    o->dims = std::move(dims);
+    o->dtype = dtype;
+  }
+  void SetValue(const NodeInfo& n, size_t i, std::vector<double> v) {
+    ConcreteTensor* o = Out(n, i);
+    if (!o || !o->known || v.size() > kMaxValues || v.size() != o->Elements()) return;
+    o->has_value = true;
+    o->value = std::move(v);
+  }
+
+  // Same shape as input 0.
+  void Unary(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    if (!a) return;
+    for (size_t i = 0; i < n.outputs.size(); ++i) Set(n, i, a->dims, i == 0 ? a->dtype : kBool);
+  }
+
+  void Elementwise(const NodeInfo& n) {
+    if (n.inputs.empty()) return;
+    Dims d;
+    int dtype = kFloat;
+    bool first = true;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      ConcreteTensor* t = In(n, i);
+      if (!t) return;
+      if (first) {
+        d = t->dims;
+        first = false;
+      } else if (!Broadcast(d, t->dims, &d)) {
+        return;
+      }
+    }
+    const std::string& op = n.op_type;
+    bool is_where = op == "Where";
+    ConcreteTensor* typed = In(n, is_where ? 1 : 0);
+    dtype = typed->dtype;
+    if (op == "Equal" || op == "Greater" || op == "Less" || op == "And" || op == "Or" || op == "Not" ||
+        op == "GreaterOrEqual" || op == "LessOrEqual") {
+      dtype = kBool;
+    }
+    Set(n, 0, d, dtype);
+    // Values of small elementwise results (shape arithmetic).
+    ConcreteTensor* o = Out(n, 0);
+    if (!o || !o->known || o->Elements() > kMaxValues) return;
+    std::vector<const ConcreteTensor*> ins;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      ConcreteTensor* t = In(n, i);
+      if (!t->has_value) return;
+      ins.push_back(t);
+    }
+    size_t count = o->Elements();
+    std::vector<double> v(count);
+    for (size_t k = 0; k < count; ++k) {
+      // Index into each input with broadcasting.
+      std::vector<double> args;
+      for (const ConcreteTensor* t : ins) {
+        size_t idx = 0, stride = 1, rem = k;
+        std::vector<size_t> coord(d.size());
+        for (size_t j = d.size(); j-- > 0;) {
+          coord[j] = d[j] ? rem % d[j] : 0;
+          rem = d[j] ? rem / d[j] : 0;
+        }
+        size_t off = d.size() - t->dims.size();
+        for (size_t j = t->dims.size(); j-- > 0;) {
+          size_t c = t->dims[j] == 1 ? 0 : coord[j + off];
+          idx += c * stride;
+          stride *= t->dims[j];
+        }
+        args.push_back(idx < t->value.size() ? t->value[idx] : 0);
+      }
+      bool integer = dtype != kFloat && dtype != kDouble && dtype != kFloat16 && dtype != kBfloat16;
+      double r = 0;
+      if (op == "Add") r = args[0] + args[1];
+      else if (op == "Sub") r = args[0] - args[1];
+      else if (op == "Mul") r = args[0] * args[1];
+      else if (op == "Div") r = args[1] == 0 ? 0 : (integer ? std::trunc(args[0] / args[1]) : args[0] / args[1]);
+      else if (op == "Equal") r = args[0] == args[1];
+      else if (op == "Where") r = args[0] != 0 ? args[1] : args[2];
+      else if (op == "Max") r = std::max(args[0], args[1]);
+      else if (op == "Min") r = std::min(args[0], args[1]);
+      else if (op == "Less") r = args[0] < args[1];
+      else if (op == "Greater") r = args[0] > args[1];
+      else return;
+      v[k] = r;
+    }
+    SetValue(n, 0, std::move(v));
+  }
+
+  void Node(const NodeInfo& n) {
+    const std::string& op = n.op_type;
+    if (op == "Constant") {
+      // Already set from the model.
+      return;
+    }
+    if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Erf" || op == "Sqrt" || op == "Exp" ||
+        op == "Log" || op == "Neg" || op == "Abs" || op == "Clip" || op == "LeakyRelu" || op == "Elu" ||
+        op == "HardSigmoid" || op == "HardSwish" || op == "Softmax" || op == "LogSoftmax" ||
+        op == "Identity" || op == "Reciprocal" || op == "Floor" || op == "Ceil" || op == "Round" ||
+        op == "Gelu" || op == "Celu" || op == "Selu" || op == "Softplus" || op == "Softsign" ||
+        op == "PRelu" || op == "InstanceNormalization" || op == "LRN" || op == "Mish" || op == "Sin" ||
+        op == "Cos" || op == "Not" || op == "LayerNormalization" || op == "Dropout") {
+      ConcreteTensor* a = In(n, 0);
+      if (!a) return;
+      Set(n, 0, a->dims, op == "Not" ? kBool : a->dtype);
+      if (op == "Dropout") Set(n, 1, a->dims, kBool);
+      if (op == "LayerNormalization") {
+        int64_t axis = NormAxis(Attr(n, "axis", -1), a->dims.size());
+        Dims stat = a->dims;
+        for (size_t i = std::max<int64_t>(axis, 0); i < stat.size(); ++i) stat[i] = 1;
+        Set(n, 1, stat, kFloat);
+        Set(n, 2, stat, kFloat);
+      }
+      if (op == "Identity" && a->has_value) SetValue(n, 0, a->value);
+      return;
+    }
+    if (op == "Cast") {
+      ConcreteTensor* a = In(n, 0);
+      if (!a) return;
+      Set(n, 0, a->dims, static_cast<int>(Attr(n, "to", kFloat)));
+      if (a->has_value) {
+        std::vector<double> v = a->value;
+        int to = static_cast<int>(Attr(n, "to", kFloat));
+        if (to != kFloat && to != kDouble && to != kFloat16 && to != kBfloat16) {
+          for (double& x : v) x = std::trunc(x);
+        }
+        SetValue(n, 0, v);
+      }
+      return;
+    }
+    if (op == "BatchNormalization") {
+      ConcreteTensor* a = In(n, 0);
+      if (!a) return;
+      Set(n, 0, a->dims, a->dtype);
+      Dims c = {a->dims.size() > 1 ? a->dims[1] : 1};
+      for (size_t i = 1; i < n.outputs.size(); ++i) Set(n, i, c, a->dtype);
+      return;
+    }
+    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "Equal" ||
+        op == "Where" || op == "Max" || op == "Min" || op == "Greater" || op == "Less" || op == "And" ||
+        op == "Or" || op == "Mod" || op == "Sum" || op == "GreaterOrEqual" || op == "LessOrEqual") {
+      Elementwise(n);
+      return;
+    }
+    if (op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
+      Window(n);
+      return;
+    }
+    if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "GlobalLpPool") {
+      ConcreteTensor* a = In(n, 0);
+      if (!a || a->dims.size() < 2) return;
+      Dims d = a->dims;
+      for (size_t i = 2; i < d.size(); ++i) d[i] = 1;
+      Set(n, 0, d, a->dtype);
+      return;
+    }
+    if (op == "Flatten") {
+      ConcreteTensor* a = In(n, 0);
+      if (!a) return;
+      int64_t axis = NormAxis(Attr(n, "axis", 1), a->dims.size());
+      if (axis < 0 || axis > static_cast<int64_t>(a->dims.size())) return;
+      int64_t x = 1, y = 1;
+      for (int64_t i = 0; i < static_cast<int64_t>(a->dims.size()); ++i) (i < axis ? x : y) *= a->dims[i];
+      Set(n, 0, {x, y}, a->dtype);
+      return;
+    }
+    if (op == "Gemm") {
+      ConcreteTensor* a = In(n, 0);
+      ConcreteTensor* b = In(n, 1);
+      if (!a || !b || a->dims.size() != 2 || b->dims.size() != 2) return;
+      int64_t m = Attr(n, "transA", 0) ? a->dims[1] : a->dims[0];
+      int64_t ka = Attr(n, "transA", 0) ? a->dims[0] : a->dims[1];
+      int64_t kb = Attr(n, "transB", 0) ? b->dims[1] : b->dims[0];
+      int64_t k = Attr(n, "transB", 0) ? b->dims[0] : b->dims[1];
+      if (ka != kb) return;  // PyTorch would fail: the features do not match the weight
+      Set(n, 0, {m, k}, a->dtype);
+      return;
+    }
+    if (op == "MatMul") {
+      ConcreteTensor* a = In(n, 0);
+      ConcreteTensor* b = In(n, 1);
+      if (!a || !b || a->dims.empty() || b->dims.empty()) return;
+      Dims x = a->dims, y = b->dims;
+      bool xv = x.size() == 1, yv = y.size() == 1;
+      if (xv) x.insert(x.begin(), 1);
+      if (yv) y.push_back(1);
+      if (x.back() != y[y.size() - 2]) return;
+      Dims bx(x.begin(), x.end() - 2), by(y.begin(), y.end() - 2), batch;
+      if (!Broadcast(bx, by, &batch)) return;
+      Dims d = batch;
+      if (!xv) d.push_back(x[x.size() - 2]);
+      if (!yv) d.push_back(y.back());
+      Set(n, 0, d, a->dtype);
+      return;
+    }
+    if (op == "Shape") {
+      ConcreteTensor* a = In(n, 0);
+      if (!a) return;
+      int64_t r = static_cast<int64_t>(a->dims.size());
+      int64_t start = std::clamp<int64_t>(NormAxis(Attr(n, "start", 0), r), 0, r);
+      int64_t end = std::clamp<int64_t>(NormAxis(Attr(n, "end", r), r), 0, r);
+      std::vector<double> v;
+      for (int64_t i = start; i < end; ++i) v.push_back(static_cast<double>(a->dims[i]));
+      Set(n, 0, {static_cast<int64_t>(v.size())}, kInt64);
+      SetValue(n, 0, v);
+      return;
+    }
+    if (op == "Size") {
+      ConcreteTensor* a = In(n, 0);
+      if (!a) return;
+      Set(n, 0, {}, kInt64);
+      SetValue(n, 0, {static_cast<double>(a->Elements())});
+      return;
+    }
+    if (op == "Reshape") {
+      ConcreteTensor* a = In(n, 0);
+      const std::vector<double>* shape = InValue(n, 1);
+      if (!a || !shape) return;
+      Dims d;
+      int64_t known = 1, infer = -1;
+      for (size_t i = 0; i < shape->size(); ++i) {
+        int64_t v = static_cast<int64_t>((*shape)[i]);
+        if (v == 0 && !Attr(n, "allowzero", 0)) v = i < a->dims.size() ? a->dims[i] : 1;
+        if (v == -1) {
+          if (infer >= 0) return;
+          infer = static_cast<int64_t>(i);
+          d.push_back(1);
+          continue;
+        }
+        if (v < 0) return;
+        d.push_back(v);
+        known *= v;
+      }
+      int64_t total = static_cast<int64_t>(a->Elements());
+      if (infer >= 0) {
+        if (known == 0 || total % known != 0) return;
+        d[infer] = total / known;
+      } else if (known != total) {
+        return;
+      }
+      Set(n, 0, d, a->dtype);
+      if (a->has_value) SetValue(n, 0, a->value);
+      return;
+    }
+    if (op == "Transpose") {
+      ConcreteTensor* a = In(n, 0);
+      if (!a) return;
+      Dims perm;
+      if (const auto* p = Ints(n, "perm")) {
+        perm = *p;
+      } else {
+        for (size_t i = a->dims.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+      }
+      if (perm.size() != a->dims.size()) return;
+      Dims d;
+      for (int64_t p : perm) {
+        if (p < 0 || p >= static_cast<int64_t>(a->dims.size())) return;
+        d.push_back(a->dims[p]);
+      }
+      Set(n, 0, d, a->dtype);
+      return;
+    }
+    if (op == "Unsqueeze" || op == "Squeeze") {
+      ConcreteTensor* a = In(n, 0);
+      if (!a) return;
+      std::vector<int64_t> axes;
+      if (const auto* p = Ints(n, "axes")) {
+        axes = *p;
+      } else if (const auto* v = InValue(n, 1)) {
+        for (double x : *v) axes.push_back(static_cast<int64_t>(x));
+      } else if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+        return;
+      }
+      Dims d = a->dims;
+      if (op == "Unsqueeze") {
+        size_t r = d.size() + axes.size();
+        for (int64_t& x : axes) x = NormAxis(x, r);
+        std::sort(axes.begin(), axes.end());
+        for (int64_t x : axes) {
+          if (x < 0 || x > static_cast<int64_t>(d.size())) return;
+          d.insert(d.begin() + x, 1);
+        }
+      } else {
+        Dims out;
+        for (size_t i = 0; i < d.size(); ++i) {
+          bool drop = axes.empty() ? d[i] == 1 : false;
+          for (int64_t x : axes) drop = drop || NormAxis(x, d.size()) == static_cast<int64_t>(i);
+          if (!drop) out.push_back(d[i]);
+        }
+        d = out;
+      }
+      Set(n, 0, d, a->dtype);
+      if (a->has_value) SetValue(n, 0, a->value);
+      return;
+    }
+    if (op == "Concat") {
+      Dims d;
+      int64_t axis = Attr(n, "axis", 0);
+      std::vector<double> values;
+      bool all_values = true;
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        ConcreteTensor* t = In(n, i);
+        if (!t) return;
+        if (i == 0) {
+          d = t->dims;
+          axis = NormAxis(axis, d.size());
+          if (axis < 0 || axis >= static_cast<int64_t>(d.size())) return;
+        } else {
+          if (t->dims.size() != d.size()) return;
+          d[axis] += t->dims[axis];
+        }
+        if (t->has_value) {
+          values.insert(values.end(), t->value.begin(), t->value.end());
+        } else {
+          all_values = false;
+        }
+      }
+      ConcreteTensor* first = In(n, 0);
+      Set(n, 0, d, first->dtype);
+      if (all_values && d.size() == 1) SetValue(n, 0, values);
+      return;
+    }
+    if (op == "Gather") {
+      ConcreteTensor* a = In(n, 0);
+      ConcreteTensor* idx = In(n, 1);
+      if (!a || !idx || a->dims.empty()) return;
+      int64_t axis = NormAxis(Attr(n, "axis", 0), a->dims.size());
+      if (axis < 0 || axis >= static_cast<int64_t>(a->dims.size())) return;
+      Dims d(a->dims.begin(), a->dims.begin() + axis);
+      d.insert(d.end(), idx->dims.begin(), idx->dims.end());
+      d.insert(d.end(), a->dims.begin() + axis + 1, a->dims.end());
+      Set(n, 0, d, a->dtype);
+      if (a->has_value && idx->has_value && a->dims.size() == 1) {
+        std::vector<double> v;
+        for (double x : idx->value) {
+          int64_t i = static_cast<int64_t>(x);
+          if (i < 0) i += a->dims[0];
+          if (i < 0 || i >= a->dims[0]) return;
+          v.push_back(a->value[i]);
+        }
+        SetValue(n, 0, v);
+      }
+      return;
+    }
+    if (op == "Slice") {
+      Slice(n);
+      return;
+    }
+    if (op == "Split") {
+      ConcreteTensor* a = In(n, 0);
+      if (!a || a->dims.empty() || n.outputs.empty()) return;
+      int64_t axis = NormAxis(Attr(n, "axis", 0), a->dims.size());
+      if (axis < 0 || axis >= static_cast<int64_t>(a->dims.size())) return;
+      std::vector<int64_t> sizes;
+      if (const auto* p = Ints(n, "split")) {
+        sizes = *p;
+      } else if (const auto* v = InValue(n, 1)) {
+        for (double x : *v) sizes.push_back(static_cast<int64_t>(x));
+      } else {
+        int64_t k = static_cast<int64_t>(n.outputs.size());
+        int64_t each = (a->dims[axis] + k - 1) / k;
+        for (int64_t i = 0; i < k; ++i) sizes.push_back(std::min(each, a->dims[axis] - i * each));
+      }
+      for (size_t i = 0; i < n.outputs.size() && i < sizes.size(); ++i) {
+        Dims d = a->dims;
+        d[axis] = std::max<int64_t>(sizes[i], 0);
+        Set(n, i, d, a->dtype);
+      }
+      return;
+    }
+    if (op.rfind("Reduce", 0) == 0 || op == "ArgMax" || op == "ArgMin") {
+      ConcreteTensor* a = In(n, 0);
+      if (!a) return;
+      std::vector<int64_t> axes;
+      if (op == "ArgMax" || op == "ArgMin") {
+        axes = {Attr(n, "axis", 0)};
+      } else if (const auto* p = Ints(n, "axes")) {
+        axes = *p;
+      } else if (const auto* v = InValue(n, 1)) {
+        for (double x : *v) axes.push_back(static_cast<int64_t>(x));
+      }
+      bool keep = Attr(n, "keepdims", 1) != 0;
+      Dims d;
+      for (size_t i = 0; i < a->dims.size(); ++i) {
+        bool reduced = axes.empty() && !Attr(n, "noop_with_empty_axes", 0);
+        for (int64_t x : axes) reduced = reduced || NormAxis(x, a->dims.size()) == static_cast<int64_t>(i);
+        if (!reduced) d.push_back(a->dims[i]);
+        else if (keep) d.push_back(1);
+      }
+      Set(n, 0, d, op[0] == 'A' ? kInt64 : a->dtype);
+      return;
+    }
+    if (op == "ConstantOfShape") {
+      const std::vector<double>* v = InValue(n, 0);
+      if (!v) return;
+      Dims d;
+      for (double x : *v) d.push_back(static_cast<int64_t>(x));
+      int dtype = static_cast<int>(Attr(n, "value.dtype", kFloat));
+      Set(n, 0, d, dtype == kUndefined ? kFloat : dtype);
+      ConcreteTensor* o = Out(n, 0);
+      if (o && o->known && o->Elements() <= kMaxValues) {
+        auto fill = n.float_attrs.find("value");
+        SetValue(n, 0, std::vector<double>(o->Elements(), fill == n.float_attrs.end() ? 0.0 : fill->second));
+      }
+      return;
+    }
+    if (op == "Expand") {
+      ConcreteTensor* a = In(n, 0);
+      const std::vector<double>* v = InValue(n, 1);
+      if (!a || !v) return;
+      Dims shape, d;
+      for (double x : *v) shape.push_back(static_cast<int64_t>(x));
+      if (!Broadcast(a->dims, shape, &d)) return;
+      Set(n, 0, d, a->dtype);
+      return;
+    }
+    if (op == "Range") {
+      const auto* start = InValue(n, 0);
+      const auto* limit = InValue(n, 1);
+      const auto* delta = InValue(n, 2);
+      ConcreteTensor* a = In(n, 0);
+      if (!start || !limit || !delta || start->empty() || limit->empty() || delta->empty() || (*delta)[0] == 0) return;
+      double len = std::ceil(((*limit)[0] - (*start)[0]) / (*delta)[0]);
+      Set(n, 0, {std::max<int64_t>(0, static_cast<int64_t>(len))}, a->dtype);
+      return;
+    }
+    if (op == "Pad") {
+      ConcreteTensor* a = In(n, 0);
+      if (!a) return;
+      std::vector<int64_t> pads;
+      if (const auto* p = Ints(n, "pads")) pads = *p;
+      else if (const auto* v = InValue(n, 1)) for (double x : *v) pads.push_back(static_cast<int64_t>(x));
+      else return;
+      size_t r = a->dims.size();
+      if (pads.size() != 2 * r) return;
+      Dims d = a->dims;
+      for (size_t i = 0; i < r; ++i) d[i] += pads[i] + pads[i + r];
+      Set(n, 0, d, a->dtype);
+      return;
+    }
+    if (op == "Resize" || op == "Upsample") {
+      ConcreteTensor* a = In(n, 0);
+      if (!a) return;
+      Dims d = a->dims;
+      const std::vector<double>* sizes = InValue(n, 3);
+      const std::vector<double>* scales = op == "Upsample" ? InValue(n, 1) : InValue(n, 2);
+      if (sizes && sizes->size() == d.size()) {
+        for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<int64_t>((*sizes)[i]);
+      } else if (scales && scales->size() == d.size()) {
+        for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<int64_t>(std::floor(d[i] * (*scales)[i]));
+      } else {
+        return;
+      }
+      Set(n, 0, d, a->dtype);
+      return;
+    }
+    if (op == "Tile") {
+      ConcreteTensor* a = In(n, 0);
+      const std::vector<double>* rep = InValue(n, 1);
+      if (!a || !rep || rep->size() != a->dims.size()) return;
+      Dims d = a->dims;
+      for (size_t i = 0; i < d.size(); ++i) d[i] *= static_cast<int64_t>((*rep)[i]);
+      Set(n, 0, d, a->dtype);
+      return;
+    }
+  }
+
+  void Slice(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    if (!a) return;
+    std::vector<int64_t> starts, ends, axes, steps;
+    auto read = [&](size_t i, const char* attr, std::vector<int64_t>* out) -> bool {
+      if (const auto* p = Ints(n, attr)) {
+        *out = *p;
+        return true;
+      }
+      if (i < n.inputs.size() && n.inputs[i] >= 0) {
+        const auto* v = InValue(n, i);
+        if (!v) return false;
+        for (double x : *v) out->push_back(static_cast<int64_t>(std::clamp(x, -9.2e18, 9.2e18)));
+      }
+      return true;
+    };
+    if (!read(1, "starts", &starts) || !read(2, "ends", &ends) || !read(3, "axes", &axes) ||
+        !read(4, "steps", &steps)) {
+      return;
+    }
+    if (starts.size() != ends.size()) return;
+    if (axes.empty()) for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (axes.size() != starts.size() || steps.size() != starts.size()) return;
+    Dims d = a->dims;
+    std::vector<std::vector<int64_t>> picks(d.size());
+    for (size_t i = 0; i < starts.size(); ++i) {
+      int64_t ax = NormAxis(axes[i], d.size());
+      if (ax < 0 || ax >= static_cast<int64_t>(d.size()) || steps[i] == 0) return;
+      int64_t dim = a->dims[ax];
+      int64_t s = starts[i], e = ends[i], st = steps[i];
+      if (s < 0) s += dim;
+      if (e < 0) e += dim;
+      if (st > 0) {
+        s = std::clamp<int64_t>(s, 0, dim);
+        e = std::clamp<int64_t>(e, 0, dim);
+        d[ax] = e > s ? (e - s + st - 1) / st : 0;
+      } else {
+        s = std::clamp<int64_t>(s, -1, dim - 1);
+        e = std::clamp<int64_t>(e, -1, dim - 1);
+        d[ax] = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+      }
+      if (a->dims.size() == 1) {
+        for (int64_t k = 0; k < d[ax]; ++k) picks[ax].push_back(s + k * st);
+      }
+    }
+    Set(n, 0, d, a->dtype);
+    if (a->has_value && a->dims.size() == 1) {
+      std::vector<double> v;
+      if (picks[0].empty() && d[0] == a->dims[0]) {
+        v = a->value;
+      } else {
+        for (int64_t k : picks[0]) {
+          if (k < 0 || k >= static_cast<int64_t>(a->value.size())) return;
+          v.push_back(a->value[k]);
+        }
+      }
+      SetValue(n, 0, v);
+    }
+  }
+
+  void Window(const NodeInfo& n) {
+    const std::string& op = n.op_type;
+    ConcreteTensor* x = In(n, 0);
+    if (!x || x->dims.size() < 3) return;
+    size_t spatial = x->dims.size() - 2;
+    Dims kernel;
+    int64_t channels = x->dims[1];
+    if (op == "Conv" || op == "ConvTranspose") {
+      ConcreteTensor* w = In(n, 1);
+      if (!w || w->dims.size() != x->dims.size()) return;
+      kernel.assign(w->dims.begin() + 2, w->dims.end());
+      int64_t group = std::max<int64_t>(1, Attr(n, "group", 1));
+      if (op == "Conv" && w->dims[1] * group != x->dims[1]) return;  // channels do not match the weight
+      if (op == "ConvTranspose" && w->dims[0] != x->dims[1]) return;
+      channels = op == "Conv" ? w->dims[0] : w->dims[1] * Attr(n, "group", 1);
+    } else if (const auto* k = Ints(n, "kernel_shape")) {
+      kernel = *k;
+    }
+    if (const auto* k = Ints(n, "kernel_shape")) kernel = *k;
+    if (kernel.size() != spatial) return;
+    Dims strides(spatial, 1), dil(spatial, 1), pads(2 * spatial, 0), outpad(spatial, 0);
+    if (const auto* p = Ints(n, "strides"); p && p->size() == spatial) strides = *p;
+    if (const auto* p = Ints(n, "dilations"); p && p->size() == spatial) dil = *p;
+    if (const auto* p = Ints(n, "pads"); p && p->size() == 2 * spatial) pads = *p;
+    if (const auto* p = Ints(n, "output_padding"); p && p->size() == spatial) outpad = *p;
+    std::string auto_pad = n.string_attrs.count("auto_pad") ? n.string_attrs.at("auto_pad") : "NOTSET";
+    bool ceil_mode = Attr(n, "ceil_mode", 0) != 0;
+    Dims d = {x->dims[0], channels};
+    for (size_t i = 0; i < spatial; ++i) {
+      int64_t in = x->dims[2 + i];
+      if (strides[i] <= 0 || dil[i] <= 0 || kernel[i] <= 0) return;
+      int64_t eff = (kernel[i] - 1) * dil[i] + 1;
+      int64_t out;
+      if (op == "ConvTranspose") {
+        if (const auto* os = Ints(n, "output_shape"); os && os->size() == spatial) {
+          out = (*os)[i];
+        } else {
+          out = strides[i] * (in - 1) + outpad[i] + eff - pads[i] - pads[i + spatial];
+        }
+      } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+        out = (in + strides[i] - 1) / strides[i];
+      } else {
+        int64_t padded = in + (auto_pad == "VALID" ? 0 : pads[i] + pads[i + spatial]) - eff;
+        if (padded < 0) return;
+        out = (ceil_mode ? (padded + strides[i] - 1) / strides[i] : padded / strides[i]) + 1;
+      }
+      if (out <= 0) return;
+      d.push_back(out);
+    }
+    Set(n, 0, d, x->dtype);
+    if (op == "MaxPool") Set(n, 1, d, kInt64);
+  }
+
+  const Model& m_;
+  ConcreteShapes& s_;
+};
+
+}  // namespace
+
+void RunShapePass(const Model& model, ConcreteShapes* shapes) { ShapePass(model, shapes).Run(); }
+
+}  // namespace oomguard::plan
