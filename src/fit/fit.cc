@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <string>
 
@@ -11,8 +12,9 @@ namespace oomguard::fit {
 
 Result<uint64_t> UsableBytes(const Budget& budget) {
   if (!(budget.margin_percent >= 0.0 && budget.margin_percent < 100.0)) {
-    return MakeError("margin must be at least 0 and below 100 percent, got " +
-                     std::to_string(budget.margin_percent));
+    char got[32];
+    std::snprintf(got, sizeof got, "%g", budget.margin_percent);
+    return MakeError(std::string("margin must be at least 0 and below 100 percent, got ") + got);
   }
   if (budget.capacity_bytes == 0) return MakeError("capacity is 0 bytes");
   const auto margin = static_cast<uint64_t>(

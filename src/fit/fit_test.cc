@@ -35,7 +35,9 @@ TEST(UsableBytes, RejectsBudgetsThatLeaveNothing) {
   Result<uint64_t> r = UsableBytes({.capacity_bytes = 4 * GiB, .reserve_bytes = 4 * GiB, .margin_percent = 0});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error(), "reserve 4.00 GiB and margin 0 B leave nothing of the capacity 4.00 GiB");
-  EXPECT_FALSE(UsableBytes({.capacity_bytes = 4 * GiB, .reserve_bytes = 0, .margin_percent = 100}).ok());
+  Result<uint64_t> hundred = UsableBytes({.capacity_bytes = 4 * GiB, .reserve_bytes = 0, .margin_percent = 100});
+  ASSERT_FALSE(hundred.ok());
+  EXPECT_EQ(hundred.error(), "margin must be at least 0 and below 100 percent, got 100");
   EXPECT_FALSE(UsableBytes({.capacity_bytes = 4 * GiB, .reserve_bytes = 0, .margin_percent = -1}).ok());
   EXPECT_FALSE(UsableBytes({.capacity_bytes = 0, .reserve_bytes = 0, .margin_percent = 5}).ok());
 }
