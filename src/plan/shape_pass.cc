@@ -583,7 +583,7 @@ class ShapePass {
         e = std::clamp<int64_t>(e, -1, dim - 1);
         d[ax] = s > e ? (s - e + (-st) - 1) / (-st) : 0;
       }
-      if (a->dims.size() == 1) {
+      if (a->dims.size() == 1 && a->has_value) {  // values are small (<= kMaxValues)
         for (int64_t k = 0; k < d[ax]; ++k) picks[ax].push_back(s + k * st);
       }
     }
