@@ -41,7 +41,7 @@ run() {  # name, command...
   local name=$1; shift
   echo "== $name: $*" >&2
   local json
-  json=$("$@")
+  json=$("$@" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)))')
   printf '%s\t%s\t%s\n' "$name" "$*" "$json" >>"$WORK/results.tsv"
 }
 : >"$WORK/results.tsv"
