@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto feed = Feed::Start({"/d/fuzz.jpg", "/d/good.jpg"}, o);
     Check(feed.ok(), "Start failed");
     while (true) {
-      Result<Batch> b = (*feed)->Next();
+      oomguard::Result<Batch> b = (*feed)->Next();
       if (!b.ok()) {
         // The one error allowed under kSkip: two images that each fit the
         // budget but not together in one batch.
