@@ -124,8 +124,9 @@ TEST_F(FeedCli, BadInputIsOneLineAndExit2) {
       {{"feed", dir_, "--budget", "1MiB", "--rank", "2", "--world-size", "2"},
        "oomguard feed: rank 2 must be less than world size 2\n"},
       {{"feed", dir_, "--budget", "1MiB", "--batch", "0"}, "oomguard feed: the batch size must be at least 1\n"},
-      {{"feed", dir_, "--budget", "1KiB", "--batch", "2"},
-       "oomguard feed: a batch of 2 images does not fit the budget of 1.00 KiB (1024 bytes) (its files and "
+      // One 32x24 image (~0.8 KB file + 2.3 KB pixels) fits 3500 bytes; a batch of two does not.
+      {{"feed", dir_, "--budget", "3500", "--batch", "2"},
+       "oomguard feed: a batch of 2 images does not fit the budget of 3.42 KiB (3500 bytes) (its files and "
        "decoded images need more); raise --budget or lower --batch\n"},
   };
   for (const Case& c : cases) {
