@@ -12,6 +12,7 @@
 #include "oomguard/fit/chart.h"
 #include "oomguard/fit/fit.h"
 #include "oomguard/units.h"
+#include "plan_advice.h"
 #include "plan_options.h"
 #include "plan_report.h"
 
@@ -20,16 +21,6 @@ namespace oomguard::cli {
 namespace {
 
 constexpr const char* kCommand = "fit";
-
-// The model's inputs with per-sample shapes (the batch axis dropped).
-std::vector<fit::ModelInput> PerSampleInputs(const plan::Model& model) {
-  std::vector<fit::ModelInput> out;
-  for (const auto& [name, dims] : plan::Summarize(model).inputs) {
-    if (dims.empty()) continue;
-    out.push_back({name, std::vector<int64_t>(dims.begin() + 1, dims.end())});
-  }
-  return out;
-}
 
 std::string Describe(const plan::PlanOptions& o) {
   return std::string(plan::Name(o.optimizer)) + ", " + std::string(plan::Name(o.precision)) + ", " +
@@ -45,16 +36,6 @@ std::string StatesLine(const plan::StepPlan& p) {
     s += ", CUDA context and workspace " + FormatBytes(p.bytes.context + p.bytes.workspace);
   }
   return s + ")";
-}
-
-void PrintAdvice(std::ostream& out, const std::vector<fit::AdviceItem>& items) {
-  int n = 0;
-  for (const fit::AdviceItem& i : items) {
-    out << "  " << ++n << ". " << i.description << "\n     saves " << FormatBytes(i.saves_bytes)
-        << " -> " << FormatBytes(i.required_bytes) << (i.fits ? ", fits" : ", still does not fit");
-    if (i.max_batch && i.action != "lower_batch") out << "; largest batch " << *i.max_batch;
-    out << "\n";
-  }
 }
 
 }  // namespace
@@ -94,13 +75,9 @@ int RunFit(int argc, char** argv) {
   const fit::FitResult& r = *found;
 
   // Advice at the answer (or at batch 1 when nothing fits): what each change buys.
-  fit::AdviceRequest request;
-  request.base = resolved->options;
-  request.base.batch = std::max<int64_t>(1, r.max_batch);
-  request.budget_bytes = *budget;
-  request.inputs = PerSampleInputs(m);
-  Result<fit::AdviceList> advice = fit::Advise(planner, request, r.plan);
-  std::vector<fit::AdviceItem> items = advice ? advice->items : std::vector<fit::AdviceItem>{};
+  plan::PlanOptions at_answer = resolved->options;
+  at_answer.batch = std::max<int64_t>(1, r.max_batch);
+  std::vector<fit::AdviceItem> items = AdviseStep(m, at_answer, *budget, r.plan);
 
   if (!values.html.empty()) {
     const int64_t last = std::max<int64_t>(8, r.max_batch + r.max_batch / 3 + 2);

@@ -1,9 +1,12 @@
 // oomguard plan MODEL: predict one training step's memory.
 #include <cstdio>
 #include <fstream>
+#include <iostream>
+#include <sstream>
 
 #include "commands.h"
 #include "common.h"
+#include "plan_advice.h"
 #include "plan_options.h"
 #include "plan_report.h"
 
@@ -38,10 +41,23 @@ int RunPlan(int argc, char** argv) {
     if (!out.good()) return UsageError("plan", "cannot write " + values.html);
   }
   PlanVerdict verdict = Judge(*result, *resolved);
+  // What-ifs need a capacity to judge against; each is re-planned.
+  std::vector<fit::AdviceItem> advice;
+  if (resolved->capacity_bytes) {
+    advice = AdviseStep(**model, resolved->options, *resolved->capacity_bytes, *result);
+  }
   if (values.json) {
-    PrintJson(PlanToJson(*result, *resolved));
+    nlohmann::json j = PlanToJson(*result, *resolved);
+    j["advice"] = fit::ToJson(advice);
+    PrintJson(j);
   } else {
-    std::fputs(PlanToText(*result, *resolved).c_str(), stdout);
+    std::ostringstream out;
+    out << PlanToText(*result, *resolved);
+    if (!advice.empty()) {
+      out << "\nWhat if (each re-planned at batch " << result->batch << "):\n";
+      PrintAdvice(out, advice);
+    }
+    std::cout << out.str();
   }
   return verdict.fits && !*verdict.fits ? kExitNo : kExitOk;
 }

@@ -3,8 +3,26 @@
 #include <charconv>
 
 #include "common.h"
+#include "oomguard/doctor/gpus.h"
 
 namespace oomguard::cli {
+namespace {
+
+// The local GPU as a catalog entry: its own name and total bytes, and the
+// compute capability of the catalog card of that name (80 when unknown).
+plan::Gpu LocalGpuAsCatalogEntry(const doctor::LocalGpu& local) {
+  static std::string name;  // one detection per process; the entry refers to it
+  name = local.name;
+  plan::Gpu gpu;
+  gpu.key = "auto";
+  gpu.name = name;
+  gpu.total_bytes = local.total_bytes;
+  gpu.compute_capability = 80;
+  if (Result<plan::Gpu> known = plan::FindGpu(local.name)) gpu.compute_capability = known->compute_capability;
+  return gpu;
+}
+
+}  // namespace
 
 void AddPlanOptions(CLI::App& app, PlanCliValues* v, PlanOptionsSpec spec) {
   app.add_option("MODEL", v->model, "an .onnx file or a zoo model name (oomguard models)")->required();
@@ -86,9 +104,13 @@ Result<ResolvedPlanOptions> ResolvePlanOptions(const PlanCliValues& v) {
     o.input_overrides[parsed->first] = parsed->second;
   }
   if (v.gpu == "auto") {
-    return MakeError("--gpu auto: no NVIDIA driver found on this machine; name a GPU (oomguard gpus) or give --memory");
-  }
-  if (!v.gpu.empty()) {
+    Result<doctor::LocalGpu> local = doctor::DetectLocalGpu();
+    if (!local) {
+      return MakeError("--gpu auto: " + local.error() + "; name a GPU (oomguard gpus) or give --memory");
+    }
+    r.gpu = LocalGpuAsCatalogEntry(*local);
+    o.cuda_compute_capability = r.gpu->compute_capability;
+  } else if (!v.gpu.empty()) {
     auto gpu = plan::FindGpu(v.gpu);
     if (!gpu) return MakeError(gpu.error());
     r.gpu = *gpu;
