@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "oomguard/edit_distance.h"
 
 namespace oomguard::cli {
 namespace {
@@ -31,20 +32,6 @@ constexpr Subcommand kSubcommands[] = {
     {"doctor", "check the driver stack and host memory settings", RunDoctor},
     {"watch", "watch a run's memory and stop it before it runs out", RunWatch},
 };
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
 
 void PrintUsage(FILE* out) {
   std::fprintf(out,

@@ -52,3 +52,20 @@ TEST(ParseByteList, SplitsOnCommas) {
 
 }  // namespace
 }  // namespace oomguard
+
+#include "oomguard/edit_distance.h"
+
+namespace oomguard {
+namespace {
+
+TEST(EditDistance, CountsInsertionsDeletionsSubstitutions) {
+  EXPECT_EQ(EditDistance("", ""), 0u);
+  EXPECT_EQ(EditDistance("plan", "plan"), 0u);
+  EXPECT_EQ(EditDistance("pland", "plan"), 1u);
+  EXPECT_EQ(EditDistance("doctr", "doctor"), 1u);
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+}
+
+}  // namespace
+}  // namespace oomguard

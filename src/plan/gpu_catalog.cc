@@ -6,6 +6,8 @@
 #include <cmath>
 #include <vector>
 
+#include "oomguard/edit_distance.h"
+
 namespace oomguard::plan {
 namespace {
 
@@ -36,20 +38,6 @@ std::string Canonical(std::string_view s) {
     out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   return out;
-}
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
 }
 
 }  // namespace
