@@ -54,7 +54,10 @@ CLI::Option* AddBytesOption(CLI::App& app, const std::string& name, std::optiona
       ->type_name("BYTES");
 }
 
-void PrintJson(const nlohmann::json& j) { std::cout << j.dump(2) << "\n" << std::flush; }
+void PrintJson(const nlohmann::json& j) {
+  // Text from logs and files may hold invalid UTF-8: replace it rather than throw.
+  std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n" << std::flush;
+}
 
 bool StdoutIsTerminal() { return isatty(STDOUT_FILENO) == 1; }
 bool StderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }

@@ -28,6 +28,12 @@ TEST(CleanLine, MakesValidUtf8WithoutControlBytes) {
   EXPECT_EQ(CleanLine("bad \xff\xfe end"), "bad ?? end");
   EXPECT_EQ(CleanLine("\xe6\x98\xbe\xe5\xad\x98 ok"), "\xe6\x98\xbe\xe5\xad\x98 ok");  // Chinese kept
   EXPECT_EQ(CleanLine("truncated \xe6\x98"), "truncated ??");
+  // Sequences a lax decoder takes but JSON writers reject: overlong, surrogate, above U+10FFFF.
+  EXPECT_EQ(CleanLine("a\xe0\x80\x80" "b"), "a???b");
+  EXPECT_EQ(CleanLine("a\xed\xa0\x80" "b"), "a???b");
+  EXPECT_EQ(CleanLine("a\xf4\x90\x80\x80" "b"), "a????b");
+  EXPECT_EQ(CleanLine("a\xf7\xbf\xbf\xbf" "b"), "a????b");
+  EXPECT_EQ(CleanLine("\xf0\x9f\x98\x80"), "\xf0\x9f\x98\x80");  // an emoji is fine
 }
 
 TEST(CleanLine, CutsOnACharacterBoundary) {
