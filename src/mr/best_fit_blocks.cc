@@ -1,31 +1,153 @@
 #include "best_fit_blocks.h"
 
+#include <bit>
+
 namespace oomguard::mr {
 
+BestFitBlocks::AddressTable::AddressTable() : slots_(64, {0, 0}), shift_(64 - 6) {}
+
+uint32_t BestFitBlocks::AddressTable::find(uintptr_t addr) const {
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t s = slot(addr);; s = (s + 1) & mask) {
+    if (slots_[s].first == addr) return slots_[s].second;
+    if (slots_[s].first == 0) return kNil;
+  }
+}
+
+void BestFitBlocks::AddressTable::insert(uintptr_t addr, uint32_t index) {
+  if (2 * (size_ + 1) > slots_.size()) grow();
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t s = slot(addr);
+  while (slots_[s].first != 0) s = (s + 1) & mask;
+  slots_[s] = {addr, index};
+  ++size_;
+}
+
+void BestFitBlocks::AddressTable::erase(uintptr_t addr) {
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t hole = slot(addr);
+  while (slots_[hole].first != addr) {
+    if (slots_[hole].first == 0) return;
+    hole = (hole + 1) & mask;
+  }
+  // Backward shift: move later entries of the probe run into the hole when
+  // their home slot does not lie (cyclically) between the hole and them.
+  for (std::size_t s = (hole + 1) & mask; slots_[s].first != 0; s = (s + 1) & mask) {
+    const std::size_t home = slot(slots_[s].first);
+    if (((s - home) & mask) >= ((s - hole) & mask)) {
+      slots_[hole] = slots_[s];
+      hole = s;
+    }
+  }
+  slots_[hole] = {0, 0};
+  --size_;
+}
+
+void BestFitBlocks::AddressTable::grow() {
+  std::vector<std::pair<uintptr_t, uint32_t>> old(2 * slots_.size(), {0, 0});
+  old.swap(slots_);
+  --shift_;
+  size_ = 0;
+  for (const auto& [addr, index] : old) {
+    if (addr != 0) insert(addr, index);
+  }
+}
+
+BestFitBlocks::BestFitBlocks() : small_head_(kSmallLists, kNil) {}
+
+uint32_t BestFitBlocks::new_block(const Block& b) {
+  if (spare_.empty()) {
+    blocks_.push_back(b);
+    return static_cast<uint32_t>(blocks_.size() - 1);
+  }
+  uint32_t i = spare_.back();
+  spare_.pop_back();
+  blocks_[i] = b;
+  return i;
+}
+
+void BestFitBlocks::insert_free(uint32_t i) {
+  Block& b = blocks_[i];
+  b.free = true;
+  ++free_count_;
+  if (b.bytes >= kSmallLimit) {
+    large_.emplace(std::pair{b.bytes, b.addr}, i);
+    return;
+  }
+  const uint32_t g = static_cast<uint32_t>(b.bytes / kGranule);
+  b.prev_free = kNil;
+  b.next_free = small_head_[g];
+  if (b.next_free != kNil) blocks_[b.next_free].prev_free = i;
+  small_head_[g] = i;
+  small_bits_[g / 64] |= 1ull << (g % 64);
+  small_summary_ |= 1ull << (g / 64);
+}
+
+void BestFitBlocks::erase_free(uint32_t i) {
+  Block& b = blocks_[i];
+  b.free = false;
+  --free_count_;
+  if (b.bytes >= kSmallLimit) {
+    large_.erase(std::pair{b.bytes, b.addr});
+    return;
+  }
+  const uint32_t g = static_cast<uint32_t>(b.bytes / kGranule);
+  if (b.prev_free != kNil) {
+    blocks_[b.prev_free].next_free = b.next_free;
+  } else {
+    small_head_[g] = b.next_free;
+  }
+  if (b.next_free != kNil) blocks_[b.next_free].prev_free = b.prev_free;
+  if (small_head_[g] == kNil) {
+    small_bits_[g / 64] &= ~(1ull << (g % 64));
+    if (small_bits_[g / 64] == 0) small_summary_ &= ~(1ull << (g / 64));
+  }
+}
+
+uint32_t BestFitBlocks::first_small_list_at_or_above(uint32_t g) const {
+  uint32_t w = g / 64;
+  uint64_t bits = small_bits_[w] & (~0ull << (g % 64));
+  if (bits == 0) {
+    const uint64_t words = w + 1 < kWords ? small_summary_ & (~0ull << (w + 1)) : 0;
+    if (words == 0) return kSmallLists;
+    w = static_cast<uint32_t>(std::countr_zero(words));
+    bits = small_bits_[w];
+  }
+  return w * 64 + static_cast<uint32_t>(std::countr_zero(bits));
+}
+
+uint32_t BestFitBlocks::find_fit(uint64_t bytes) const {
+  if (bytes < kSmallLimit) {
+    const uint32_t g = first_small_list_at_or_above(static_cast<uint32_t>(bytes / kGranule));
+    if (g < kSmallLists) return small_head_[g];
+  }
+  auto it = large_.lower_bound({bytes, 0});
+  return it == large_.end() ? kNil : it->second;
+}
+
 void BestFitBlocks::add_region(uintptr_t base, uint64_t bytes) {
-  regions_.emplace(base, bytes);
-  auto [it, inserted] = by_addr_.emplace(base, Block{bytes, base, true, {}});
-  insert_free(it);
+  const uint32_t i = new_block({base, bytes, kNil, kNil, kNil, kNil, false});
+  regions_.emplace(base, RegionInfo{i, bytes});
+  insert_free(i);
   free_bytes_ += bytes;
   reserved_bytes_ += bytes;
 }
 
 std::optional<uintptr_t> BestFitBlocks::allocate(uint64_t bytes) {
-  auto fit = by_size_.lower_bound({bytes, 0});
-  if (fit == by_size_.end()) return std::nullopt;
-  // Reuse the set node for the remainder instead of allocating a new one.
-  auto node = by_size_.extract(fit);
-  uintptr_t addr = node.value().second;
-  auto it = by_addr_.find(addr);
-  Block& block = it->second;
-  if (block.bytes > bytes) {
-    uint64_t rest = block.bytes - bytes;
-    auto rest_it = by_addr_.emplace_hint(std::next(it), addr + bytes, Block{rest, block.region, true, {}});
-    node.value() = {rest, rest_it->first};
-    rest_it->second.in_size_set = by_size_.insert(std::move(node)).position;
+  const uint32_t i = find_fit(bytes);
+  if (i == kNil) return std::nullopt;
+  erase_free(i);
+  if (blocks_[i].bytes > bytes) {
+    const Block& b = blocks_[i];
+    const uint32_t rest = new_block({b.addr + bytes, b.bytes - bytes, i, b.next, kNil, kNil, false});
+    Block& block = blocks_[i];  // new_block may have moved the slab
+    if (block.next != kNil) blocks_[block.next].prev = rest;
+    block.next = rest;
     block.bytes = bytes;
+    insert_free(rest);
   }
-  block.free = false;
+  const uintptr_t addr = blocks_[i].addr;
+  allocated_.insert(addr, i);
   free_bytes_ -= bytes;
   allocated_bytes_ += bytes;
   ++allocated_count_;
@@ -33,53 +155,65 @@ std::optional<uintptr_t> BestFitBlocks::allocate(uint64_t bytes) {
 }
 
 std::optional<uint64_t> BestFitBlocks::free(uintptr_t addr, std::optional<uint64_t> expected_bytes) {
-  auto it = by_addr_.find(addr);
-  if (it == by_addr_.end() || it->second.free) return std::nullopt;
-  const uint64_t bytes = it->second.bytes;
+  uint32_t i = allocated_.find(addr);
+  if (i == kNil) return std::nullopt;
+  const uint64_t bytes = blocks_[i].bytes;
   if (expected_bytes && *expected_bytes != bytes) return bytes;
-  it->second.free = true;
+  allocated_.erase(addr);
   free_bytes_ += bytes;
   allocated_bytes_ -= bytes;
   --allocated_count_;
-  // Merge with the next block.
-  auto next = std::next(it);
-  if (next != by_addr_.end() && next->second.free && next->second.region == it->second.region &&
-      it->first + it->second.bytes == next->first) {
-    erase_free(next);
-    it->second.bytes += next->second.bytes;
-    by_addr_.erase(next);
+  // Merge with the next block, then into the previous one.
+  if (const uint32_t n = blocks_[i].next; n != kNil && blocks_[n].free) {
+    erase_free(n);
+    blocks_[i].bytes += blocks_[n].bytes;
+    blocks_[i].next = blocks_[n].next;
+    if (blocks_[n].next != kNil) blocks_[blocks_[n].next].prev = i;
+    drop_block(n);
   }
-  // Merge with the previous block.
-  if (it != by_addr_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->second.free && prev->second.region == it->second.region &&
-        prev->first + prev->second.bytes == it->first) {
-      erase_free(prev);
-      prev->second.bytes += it->second.bytes;
-      by_addr_.erase(it);
-      it = prev;
-    }
+  if (const uint32_t p = blocks_[i].prev; p != kNil && blocks_[p].free) {
+    erase_free(p);
+    blocks_[p].bytes += blocks_[i].bytes;
+    blocks_[p].next = blocks_[i].next;
+    if (blocks_[i].next != kNil) blocks_[blocks_[i].next].prev = p;
+    drop_block(i);
+    i = p;
   }
-  insert_free(it);
+  insert_free(i);
   return bytes;
 }
 
 std::optional<uint64_t> BestFitBlocks::allocated_size(uintptr_t addr) const {
-  auto it = by_addr_.find(addr);
-  if (it == by_addr_.end() || it->second.free) return std::nullopt;
-  return it->second.bytes;
+  const uint32_t i = allocated_.find(addr);
+  if (i == kNil) return std::nullopt;
+  return blocks_[i].bytes;
+}
+
+uint64_t BestFitBlocks::largest_free_block() const {
+  if (!large_.empty()) return large_.rbegin()->first.first;
+  if (small_summary_ == 0) return 0;
+  const int w = 63 - std::countl_zero(small_summary_);
+  const int bit = 63 - std::countl_zero(small_bits_[w]);
+  return static_cast<uint64_t>(w * 64 + bit) * kGranule;
+}
+
+std::vector<BestFitBlocks::Region> BestFitBlocks::regions() const {
+  std::vector<Region> out;
+  out.reserve(regions_.size());
+  for (const auto& [base, region] : regions_) out.push_back({base, region.bytes});
+  return out;
 }
 
 std::vector<BestFitBlocks::Region> BestFitBlocks::take_free_regions() {
   std::vector<Region> taken;
   for (auto r = regions_.begin(); r != regions_.end();) {
-    auto it = by_addr_.find(r->first);
-    if (it != by_addr_.end() && it->second.free && it->second.bytes == r->second) {
-      erase_free(it);
-      by_addr_.erase(it);
-      free_bytes_ -= r->second;
-      reserved_bytes_ -= r->second;
-      taken.push_back({r->first, r->second});
+    const uint32_t i = r->second.first;
+    if (blocks_[i].free && blocks_[i].bytes == r->second.bytes) {
+      erase_free(i);
+      drop_block(i);
+      free_bytes_ -= r->second.bytes;
+      reserved_bytes_ -= r->second.bytes;
+      taken.push_back({r->first, r->second.bytes});
       r = regions_.erase(r);
     } else {
       ++r;

@@ -1,20 +1,25 @@
 // BestFitBlocks: the blocks of an arena's regions, free and allocated.
 //
-// Every block is indexed by address (a std::map, so address neighbours are one
-// step away); free blocks are also indexed by (size, address) in a std::set, so
-// best fit is one lower_bound. Allocation splits the chosen block; freeing
-// merges with both address neighbours of the same region. Regions are never
-// merged with each other (each goes back to the upstream whole).
+// Blocks live in one slab and are linked to their address neighbours inside
+// their region (prev/next), so merging on free is two pointer checks and
+// regions never merge with each other (each goes back to the upstream whole).
+// Allocated blocks are found by address in an open-addressing hash table.
+// Free blocks are indexed by size in two tiers:
+//   - below kSmallLimit (1 MiB), one list per exact size in 256-byte granules,
+//     with a two-level bitmap over the lists: the smallest non-empty list at
+//     or above a size is found with two count-trailing-zeros;
+//   - from kSmallLimit up, an ordered set keyed by (size, address).
+// Either way allocate() takes the smallest free block that fits (best fit),
+// in constant time for the small sizes that make up most training-step
+// requests and O(log n) for the large ones.
 //
 // Not thread safe: the arena holds a lock around every call.
-// Sizes and addresses are already rounded by the caller.
+// Sizes and addresses are already rounded by the caller to kGranule.
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <memory_resource>
 #include <optional>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -22,10 +27,15 @@ namespace oomguard::mr {
 
 class BestFitBlocks {
  public:
+  static constexpr uint64_t kGranule = 256;
+  static constexpr uint64_t kSmallLimit = 1ull << 20;  // sizes below this use exact-size lists
+
   struct Region {
     uintptr_t base;
     uint64_t bytes;
   };
+
+  BestFitBlocks();
 
   // Adds a region as one free block.
   void add_region(uintptr_t base, uint64_t bytes);
@@ -50,42 +60,75 @@ class BestFitBlocks {
   uint64_t free_bytes() const { return free_bytes_; }
   uint64_t allocated_bytes() const { return allocated_bytes_; }
   uint64_t reserved_bytes() const { return reserved_bytes_; }
-  uint64_t largest_free_block() const { return by_size_.empty() ? 0 : by_size_.rbegin()->first; }
-  std::size_t free_block_count() const { return by_size_.size(); }
+  uint64_t largest_free_block() const;
+  std::size_t free_block_count() const { return free_count_; }
   std::size_t allocated_block_count() const { return allocated_count_; }
   std::size_t region_count() const { return regions_.size(); }
-  const std::map<uintptr_t, uint64_t>& regions() const { return regions_; }
+  // Every region, in address order.
+  std::vector<Region> regions() const;
 
   // Calls f(address, bytes) for every allocated block, in address order.
   template <typename F>
   void for_each_allocated(F f) const {
-    for (const auto& [addr, block] : by_addr_) {
-      if (!block.free) f(addr, block.bytes);
+    for (const auto& [base, region] : regions_) {
+      for (uint32_t i = region.first; i != kNil; i = blocks_[i].next) {
+        if (!blocks_[i].free) f(blocks_[i].addr, blocks_[i].bytes);
+      }
     }
   }
 
  private:
-  using SizeSet = std::pmr::set<std::pair<uint64_t, uintptr_t>>;
+  static constexpr uint32_t kNil = UINT32_MAX;
+  static constexpr uint32_t kSmallLists = kSmallLimit / kGranule;  // list g holds blocks of g granules
+  static constexpr uint32_t kWords = kSmallLists / 64;
+
   struct Block {
+    uintptr_t addr;
     uint64_t bytes;
-    uintptr_t region;  // base address of the region this block belongs to
+    uint32_t prev, next;            // address neighbours in the same region, or kNil
+    uint32_t prev_free, next_free;  // links in a small-size list while free
     bool free;
-    SizeSet::iterator in_size_set;  // valid while free: erasing needs no search
   };
-  using AddrMap = std::pmr::map<uintptr_t, Block>;
 
-  void insert_free(AddrMap::iterator it) {
-    it->second.in_size_set = by_size_.emplace(it->second.bytes, it->first).first;
-  }
-  void erase_free(AddrMap::iterator it) { by_size_.erase(it->second.in_size_set); }
+  // Address -> slab index of an allocated block. Linear probing, deletion by
+  // backward shift; addresses are never 0, so 0 marks an empty slot.
+  class AddressTable {
+   public:
+    AddressTable();
+    uint32_t find(uintptr_t addr) const;  // kNil when absent
+    void insert(uintptr_t addr, uint32_t index);
+    void erase(uintptr_t addr);
 
-  // Tree nodes come from a pool, not malloc: most of an arena call is node churn.
-  std::pmr::unsynchronized_pool_resource node_pool_;
-  AddrMap by_addr_{&node_pool_};
-  SizeSet by_size_{&node_pool_};  // free blocks only
-  std::map<uintptr_t, uint64_t> regions_;             // base -> bytes
+   private:
+    std::size_t slot(uintptr_t addr) const { return (addr >> 8) * 0x9E3779B97F4A7C15ull >> shift_; }
+    void grow();
+    std::vector<std::pair<uintptr_t, uint32_t>> slots_;
+    std::size_t size_ = 0;
+    unsigned shift_;
+  };
+
+  uint32_t new_block(const Block& b);
+  void drop_block(uint32_t i) { spare_.push_back(i); }
+  void insert_free(uint32_t i);
+  void erase_free(uint32_t i);
+  // The free block that best fits `bytes`, or kNil.
+  uint32_t find_fit(uint64_t bytes) const;
+  uint32_t first_small_list_at_or_above(uint32_t granules) const;  // kSmallLists when none
+
+  std::vector<Block> blocks_;
+  std::vector<uint32_t> spare_;  // reusable slab slots
+  AddressTable allocated_;
+  std::vector<uint32_t> small_head_;   // kSmallLists list heads
+  uint64_t small_bits_[kWords] = {};   // bit g: list g is not empty
+  uint64_t small_summary_ = 0;         // bit w: small_bits_[w] != 0
+  std::map<std::pair<uint64_t, uintptr_t>, uint32_t> large_;  // (bytes, addr) -> slab index, free >= kSmallLimit
+  struct RegionInfo {
+    uint32_t first;  // slab index of the block at the base (never merged away)
+    uint64_t bytes;
+  };
+  std::map<uintptr_t, RegionInfo> regions_;  // by base
   uint64_t free_bytes_ = 0, allocated_bytes_ = 0, reserved_bytes_ = 0;
-  std::size_t allocated_count_ = 0;
+  std::size_t allocated_count_ = 0, free_count_ = 0;
 };
 
 }  // namespace oomguard::mr

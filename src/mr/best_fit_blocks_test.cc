@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <vector>
 #include <random>
 
 namespace oomguard::mr {
@@ -115,6 +117,89 @@ TEST(BestFitBlocks, RandomOperationsMatchAModel) {
   }
   for (auto& [p, n] : live) b.free(p);
   EXPECT_EQ(b.free_block_count(), 2u);  // everything merged back into the two regions
+}
+
+// Best fit on both tiers (exact-size lists below 1 MiB, the ordered set above):
+// the chosen block must lie in the smallest free hole that fits, computed
+// from the model of live blocks; and the hole is used from its start.
+TEST(BestFitBlocks, ChoosesTheSmallestHoleAcrossBothSizeTiers) {
+  constexpr uint64_t kGranule = 256;
+  const std::vector<std::pair<uintptr_t, uint64_t>> regions = {{0x10000000, 24ull << 20}, {0x40000000, 8ull << 20}};
+  BestFitBlocks b;
+  for (auto [base, bytes] : regions) b.add_region(base, bytes);
+  std::map<uintptr_t, uint64_t> live;
+  auto holes = [&] {  // (start, size) of every free run, from the model
+    std::vector<std::pair<uintptr_t, uint64_t>> out;
+    for (auto [base, bytes] : regions) {
+      uintptr_t at = base;
+      for (auto it = live.lower_bound(base); it != live.end() && it->first < base + bytes; ++it) {
+        if (it->first > at) out.push_back({at, it->first - at});
+        at = it->first + it->second;
+      }
+      if (at < base + bytes) out.push_back({at, base + bytes - at});
+    }
+    return out;
+  };
+  std::mt19937_64 rng(3);
+  int large_allocations = 0;
+  for (int step = 0; step < 6000; ++step) {
+    if (live.empty() || rng() % 5 < 3) {
+      // Small (up to 64 KiB), around the 1 MiB boundary, or large (up to 6 MiB).
+      uint64_t granules = rng() % 3 == 0   ? 1 + rng() % 256
+                          : rng() % 2 == 0 ? 4096 - 8 + rng() % 16
+                                           : 1 + rng() % (6 * 4096);
+      uint64_t bytes = granules * kGranule;
+      auto h = holes();
+      uint64_t best = UINT64_MAX;
+      for (auto [start, size] : h) {
+        if (size >= bytes) best = std::min(best, size);
+      }
+      auto p = b.allocate(bytes);
+      if (best == UINT64_MAX) {
+        ASSERT_FALSE(p.has_value());
+        EXPECT_LT(b.largest_free_block(), bytes);
+        continue;
+      }
+      ASSERT_TRUE(p.has_value());
+      auto hole = std::find_if(h.begin(), h.end(), [&](auto x) { return x.first == *p; });
+      ASSERT_NE(hole, h.end()) << "not at the start of a free hole";
+      EXPECT_EQ(hole->second, best) << "not the best fit for " << bytes;
+      live[*p] = bytes;
+      large_allocations += bytes >= BestFitBlocks::kSmallLimit;
+    } else {
+      auto it = live.begin();
+      std::advance(it, rng() % live.size());
+      ASSERT_EQ(*b.free(it->first), it->second);
+      live.erase(it);
+    }
+    auto h = holes();
+    ASSERT_EQ(b.free_block_count(), h.size());
+    uint64_t largest = 0;
+    for (auto [start, size] : h) largest = std::max(largest, size);
+    ASSERT_EQ(b.largest_free_block(), largest);
+  }
+  EXPECT_GT(large_allocations, 100);
+  for (auto [p, n] : live) ASSERT_TRUE(b.free(p));
+  EXPECT_EQ(b.take_free_regions().size(), 2u);
+}
+
+// The address table grows and shrinks through many live blocks without losing one.
+TEST(BestFitBlocks, ThousandsOfLiveBlocksAreAllFound) {
+  BestFitBlocks b;
+  b.add_region(0x100000000, 64ull << 20);
+  std::vector<uintptr_t> p;
+  for (int i = 0; i < 20000; ++i) p.push_back(*b.allocate(256 * (1 + i % 7)));
+  for (int i = 0; i < 20000; i += 2) ASSERT_EQ(*b.free(p[i]), 256u * (1 + i % 7));
+  for (int i = 0; i < 20000; ++i) {
+    if (i % 2) {
+      ASSERT_EQ(*b.allocated_size(p[i]), 256u * (1 + i % 7));
+    } else {
+      ASSERT_FALSE(b.allocated_size(p[i]).has_value());
+    }
+  }
+  for (int i = 1; i < 20000; i += 2) ASSERT_TRUE(b.free(p[i]));
+  EXPECT_EQ(b.free_block_count(), 1u);
+  EXPECT_EQ(b.allocated_block_count(), 0u);
 }
 
 }  // namespace
