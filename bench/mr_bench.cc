@@ -1,7 +1,11 @@
 // Allocator benchmarks (not tests): replay real PyTorch training-step
 // allocation traces (bench/traces/*.trace.gz, format in tools/capture_trace.py)
 // and rmm-style random allocations through
-//   arena      ArenaResource over a simulated device,
+//   arena      ArenaResource over a simulated device with its default growth:
+//              expandable (one address range, mapped in 2 MiB steps),
+//   arena_regions, arena_regions_growth_0.125
+//              the same arena growing by separate regions (kOnDemand; the total
+//              doubles, or grows by 1/8),
 //   upstream   the simulated device itself, one upstream call per request (baseline),
 //   first_fit  a simple first-fit free list in address order (linear scan, coalescing).
 //
@@ -247,8 +251,9 @@ SimulatedDeviceOptions BigDevice() {
   return o;
 }
 
-ArenaOptions BenchArena(double growth_factor) {
+ArenaOptions BenchArena(Growth growth, double growth_factor = 1.0) {
   ArenaOptions o;
+  o.growth = growth;
   o.initial_region_bytes = 2ull << 20;
   o.growth_factor = growth_factor;
   return o;
@@ -289,14 +294,17 @@ const std::vector<Trace>& Traces() {
   return traces;
 }
 
-enum Kind { kArena, kArenaGentle, kUpstream, kFirstFit };
+enum Kind { kArena, kArenaRegions, kArenaGentle, kUpstream, kFirstFit };
+const char* kKindNames[] = {"arena", "arena_regions", "arena_regions_growth_0.125", "upstream_every_request",
+                            "first_fit"};
 
 void BM_Trace(benchmark::State& state, std::size_t trace_index, Kind kind) {
   const Trace& t = Traces()[trace_index];
   SimulatedDeviceResource device(BigDevice());
   std::unique_ptr<MemoryResource> mr;
-  if (kind == kArena) mr = std::make_unique<ArenaResource>(device, BenchArena(1.0));
-  if (kind == kArenaGentle) mr = std::make_unique<ArenaResource>(device, BenchArena(0.125));
+  if (kind == kArena) mr = std::make_unique<ArenaResource>(device, BenchArena(Growth::kExpandable));
+  if (kind == kArenaRegions) mr = std::make_unique<ArenaResource>(device, BenchArena(Growth::kOnDemand));
+  if (kind == kArenaGentle) mr = std::make_unique<ArenaResource>(device, BenchArena(Growth::kOnDemand, 0.125));
   if (kind == kFirstFit) mr = std::make_unique<FirstFitResource>(device, 64ull << 20);
   MemoryResource& r = mr ? *mr : static_cast<MemoryResource&>(device);
   std::vector<void*> ptrs;
@@ -316,7 +324,8 @@ void BM_Random(benchmark::State& state, Kind kind) {
   Trace t{"random", ops.ops, ops.max_id, static_cast<uint64_t>(state.range(0)), 0};
   SimulatedDeviceResource device(BigDevice());
   std::unique_ptr<MemoryResource> mr;
-  if (kind == kArena) mr = std::make_unique<ArenaResource>(device, BenchArena(1.0));
+  if (kind == kArena) mr = std::make_unique<ArenaResource>(device, BenchArena(Growth::kExpandable));
+  if (kind == kArenaRegions) mr = std::make_unique<ArenaResource>(device, BenchArena(Growth::kOnDemand));
   MemoryResource& r = mr ? *mr : static_cast<MemoryResource&>(device);
   std::vector<void*> ptrs;
   for (auto _ : state) Replay(t, r, ptrs);
@@ -324,16 +333,15 @@ void BM_Random(benchmark::State& state, Kind kind) {
 }
 
 void RegisterAll() {
-  const char* kinds[] = {"arena", "arena_growth_0.125", "upstream_every_request", "first_fit"};
   for (std::size_t i = 0; i < Traces().size(); ++i) {
-    for (int k = 0; k < 4; ++k) {
-      std::string name = "trace/" + Traces()[i].name + "/" + kinds[k];
+    for (int k = 0; k < 5; ++k) {
+      std::string name = "trace/" + Traces()[i].name + "/" + kKindNames[k];
       benchmark::RegisterBenchmark(name.c_str(), BM_Trace, i, static_cast<Kind>(k))
           ->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
     }
   }
-  for (Kind k : {kArena, kUpstream}) {
-    std::string name = std::string("random/") + (k == kArena ? "arena" : "upstream_every_request");
+  for (Kind k : {kArena, kArenaRegions, kUpstream}) {
+    std::string name = std::string("random/") + kKindNames[k];
     benchmark::RegisterBenchmark(name.c_str(), BM_Random, k)
         ->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->Repetitions(3)->ReportAggregatesOnly(true);
   }
@@ -396,11 +404,13 @@ int Summary(const std::string& path, const std::string& command) {
   constexpr int kRuns = 7;
   nlohmann::json traces = nlohmann::json::array();
   for (const Trace& t : Traces()) {
-    SimulatedDeviceResource d1(BigDevice()), d2(BigDevice()), d3(BigDevice()), d4(BigDevice());
-    ArenaResource arena(d1, BenchArena(1.0));
-    ArenaResource gentle(d2, BenchArena(0.125));
+    SimulatedDeviceResource d1(BigDevice()), d2(BigDevice()), d3(BigDevice()), d4(BigDevice()), d5(BigDevice());
+    ArenaResource arena(d1, BenchArena(Growth::kExpandable));
+    ArenaResource regions(d5, BenchArena(Growth::kOnDemand));
+    ArenaResource gentle(d2, BenchArena(Growth::kOnDemand, 0.125));
     FirstFitResource first_fit(d4, 64ull << 20);
     Timing arena_t = MedianNsPerAllocFree(t, arena, kRuns);
+    Timing regions_t = MedianNsPerAllocFree(t, regions, kRuns);
     Timing gentle_t = MedianNsPerAllocFree(t, gentle, kRuns);
     Timing upstream_t = MedianNsPerAllocFree(t, d3, kRuns);
     Timing first_fit_t = MedianNsPerAllocFree(t, first_fit, kRuns);
@@ -410,19 +420,22 @@ int Summary(const std::string& path, const std::string& command) {
                       {"allocations", t.allocs},
                       {"peak_live_bytes", t.peak_live},
                       {"ns_per_alloc_free_median",
-                       {{"arena", both(arena_t)}, {"arena_growth_0.125", both(gentle_t)},
+                       {{"arena", both(arena_t)}, {"arena_regions", both(regions_t)},
+                        {"arena_regions_growth_0.125", both(gentle_t)},
                         {"upstream_every_request", both(upstream_t)}, {"first_fit", both(first_fit_t)}}},
                       {"arena_speedup_vs_upstream_cpu", upstream_t.cpu_ns / arena_t.cpu_ns},
                       {"arena_speedup_vs_first_fit_cpu", first_fit_t.cpu_ns / arena_t.cpu_ns},
                       {"peak_reserved_bytes",
                        {{"arena", arena.stats().peak_reserved_bytes},
-                        {"arena_growth_0.125", gentle.stats().peak_reserved_bytes},
+                        {"arena_regions", regions.stats().peak_reserved_bytes},
+                        {"arena_regions_growth_0.125", gentle.stats().peak_reserved_bytes},
                         {"upstream_every_request", d3.peak_used_bytes()},
                         {"first_fit", first_fit.reserved()}}},
                       {"arena_peak_allocated_rounded_over_peak_live", ratio(arena.stats().peak_allocated_bytes)},
                       {"peak_reserved_over_peak_live",
                        {{"arena", ratio(arena.stats().peak_reserved_bytes)},
-                        {"arena_growth_0.125", ratio(gentle.stats().peak_reserved_bytes)},
+                        {"arena_regions", ratio(regions.stats().peak_reserved_bytes)},
+                        {"arena_regions_growth_0.125", ratio(gentle.stats().peak_reserved_bytes)},
                         {"upstream_every_request", ratio(d3.peak_used_bytes())},
                         {"first_fit", ratio(first_fit.reserved())}}}});
     std::cerr << "summary: " << t.name << " done\n";
@@ -432,17 +445,22 @@ int Summary(const std::string& path, const std::string& command) {
     RandomOps ops = MakeRandomOps(n);
     Trace t{"random", ops.ops, ops.max_id, static_cast<uint64_t>(n), 0};
     Finish(t);
-    SimulatedDeviceResource d1(BigDevice()), d2(BigDevice());
-    ArenaResource arena(d1, BenchArena(1.0));
+    SimulatedDeviceResource d1(BigDevice()), d2(BigDevice()), d3(BigDevice());
+    ArenaResource arena(d1, BenchArena(Growth::kExpandable));
+    ArenaResource regions(d3, BenchArena(Growth::kOnDemand));
     Timing arena_t = MedianNsPerAllocFree(t, arena, 3);
+    Timing regions_t = MedianNsPerAllocFree(t, regions, 3);
     Timing upstream_t = MedianNsPerAllocFree(t, d2, 3);
+    auto ratio = [&](uint64_t reserved) { return static_cast<double>(reserved) / static_cast<double>(t.peak_live); };
     random.push_back({{"allocations", n},
                       {"ns_per_alloc_free_median",
                        {{"arena", {{"cpu", arena_t.cpu_ns}, {"wall", arena_t.wall_ns}}},
+                        {"arena_regions", {{"cpu", regions_t.cpu_ns}, {"wall", regions_t.wall_ns}}},
                         {"upstream_every_request", {{"cpu", upstream_t.cpu_ns}, {"wall", upstream_t.wall_ns}}}}},
                       {"arena_speedup_vs_upstream_cpu", upstream_t.cpu_ns / arena_t.cpu_ns},
-                      {"peak_reserved_over_peak_live", static_cast<double>(arena.stats().peak_reserved_bytes) /
-                                                           static_cast<double>(t.peak_live)}});
+                      {"peak_reserved_over_peak_live",
+                       {{"arena", ratio(arena.stats().peak_reserved_bytes)},
+                        {"arena_regions", ratio(regions.stats().peak_reserved_bytes)}}}});
     std::cerr << "summary: random " << n << " done\n";
   }
   std::time_t now = std::time(nullptr);

@@ -41,6 +41,22 @@ ArenaResource::ArenaResource(MemoryResource& upstream, ArenaOptions options)
     : upstream_(upstream), options_(options), limit_(ResolveLimit(upstream, options)),
       blocks_(std::make_unique<BestFitBlocks>()) {
   counters_.limit_bytes = limit_;
+  if (options_.growth == Growth::kExpandable) {
+    vm_ = upstream_.virtual_memory();
+    if (vm_ != nullptr && limit_ != kNoLimit) {
+      va_bytes_ = RoundUp(limit_, vm_->granularity());
+      try {
+        va_base_ = reinterpret_cast<uintptr_t>(vm_->reserve(va_bytes_));
+      } catch (const OutOfMemory&) {
+        va_bytes_ = 0;
+      }
+    }
+    if (va_base_ == 0) {
+      vm_ = nullptr;
+      options_.growth = Growth::kOnDemand;
+    }
+    counters_.expandable = vm_ != nullptr;
+  }
   if (options_.growth == Growth::kPreallocate) {
     if (limit_ == kNoLimit) throw std::invalid_argument("arena: preallocation needs a limit");
     std::lock_guard<std::mutex> lock(mu_);
@@ -59,6 +75,15 @@ ArenaResource::ArenaResource(MemoryResource& upstream, ArenaOptions options)
 }
 
 ArenaResource::~ArenaResource() {
+  if (vm_ != nullptr) {
+    uint64_t end = mapped_bytes_;
+    for (auto chunk = mapped_chunks_.rbegin(); chunk != mapped_chunks_.rend(); ++chunk) {
+      end -= *chunk;
+      vm_->unmap(reinterpret_cast<void*>(va_base_ + end), *chunk);
+    }
+    vm_->release(reinterpret_cast<void*>(va_base_), va_bytes_);
+    return;
+  }
   for (const auto& [base, bytes] : blocks_->regions()) {
     upstream_.deallocate(reinterpret_cast<void*>(base), bytes, kGranule);
   }
@@ -66,7 +91,8 @@ ArenaResource::~ArenaResource() {
 
 std::string ArenaResource::name() const {
   return "arena over " + upstream_.name() +
-         (limit_ == kNoLimit ? std::string(", no limit") : ", limit " + FormatBytes(limit_));
+         (limit_ == kNoLimit ? std::string(", no limit") : ", limit " + FormatBytes(limit_)) +
+         (vm_ != nullptr ? ", expandable" : "");
 }
 
 void ArenaResource::set_listener(ArenaListener* listener) {
@@ -118,7 +144,38 @@ void ArenaResource::do_deallocate(void* p, std::size_t bytes, std::size_t, Strea
   ++counters_.deallocations;
 }
 
+bool ArenaResource::expand_locked(uint64_t needed, std::string* upstream_error) {
+  const uint64_t granule = vm_->granularity();
+  const uint64_t tail = mapped_bytes_ == 0 ? 0 : blocks_->free_tail(va_base_);
+  const uint64_t missing = RoundUp(needed - tail, granule);  // the least that serves the request
+  const uint64_t headroom = RoundDown(std::min(limit_, va_bytes_), granule) - mapped_bytes_;
+  if (missing > headroom) return false;
+  const uint64_t step = std::min(std::max(missing, RoundUp(options_.expand_step_bytes, granule)), headroom);
+  for (uint64_t size : {step, missing}) {
+    try {
+      vm_->map(reinterpret_cast<void*>(va_base_ + mapped_bytes_), size);
+    } catch (const OutOfMemory& e) {
+      *upstream_error = e.report().upstream_error.empty() ? "upstream refused" : e.report().upstream_error;
+      if (size == missing) return false;
+      continue;
+    }
+    if (mapped_bytes_ == 0) {
+      blocks_->add_region(va_base_, size, /*grows_at_end=*/true);
+    } else {
+      blocks_->extend_region(va_base_, size);
+    }
+    mapped_chunks_.push_back(size);
+    mapped_bytes_ += size;
+    ++counters_.grows;
+    counters_.peak_reserved_bytes = std::max(counters_.peak_reserved_bytes, blocks_->reserved_bytes());
+    if (listener_ != nullptr) listener_->on_grow(size);
+    return true;
+  }
+  return false;
+}
+
 bool ArenaResource::grow_locked(uint64_t needed, Stream stream, std::string* upstream_error) {
+  if (vm_ != nullptr) return expand_locked(needed, upstream_error);
   const uint64_t reserved = blocks_->reserved_bytes();
   // A preallocating arena that gave its region back (release_unused) takes the whole cap again.
   const uint64_t initial = options_.growth == Growth::kPreallocate ? limit_ : options_.initial_region_bytes;
@@ -147,6 +204,21 @@ bool ArenaResource::grow_locked(uint64_t needed, Stream stream, std::string* ups
 
 uint64_t ArenaResource::release_locked() {
   uint64_t released = 0;
+  if (vm_ != nullptr) {
+    uint64_t tail = mapped_bytes_ == 0 ? 0 : blocks_->free_tail(va_base_);
+    while (!mapped_chunks_.empty() && mapped_chunks_.back() <= tail) {
+      const uint64_t chunk = mapped_chunks_.back();
+      blocks_->trim_region(va_base_, chunk);
+      mapped_chunks_.pop_back();
+      mapped_bytes_ -= chunk;
+      tail -= chunk;
+      vm_->unmap(reinterpret_cast<void*>(va_base_ + mapped_bytes_), chunk);
+      released += chunk;
+      ++counters_.releases;
+      if (listener_ != nullptr) listener_->on_release(chunk);
+    }
+    return released;
+  }
   for (const BestFitBlocks::Region& r : blocks_->take_free_regions()) {
     upstream_.deallocate(reinterpret_cast<void*>(r.base), r.bytes, kGranule);
     released += r.bytes;

@@ -25,7 +25,7 @@ struct RecordingListener : ArenaListener {
 
 TEST(ArenaResource, GrowsOnDemandFromASmallFirstRegion) {
   SimulatedDeviceResource device(Device(1 * GiB));
-  ArenaResource arena(device, ArenaOptions{.initial_region_bytes = 1 * MiB});
+  ArenaResource arena(device, ArenaOptions{.growth = Growth::kOnDemand, .initial_region_bytes = 1 * MiB});
   EXPECT_EQ(arena.stats().reserved_bytes, 0u);
   void* a = arena.allocate(100 * KiB);
   EXPECT_EQ(arena.stats().reserved_bytes, 1 * MiB);
@@ -163,7 +163,7 @@ TEST(ArenaResource, OtherProcessesHoldingTheDeviceSaysUpstreamRefused) {
 
 TEST(ArenaResource, BacksOffToWhatTheRequestNeedsWhenTheUpstreamRefusesAFullRegion) {
   SimulatedDeviceResource device(Device(16 * MiB));
-  ArenaResource arena(device, ArenaOptions{.initial_region_bytes = 8 * MiB});
+  ArenaResource arena(device, ArenaOptions{.growth = Growth::kOnDemand, .initial_region_bytes = 8 * MiB});
   device.set_held_by_others(11 * MiB);  // 5 MiB left: 8 MiB refused, 4 MiB taken
   void* p = arena.allocate(3 * MiB);
   EXPECT_EQ(arena.stats().reserved_bytes, 4 * MiB);
@@ -173,7 +173,7 @@ TEST(ArenaResource, BacksOffToWhatTheRequestNeedsWhenTheUpstreamRefusesAFullRegi
 
 TEST(ArenaResource, ReleasesFreeRegionsAndRetriesBeforeGivingUp) {
   SimulatedDeviceResource device(Device(64 * MiB));
-  ArenaResource arena(device, ArenaOptions{.initial_region_bytes = 1 * MiB});
+  ArenaResource arena(device, ArenaOptions{.growth = Growth::kOnDemand, .initial_region_bytes = 1 * MiB});
   RecordingListener listener;
   arena.set_listener(&listener);
   void* a = arena.allocate(40 * MiB);
@@ -220,6 +220,137 @@ TEST(ArenaResource, DestructorReturnsEverythingToTheUpstream) {
   }
   EXPECT_EQ(device.used_bytes(), 0u);
   EXPECT_EQ(device.live_allocations(), 0u);
+}
+
+// ---- Expandable growth: one address range, mapped at its end as requests need.
+
+TEST(ArenaExpandable, GrowsOneContiguousRangeByWhatTheRequestStillNeeds) {
+  SimulatedDeviceResource device(Device(1 * GiB));
+  ArenaResource arena(device);
+  ASSERT_TRUE(arena.stats().expandable);
+  EXPECT_NE(arena.name().find("expandable"), std::string::npos);
+  void* a = arena.allocate(1 * MiB);
+  EXPECT_EQ(arena.stats().reserved_bytes, 2 * MiB);  // one 2 MiB step
+  void* b = arena.allocate(3 * MiB);  // 1 MiB free at the end: maps 2 MiB more, not 3
+  EXPECT_EQ(static_cast<char*>(b) - static_cast<char*>(a), static_cast<std::ptrdiff_t>(1 * MiB));
+  ArenaStats s = arena.stats();
+  EXPECT_EQ(s.reserved_bytes, 4 * MiB);
+  EXPECT_EQ(s.regions, 1u);
+  EXPECT_EQ(s.grows, 2u);
+  EXPECT_EQ(device.map_calls(), 2u);
+  EXPECT_EQ(device.used_bytes(), 4 * MiB);
+  arena.deallocate(a, 1 * MiB);
+  arena.deallocate(b, 3 * MiB);
+}
+
+// The case separate regions cannot serve: memory freed in two places is one
+// block in an expandable arena, so a larger request needs no new memory.
+TEST(ArenaExpandable, FreedNeighboursServeALargerRequestWhereRegionsNeedMore) {
+  for (Growth growth : {Growth::kExpandable, Growth::kOnDemand}) {
+    SimulatedDeviceResource device(Device(1 * GiB));
+    ArenaResource arena(device, ArenaOptions{.growth = growth, .initial_region_bytes = 2 * MiB});
+    void* a = arena.allocate(2 * MiB);
+    void* b = arena.allocate(2 * MiB);
+    arena.deallocate(a, 2 * MiB);
+    arena.deallocate(b, 2 * MiB);
+    void* c = arena.allocate(4 * MiB);
+    if (growth == Growth::kExpandable) {
+      EXPECT_EQ(arena.stats().peak_reserved_bytes, 4 * MiB);
+      EXPECT_EQ(c, a);
+    } else {
+      EXPECT_EQ(arena.stats().peak_reserved_bytes, 8 * MiB);  // 2 + 2, then a third region of 4
+    }
+    arena.deallocate(c, 4 * MiB);
+  }
+}
+
+TEST(ArenaExpandable, ReleaseUnmapsOnlyTheFreeEnd) {
+  SimulatedDeviceResource device(Device(1 * GiB));
+  ArenaResource arena(device, ArenaOptions{.expand_step_bytes = 2 * MiB});
+  RecordingListener listener;
+  arena.set_listener(&listener);
+  void* a = arena.allocate(2 * MiB);
+  void* b = arena.allocate(2 * MiB);
+  void* c = arena.allocate(2 * MiB);
+  arena.deallocate(b, 2 * MiB);  // a hole in the middle stays mapped
+  EXPECT_EQ(arena.release_unused(), 0u);
+  arena.deallocate(c, 2 * MiB);  // now b and c are the free end
+  EXPECT_EQ(arena.release_unused(), 4 * MiB);
+  EXPECT_EQ(device.used_bytes(), 2 * MiB);
+  EXPECT_EQ(arena.stats().reserved_bytes, 2 * MiB);
+  arena.deallocate(a, 2 * MiB);
+  EXPECT_EQ(arena.release_unused(), 2 * MiB);
+  ArenaStats s = arena.stats();
+  EXPECT_EQ(s.reserved_bytes, 0u);
+  EXPECT_EQ(s.regions, 0u);
+  EXPECT_EQ(device.used_bytes(), 0u);
+  void* d = arena.allocate(1 * MiB);  // maps again from the start of the range
+  EXPECT_EQ(d, a);
+  arena.deallocate(d, 1 * MiB);
+  arena.set_listener(nullptr);
+  EXPECT_EQ(listener.events, (std::vector<std::pair<char, uint64_t>>{{'g', 2 * MiB}, {'g', 2 * MiB},
+                                                                     {'g', 2 * MiB}, {'r', 2 * MiB},
+                                                                     {'r', 2 * MiB}, {'r', 2 * MiB},
+                                                                     {'g', 2 * MiB}}));
+}
+
+TEST(ArenaExpandable, MapsLessThanAStepWhenTheDeviceIsNearlyFull) {
+  SimulatedDeviceResource device(Device(64 * MiB));
+  ArenaResource arena(device, ArenaOptions{.expand_step_bytes = 32 * MiB});
+  device.set_held_by_others(60 * MiB);  // 4 MiB left: the 32 MiB step is refused, 4 MiB taken
+  void* p = arena.allocate(3 * MiB);
+  EXPECT_EQ(arena.stats().reserved_bytes, 4 * MiB);
+  try {
+    arena.allocate(2 * MiB);
+    FAIL();
+  } catch (const OutOfMemory& e) {
+    EXPECT_EQ(e.report().verdict(), OomVerdict::kUpstreamFailed);
+    EXPECT_EQ(e.report().upstream_error, "CUDA_ERROR_OUT_OF_MEMORY (simulated device full)");
+    EXPECT_EQ(e.report().reserved_bytes, 4 * MiB);
+    EXPECT_EQ(e.report().device_free_bytes, 0u);
+  }
+  arena.deallocate(p, 3 * MiB);
+}
+
+TEST(ArenaExpandable, StopsAtTheLimit) {
+  SimulatedDeviceResource device(Device(1 * GiB));
+  ArenaResource arena(device, ArenaOptions{.limit_bytes = 10 * MiB, .expand_step_bytes = 8 * MiB});
+  void* a = arena.allocate(6 * MiB);
+  EXPECT_EQ(arena.stats().reserved_bytes, 8 * MiB);
+  void* b = arena.allocate(3 * MiB);  // 2 MiB free at the end: 2 MiB more (capped by the limit)
+  EXPECT_EQ(arena.stats().reserved_bytes, 10 * MiB);
+  EXPECT_THROW(arena.allocate(1 * MiB + 1), OutOfMemory);
+  EXPECT_EQ(arena.stats().out_of_memory, 1u);
+  arena.deallocate(a, 6 * MiB);
+  arena.deallocate(b, 3 * MiB);
+}
+
+TEST(ArenaExpandable, UsesRegionsOverAnUpstreamWithoutVirtualMemory) {
+  SimulatedDeviceOptions o = Device(1 * GiB);
+  o.virtual_memory = false;
+  SimulatedDeviceResource device(o);
+  ArenaResource arena(device);
+  EXPECT_FALSE(arena.stats().expandable);
+  EXPECT_EQ(arena.name().find("expandable"), std::string::npos);
+  void* p = arena.allocate(1 * MiB);
+  EXPECT_EQ(device.map_calls(), 0u);
+  EXPECT_EQ(device.live_allocations(), 1u);
+  arena.deallocate(p, 1 * MiB);
+  HostResource host;  // not a device, no limit: regions too
+  ArenaResource over_host(host);
+  EXPECT_FALSE(over_host.stats().expandable);
+}
+
+TEST(ArenaExpandable, DestructorUnmapsAndReleasesTheRange) {
+  SimulatedDeviceResource device(Device(1 * GiB));
+  {
+    ArenaResource arena(device);
+    void* p = arena.allocate(5 * MiB);
+    arena.deallocate(p, 5 * MiB);
+    EXPECT_EQ(device.reserved_ranges(), 1u);
+  }
+  EXPECT_EQ(device.used_bytes(), 0u);
+  EXPECT_EQ(device.reserved_ranges(), 0u);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "best_fit_blocks.h"
 
+#include <algorithm>
 #include <bit>
 
 namespace oomguard::mr {
@@ -70,6 +71,10 @@ void BestFitBlocks::insert_free(uint32_t i) {
   Block& b = blocks_[i];
   b.free = true;
   ++free_count_;
+  if (b.next == kNil && b.region == growing_region_) {
+    wilderness_ = i;
+    return;
+  }
   if (b.bytes >= kSmallLimit) {
     large_.emplace(std::pair{b.bytes, b.addr}, i);
     return;
@@ -87,6 +92,10 @@ void BestFitBlocks::erase_free(uint32_t i) {
   Block& b = blocks_[i];
   b.free = false;
   --free_count_;
+  if (i == wilderness_) {
+    wilderness_ = kNil;
+    return;
+  }
   if (b.bytes >= kSmallLimit) {
     large_.erase(std::pair{b.bytes, b.addr});
     return;
@@ -122,12 +131,23 @@ uint32_t BestFitBlocks::find_fit(uint64_t bytes) const {
     if (g < kSmallLists) return small_head_[g];
   }
   auto it = large_.lower_bound({bytes, 0});
-  return it == large_.end() ? kNil : it->second;
+  if (it != large_.end()) return it->second;
+  return wilderness_ != kNil && blocks_[wilderness_].bytes >= bytes ? wilderness_ : kNil;
 }
 
-void BestFitBlocks::add_region(uintptr_t base, uint64_t bytes) {
-  const uint32_t i = new_block({base, bytes, kNil, kNil, kNil, kNil, false});
-  regions_.emplace(base, RegionInfo{i, bytes});
+void BestFitBlocks::add_region(uintptr_t base, uint64_t bytes, bool grows_at_end) {
+  uint32_t r;
+  if (spare_regions_.empty()) {
+    r = static_cast<uint32_t>(regions_.size());
+    regions_.push_back({});
+  } else {
+    r = spare_regions_.back();
+    spare_regions_.pop_back();
+  }
+  const uint32_t i = new_block({base, bytes, kNil, kNil, kNil, kNil, r, false});
+  regions_[r] = {base, bytes, i, i};
+  region_by_base_.emplace(base, r);
+  if (grows_at_end) growing_region_ = r;
   insert_free(i);
   free_bytes_ += bytes;
   reserved_bytes_ += bytes;
@@ -139,9 +159,13 @@ std::optional<uintptr_t> BestFitBlocks::allocate(uint64_t bytes) {
   erase_free(i);
   if (blocks_[i].bytes > bytes) {
     const Block& b = blocks_[i];
-    const uint32_t rest = new_block({b.addr + bytes, b.bytes - bytes, i, b.next, kNil, kNil, false});
+    const uint32_t rest = new_block({b.addr + bytes, b.bytes - bytes, i, b.next, kNil, kNil, b.region, false});
     Block& block = blocks_[i];  // new_block may have moved the slab
-    if (block.next != kNil) blocks_[block.next].prev = rest;
+    if (block.next != kNil) {
+      blocks_[block.next].prev = rest;
+    } else {
+      regions_[block.region].last = rest;
+    }
     block.next = rest;
     block.bytes = bytes;
     insert_free(rest);
@@ -168,14 +192,22 @@ std::optional<uint64_t> BestFitBlocks::free(uintptr_t addr, std::optional<uint64
     erase_free(n);
     blocks_[i].bytes += blocks_[n].bytes;
     blocks_[i].next = blocks_[n].next;
-    if (blocks_[n].next != kNil) blocks_[blocks_[n].next].prev = i;
+    if (blocks_[n].next != kNil) {
+      blocks_[blocks_[n].next].prev = i;
+    } else {
+      regions_[blocks_[i].region].last = i;
+    }
     drop_block(n);
   }
   if (const uint32_t p = blocks_[i].prev; p != kNil && blocks_[p].free) {
     erase_free(p);
     blocks_[p].bytes += blocks_[i].bytes;
     blocks_[p].next = blocks_[i].next;
-    if (blocks_[i].next != kNil) blocks_[blocks_[i].next].prev = p;
+    if (blocks_[i].next != kNil) {
+      blocks_[blocks_[i].next].prev = p;
+    } else {
+      regions_[blocks_[p].region].last = p;
+    }
     drop_block(i);
     i = p;
   }
@@ -190,36 +222,89 @@ std::optional<uint64_t> BestFitBlocks::allocated_size(uintptr_t addr) const {
 }
 
 uint64_t BestFitBlocks::largest_free_block() const {
-  if (!large_.empty()) return large_.rbegin()->first.first;
-  if (small_summary_ == 0) return 0;
+  uint64_t largest = wilderness_ != kNil ? blocks_[wilderness_].bytes : 0;
+  if (!large_.empty()) return std::max(largest, large_.rbegin()->first.first);
+  if (small_summary_ == 0) return largest;
   const int w = 63 - std::countl_zero(small_summary_);
   const int bit = 63 - std::countl_zero(small_bits_[w]);
-  return static_cast<uint64_t>(w * 64 + bit) * kGranule;
+  return std::max(largest, static_cast<uint64_t>(w * 64 + bit) * kGranule);
 }
 
 std::vector<BestFitBlocks::Region> BestFitBlocks::regions() const {
   std::vector<Region> out;
-  out.reserve(regions_.size());
-  for (const auto& [base, region] : regions_) out.push_back({base, region.bytes});
+  out.reserve(region_by_base_.size());
+  for (const auto& [base, r] : region_by_base_) out.push_back({base, regions_[r].bytes});
   return out;
 }
 
 std::vector<BestFitBlocks::Region> BestFitBlocks::take_free_regions() {
   std::vector<Region> taken;
-  for (auto r = regions_.begin(); r != regions_.end();) {
-    const uint32_t i = r->second.first;
-    if (blocks_[i].free && blocks_[i].bytes == r->second.bytes) {
+  for (auto it = region_by_base_.begin(); it != region_by_base_.end();) {
+    const RegionInfo& r = regions_[it->second];
+    const uint32_t i = r.first;
+    if (blocks_[i].free && blocks_[i].bytes == r.bytes) {
       erase_free(i);
       drop_block(i);
-      free_bytes_ -= r->second.bytes;
-      reserved_bytes_ -= r->second.bytes;
-      taken.push_back({r->first, r->second.bytes});
-      r = regions_.erase(r);
+      free_bytes_ -= r.bytes;
+      reserved_bytes_ -= r.bytes;
+      taken.push_back({r.base, r.bytes});
+      if (growing_region_ == it->second) growing_region_ = kNil;
+      spare_regions_.push_back(it->second);
+      it = region_by_base_.erase(it);
     } else {
-      ++r;
+      ++it;
     }
   }
   return taken;
+}
+
+void BestFitBlocks::extend_region(uintptr_t base, uint64_t bytes) {
+  RegionInfo& r = regions_[region_by_base_.at(base)];
+  const uint32_t last = r.last;
+  if (blocks_[last].free) {
+    erase_free(last);
+    blocks_[last].bytes += bytes;
+    insert_free(last);
+  } else {
+    const uint32_t i = new_block({base + r.bytes, bytes, last, kNil, kNil, kNil, blocks_[last].region, false});
+    blocks_[last].next = i;
+    r.last = i;
+    insert_free(i);
+  }
+  r.bytes += bytes;
+  free_bytes_ += bytes;
+  reserved_bytes_ += bytes;
+}
+
+uint64_t BestFitBlocks::free_tail(uintptr_t base) const {
+  auto it = region_by_base_.find(base);
+  if (it == region_by_base_.end()) return 0;
+  const Block& last = blocks_[regions_[it->second].last];
+  return last.free ? last.bytes : 0;
+}
+
+void BestFitBlocks::trim_region(uintptr_t base, uint64_t bytes) {
+  auto it = region_by_base_.find(base);
+  RegionInfo& r = regions_[it->second];
+  const uint32_t last = r.last;
+  erase_free(last);
+  free_bytes_ -= bytes;
+  reserved_bytes_ -= bytes;
+  r.bytes -= bytes;
+  if (blocks_[last].bytes > bytes) {
+    blocks_[last].bytes -= bytes;
+    insert_free(last);
+  } else if (r.bytes == 0) {
+    drop_block(last);
+    if (growing_region_ == it->second) growing_region_ = kNil;
+    spare_regions_.push_back(it->second);
+    region_by_base_.erase(it);
+  } else {
+    const uint32_t prev = blocks_[last].prev;
+    blocks_[prev].next = kNil;
+    r.last = prev;
+    drop_block(last);
+  }
 }
 
 }  // namespace oomguard::mr

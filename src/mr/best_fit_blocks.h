@@ -37,8 +37,12 @@ class BestFitBlocks {
 
   BestFitBlocks();
 
-  // Adds a region as one free block.
-  void add_region(uintptr_t base, uint64_t bytes);
+  // Adds a region as one free block. A region that `grows_at_end`
+  // (extend_region) keeps its free end out of the size index: that block is
+  // used only when no other free block fits (dlmalloc's "wilderness"), so
+  // holes are reused before the end is cut into and the region grows as
+  // little as it can. At most one such region.
+  void add_region(uintptr_t base, uint64_t bytes, bool grows_at_end = false);
 
   // Best fit: the smallest free block of at least `bytes`, split so that the
   // allocation is exactly `bytes`. Returns its address, or nullopt.
@@ -57,21 +61,32 @@ class BestFitBlocks {
   // Removes every region that is entirely free and returns them.
   std::vector<Region> take_free_regions();
 
+  // Grows the region at `base` by `bytes` at its end (an expandable region
+  // whose next pages were just mapped): the end merges with a free last block.
+  // REQUIRES: `base` is a region.
+  void extend_region(uintptr_t base, uint64_t bytes);
+  // Bytes free at the end of the region at `base` (0 when its last block is allocated).
+  uint64_t free_tail(uintptr_t base) const;
+  // Cuts `bytes` off the end of the region at `base` (pages about to be
+  // unmapped); cutting the whole region removes it.
+  // REQUIRES: bytes <= free_tail(base).
+  void trim_region(uintptr_t base, uint64_t bytes);
+
   uint64_t free_bytes() const { return free_bytes_; }
   uint64_t allocated_bytes() const { return allocated_bytes_; }
   uint64_t reserved_bytes() const { return reserved_bytes_; }
   uint64_t largest_free_block() const;
   std::size_t free_block_count() const { return free_count_; }
   std::size_t allocated_block_count() const { return allocated_count_; }
-  std::size_t region_count() const { return regions_.size(); }
+  std::size_t region_count() const { return region_by_base_.size(); }
   // Every region, in address order.
   std::vector<Region> regions() const;
 
   // Calls f(address, bytes) for every allocated block, in address order.
   template <typename F>
   void for_each_allocated(F f) const {
-    for (const auto& [base, region] : regions_) {
-      for (uint32_t i = region.first; i != kNil; i = blocks_[i].next) {
+    for (const auto& [base, id] : region_by_base_) {
+      for (uint32_t i = regions_[id].first; i != kNil; i = blocks_[i].next) {
         if (!blocks_[i].free) f(blocks_[i].addr, blocks_[i].bytes);
       }
     }
@@ -87,6 +102,7 @@ class BestFitBlocks {
     uint64_t bytes;
     uint32_t prev, next;            // address neighbours in the same region, or kNil
     uint32_t prev_free, next_free;  // links in a small-size list while free
+    uint32_t region;                // index in regions_
     bool free;
   };
 
@@ -123,10 +139,16 @@ class BestFitBlocks {
   uint64_t small_summary_ = 0;         // bit w: small_bits_[w] != 0
   std::map<std::pair<uint64_t, uintptr_t>, uint32_t> large_;  // (bytes, addr) -> slab index, free >= kSmallLimit
   struct RegionInfo {
-    uint32_t first;  // slab index of the block at the base (never merged away)
+    uintptr_t base;
     uint64_t bytes;
+    uint32_t first;  // slab index of the block at the base (never merged away)
+    uint32_t last;   // slab index of the block at the end
   };
-  std::map<uintptr_t, RegionInfo> regions_;  // by base
+  std::vector<RegionInfo> regions_;          // slots reused through spare_regions_
+  std::vector<uint32_t> spare_regions_;
+  uint32_t growing_region_ = kNil;  // the region that grows at its end
+  uint32_t wilderness_ = kNil;      // its free last block, kept out of the size index
+  std::map<uintptr_t, uint32_t> region_by_base_;  // base -> index in regions_, address order
   uint64_t free_bytes_ = 0, allocated_bytes_ = 0, reserved_bytes_ = 0;
   std::size_t allocated_count_ = 0, free_count_ = 0;
 };

@@ -202,5 +202,59 @@ TEST(BestFitBlocks, ThousandsOfLiveBlocksAreAllFound) {
   EXPECT_EQ(b.allocated_block_count(), 0u);
 }
 
+// An expandable region grows at its end and gives back only its free tail.
+TEST(BestFitBlocks, ExpandableRegionGrowsAndTrimsAtItsEnd) {
+  BestFitBlocks b;
+  const uintptr_t base = 0x7000000;
+  b.add_region(base, 1024);
+  uintptr_t p = *b.allocate(512), q = *b.allocate(512);
+  EXPECT_EQ(b.free_tail(base), 0u);
+  b.extend_region(base, 2048);  // last block allocated: a new free block after it
+  EXPECT_EQ(b.free_tail(base), 2048u);
+  EXPECT_EQ(b.reserved_bytes(), 3072u);
+  uintptr_t r = *b.allocate(2048);
+  EXPECT_EQ(r, base + 1024);
+  ASSERT_TRUE(b.free(q));  // merges with nothing after it (r is live)
+  b.extend_region(base, 256);
+  ASSERT_TRUE(b.free(r));  // q's hole + r + the new 256 are one free tail
+  EXPECT_EQ(b.free_tail(base), 512u + 2048 + 256);
+  EXPECT_EQ(b.free_block_count(), 1u);
+  b.trim_region(base, 2048 + 256);
+  EXPECT_EQ(b.reserved_bytes(), 1024u);
+  EXPECT_EQ(b.free_tail(base), 512u);
+  EXPECT_EQ(*b.allocate(512), q);
+  EXPECT_FALSE(b.allocate(256).has_value());
+  ASSERT_TRUE(b.free(q));
+  b.trim_region(base, 512);  // the tail block goes; p is the region's last block now
+  EXPECT_EQ(b.free_tail(base), 0u);
+  b.extend_region(base, 512);
+  EXPECT_EQ(*b.allocate(512), base + 512);
+  ASSERT_TRUE(b.free(base + 512));
+  ASSERT_TRUE(b.free(p));
+  b.trim_region(base, 1024);  // the whole region
+  EXPECT_EQ(b.region_count(), 0u);
+  EXPECT_EQ(b.reserved_bytes(), 0u);
+  EXPECT_EQ(b.free_block_count(), 0u);
+}
+
+// A region that grows at its end cuts into its free end only when no hole fits,
+// even when the end is the best fit by size.
+TEST(BestFitBlocks, TheFreeEndOfAGrowingRegionIsTheLastResort) {
+  BestFitBlocks b;
+  const uintptr_t base = 0x9000000;
+  b.add_region(base, 4096, /*grows_at_end=*/true);
+  uintptr_t p = *b.allocate(1024), q = *b.allocate(256);
+  ASSERT_TRUE(b.free(p));  // holes: 1024 at the start; free end: 2816
+  b.trim_region(base, 2816 - 512);  // free end is 512 now, smaller than the hole
+  EXPECT_EQ(b.largest_free_block(), 1024u);
+  EXPECT_EQ(*b.allocate(512), p);  // the 1024 hole, not the exactly-fitting end
+  EXPECT_EQ(*b.allocate(512), p + 512);
+  EXPECT_EQ(*b.allocate(512), q + 256);  // no hole left: now the end
+  EXPECT_FALSE(b.allocate(256).has_value());
+  b.extend_region(base, 256);
+  EXPECT_EQ(*b.allocate(256), q + 768);
+  EXPECT_EQ(b.free_block_count(), 0u);
+}
+
 }  // namespace
 }  // namespace oomguard::mr

@@ -59,10 +59,17 @@ SimulatedDeviceOptions Flaky(uint64_t capacity, double probability, uint64_t eve
   return o;
 }
 
-TEST(FailureInjection, ArenaSurvivesTenPercentFailingUpstreamCalls) {
+class FailureInjectionGrowth : public ::testing::TestWithParam<Growth> {};
+INSTANTIATE_TEST_SUITE_P(BothGrowthModes, FailureInjectionGrowth,
+                         ::testing::Values(Growth::kExpandable, Growth::kOnDemand),
+                         [](const auto& info) { return info.param == Growth::kExpandable ? "Expandable" : "Regions"; });
+
+TEST_P(FailureInjectionGrowth, ArenaSurvivesTenPercentFailingUpstreamCalls) {
   SimulatedDeviceResource device(Flaky(256 * MiB, 0.10));
   {
-    ArenaResource arena(device, ArenaOptions{.initial_region_bytes = 1 * MiB, .growth_factor = 0.25});
+    ArenaResource arena(device, ArenaOptions{.growth = GetParam(), .initial_region_bytes = 1 * MiB,
+                                             .growth_factor = 0.25});
+    EXPECT_EQ(arena.stats().expandable, GetParam() == Growth::kExpandable);
     TrackingResource tracking(arena);
     Outcome o;
     for (int round = 0; round < 20; ++round) {  // release between rounds: many upstream calls
@@ -87,9 +94,11 @@ TEST(FailureInjection, ArenaSurvivesTenPercentFailingUpstreamCalls) {
   EXPECT_EQ(device.live_allocations(), 0u);
 }
 
-TEST(FailureInjection, EveryTenthCallFailingIsAbsorbedByBackOff) {
-  SimulatedDeviceResource device(Flaky(256 * MiB, 0.0, 10));
-  ArenaResource arena(device, ArenaOptions{.initial_region_bytes = 256 * KiB, .growth_factor = 0.1});
+TEST_P(FailureInjectionGrowth, EveryThirdCallFailingIsAbsorbedByBackOff) {
+  SimulatedDeviceResource device(Flaky(256 * MiB, 0.0, 3));
+  // Expandable: steps of 8 MiB, so a refused step is retried with just what the request needs.
+  ArenaResource arena(device, ArenaOptions{.growth = GetParam(), .initial_region_bytes = 256 * KiB,
+                                           .growth_factor = 0.1, .expand_step_bytes = 8 * MiB});
   Outcome o = Traffic(arena, 2, 3000);
   EXPECT_GT(device.injected_failures(), 0u);
   EXPECT_GT(o.ok, 1000u);
@@ -109,9 +118,10 @@ TEST(FailureInjection, PinnedPoolFallsBackInsteadOfFailing) {
   EXPECT_EQ(pinned.used_bytes(), 0u);
 }
 
-TEST(FailureInjection, ThreadsUnderTenPercentFailuresKeepExactAccounting) {
+TEST_P(FailureInjectionGrowth, ThreadsUnderTenPercentFailuresKeepExactAccounting) {
   SimulatedDeviceResource device(Flaky(512 * MiB, 0.10));
-  ArenaResource arena(device, ArenaOptions{.initial_region_bytes = 1 * MiB, .growth_factor = 0.25});
+  ArenaResource arena(device, ArenaOptions{.growth = GetParam(), .initial_region_bytes = 1 * MiB,
+                                           .growth_factor = 0.25});
   TrackingResource tracking(arena);
   std::vector<std::thread> threads;
   std::vector<Outcome> outcomes(8);

@@ -101,7 +101,7 @@ TEST(TrackingResource, OutOfMemoryReportNamesTheTagsOfTheLargestLiveAllocations)
 
 TEST(TrackingResource, RecordsAnEventTraceWithGrowReleaseAndOom) {
   SimulatedDeviceResource device(Device(8 * MiB));
-  ArenaResource arena(device, ArenaOptions{.initial_region_bytes = 1 * MiB});
+  ArenaResource arena(device, ArenaOptions{.growth = Growth::kOnDemand, .initial_region_bytes = 1 * MiB});
   TrackingResource tracking(arena, FakeClock());
   void* a = tracking.allocate(512 * KiB);
   tracking.deallocate(a, 512 * KiB);

@@ -3,11 +3,25 @@
 // per_process_gpu_memory_fraction, made explicit).
 //
 // Every request is rounded up to 256 bytes and served from the smallest free
-// block that fits (split; merged back with both neighbours on free). When no
-// block fits, the arena asks the upstream for a new region (NextRegionBytes);
-// if the upstream refuses, it retries smaller (BackoffSizes, down to what the
-// request needs); if that fails too, it returns its entirely free regions to
-// the upstream and tries once more; then it throws OutOfMemory with a report.
+// block that fits (split; merged back with both neighbours on free).
+//
+// Growth, when no block fits:
+//   kExpandable (default) over an upstream with virtual memory (a CUDA device,
+//     the simulated device): the arena reserves an address range as large as
+//     its limit once and maps more of it at its end, just what the request
+//     still needs (rounded to the device's granularity, at least
+//     expand_step_bytes). Everything stays one contiguous region, so memory
+//     freed anywhere can serve any later request: peak reserved stays close
+//     to peak live (PyTorch's expandable_segments). release_unused() unmaps
+//     the free end. Over an upstream without virtual memory, or when the
+//     address range cannot be reserved, the arena uses kOnDemand instead
+//     (stats().expandable says which).
+//   kOnDemand: the arena asks the upstream for a new region (NextRegionBytes);
+//     if the upstream refuses, it retries smaller (BackoffSizes, down to what
+//     the request needs).
+// If growing fails, the arena returns its entirely free regions (or its free
+// end) to the upstream and tries once more; then it throws OutOfMemory with a
+// report.
 //
 // Ownership: holds a reference to the upstream (must outlive the arena) and
 // owns the regions; the destructor returns all regions to the upstream.
@@ -20,6 +34,7 @@
 
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "oomguard/mr/memory_resource.h"
 #include "oomguard/mr/out_of_memory.h"
@@ -29,12 +44,13 @@ namespace oomguard::mr {
 class BestFitBlocks;
 
 enum class Growth {
-  kOnDemand,     // start with initial_region_bytes, grow as requests need (allow_growth)
+  kExpandable,   // one address range, mapped as requests need; kOnDemand without virtual memory
+  kOnDemand,     // start with initial_region_bytes, add regions as requests need (allow_growth)
   kPreallocate,  // take the whole limit at construction
 };
 
 struct ArenaOptions {
-  Growth growth = Growth::kOnDemand;
+  Growth growth = Growth::kExpandable;
   // The cap. limit_bytes wins when set; otherwise limit_fraction of the
   // upstream device's total memory; with neither, the device's total memory,
   // or no cap for an upstream that is not a device.
@@ -48,6 +64,9 @@ struct ArenaOptions {
   // When the upstream refuses a region, retry at this factor of the last size,
   // down to what the request needs (0.5 for devices; the pinned pool uses 0.9).
   double backoff_factor = 0.5;
+  // kExpandable: map at least this much at a time (fewer driver calls; the
+  // free end goes back with release_unused()).
+  uint64_t expand_step_bytes = 2ull << 20;
 };
 
 struct ArenaStats {
@@ -62,6 +81,7 @@ struct ArenaStats {
   uint64_t regions = 0;
   uint64_t allocations = 0, deallocations = 0;  // calls
   uint64_t grows = 0, releases = 0, out_of_memory = 0;
+  bool expandable = false;  // growing one mapped address range (kExpandable in effect)
   // 1 - largest free block / free in pool (0 when nothing is free).
   double fragmentation() const;
 };
@@ -102,6 +122,7 @@ class ArenaResource final : public MemoryResource {
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment, Stream stream) override;
 
   bool grow_locked(uint64_t needed, Stream stream, std::string* upstream_error);
+  bool expand_locked(uint64_t needed, std::string* upstream_error);
   uint64_t release_locked();
   OomReport report_locked(uint64_t bytes) const;
 
@@ -112,6 +133,13 @@ class ArenaResource final : public MemoryResource {
   std::unique_ptr<BestFitBlocks> blocks_;
   ArenaStats counters_;
   ArenaListener* listener_ = nullptr;
+  // kExpandable in effect: the reserved range and what is mapped at its start,
+  // one entry per map() call (unmapped from the end, in reverse).
+  VirtualMemory* vm_ = nullptr;
+  uintptr_t va_base_ = 0;
+  uint64_t va_bytes_ = 0;
+  std::vector<uint64_t> mapped_chunks_;
+  uint64_t mapped_bytes_ = 0;
 };
 
 }  // namespace oomguard::mr

@@ -45,6 +45,27 @@ class InvalidDeallocation : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
+// Virtual memory management of a device (CUDA's cuMemAddressReserve,
+// cuMemCreate + cuMemMap, cuMemUnmap): reserve an address range once, then back
+// parts of it with physical memory on demand. An arena over an upstream that
+// offers it grows one contiguous range instead of adding separate regions, so
+// blocks never straddle a region boundary and freed ends go back to the device.
+// Sizes and addresses passed to map/unmap are multiples of granularity().
+// Thread safety: as the resource that offers it.
+class VirtualMemory {
+ public:
+  virtual ~VirtualMemory() = default;
+  virtual uint64_t granularity() const = 0;
+  // An address range of `bytes` with nothing behind it. Throws OutOfMemory.
+  virtual void* reserve(uint64_t bytes) = 0;
+  // Returns a range from reserve(). REQUIRES: nothing in it is mapped.
+  virtual void release(void* base, uint64_t bytes) = 0;
+  // Backs [at, at + bytes) with memory. Throws OutOfMemory (device full).
+  virtual void map(void* at, uint64_t bytes) = 0;
+  // Takes back exactly what one map() call with the same arguments backed.
+  virtual void unmap(void* at, uint64_t bytes) = 0;
+};
+
 class MemoryResource {
  public:
   virtual ~MemoryResource() = default;
@@ -77,6 +98,9 @@ class MemoryResource {
 
   // Free/total memory of the device behind this resource, if it is a device.
   virtual std::optional<DeviceMemory> device_memory() const { return std::nullopt; }
+
+  // The device's virtual memory management, or nullptr when it has none.
+  virtual VirtualMemory* virtual_memory() { return nullptr; }
 
  private:
   virtual void* do_allocate(std::size_t bytes, std::size_t alignment, Stream stream) = 0;
