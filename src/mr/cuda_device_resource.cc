@@ -25,7 +25,27 @@ Result<std::unique_ptr<CudaDeviceResource>> CudaDeviceResource::Open(CudaDriver&
 }
 
 CudaDeviceResource::CudaDeviceResource(CudaDriver& driver, int ordinal, int device, void* context)
-    : driver_(driver), ordinal_(ordinal), device_(device), context_(context) {}
+    : driver_(driver), ordinal_(ordinal), device_(device), context_(context) {
+  int supported = 0;
+  std::size_t granularity = 0;
+  if (driver_.HasVirtualMemory() && driver_.VirtualMemorySupported(&supported, device_) == kCudaSuccess &&
+      supported != 0 && driver_.MemGetAllocationGranularity(&granularity, device_) == kCudaSuccess &&
+      granularity > 0) {
+    // Probe the whole sequence once on one granule, so a driver that lists
+    // the calls but refuses them leaves this device without virtual memory
+    // (arenas then use regions) instead of failing every allocation.
+    driver_.CtxSetCurrent(context_);
+    uint64_t ptr = 0, handle = 0;
+    bool ok = driver_.MemAddressReserve(&ptr, granularity, granularity) == kCudaSuccess;
+    bool created = ok && driver_.MemCreate(&handle, granularity, device_) == kCudaSuccess;
+    bool mapped = created && driver_.MemMap(ptr, granularity, handle) == kCudaSuccess;
+    ok = mapped && driver_.MemSetAccess(ptr, granularity, device_) == kCudaSuccess;
+    if (mapped) driver_.MemUnmap(ptr, granularity);
+    if (created) driver_.MemRelease(handle);
+    if (ptr != 0) driver_.MemAddressFree(ptr, granularity);
+    if (ok) granularity_ = granularity;
+  }
+}
 
 CudaDeviceResource::~CudaDeviceResource() { driver_.PrimaryCtxRelease(device_); }
 
@@ -38,22 +58,76 @@ std::optional<DeviceMemory> CudaDeviceResource::device_memory() const {
   return DeviceMemory{free_bytes, total_bytes};
 }
 
+void CudaDeviceResource::throw_oom(const char* call, CuResult r, uint64_t bytes) const {
+  OomReport report;
+  report.resource = name();
+  report.requested_bytes = bytes;
+  report.upstream_error = std::string(call) + ": " + driver_.ErrorName(r);
+  if (std::optional<DeviceMemory> m = device_memory()) {
+    report.device_free_bytes = m->free_bytes;
+    report.device_total_bytes = m->total_bytes;
+  }
+  throw OutOfMemory(std::move(report));
+}
+
 void* CudaDeviceResource::do_allocate(std::size_t bytes, std::size_t, Stream) {
   driver_.CtxSetCurrent(context_);
   uint64_t ptr = 0;
-  CuResult r = driver_.MemAlloc(&ptr, bytes);
-  if (r != kCudaSuccess) {
-    OomReport report;
-    report.resource = name();
-    report.requested_bytes = bytes;
-    report.upstream_error = "cuMemAlloc_v2: " + driver_.ErrorName(r);
-    if (std::optional<DeviceMemory> m = device_memory()) {
-      report.device_free_bytes = m->free_bytes;
-      report.device_total_bytes = m->total_bytes;
-    }
-    throw OutOfMemory(std::move(report));
+  if (CuResult r = driver_.MemAlloc(&ptr, bytes); r != kCudaSuccess) throw_oom("cuMemAlloc_v2", r, bytes);
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(ptr));
+}
+
+void* CudaDeviceResource::reserve(uint64_t bytes) {
+  driver_.CtxSetCurrent(context_);
+  uint64_t ptr = 0;
+  if (CuResult r = driver_.MemAddressReserve(&ptr, bytes, granularity_); r != kCudaSuccess) {
+    throw_oom("cuMemAddressReserve", r, bytes);
   }
   return reinterpret_cast<void*>(static_cast<uintptr_t>(ptr));
+}
+
+void CudaDeviceResource::release(void* base, uint64_t bytes) {
+  driver_.CtxSetCurrent(context_);
+  if (CuResult r = driver_.MemAddressFree(reinterpret_cast<uintptr_t>(base), bytes); r != kCudaSuccess) {
+    throw InvalidDeallocation(name() + ": cuMemAddressFree failed: " + driver_.ErrorName(r));
+  }
+}
+
+void CudaDeviceResource::map(void* at, uint64_t bytes) {
+  driver_.CtxSetCurrent(context_);
+  const uint64_t ptr = reinterpret_cast<uintptr_t>(at);
+  uint64_t handle = 0;
+  if (CuResult r = driver_.MemCreate(&handle, bytes, device_); r != kCudaSuccess) throw_oom("cuMemCreate", r, bytes);
+  if (CuResult r = driver_.MemMap(ptr, bytes, handle); r != kCudaSuccess) {
+    driver_.MemRelease(handle);
+    throw_oom("cuMemMap", r, bytes);
+  }
+  if (CuResult r = driver_.MemSetAccess(ptr, bytes, device_); r != kCudaSuccess) {
+    driver_.MemUnmap(ptr, bytes);
+    driver_.MemRelease(handle);
+    throw_oom("cuMemSetAccess", r, bytes);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  handles_[ptr] = handle;
+}
+
+void CudaDeviceResource::unmap(void* at, uint64_t bytes) {
+  driver_.CtxSetCurrent(context_);
+  const uint64_t ptr = reinterpret_cast<uintptr_t>(at);
+  uint64_t handle = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = handles_.find(ptr);
+    if (it == handles_.end()) throw InvalidDeallocation(name() + ": unmap of an address that map() did not map");
+    handle = it->second;
+    handles_.erase(it);
+  }
+  CuResult r = driver_.MemUnmap(ptr, bytes);
+  CuResult released = driver_.MemRelease(handle);
+  if (r != kCudaSuccess || released != kCudaSuccess) {
+    throw InvalidDeallocation(name() + ": cuMemUnmap/cuMemRelease failed: " +
+                              driver_.ErrorName(r != kCudaSuccess ? r : released));
+  }
 }
 
 void CudaDeviceResource::do_deallocate(void* p, std::size_t, std::size_t, Stream) {

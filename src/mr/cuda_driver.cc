@@ -17,6 +17,47 @@ using CuMemHostAlloc = CuResult (*)(void**, std::size_t, unsigned);
 using CuMemFreeHost = CuResult (*)(void*);
 using CuGetErrorName = CuResult (*)(CuResult, const char**);
 
+// The virtual memory structs, laid out as in cuda.h (CUDA 10.2 to 12.x).
+struct CuMemLocation {
+  int type;  // CU_MEM_LOCATION_TYPE_DEVICE = 1
+  int id;
+};
+struct CuMemAllocationProp {
+  int type;                  // CU_MEM_ALLOCATION_TYPE_PINNED = 1
+  int requested_handle_types;  // CU_MEM_HANDLE_TYPE_NONE = 0
+  CuMemLocation location;
+  void* win32_handle_meta_data;
+  struct {
+    unsigned char compression_type;
+    unsigned char gpu_direct_rdma_capable;
+    unsigned short usage;
+    unsigned char reserved[4];
+  } alloc_flags;
+};
+static_assert(sizeof(CuMemAllocationProp) == 32, "CUmemAllocationProp is 32 bytes in cuda.h");
+struct CuMemAccessDesc {
+  CuMemLocation location;
+  int flags;  // CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
+};
+constexpr int kAttributeVirtualMemorySupported = 102;  // CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
+
+CuMemAllocationProp DeviceProp(int device) {
+  CuMemAllocationProp prop{};
+  prop.type = 1;
+  prop.location = {1, device};
+  return prop;
+}
+
+using CuDeviceGetAttribute = CuResult (*)(int*, int, int);
+using CuMemGetAllocationGranularity = CuResult (*)(std::size_t*, const CuMemAllocationProp*, int);
+using CuMemAddressReserve = CuResult (*)(uint64_t*, std::size_t, std::size_t, uint64_t, unsigned long long);
+using CuMemAddressFree = CuResult (*)(uint64_t, std::size_t);
+using CuMemCreate = CuResult (*)(uint64_t*, std::size_t, const CuMemAllocationProp*, unsigned long long);
+using CuMemRelease = CuResult (*)(uint64_t);
+using CuMemMap = CuResult (*)(uint64_t, std::size_t, std::size_t, uint64_t, unsigned long long);
+using CuMemUnmap = CuResult (*)(uint64_t, std::size_t);
+using CuMemSetAccess = CuResult (*)(uint64_t, std::size_t, const CuMemAccessDesc*, std::size_t);
+
 class DlopenCudaDriver final : public CudaDriver {
  public:
   explicit DlopenCudaDriver(void* handle) : handle_(handle) {}
@@ -42,6 +83,20 @@ class DlopenCudaDriver final : public CudaDriver {
     get(mem_host_alloc_, "cuMemHostAlloc");
     get(mem_free_host_, "cuMemFreeHost");
     get(get_error_name_, "cuGetErrorName");
+    // Optional: without them the device has no virtual memory.
+    auto optional = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle_, name));
+      return fn != nullptr;
+    };
+    has_vmm_ = optional(get_attribute_, "cuDeviceGetAttribute");
+    has_vmm_ = optional(granularity_, "cuMemGetAllocationGranularity") && has_vmm_;
+    has_vmm_ = optional(address_reserve_, "cuMemAddressReserve") && has_vmm_;
+    has_vmm_ = optional(address_free_, "cuMemAddressFree") && has_vmm_;
+    has_vmm_ = optional(create_, "cuMemCreate") && has_vmm_;
+    has_vmm_ = optional(release_, "cuMemRelease") && has_vmm_;
+    has_vmm_ = optional(map_, "cuMemMap") && has_vmm_;
+    has_vmm_ = optional(unmap_, "cuMemUnmap") && has_vmm_;
+    has_vmm_ = optional(set_access_, "cuMemSetAccess") && has_vmm_;
     return missing;
   }
 
@@ -59,6 +114,30 @@ class DlopenCudaDriver final : public CudaDriver {
     return mem_host_alloc_(ptr, bytes, flags);
   }
   CuResult MemFreeHost(void* ptr) override { return mem_free_host_(ptr); }
+
+  bool HasVirtualMemory() const override { return has_vmm_; }
+  CuResult VirtualMemorySupported(int* supported, int device) override {
+    return get_attribute_(supported, kAttributeVirtualMemorySupported, device);
+  }
+  CuResult MemGetAllocationGranularity(std::size_t* granularity, int device) override {
+    CuMemAllocationProp prop = DeviceProp(device);
+    return granularity_(granularity, &prop, /*CU_MEM_ALLOC_GRANULARITY_MINIMUM*/ 0);
+  }
+  CuResult MemAddressReserve(uint64_t* ptr, std::size_t bytes, std::size_t alignment) override {
+    return address_reserve_(ptr, bytes, alignment, 0, 0);
+  }
+  CuResult MemAddressFree(uint64_t ptr, std::size_t bytes) override { return address_free_(ptr, bytes); }
+  CuResult MemCreate(uint64_t* handle, std::size_t bytes, int device) override {
+    CuMemAllocationProp prop = DeviceProp(device);
+    return create_(handle, bytes, &prop, 0);
+  }
+  CuResult MemRelease(uint64_t handle) override { return release_(handle); }
+  CuResult MemMap(uint64_t ptr, std::size_t bytes, uint64_t handle) override { return map_(ptr, bytes, 0, handle, 0); }
+  CuResult MemUnmap(uint64_t ptr, std::size_t bytes) override { return unmap_(ptr, bytes); }
+  CuResult MemSetAccess(uint64_t ptr, std::size_t bytes, int device) override {
+    CuMemAccessDesc desc{{1, device}, 3};
+    return set_access_(ptr, bytes, &desc, 1);
+  }
   std::string ErrorName(CuResult result) override {
     const char* name = nullptr;
     if (get_error_name_(result, &name) == kCudaSuccess && name != nullptr) return name;
@@ -78,6 +157,16 @@ class DlopenCudaDriver final : public CudaDriver {
   CuMemHostAlloc mem_host_alloc_ = nullptr;
   CuMemFreeHost mem_free_host_ = nullptr;
   CuGetErrorName get_error_name_ = nullptr;
+  bool has_vmm_ = false;
+  CuDeviceGetAttribute get_attribute_ = nullptr;
+  CuMemGetAllocationGranularity granularity_ = nullptr;
+  CuMemAddressReserve address_reserve_ = nullptr;
+  CuMemAddressFree address_free_ = nullptr;
+  CuMemCreate create_ = nullptr;
+  CuMemRelease release_ = nullptr;
+  CuMemMap map_ = nullptr;
+  CuMemUnmap unmap_ = nullptr;
+  CuMemSetAccess set_access_ = nullptr;
 };
 
 }  // namespace

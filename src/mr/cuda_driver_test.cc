@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "oomguard/mr/arena_resource.h"
 #include "oomguard/mr/cuda_device_resource.h"
 #include "oomguard/mr/pinned_host_resource.h"
@@ -64,6 +66,66 @@ TEST(CudaDeviceResource, ArenaWithAFractionOfTheDriversTotal) {
   arena.deallocate(p, 100 << 20);
   arena.release_unused();
   EXPECT_EQ(device->device_memory()->free_bytes, 1ull << 30);
+}
+
+// Sets an environment variable for one scope (the stand-in driver reads it per call).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+TEST(CudaDeviceResource, ArenaGrowsByMappingPagesThroughTheDriversVirtualMemory) {
+  std::unique_ptr<CudaDriver> driver = LoadCudaDriver(OOMGUARD_FAKE_LIBCUDA).value();
+  ASSERT_TRUE(driver->HasVirtualMemory());
+  auto device = CudaDeviceResource::Open(*driver, 0).value();
+  ASSERT_NE(device->virtual_memory(), nullptr);
+  EXPECT_EQ(device->virtual_memory()->granularity(), 2ull << 20);
+  {
+    ArenaResource arena(*device);
+    EXPECT_TRUE(arena.stats().expandable);
+    void* a = arena.allocate(3 << 20);
+    void* b = arena.allocate(1 << 20);
+    EXPECT_EQ(static_cast<char*>(b) - static_cast<char*>(a), 3 << 20);
+    EXPECT_EQ(arena.stats().reserved_bytes, 4ull << 20);  // 2 MiB pages, as the request needed
+    EXPECT_EQ(device->device_memory()->free_bytes, (1ull << 30) - (4ull << 20));
+    arena.deallocate(b, 1 << 20);
+    arena.deallocate(a, 3 << 20);
+    EXPECT_EQ(arena.release_unused(), 4ull << 20);
+    EXPECT_EQ(device->device_memory()->free_bytes, 1ull << 30);
+  }
+}
+
+TEST(CudaDeviceResource, MapFailureIsOutOfMemoryNamingTheCall) {
+  std::unique_ptr<CudaDriver> driver = LoadCudaDriver(OOMGUARD_FAKE_LIBCUDA).value();
+  auto device = CudaDeviceResource::Open(*driver, 0).value();
+  void* other = device->allocate(900ull << 20);  // plain cuMemAlloc: someone else's memory
+  ArenaResource arena(*device);
+  try {
+    arena.allocate(200ull << 20);
+    FAIL();
+  } catch (const OutOfMemory& e) {
+    EXPECT_EQ(e.report().upstream_error, "cuMemCreate: CUDA_ERROR_OUT_OF_MEMORY");
+    EXPECT_EQ(e.report().verdict(), OomVerdict::kUpstreamFailed);
+  }
+  device->deallocate(other, 900ull << 20);
+}
+
+TEST(CudaDeviceResource, DeviceWithoutVirtualMemoryGetsRegions) {
+  std::unique_ptr<CudaDriver> driver = LoadCudaDriver(OOMGUARD_FAKE_LIBCUDA).value();
+  for (const char* env : {"FAKECUDA_NO_VMM", "FAKECUDA_BROKEN_VMM"}) {
+    ScopedEnv no_vmm(env, "1");
+    auto device = CudaDeviceResource::Open(*driver, 0).value();
+    EXPECT_EQ(device->virtual_memory(), nullptr) << env;
+    ArenaResource arena(*device);
+    EXPECT_FALSE(arena.stats().expandable) << env;
+    void* p = arena.allocate(1 << 20);  // served from a cuMemAlloc region
+    EXPECT_EQ(arena.stats().regions, 1u);
+    arena.deallocate(p, 1 << 20);
+  }
 }
 
 }  // namespace

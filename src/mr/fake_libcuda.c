@@ -52,7 +52,69 @@ int cuGetErrorName(int error, const char** name) {
     case 0: *name = "CUDA_SUCCESS"; return 0;
     case 2: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return 0;
     case 3: *name = "CUDA_ERROR_NOT_INITIALIZED"; return 0;
+    case 1: *name = "CUDA_ERROR_INVALID_VALUE"; return 0;
     case 101: *name = "CUDA_ERROR_INVALID_DEVICE"; return 0;
     default: return 1;
   }
+}
+
+/* Virtual memory management, with the struct layouts of cuda.h. Address
+ * ranges are plain malloc'd bytes; each cuMemCreate is a handle that counts
+ * against the capacity. FAKECUDA_NO_VMM=1 reports the device as unsupported;
+ * FAKECUDA_BROKEN_VMM=1 makes cuMemCreate fail with CUDA_ERROR_INVALID_VALUE. */
+typedef struct { int type; int id; } FakeLocation;
+typedef struct {
+  int type;
+  int requested_handle_types;
+  FakeLocation location;
+  void* win32;
+  unsigned char compression, rdma;
+  unsigned short usage;
+  unsigned char reserved[4];
+} FakeProp;
+typedef struct { FakeLocation location; int flags; } FakeAccess;
+#define GRANULE (2ull << 20)
+static int env_set(const char* name) { const char* v = getenv(name); return v && v[0] == '1'; }
+
+int cuDeviceGetAttribute(int* value, int attribute, int device) {
+  (void)device;
+  *value = attribute == 102 ? !env_set("FAKECUDA_NO_VMM") : 0;
+  return 0;
+}
+int cuMemGetAllocationGranularity(size_t* granularity, const FakeProp* prop, int option) {
+  (void)option;
+  if (prop->type != 1 || prop->location.type != 1 || prop->location.id != 0) return 1; /* INVALID_VALUE */
+  *granularity = GRANULE;
+  return 0;
+}
+int cuMemAddressReserve(unsigned long long* ptr, size_t size, size_t alignment, unsigned long long addr,
+                        unsigned long long flags) {
+  (void)addr; (void)flags;
+  if (alignment == 0) alignment = GRANULE;
+  void* p = aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
+  if (!p) return 2;
+  *ptr = (unsigned long long)(uintptr_t)p;
+  return 0;
+}
+int cuMemAddressFree(unsigned long long ptr, size_t size) { (void)size; free((void*)(uintptr_t)ptr); return 0; }
+int cuMemCreate(unsigned long long* handle, size_t size, const FakeProp* prop, unsigned long long flags) {
+  (void)flags;
+  if (env_set("FAKECUDA_BROKEN_VMM")) return 1;
+  if (prop->type != 1 || prop->location.type != 1 || prop->location.id != 0 || size % GRANULE) return 1;
+  if (__atomic_add_fetch(&used, size, __ATOMIC_SEQ_CST) > CAPACITY) {
+    __atomic_sub_fetch(&used, size, __ATOMIC_SEQ_CST);
+    return 2;
+  }
+  *handle = size; /* the handle remembers its size */
+  return 0;
+}
+int cuMemRelease(unsigned long long handle) { __atomic_sub_fetch(&used, handle, __ATOMIC_SEQ_CST); return 0; }
+int cuMemMap(unsigned long long ptr, size_t size, size_t offset, unsigned long long handle, unsigned long long flags) {
+  (void)flags;
+  return (ptr % GRANULE || size != handle || offset) ? 1 : 0;
+}
+int cuMemUnmap(unsigned long long ptr, size_t size) { return (ptr % GRANULE || size % GRANULE) ? 1 : 0; }
+int cuMemSetAccess(unsigned long long ptr, size_t size, const FakeAccess* desc, size_t count) {
+  (void)ptr; (void)size;
+  return (count == 1 && desc->location.type == 1 && desc->location.id == 0 && desc->flags == 3) ? 0 : 1;
 }

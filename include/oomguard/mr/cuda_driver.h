@@ -36,6 +36,24 @@ class CudaDriver {
   virtual CuResult MemGetInfo(std::size_t* free_bytes, std::size_t* total_bytes) = 0;
   virtual CuResult MemHostAlloc(void** ptr, std::size_t bytes, unsigned flags) = 0;
   virtual CuResult MemFreeHost(void* ptr) = 0;
+
+  // Virtual memory management (cuMemAddressReserve, cuMemCreate, cuMemMap...).
+  // False when the library lacks these calls (drivers before CUDA 10.2); the
+  // calls below must not be made then.
+  virtual bool HasVirtualMemory() const = 0;
+  // cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED): 1 or 0.
+  virtual CuResult VirtualMemorySupported(int* supported, int device) = 0;
+  // The minimum granularity of device memory on `device` (usually 2 MiB).
+  virtual CuResult MemGetAllocationGranularity(std::size_t* granularity, int device) = 0;
+  virtual CuResult MemAddressReserve(uint64_t* ptr, std::size_t bytes, std::size_t alignment) = 0;
+  virtual CuResult MemAddressFree(uint64_t ptr, std::size_t bytes) = 0;
+  // Physical memory of `bytes` on `device` (CU_MEM_ALLOCATION_TYPE_PINNED).
+  virtual CuResult MemCreate(uint64_t* handle, std::size_t bytes, int device) = 0;
+  virtual CuResult MemRelease(uint64_t handle) = 0;
+  virtual CuResult MemMap(uint64_t ptr, std::size_t bytes, uint64_t handle) = 0;
+  virtual CuResult MemUnmap(uint64_t ptr, std::size_t bytes) = 0;
+  // Makes [ptr, ptr + bytes) readable and writable from `device`.
+  virtual CuResult MemSetAccess(uint64_t ptr, std::size_t bytes, int device) = 0;
   // "CUDA_ERROR_OUT_OF_MEMORY" (cuGetErrorName), or "CUDA error N".
   virtual std::string ErrorName(CuResult result) = 0;
 };
