@@ -52,12 +52,14 @@ Result<AllocConf> ParseAllocConf(std::string_view text) {
       }
       conf.fraction = f;
     } else if (key == "growth") {
-      if (value == "on") {
-        conf.growth = true;
+      if (value == "on" || value == "expandable") {
+        conf.growth = Growth::kExpandable;
+      } else if (value == "regions") {
+        conf.growth = Growth::kOnDemand;
       } else if (value == "off") {
-        conf.growth = false;
+        conf.growth = Growth::kPreallocate;
       } else {
-        return ConfError("growth must be on or off, got '" + value + "'");
+        return ConfError("growth must be on, expandable, regions or off, got '" + value + "'");
       }
     } else if (key == "report") {
       conf.report_path = value;

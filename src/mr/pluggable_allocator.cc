@@ -36,10 +36,11 @@ ArenaResource* PluggableAllocator::arena_for(int device) {
     return nullptr;
   }
   ArenaOptions options;
-  options.growth = conf_.growth ? Growth::kOnDemand : Growth::kPreallocate;
+  options.growth = conf_.growth;
   if (conf_.limit_bytes) options.limit_bytes = *conf_.limit_bytes;
   if (conf_.fraction) options.limit_fraction = *conf_.fraction;
   options.initial_region_bytes = conf_.initial_bytes;
+  options.expand_step_bytes = conf_.initial_bytes;
   try {
     d.arena = std::make_unique<ArenaResource>(**upstream, options);
   } catch (const OutOfMemory& e) {

@@ -5,8 +5,13 @@
 // Keys:
 //   fraction=F   cap at F (0 < F <= 1) of the device's total memory
 //   limit=BYTES  cap in bytes ("10GiB"); give fraction or limit, not both
-//   growth=on|off  on: take memory as needed (default); off: preallocate the cap
-//   initial=BYTES  first region when growing (default 2MiB)
+//   growth=on|expandable|regions|off
+//                on, expandable: take memory as needed, one mapped address range
+//                  (default; regions where the device has no virtual memory);
+//                regions: take memory as needed in separate regions;
+//                off: preallocate the cap
+//   initial=BYTES  first region (growth=regions) or mapping step (expandable);
+//                default 2MiB
 //   report=PATH  write the OOM report there as JSON when an allocation fails
 //   simulate=BYTES  use a simulated device of this capacity instead of CUDA
 //                   (for tests and dry runs on machines without a GPU)
@@ -19,6 +24,7 @@
 #include <string>
 #include <string_view>
 
+#include "oomguard/mr/arena_resource.h"
 #include "oomguard/result.h"
 
 namespace oomguard::mr {
@@ -26,7 +32,7 @@ namespace oomguard::mr {
 struct AllocConf {
   std::optional<double> fraction;
   std::optional<uint64_t> limit_bytes;
-  bool growth = true;
+  Growth growth = Growth::kExpandable;
   uint64_t initial_bytes = 2ull << 20;
   std::string report_path;
   std::optional<uint64_t> simulate_bytes;
