@@ -4,10 +4,15 @@
 //   device: total/free from cuMemGetInfo_v2
 //   arena_cap: an arena capped at 25 % of the device allocates 64 MiB blocks to
 //     the cap; the OOM report (JSON) and whether reserved stayed <= the cap
-//   growth: an on-demand arena's reserved bytes after one small allocation
+//   virtual_memory: whether the driver's virtual memory calls work on device 0
+//     (probed by CudaDeviceResource) and its granularity
+//   growth: reserved bytes after one small allocation, expandable and regions
+//   reuse: 2 x 512 MiB allocated and freed, then 1 GiB: peak reserved with
+//     expandable growth (one range: no new memory) and with regions (a third region)
 //   release: device free bytes before, while holding, and after release_unused()
 //   pinned: a pinned pool capped at 1 GiB: fill to the cap, fallback warning;
 //     back-off: a first region of 8 GiB (TensorFlow's), sizes tried until one is pinned
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -80,6 +85,29 @@ int main() {
   }
   DeviceMemory m = *(*device)->device_memory();
   out["device"] = {{"total_bytes", m.total_bytes}, {"free_bytes", m.free_bytes}};
+  // 1 GiB on a real GPU; a quarter of a small (stand-in) device.
+  const uint64_t big_bytes = std::min<uint64_t>(1 * GiB, m.total_bytes / 4 / MiB * MiB);
+  VirtualMemory* vm = (*device)->virtual_memory();
+  out["virtual_memory"] = {{"available", vm != nullptr}, {"granularity", vm ? vm->granularity() : 0}};
+  for (Growth growth : {Growth::kExpandable, Growth::kOnDemand}) {
+    const char* name = growth == Growth::kExpandable ? "expandable" : "regions";
+    try {
+      const uint64_t half = big_bytes / 2;
+      ArenaResource arena(**device, ArenaOptions{.growth = growth, .initial_region_bytes = half});
+      void* a = arena.allocate(half);
+      void* b = arena.allocate(half);
+      arena.deallocate(a, half);
+      arena.deallocate(b, half);
+      void* c = arena.allocate(big_bytes);
+      out["reuse"][name] = {{"expandable_in_effect", arena.stats().expandable},
+                            {"two_blocks_then_one_of_bytes", big_bytes},
+                            {"peak_reserved_bytes", arena.stats().peak_reserved_bytes},
+                            {"grows", arena.stats().grows}};
+      arena.deallocate(c, big_bytes);
+    } catch (const std::exception& e) {
+      out["reuse"][name] = {{"error", e.what()}};
+    }
+  }
 
   {  // Allocate to the cap.
     ArenaResource arena(**device, ArenaOptions{.limit_fraction = 0.25});
@@ -98,21 +126,22 @@ int main() {
     for (void* p : blocks) arena.deallocate(p, 64 * MiB);
     out["arena_cap"] = cap;
   }
-  {  // Growth and release.
+  for (Growth growth : {Growth::kExpandable, Growth::kOnDemand}) {  // Growth and release.
+    const char* name = growth == Growth::kExpandable ? "expandable" : "regions";
     uint64_t before = DeviceFree(**device);
-    ArenaResource arena(**device, ArenaOptions{.initial_region_bytes = 2 * MiB});
+    ArenaResource arena(**device, ArenaOptions{.growth = growth, .initial_region_bytes = 2 * MiB});
     void* small = arena.allocate(1 * MiB);
     uint64_t after_small = arena.stats().reserved_bytes;
-    void* big = arena.allocate(1 * GiB);
+    void* big = arena.allocate(big_bytes);
     uint64_t holding = DeviceFree(**device);
-    arena.deallocate(big, 1 * GiB);
+    arena.deallocate(big, big_bytes);
     arena.deallocate(small, 1 * MiB);
     uint64_t released = arena.release_unused();
     uint64_t after = DeviceFree(**device);
-    out["growth"] = {{"reserved_after_1MiB", after_small}};
-    out["release"] = {{"device_free_before", before}, {"device_free_holding", holding},
-                      {"released_bytes", released}, {"device_free_after", after},
-                      {"returned_to_device", before - after < 64 * MiB}};
+    out["growth"][name] = {{"reserved_after_1MiB", after_small}};
+    out["release"][name] = {{"device_free_before", before}, {"device_free_holding", holding},
+                            {"released_bytes", released}, {"device_free_after", after},
+                            {"returned_to_device", before - after < 64 * MiB}};
   }
   {  // Pinned pool: cap, fallback, back-off.
     auto pinned = PinnedHostResource::Open(**driver, 0);

@@ -4,7 +4,7 @@
 #   2. tools/gpu_guard_check.cc over the real driver: arena to the cap + OOM report, growth,
 #      release, pinned pool (cap, fallback, back-off);
 #   3. a short PyTorch CUDA training loop with PyTorch's allocator, then through
-#      liboomguard_torch.so (growth on, and a cap too small: the OOM report);
+#      liboomguard_torch.so (expandable growth, regions, and a cap too small: the OOM report);
 # and writes $OUT/mr_gpu_check.json (and a copy in bench/results/ when the tree is writable).
 # Usage: OUT=/tmp/out tools/gpu_guard_check.sh      (needs libcuda.so.1, one GPU; PyTorch with CUDA optional)
 set -uo pipefail
@@ -35,12 +35,13 @@ run_py() {  # name, env, args...
 }
 if "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   run_py torch_pytorch "OOMGUARD_UNUSED=1" pytorch
-  run_py torch_oomguard "OOMGUARD_ALLOC_CONF=growth=on,fraction=0.9" oomguard "$LIB"
+  run_py torch_oomguard "OOMGUARD_ALLOC_CONF=growth=expandable,fraction=0.9" oomguard "$LIB"
+  run_py torch_oomguard_regions "OOMGUARD_ALLOC_CONF=growth=regions,fraction=0.9" oomguard "$LIB"
   rm -f "$OUT/oom_report.json"
   run_py torch_oom "OOMGUARD_ALLOC_CONF=limit=256MiB,report=$OUT/oom_report.json" oom "$LIB" "$OUT/oom_report.json"
 else
   log "no PyTorch with CUDA: skipping the training loop"
-  for n in torch_pytorch torch_oomguard torch_oom; do echo null >"$OUT/$n.json"; done
+  for n in torch_pytorch torch_oomguard torch_oomguard_regions torch_oom; do echo null >"$OUT/$n.json"; done
 fi
 
 "$PY" - "$OUT" <<'PYEOF'
@@ -58,18 +59,22 @@ for line in open("/proc/cpuinfo"):
         cpu = line.split(":", 1)[1].strip(); break
 gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
                      capture_output=True, text=True).stdout.strip()
-pt, og = load("torch_pytorch"), load("torch_oomguard")
-ratio = None
-if isinstance(pt, dict) and isinstance(og, dict) and pt.get("peak_reserved_bytes") and og.get("peak_reserved_bytes"):
-    ratio = og["peak_reserved_bytes"] / pt["peak_reserved_bytes"]
+pt, og, ogr = load("torch_pytorch"), load("torch_oomguard"), load("torch_oomguard_regions")
+def over_pytorch(x):
+    if isinstance(pt, dict) and isinstance(x, dict) and pt.get("peak_reserved_bytes") and x.get("peak_reserved_bytes"):
+        return x["peak_reserved_bytes"] / pt["peak_reserved_bytes"]
+    return None
+ratio, ratio_regions = over_pytorch(og), over_pytorch(ogr)
 result = {"date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
           "machine": {"uname": " ".join(platform.uname()), "nproc": os.cpu_count(), "cpu": cpu, "gpu": gpu},
           "command": "tools/gpu_guard_check.sh",
           "driver": load("driver"), "torch_pytorch_allocator": pt, "torch_oomguard": og,
-          "oomguard_over_pytorch_peak_reserved": ratio, "torch_oom": load("torch_oom")}
+          "torch_oomguard_regions": ogr,
+          "oomguard_over_pytorch_peak_reserved": ratio,
+          "oomguard_regions_over_pytorch_peak_reserved": ratio_regions, "torch_oom": load("torch_oom")}
 with open(os.path.join(out, "mr_gpu_check.json"), "w") as f:
     json.dump(result, f, indent=2)
-print(json.dumps({"oomguard_over_pytorch_peak_reserved": ratio}))
+print(json.dumps({"oomguard_over_pytorch_peak_reserved": ratio, "regions": ratio_regions}))
 PYEOF
 cp "$OUT/mr_gpu_check.json" bench/results/mr_gpu_check.json 2>/dev/null || true
 log "done: $OUT/mr_gpu_check.json"
