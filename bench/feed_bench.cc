@@ -25,24 +25,11 @@
 
 #include "oomguard/feed/file_system.h"
 #include "oomguard/feed/image_list.h"
+#include "oomguard/self_memory.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-uint64_t ProcStatusBytes(const std::string& key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key + ":", 0) == 0) {
-      std::istringstream fields(line.substr(key.size() + 1));
-      uint64_t kb = 0;
-      fields >> kb;
-      return kb * 1024;
-    }
-  }
-  return 0;
-}
 
 // Reads and decodes one file to RGB into *out (resized as needed).
 bool ReadAndDecode(tjhandle tj, const std::string& path, std::vector<uint8_t>* file,
@@ -110,7 +97,7 @@ int main(int argc, char** argv) {
   }
   const std::vector<std::string>& files = *listed;
   const size_t n = files.size();
-  const uint64_t idle_rss = ProcStatusBytes("VmRSS");
+  const uint64_t idle_rss = oomguard::SelfStatusBytes("VmRSS");
   std::atomic<uint64_t> decoded{0}, failed{0};
   auto step = [&] {
     if (step_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_ms));
@@ -149,7 +136,7 @@ int main(int argc, char** argv) {
       "\"peak_rss_bytes\": %llu, \"idle_rss_bytes\": %llu, \"threads\": %u, \"batch\": %zu, \"step_ms\": %g}\n",
       mode.c_str(), static_cast<unsigned long long>(decoded.load()),
       static_cast<unsigned long long>(failed.load()), seconds, decoded.load() / seconds,
-      static_cast<unsigned long long>(ProcStatusBytes("VmHWM")), static_cast<unsigned long long>(idle_rss),
+      static_cast<unsigned long long>(oomguard::SelfStatusBytes("VmHWM")), static_cast<unsigned long long>(idle_rss),
       threads, batch, step_ms);
   return 0;
 }

@@ -17,13 +17,14 @@ Writes bench/results/fit_cpu.json.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from measure_step import machine, now_utc  # noqa: E402  (one description of the machine for every tool)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -64,19 +65,6 @@ def measure(model: str, batches: list[int], optimizer: str, out_dir: str) -> dic
         with open(os.path.join(out_dir, "%s__b%d__%s.json" % (model, b, optimizer))) as f:
             res[b] = json.load(f)
     return res
-
-
-def machine() -> dict:
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return {"uname": " ".join(platform.uname()), "nproc": os.cpu_count(), "cpu_model": cpu}
 
 
 def main() -> int:
@@ -125,7 +113,7 @@ def main() -> int:
             rows.append(row)
 
     out = {
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "date": now_utc(),
         "machine": machine(),
         "command": " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]),
         "tolerance": args.tolerance,

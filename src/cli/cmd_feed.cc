@@ -14,6 +14,7 @@
 #include "common.h"
 #include "oomguard/feed/feed.h"
 #include "oomguard/feed/image_list.h"
+#include "oomguard/self_memory.h"
 #include "oomguard/units.h"
 
 namespace oomguard::cli {
@@ -21,21 +22,6 @@ namespace {
 
 constexpr const char* kCmd = "feed";
 constexpr int kMaxSkipsLogged = 20;
-
-// A "VmHWM:   123 kB" line of /proc/self/status, in bytes (0 if absent).
-uint64_t ProcStatusBytes(const std::string& key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key + ":", 0) == 0) {
-      std::istringstream fields(line.substr(key.size() + 1));
-      uint64_t kb = 0;
-      fields >> kb;
-      return kb * 1024;
-    }
-  }
-  return 0;
-}
 
 std::string Fixed(double v, int digits) {
   char buf[64];
@@ -112,7 +98,7 @@ int RunFeed(int argc, char** argv) {
     ++logged;
   };
 
-  const uint64_t idle_rss = ProcStatusBytes("VmRSS");
+  const uint64_t idle_rss = SelfStatusBytes("VmRSS");
   auto start = std::chrono::steady_clock::now();
   Result<std::unique_ptr<feed::Feed>> started = feed::Feed::Start(std::move(*files), options);
   if (!started) return UsageError(kCmd, started.error());
@@ -147,7 +133,7 @@ int RunFeed(int argc, char** argv) {
   feed::FeedStats stats = stream.stats();
   std::vector<feed::SkippedImage> skipped = stream.skipped_images();
   started->reset();  // stop the threads before reading the peak
-  const uint64_t peak_rss = ProcStatusBytes("VmHWM");
+  const uint64_t peak_rss = SelfStatusBytes("VmHWM");
   if (!error.empty()) return UsageError(kCmd, error);
 
   const double ips = stats.images / std::max(seconds, 1e-9);

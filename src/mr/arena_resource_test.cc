@@ -211,15 +211,19 @@ TEST(ArenaResource, RejectsDoubleFreeUnknownPointersAndWrongSizes) {
 }
 
 TEST(ArenaResource, DestructorReturnsEverythingToTheUpstream) {
-  SimulatedDeviceResource device(Device(1 * GiB));
-  {
-    ArenaResource arena(device);
-    void* p = arena.allocate(10 * MiB);
-    arena.deallocate(p, 10 * MiB);
-    EXPECT_GT(device.used_bytes(), 0u);
+  for (Growth growth : {Growth::kExpandable, Growth::kOnDemand}) {
+    SimulatedDeviceResource device(Device(1 * GiB));
+    {
+      ArenaResource arena(device, ArenaOptions{.growth = growth});
+      void* p = arena.allocate(10 * MiB);
+      arena.deallocate(p, 10 * MiB);
+      EXPECT_GT(device.used_bytes(), 0u);
+      EXPECT_EQ(device.reserved_ranges(), growth == Growth::kExpandable ? 1u : 0u);
+    }
+    EXPECT_EQ(device.used_bytes(), 0u);
+    EXPECT_EQ(device.live_allocations(), 0u);
+    EXPECT_EQ(device.reserved_ranges(), 0u);  // the expandable arena's address range is released too
   }
-  EXPECT_EQ(device.used_bytes(), 0u);
-  EXPECT_EQ(device.live_allocations(), 0u);
 }
 
 // ---- Expandable growth: one address range, mapped at its end as requests need.
@@ -339,18 +343,6 @@ TEST(ArenaExpandable, UsesRegionsOverAnUpstreamWithoutVirtualMemory) {
   HostResource host;  // not a device, no limit: regions too
   ArenaResource over_host(host);
   EXPECT_FALSE(over_host.stats().expandable);
-}
-
-TEST(ArenaExpandable, DestructorUnmapsAndReleasesTheRange) {
-  SimulatedDeviceResource device(Device(1 * GiB));
-  {
-    ArenaResource arena(device);
-    void* p = arena.allocate(5 * MiB);
-    arena.deallocate(p, 5 * MiB);
-    EXPECT_EQ(device.reserved_ranges(), 1u);
-  }
-  EXPECT_EQ(device.used_bytes(), 0u);
-  EXPECT_EQ(device.reserved_ranges(), 0u);
 }
 
 }  // namespace
