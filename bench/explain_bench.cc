@@ -133,11 +133,17 @@ class CapturingReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       auto it = run.counters.find("bytes_per_second");
-      if (it != run.counters.end()) bytes_per_second[run.benchmark_name()] = it->second.value;
+      if (it != run.counters.end()) {
+        bytes_per_second[run.benchmark_name()] = it->second.value;
+        // Bytes per wall-clock second: bytes per CPU second scaled by CPU time / real time.
+        const double real = run.GetAdjustedRealTime(), cpu = run.GetAdjustedCPUTime();
+        if (real > 0) wall_bytes_per_second[run.benchmark_name()] = it->second.value * cpu / real;
+      }
     }
     ConsoleReporter::ReportRuns(runs);
   }
-  std::map<std::string, double> bytes_per_second;
+  std::map<std::string, double> bytes_per_second;       // per CPU second
+  std::map<std::string, double> wall_bytes_per_second;  // per wall-clock second
 };
 
 std::string ReadFirstLine(const char* cmd) {
@@ -182,6 +188,9 @@ int main(int argc, char** argv) {
       {"baseline_read_lines_mb_per_s", base / 1e6},
       {"explain_mb_per_s", explain / 1e6},
       {"explain_file_1gb_mb_per_s", file / 1e6},
+      {"explain_wall_mb_per_s", reporter.wall_bytes_per_second["BM_Explain"] / 1e6},
+      {"explain_file_1gb_wall_mb_per_s", reporter.wall_bytes_per_second["BM_ExplainFile1GB/iterations:1"] / 1e6},
+      {"load_average", ReadFirstLine("cat /proc/loadavg")},
       {"explain_over_baseline_ratio", base > 0 ? explain / base : 0.0},
   };
   const char* out = std::getenv("EXPLAIN_BENCH_SUMMARY");
