@@ -25,6 +25,8 @@ TEST(PluggableAllocator, OneArenaPerDeviceUnderTheConfiguredFraction) {
   ASSERT_EQ(stats["devices"].size(), 2u);
   EXPECT_EQ(stats["devices"][0]["limit_bytes"].get<uint64_t>(), 128 * MiB);
   EXPECT_EQ(stats["devices"][1]["allocated_bytes"].get<uint64_t>(), 10 * MiB);
+  EXPECT_EQ(stats["devices"][0]["growth"], "expandable");  // the simulated device has virtual memory
+  EXPECT_EQ(stats["devices"][0]["regions"], 1);
   EXPECT_EQ(alloc.Malloc(200 * MiB, 0, nullptr), nullptr);  // over the 128 MiB cap
   ASSERT_TRUE(alloc.last_report().has_value());
   EXPECT_EQ(alloc.last_report()->verdict(), OomVerdict::kCapTooLow);
@@ -44,7 +46,20 @@ TEST(PluggableAllocator, GrowthOffPreallocatesTheCap) {
   void* p = alloc.Malloc(1 * MiB, 0, nullptr);
   ASSERT_NE(seen, nullptr);
   EXPECT_EQ(seen->used_bytes(), 64 * MiB);
+  EXPECT_EQ(alloc.stats_json()["devices"][0]["growth"], "preallocated");
   alloc.Free(p, 1 * MiB, 0, nullptr);
+}
+
+TEST(PluggableAllocator, GrowthRegionsAddsRegions) {
+  AllocConf conf = Conf("growth=regions,initial=4MiB,simulate=1GiB");
+  PluggableAllocator alloc(conf, MakeDefaultUpstreamFactory(conf));
+  void* a = alloc.Malloc(3 * MiB, 0, nullptr);
+  void* b = alloc.Malloc(3 * MiB, 0, nullptr);  // does not fit in the first 4 MiB region
+  nlohmann::json device = alloc.stats_json()["devices"][0];
+  EXPECT_EQ(device["growth"], "regions");
+  EXPECT_EQ(device["regions"], 2);
+  alloc.Free(a, 3 * MiB, 0, nullptr);
+  alloc.Free(b, 3 * MiB, 0, nullptr);
 }
 
 TEST(PluggableAllocator, WritesTheReportFileOnOutOfMemory) {
