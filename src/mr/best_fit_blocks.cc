@@ -7,11 +7,11 @@ namespace oomguard::mr {
 
 BestFitBlocks::AddressTable::AddressTable() : slots_(64, {0, 0}), shift_(64 - 6) {}
 
-uint32_t BestFitBlocks::AddressTable::find(uintptr_t addr) const {
+std::size_t BestFitBlocks::AddressTable::locate(uintptr_t addr) const {
   const std::size_t mask = slots_.size() - 1;
   for (std::size_t s = slot(addr);; s = (s + 1) & mask) {
-    if (slots_[s].first == addr) return slots_[s].second;
-    if (slots_[s].first == 0) return kNil;
+    if (slots_[s].first == addr) return s;
+    if (slots_[s].first == 0) return kAbsent;
   }
 }
 
@@ -24,13 +24,8 @@ void BestFitBlocks::AddressTable::insert(uintptr_t addr, uint32_t index) {
   ++size_;
 }
 
-void BestFitBlocks::AddressTable::erase(uintptr_t addr) {
+void BestFitBlocks::AddressTable::erase_slot(std::size_t hole) {
   const std::size_t mask = slots_.size() - 1;
-  std::size_t hole = slot(addr);
-  while (slots_[hole].first != addr) {
-    if (slots_[hole].first == 0) return;
-    hole = (hole + 1) & mask;
-  }
   // Backward shift: move later entries of the probe run into the hole when
   // their home slot does not lie (cyclically) between the hole and them.
   for (std::size_t s = (hole + 1) & mask; slots_[s].first != 0; s = (s + 1) & mask) {
@@ -65,6 +60,40 @@ uint32_t BestFitBlocks::new_block(const Block& b) {
   spare_.pop_back();
   blocks_[i] = b;
   return i;
+}
+
+uint32_t BestFitBlocks::insert_after(uint32_t i, uint64_t bytes) {
+  const Block& b = blocks_[i];
+  const uint32_t j = new_block({b.addr + b.bytes, bytes, i, b.next, kNil, kNil, b.region, false});
+  Block& before = blocks_[i];  // new_block may have moved the slab
+  if (before.next != kNil) {
+    blocks_[before.next].prev = j;
+  } else {
+    regions_[before.region].last = j;
+  }
+  before.next = j;
+  return j;
+}
+
+void BestFitBlocks::absorb_next(uint32_t keep) {
+  Block& k = blocks_[keep];
+  const Block& gone = blocks_[k.next];
+  const uint32_t n = k.next;
+  k.bytes += gone.bytes;
+  k.next = gone.next;
+  if (k.next != kNil) {
+    blocks_[k.next].prev = keep;
+  } else {
+    regions_[k.region].last = keep;
+  }
+  drop_block(n);
+}
+
+std::map<uintptr_t, uint32_t>::iterator BestFitBlocks::remove_region(std::map<uintptr_t, uint32_t>::iterator it) {
+  drop_block(regions_[it->second].first);
+  if (growing_region_ == it->second) growing_region_ = kNil;
+  spare_regions_.push_back(it->second);
+  return region_by_base_.erase(it);
 }
 
 void BestFitBlocks::insert_free(uint32_t i) {
@@ -157,18 +186,9 @@ std::optional<uintptr_t> BestFitBlocks::allocate(uint64_t bytes) {
   const uint32_t i = find_fit(bytes);
   if (i == kNil) return std::nullopt;
   erase_free(i);
-  if (blocks_[i].bytes > bytes) {
-    const Block& b = blocks_[i];
-    const uint32_t rest = new_block({b.addr + bytes, b.bytes - bytes, i, b.next, kNil, kNil, b.region, false});
-    Block& block = blocks_[i];  // new_block may have moved the slab
-    if (block.next != kNil) {
-      blocks_[block.next].prev = rest;
-    } else {
-      regions_[block.region].last = rest;
-    }
-    block.next = rest;
-    block.bytes = bytes;
-    insert_free(rest);
+  if (const uint64_t rest = blocks_[i].bytes - bytes; rest > 0) {
+    blocks_[i].bytes = bytes;
+    insert_free(insert_after(i, rest));
   }
   const uintptr_t addr = blocks_[i].addr;
   allocated_.insert(addr, i);
@@ -179,36 +199,23 @@ std::optional<uintptr_t> BestFitBlocks::allocate(uint64_t bytes) {
 }
 
 std::optional<uint64_t> BestFitBlocks::free(uintptr_t addr, std::optional<uint64_t> expected_bytes) {
-  uint32_t i = allocated_.find(addr);
-  if (i == kNil) return std::nullopt;
+  const std::size_t slot = allocated_.locate(addr);
+  if (slot == AddressTable::kAbsent) return std::nullopt;
+  uint32_t i = allocated_.at(slot);
   const uint64_t bytes = blocks_[i].bytes;
   if (expected_bytes && *expected_bytes != bytes) return bytes;
-  allocated_.erase(addr);
+  allocated_.erase_slot(slot);
   free_bytes_ += bytes;
   allocated_bytes_ -= bytes;
   --allocated_count_;
   // Merge with the next block, then into the previous one.
   if (const uint32_t n = blocks_[i].next; n != kNil && blocks_[n].free) {
     erase_free(n);
-    blocks_[i].bytes += blocks_[n].bytes;
-    blocks_[i].next = blocks_[n].next;
-    if (blocks_[n].next != kNil) {
-      blocks_[blocks_[n].next].prev = i;
-    } else {
-      regions_[blocks_[i].region].last = i;
-    }
-    drop_block(n);
+    absorb_next(i);
   }
   if (const uint32_t p = blocks_[i].prev; p != kNil && blocks_[p].free) {
     erase_free(p);
-    blocks_[p].bytes += blocks_[i].bytes;
-    blocks_[p].next = blocks_[i].next;
-    if (blocks_[i].next != kNil) {
-      blocks_[blocks_[i].next].prev = p;
-    } else {
-      regions_[blocks_[p].region].last = p;
-    }
-    drop_block(i);
+    absorb_next(p);
     i = p;
   }
   insert_free(i);
@@ -216,9 +223,9 @@ std::optional<uint64_t> BestFitBlocks::free(uintptr_t addr, std::optional<uint64
 }
 
 std::optional<uint64_t> BestFitBlocks::allocated_size(uintptr_t addr) const {
-  const uint32_t i = allocated_.find(addr);
-  if (i == kNil) return std::nullopt;
-  return blocks_[i].bytes;
+  const std::size_t slot = allocated_.locate(addr);
+  if (slot == AddressTable::kAbsent) return std::nullopt;
+  return blocks_[allocated_.at(slot)].bytes;
 }
 
 uint64_t BestFitBlocks::largest_free_block() const {
@@ -244,13 +251,10 @@ std::vector<BestFitBlocks::Region> BestFitBlocks::take_free_regions() {
     const uint32_t i = r.first;
     if (blocks_[i].free && blocks_[i].bytes == r.bytes) {
       erase_free(i);
-      drop_block(i);
       free_bytes_ -= r.bytes;
       reserved_bytes_ -= r.bytes;
       taken.push_back({r.base, r.bytes});
-      if (growing_region_ == it->second) growing_region_ = kNil;
-      spare_regions_.push_back(it->second);
-      it = region_by_base_.erase(it);
+      it = remove_region(it);
     } else {
       ++it;
     }
@@ -266,10 +270,7 @@ void BestFitBlocks::extend_region(uintptr_t base, uint64_t bytes) {
     blocks_[last].bytes += bytes;
     insert_free(last);
   } else {
-    const uint32_t i = new_block({base + r.bytes, bytes, last, kNil, kNil, kNil, blocks_[last].region, false});
-    blocks_[last].next = i;
-    r.last = i;
-    insert_free(i);
+    insert_free(insert_after(last, bytes));
   }
   r.bytes += bytes;
   free_bytes_ += bytes;
@@ -295,10 +296,7 @@ void BestFitBlocks::trim_region(uintptr_t base, uint64_t bytes) {
     blocks_[last].bytes -= bytes;
     insert_free(last);
   } else if (r.bytes == 0) {
-    drop_block(last);
-    if (growing_region_ == it->second) growing_region_ = kNil;
-    spare_regions_.push_back(it->second);
-    region_by_base_.erase(it);
+    remove_region(it);
   } else {
     const uint32_t prev = blocks_[last].prev;
     blocks_[prev].next = kNil;

@@ -110,10 +110,13 @@ class BestFitBlocks {
   // backward shift; addresses are never 0, so 0 marks an empty slot.
   class AddressTable {
    public:
+    static constexpr std::size_t kAbsent = SIZE_MAX;
     AddressTable();
-    uint32_t find(uintptr_t addr) const;  // kNil when absent
+    // The slot holding `addr`, or kAbsent; the slot stays valid until the next insert or erase.
+    std::size_t locate(uintptr_t addr) const;
+    uint32_t at(std::size_t slot) const { return slots_[slot].second; }
     void insert(uintptr_t addr, uint32_t index);
-    void erase(uintptr_t addr);
+    void erase_slot(std::size_t slot);
 
    private:
     std::size_t slot(uintptr_t addr) const { return (addr >> 8) * 0x9E3779B97F4A7C15ull >> shift_; }
@@ -125,6 +128,12 @@ class BestFitBlocks {
 
   uint32_t new_block(const Block& b);
   void drop_block(uint32_t i) { spare_.push_back(i); }
+  // A new block of `bytes` (not yet in the free index) right after block i, in its region.
+  uint32_t insert_after(uint32_t i, uint64_t bytes);
+  // Merges the block after `keep` into it. REQUIRES: neither is in the free index.
+  void absorb_next(uint32_t keep);
+  // Forgets a region that is one block, out of the free index. Returns the next region.
+  std::map<uintptr_t, uint32_t>::iterator remove_region(std::map<uintptr_t, uint32_t>::iterator it);
   void insert_free(uint32_t i);
   void erase_free(uint32_t i);
   // The free block that best fits `bytes`, or kNil.
