@@ -90,7 +90,7 @@ int main() {
   VirtualMemory* vm = (*device)->virtual_memory();
   out["virtual_memory"] = {{"available", vm != nullptr}, {"granularity", vm ? vm->granularity() : 0}};
   for (Growth growth : {Growth::kExpandable, Growth::kOnDemand}) {
-    const char* name = growth == Growth::kExpandable ? "expandable" : "regions";
+    const char* name = GrowthName(growth);
     try {
       const uint64_t half = big_bytes / 2;
       ArenaResource arena(**device, ArenaOptions{.growth = growth, .initial_region_bytes = half});
@@ -127,7 +127,7 @@ int main() {
     out["arena_cap"] = cap;
   }
   for (Growth growth : {Growth::kExpandable, Growth::kOnDemand}) {  // Growth and release.
-    const char* name = growth == Growth::kExpandable ? "expandable" : "regions";
+    const char* name = GrowthName(growth);
     uint64_t before = DeviceFree(**device);
     ArenaResource arena(**device, ArenaOptions{.growth = growth, .initial_region_bytes = 2 * MiB});
     void* small = arena.allocate(1 * MiB);

@@ -32,6 +32,18 @@ uint64_t ResolveLimit(const MemoryResource& upstream, const ArenaOptions& option
 
 }  // namespace
 
+const char* GrowthName(Growth growth) {
+  switch (growth) {
+    case Growth::kExpandable:
+      return "expandable";
+    case Growth::kOnDemand:
+      return "regions";
+    case Growth::kPreallocate:
+      return "preallocated";
+  }
+  return "unknown";
+}
+
 double ArenaStats::fragmentation() const {
   if (free_in_pool_bytes == 0) return 0.0;
   return 1.0 - static_cast<double>(largest_free_block_bytes) / static_cast<double>(free_in_pool_bytes);
@@ -55,7 +67,6 @@ ArenaResource::ArenaResource(MemoryResource& upstream, ArenaOptions options)
       vm_ = nullptr;
       options_.growth = Growth::kOnDemand;
     }
-    counters_.expandable = vm_ != nullptr;
   }
   if (options_.growth == Growth::kPreallocate) {
     if (limit_ == kNoLimit) throw std::invalid_argument("arena: preallocation needs a limit");
@@ -69,14 +80,13 @@ ArenaResource::ArenaResource(MemoryResource& upstream, ArenaOptions options)
       throw OutOfMemory(std::move(report));
     }
     blocks_->add_region(reinterpret_cast<uintptr_t>(p), RoundDown(limit_, kGranule));
-    ++counters_.grows;
-    counters_.peak_reserved_bytes = blocks_->reserved_bytes();
+    grew_locked(RoundDown(limit_, kGranule));
   }
 }
 
 ArenaResource::~ArenaResource() {
   if (vm_ != nullptr) {
-    uint64_t end = mapped_bytes_;
+    uint64_t end = blocks_->reserved_bytes();
     for (auto chunk = mapped_chunks_.rbegin(); chunk != mapped_chunks_.rend(); ++chunk) {
       end -= *chunk;
       vm_->unmap(reinterpret_cast<void*>(va_base_ + end), *chunk);
@@ -146,29 +156,26 @@ void ArenaResource::do_deallocate(void* p, std::size_t bytes, std::size_t, Strea
 
 bool ArenaResource::expand_locked(uint64_t needed, std::string* upstream_error) {
   const uint64_t granule = vm_->granularity();
-  const uint64_t tail = mapped_bytes_ == 0 ? 0 : blocks_->free_tail(va_base_);
-  const uint64_t missing = RoundUp(needed - tail, granule);  // the least that serves the request
-  const uint64_t headroom = RoundDown(std::min(limit_, va_bytes_), granule) - mapped_bytes_;
+  const uint64_t mapped = blocks_->reserved_bytes();
+  const uint64_t missing = RoundUp(needed - blocks_->free_tail(va_base_), granule);  // the least that serves
+  const uint64_t headroom = RoundDown(std::min(limit_, va_bytes_), granule) - mapped;
   if (missing > headroom) return false;
   const uint64_t step = std::min(std::max(missing, RoundUp(options_.expand_step_bytes, granule)), headroom);
   for (uint64_t size : {step, missing}) {
     try {
-      vm_->map(reinterpret_cast<void*>(va_base_ + mapped_bytes_), size);
+      vm_->map(reinterpret_cast<void*>(va_base_ + mapped), size);
     } catch (const OutOfMemory& e) {
       *upstream_error = e.report().upstream_error.empty() ? "upstream refused" : e.report().upstream_error;
       if (size == missing) return false;
       continue;
     }
-    if (mapped_bytes_ == 0) {
+    if (mapped == 0) {
       blocks_->add_region(va_base_, size, /*grows_at_end=*/true);
     } else {
       blocks_->extend_region(va_base_, size);
     }
     mapped_chunks_.push_back(size);
-    mapped_bytes_ += size;
-    ++counters_.grows;
-    counters_.peak_reserved_bytes = std::max(counters_.peak_reserved_bytes, blocks_->reserved_bytes());
-    if (listener_ != nullptr) listener_->on_grow(size);
+    grew_locked(size);
     return true;
   }
   return false;
@@ -194,9 +201,7 @@ bool ArenaResource::grow_locked(uint64_t needed, Stream stream, std::string* ups
       continue;
     }
     blocks_->add_region(reinterpret_cast<uintptr_t>(p), size);
-    ++counters_.grows;
-    counters_.peak_reserved_bytes = std::max(counters_.peak_reserved_bytes, blocks_->reserved_bytes());
-    if (listener_ != nullptr) listener_->on_grow(size);
+    grew_locked(size);
     return true;
   }
   return false;
@@ -205,27 +210,35 @@ bool ArenaResource::grow_locked(uint64_t needed, Stream stream, std::string* ups
 uint64_t ArenaResource::release_locked() {
   uint64_t released = 0;
   if (vm_ != nullptr) {
-    uint64_t tail = mapped_bytes_ == 0 ? 0 : blocks_->free_tail(va_base_);
+    uint64_t tail = blocks_->free_tail(va_base_);
     while (!mapped_chunks_.empty() && mapped_chunks_.back() <= tail) {
       const uint64_t chunk = mapped_chunks_.back();
       blocks_->trim_region(va_base_, chunk);
       mapped_chunks_.pop_back();
-      mapped_bytes_ -= chunk;
       tail -= chunk;
-      vm_->unmap(reinterpret_cast<void*>(va_base_ + mapped_bytes_), chunk);
+      vm_->unmap(reinterpret_cast<void*>(va_base_ + blocks_->reserved_bytes()), chunk);
       released += chunk;
-      ++counters_.releases;
-      if (listener_ != nullptr) listener_->on_release(chunk);
+      released_locked(chunk);
     }
     return released;
   }
   for (const BestFitBlocks::Region& r : blocks_->take_free_regions()) {
     upstream_.deallocate(reinterpret_cast<void*>(r.base), r.bytes, kGranule);
     released += r.bytes;
-    ++counters_.releases;
-    if (listener_ != nullptr) listener_->on_release(r.bytes);
+    released_locked(r.bytes);
   }
   return released;
+}
+
+void ArenaResource::grew_locked(uint64_t bytes) {
+  ++counters_.grows;
+  counters_.peak_reserved_bytes = std::max(counters_.peak_reserved_bytes, blocks_->reserved_bytes());
+  if (listener_ != nullptr) listener_->on_grow(bytes);
+}
+
+void ArenaResource::released_locked(uint64_t bytes) {
+  ++counters_.releases;
+  if (listener_ != nullptr) listener_->on_release(bytes);
 }
 
 uint64_t ArenaResource::release_unused() {
@@ -242,6 +255,7 @@ ArenaStats ArenaResource::stats() const {
   s.largest_free_block_bytes = blocks_->largest_free_block();
   s.live_allocations = blocks_->allocated_block_count();
   s.regions = blocks_->region_count();
+  s.expandable = vm_ != nullptr;
   return s;
 }
 

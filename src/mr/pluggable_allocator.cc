@@ -107,11 +107,8 @@ nlohmann::json PluggableAllocator::stats_json() const {
   for (int i = 0; i < kMaxDevices; ++i) {
     if (!devices_[i].arena) continue;
     ArenaStats s = devices_[i].arena->stats();
-    const char* growth = s.expandable                       ? "expandable"
-                         : conf_.growth == Growth::kPreallocate ? "preallocated"
-                                                                : "regions";
     devices.push_back({{"device", i},
-                       {"growth", growth},
+                       {"growth", GrowthName(devices_[i].arena->growth())},
                        {"regions", s.regions},
                        {"limit_bytes", s.limit_bytes},
                        {"allocated_bytes", s.allocated_bytes},

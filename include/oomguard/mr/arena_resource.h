@@ -49,6 +49,10 @@ enum class Growth {
   kPreallocate,  // take the whole limit at construction
 };
 
+// "expandable", "regions" (kOnDemand) or "preallocated": the words of
+// OOMGUARD_ALLOC_CONF's growth= and of the plug-in's statistics.
+const char* GrowthName(Growth growth);
+
 struct ArenaOptions {
   Growth growth = Growth::kExpandable;
   // The cap. limit_bytes wins when set; otherwise limit_fraction of the
@@ -112,6 +116,9 @@ class ArenaResource final : public MemoryResource {
 
   ArenaStats stats() const;
   uint64_t limit_bytes() const { return limit_; }
+  // The growth in effect: kOnDemand where kExpandable was asked for but the
+  // upstream has no virtual memory.
+  Growth growth() const { return options_.growth; }
   // The OOM report the arena would give now for a request of `bytes`.
   OomReport report_for(uint64_t bytes) const;
 
@@ -124,6 +131,9 @@ class ArenaResource final : public MemoryResource {
   bool grow_locked(uint64_t needed, Stream stream, std::string* upstream_error);
   bool expand_locked(uint64_t needed, std::string* upstream_error);
   uint64_t release_locked();
+  // Counts a region (or mapping) taken from or given back to the upstream, and tells the listener.
+  void grew_locked(uint64_t bytes);
+  void released_locked(uint64_t bytes);
   OomReport report_locked(uint64_t bytes) const;
 
   MemoryResource& upstream_;
@@ -133,13 +143,13 @@ class ArenaResource final : public MemoryResource {
   std::unique_ptr<BestFitBlocks> blocks_;
   ArenaStats counters_;
   ArenaListener* listener_ = nullptr;
-  // kExpandable in effect: the reserved range and what is mapped at its start,
-  // one entry per map() call (unmapped from the end, in reverse).
+  // kExpandable in effect: the reserved range and the sizes mapped at its
+  // start, one entry per map() call (unmapped from the end, in reverse). What
+  // is mapped is the one region's size, blocks_->reserved_bytes().
   VirtualMemory* vm_ = nullptr;
   uintptr_t va_base_ = 0;
   uint64_t va_bytes_ = 0;
   std::vector<uint64_t> mapped_chunks_;
-  uint64_t mapped_bytes_ = 0;
 };
 
 }  // namespace oomguard::mr
