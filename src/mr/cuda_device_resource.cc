@@ -31,19 +31,20 @@ CudaDeviceResource::CudaDeviceResource(CudaDriver& driver, int ordinal, int devi
   if (driver_.HasVirtualMemory() && driver_.VirtualMemorySupported(&supported, device_) == kCudaSuccess &&
       supported != 0 && driver_.MemGetAllocationGranularity(&granularity, device_) == kCudaSuccess &&
       granularity > 0) {
-    // Probe the whole sequence once on one granule, so a driver that lists
-    // the calls but refuses them leaves this device without virtual memory
-    // (arenas then use regions) instead of failing every allocation.
-    driver_.CtxSetCurrent(context_);
-    uint64_t ptr = 0, handle = 0;
-    bool ok = driver_.MemAddressReserve(&ptr, granularity, granularity) == kCudaSuccess;
-    bool created = ok && driver_.MemCreate(&handle, granularity, device_) == kCudaSuccess;
-    bool mapped = created && driver_.MemMap(ptr, granularity, handle) == kCudaSuccess;
-    ok = mapped && driver_.MemSetAccess(ptr, granularity, device_) == kCudaSuccess;
-    if (mapped) driver_.MemUnmap(ptr, granularity);
-    if (created) driver_.MemRelease(handle);
-    if (ptr != 0) driver_.MemAddressFree(ptr, granularity);
-    if (ok) granularity_ = granularity;
+    // Probe the whole sequence once on one granule, with the same calls the
+    // arena will make, so a driver that lists them but refuses them leaves
+    // this device without virtual memory (arenas then use regions) instead
+    // of failing every allocation.
+    granularity_ = granularity;
+    void* probe = nullptr;
+    try {
+      probe = reserve(granularity);
+      map(probe, granularity);
+      unmap(probe, granularity);
+    } catch (const std::exception&) {
+      granularity_ = 0;
+    }
+    if (probe != nullptr) driver_.MemAddressFree(reinterpret_cast<uintptr_t>(probe), granularity);
   }
 }
 

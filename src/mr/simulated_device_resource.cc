@@ -22,11 +22,14 @@ std::string SimulatedDeviceResource::name() const {
   return "simulated device (" + FormatBytes(options_.capacity_bytes) + ")";
 }
 
+uint64_t SimulatedDeviceResource::free_locked() const {
+  const uint64_t taken = used_ + options_.held_by_others_bytes;
+  return taken >= options_.capacity_bytes ? 0 : options_.capacity_bytes - taken;
+}
+
 std::optional<DeviceMemory> SimulatedDeviceResource::device_memory() const {
   std::lock_guard<std::mutex> lock(mu_);
-  uint64_t taken = used_ + options_.held_by_others_bytes;
-  uint64_t free = taken >= options_.capacity_bytes ? 0 : options_.capacity_bytes - taken;
-  return DeviceMemory{free, options_.capacity_bytes};
+  return DeviceMemory{free_locked(), options_.capacity_bytes};
 }
 
 void SimulatedDeviceResource::set_held_by_others(uint64_t bytes) {
@@ -72,21 +75,18 @@ const char* SimulatedDeviceResource::failure_locked(uint64_t bytes) {
     ++injected_;
     return "injected failure (random)";
   }
-  uint64_t taken = used_ + options_.held_by_others_bytes;
-  uint64_t free = taken >= options_.capacity_bytes ? 0 : options_.capacity_bytes - taken;
-  if (bytes > free) return "CUDA_ERROR_OUT_OF_MEMORY (simulated device full)";
+  if (bytes > free_locked()) return "CUDA_ERROR_OUT_OF_MEMORY (simulated device full)";
   return nullptr;
 }
 
 void SimulatedDeviceResource::throw_oom_locked(std::unique_lock<std::mutex>& lock, uint64_t bytes,
                                                const char* failure) {
-  uint64_t taken = used_ + options_.held_by_others_bytes;
   OomReport report;
   report.resource = "simulated device (" + FormatBytes(options_.capacity_bytes) + ")";
   report.requested_bytes = bytes;
   report.allocated_bytes = used_;
   report.reserved_bytes = used_;
-  report.device_free_bytes = taken >= options_.capacity_bytes ? 0 : options_.capacity_bytes - taken;
+  report.device_free_bytes = free_locked();
   report.device_total_bytes = options_.capacity_bytes;
   report.upstream_error = failure;
   lock.unlock();

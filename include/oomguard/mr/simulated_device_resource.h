@@ -67,6 +67,7 @@ class SimulatedDeviceResource final : public MemoryResource, private VirtualMemo
   void release(void* base, uint64_t bytes) override;
   void map(void* at, uint64_t bytes) override;
   void unmap(void* at, uint64_t bytes) override;
+  uint64_t free_locked() const;  // capacity less what this process and others hold. Needs mu_.
   // The failure for a request of `bytes` now (injected or device full), or nullptr. Needs mu_.
   const char* failure_locked(uint64_t bytes);
   [[noreturn]] void throw_oom_locked(std::unique_lock<std::mutex>& lock, uint64_t bytes, const char* failure);
