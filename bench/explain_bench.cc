@@ -9,7 +9,6 @@
 // (or $EXPLAIN_BENCH_SUMMARY) with the date, machine, command and the ratio of
 // explain throughput to the line-splitting baseline measured in the same run.
 #include <benchmark/benchmark.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -22,6 +21,7 @@
 #include <random>
 #include <string>
 
+#include "bench_machine.h"
 #include "oomguard/explain/explainer.h"
 
 namespace {
@@ -146,25 +146,14 @@ class CapturingReporter : public benchmark::ConsoleReporter {
   std::map<std::string, double> wall_bytes_per_second;  // per wall-clock second
 };
 
-std::string ReadFirstLine(const char* cmd) {
-  std::string out;
-  if (FILE* p = popen(cmd, "r")) {
-    char buf[512];
-    if (fgets(buf, sizeof buf, p)) out = buf;
-    pclose(p);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string command;
   for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
-  std::string uname = ReadFirstLine("uname -a");
-  std::string cpu = ReadFirstLine("sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1");
-  std::string nproc = ReadFirstLine("nproc");
+  std::string uname = oomguard::bench::UnameText();
+  std::string cpu = oomguard::bench::CpuModel();
+  std::string nproc = std::to_string(oomguard::bench::Nproc());
   benchmark::AddCustomContext("uname", uname);
   benchmark::AddCustomContext("cpu_model", cpu);
   benchmark::AddCustomContext("nproc", nproc);
@@ -190,7 +179,7 @@ int main(int argc, char** argv) {
       {"explain_file_1gb_mb_per_s", file / 1e6},
       {"explain_wall_mb_per_s", reporter.wall_bytes_per_second["BM_Explain"] / 1e6},
       {"explain_file_1gb_wall_mb_per_s", reporter.wall_bytes_per_second["BM_ExplainFile1GB/iterations:1"] / 1e6},
-      {"load_average", ReadFirstLine("cat /proc/loadavg")},
+      {"load_average", oomguard::bench::LoadAverage()},
       {"explain_over_baseline_ratio", base > 0 ? explain / base : 0.0},
   };
   const char* out = std::getenv("EXPLAIN_BENCH_SUMMARY");

@@ -5,12 +5,10 @@
 //   build-bench/src/fit/oomguard_fit_bench --benchmark_out=bench/results/fit_bench.json \
 //       --benchmark_out_format=json --benchmark_repetitions=5
 #include <benchmark/benchmark.h>
-#include <sys/utsname.h>
-#include <unistd.h>
 
-#include <fstream>
 #include <string>
 
+#include "bench_machine.h"
 #include "oomguard/fit/fit.h"
 #include "oomguard/plan/gpu_catalog.h"
 #include "oomguard/plan/planner.h"
@@ -84,26 +82,14 @@ void BM_FitResnet50WithImport(benchmark::State& state) {
 }
 BENCHMARK(BM_FitResnet50WithImport)->Unit(benchmark::kMillisecond);
 
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  }
-  return "unknown";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string command;
   for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
-  struct utsname u;
-  uname(&u);
-  benchmark::AddCustomContext("uname", std::string(u.sysname) + " " + u.nodename + " " + u.release +
-                                           " " + u.version + " " + u.machine);
-  benchmark::AddCustomContext("nproc", std::to_string(sysconf(_SC_NPROCESSORS_ONLN)));
-  benchmark::AddCustomContext("cpu_model", CpuModel());
+  benchmark::AddCustomContext("uname", oomguard::bench::UnameText());
+  benchmark::AddCustomContext("nproc", std::to_string(oomguard::bench::Nproc()));
+  benchmark::AddCustomContext("cpu_model", oomguard::bench::CpuModel());
   benchmark::AddCustomContext("command", command);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

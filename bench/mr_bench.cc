@@ -15,8 +15,6 @@
 //                                          and ratios against the baselines of the same run
 // When no trace file is present, a synthetic training-step trace stands in.
 #include <benchmark/benchmark.h>
-#include <sys/utsname.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -35,6 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_machine.h"
 #include "oomguard/mr/arena_resource.h"
 #include "oomguard/mr/simulated_device_resource.h"
 
@@ -348,27 +347,9 @@ void RegisterAll() {
 }
 
 // ---- --summary: our own medians, ratios and machine description in one JSON.
-std::string Slurp(const char* cmd) {
-  std::string out;
-  if (FILE* p = popen(cmd, "r")) {
-    char buf[512];
-    while (fgets(buf, sizeof buf, p)) out += buf;
-    pclose(p);
-  }
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
-
 nlohmann::json Machine() {
-  std::string cpu;
-  std::ifstream info("/proc/cpuinfo");
-  for (std::string line; std::getline(info, line);) {
-    if (line.rfind("model name", 0) == 0) {
-      cpu = line.substr(line.find(':') + 2);
-      break;
-    }
-  }
-  return {{"uname", Slurp("uname -a")}, {"nproc", sysconf(_SC_NPROCESSORS_ONLN)}, {"cpu", cpu}};
+  return {{"uname", oomguard::bench::UnameText()}, {"nproc", oomguard::bench::Nproc()},
+          {"cpu", oomguard::bench::CpuModel()}};
 }
 
 struct Timing {
@@ -472,7 +453,7 @@ int Summary(const std::string& path, const std::string& command) {
   nlohmann::json out = {{"date", date},
                         {"machine", Machine()},
                         {"command", command},
-                        {"load_average", Slurp("cat /proc/loadavg")},
+                        {"load_average", oomguard::bench::LoadAverage()},
                         {"note", "simulated device = host memory with capacity accounting; upstream_every_request "
                                  "is a mutex + hash map + aligned_alloc per request (mmap/munmap for large "
                                  "blocks), far cheaper than cudaMalloc. ns are per alloc+free pair; cpu = "

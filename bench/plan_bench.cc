@@ -9,7 +9,6 @@
 // written to --out. Target: import + plan of resnet50 <= 20 ms.
 #include <benchmark/benchmark.h>
 #include <onnx/onnx_pb.h>
-#include <sys/utsname.h>
 
 #include <cstring>
 #include <fstream>
@@ -18,6 +17,7 @@
 #include <sstream>
 #include <string>
 
+#include "bench_machine.h"
 #include "oomguard/plan/planner.h"
 
 namespace {
@@ -88,15 +88,6 @@ void BM_ImportAndPlanBertBase(benchmark::State& state) {
 }
 BENCHMARK(BM_ImportAndPlanBertBase)->Unit(benchmark::kMillisecond);
 
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  }
-  return "";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -120,11 +111,8 @@ int main(int argc, char** argv) {
     args.push_back(fmt_flag.data());
   }
   int n = static_cast<int>(args.size());
-  struct utsname u;
-  uname(&u);
-  std::string uname_text = std::string(u.sysname) + " " + u.nodename + " " + u.release + " " + u.version + " " + u.machine;
-  benchmark::AddCustomContext("uname", uname_text);
-  benchmark::AddCustomContext("cpu_model", CpuModel());
+  benchmark::AddCustomContext("uname", oomguard::bench::UnameText());
+  benchmark::AddCustomContext("cpu_model", oomguard::bench::CpuModel());
   benchmark::AddCustomContext("command", command);
   benchmark::Initialize(&n, args.data());
   benchmark::RunSpecifiedBenchmarks();

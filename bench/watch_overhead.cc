@@ -9,7 +9,6 @@
 // times 500 back-to-back samples of the tree to give the cost of one sample.
 // Writes JSON (date, machine, command, figures) to --out.
 #include <sys/resource.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -21,6 +20,7 @@
 #include <sstream>
 #include <string>
 
+#include "bench_machine.h"
 #include "oomguard/doctor/gpus.h"
 #include "oomguard/doctor/watcher.h"
 
@@ -36,22 +36,6 @@ double CpuSeconds() {
 
 double Wall() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  }
-  return "unknown";
-}
-
-std::string LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string line;
-  std::getline(in, line);
-  return line;
 }
 
 struct Phase {
@@ -103,8 +87,6 @@ int main(int argc, char** argv) {
 
   double extra = watched.cpu_seconds - baseline.cpu_seconds;
   double core_fraction = watched.cpu_seconds / watched.wall_seconds;
-  utsname u{};
-  uname(&u);
   char date[64];
   std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -114,10 +96,10 @@ int main(int argc, char** argv) {
       {"benchmark", "watch_overhead"},
       {"date", date},
       {"machine",
-       {{"uname", std::string(u.sysname) + " " + u.nodename + " " + u.release + " " + u.version + " " + u.machine},
-        {"nproc", sysconf(_SC_NPROCESSORS_ONLN)},
-        {"cpu_model", CpuModel()},
-        {"loadavg_at_end", LoadAverage()}}},
+       {{"uname", oomguard::bench::UnameText()},
+        {"nproc", oomguard::bench::Nproc()},
+        {"cpu_model", oomguard::bench::CpuModel()},
+        {"loadavg_at_end", oomguard::bench::LoadAverage()}}},
       {"command", command},
       {"tree_processes", procs},
       {"interval_seconds", interval},
