@@ -66,10 +66,24 @@ Phase RunPhase(double seconds, double interval) {
 int main(int argc, char** argv) {
   double seconds = 20, interval = 1;
   std::string out = "bench/results/watch_overhead.json";
-  for (int i = 1; i + 1 < argc; i += 2) {
+  const char* usage = "usage: watch_overhead [--seconds S] [--interval S] [--out FILE.json]\n";
+  for (int i = 1; i < argc; i += 2) {
+    // Anything else (a typo, --help, a flag without its value) is refused before
+    // the results file is touched.
+    const bool known = !std::strcmp(argv[i], "--seconds") || !std::strcmp(argv[i], "--interval") ||
+                       !std::strcmp(argv[i], "--out");
+    if (!known || i + 1 >= argc) {
+      std::fprintf(stderr, "watch_overhead: %s %s\n%s", known ? "a value is missing after" : "unknown option",
+                   argv[i], usage);
+      return 2;
+    }
     if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--interval")) interval = std::atof(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--out")) out = argv[i + 1];
+    if (!std::strcmp(argv[i], "--interval")) interval = std::atof(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--out")) out = argv[i + 1];
+  }
+  if (!(seconds > 0) || !(interval > 0)) {
+    std::fprintf(stderr, "watch_overhead: --seconds and --interval must be positive numbers\n%s", usage);
+    return 2;
   }
   Phase baseline = RunPhase(seconds, seconds * 10);
   Phase watched = RunPhase(seconds, interval);
