@@ -83,20 +83,19 @@ class DlopenCudaDriver final : public CudaDriver {
     get(mem_host_alloc_, "cuMemHostAlloc");
     get(mem_free_host_, "cuMemFreeHost");
     get(get_error_name_, "cuGetErrorName");
-    // Optional: without them the device has no virtual memory.
+    // Optional: without all of them the device has no virtual memory.
     auto optional = [&](auto& fn, const char* name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle_, name));
-      return fn != nullptr;
     };
-    has_vmm_ = optional(get_attribute_, "cuDeviceGetAttribute");
-    has_vmm_ = optional(granularity_, "cuMemGetAllocationGranularity") && has_vmm_;
-    has_vmm_ = optional(address_reserve_, "cuMemAddressReserve") && has_vmm_;
-    has_vmm_ = optional(address_free_, "cuMemAddressFree") && has_vmm_;
-    has_vmm_ = optional(create_, "cuMemCreate") && has_vmm_;
-    has_vmm_ = optional(release_, "cuMemRelease") && has_vmm_;
-    has_vmm_ = optional(map_, "cuMemMap") && has_vmm_;
-    has_vmm_ = optional(unmap_, "cuMemUnmap") && has_vmm_;
-    has_vmm_ = optional(set_access_, "cuMemSetAccess") && has_vmm_;
+    optional(get_attribute_, "cuDeviceGetAttribute");
+    optional(granularity_, "cuMemGetAllocationGranularity");
+    optional(address_reserve_, "cuMemAddressReserve");
+    optional(address_free_, "cuMemAddressFree");
+    optional(create_, "cuMemCreate");
+    optional(release_, "cuMemRelease");
+    optional(map_, "cuMemMap");
+    optional(unmap_, "cuMemUnmap");
+    optional(set_access_, "cuMemSetAccess");
     return missing;
   }
 
@@ -115,7 +114,10 @@ class DlopenCudaDriver final : public CudaDriver {
   }
   CuResult MemFreeHost(void* ptr) override { return mem_free_host_(ptr); }
 
-  bool HasVirtualMemory() const override { return has_vmm_; }
+  bool HasVirtualMemory() const override {
+    return get_attribute_ && granularity_ && address_reserve_ && address_free_ && create_ && release_ && map_ &&
+           unmap_ && set_access_;
+  }
   CuResult VirtualMemorySupported(int* supported, int device) override {
     return get_attribute_(supported, kAttributeVirtualMemorySupported, device);
   }
@@ -157,7 +159,6 @@ class DlopenCudaDriver final : public CudaDriver {
   CuMemHostAlloc mem_host_alloc_ = nullptr;
   CuMemFreeHost mem_free_host_ = nullptr;
   CuGetErrorName get_error_name_ = nullptr;
-  bool has_vmm_ = false;
   CuDeviceGetAttribute get_attribute_ = nullptr;
   CuMemGetAllocationGranularity granularity_ = nullptr;
   CuMemAddressReserve address_reserve_ = nullptr;
