@@ -16,6 +16,8 @@ python_pkgs=(python3 python3-torch python3-torchvision python3-onnx python3-nump
 
 want=("${build_pkgs[@]}")
 if [ "${OOMGUARD_SKIP_PYTHON:-0}" != 1 ]; then want+=("${python_pkgs[@]}"); fi
+# Screenshots of the pages for the docs (tools/screenshots.sh), not needed to build or test.
+if [ "${OOMGUARD_SCREENSHOTS:-0}" = 1 ]; then want+=(chromium fonts-dejavu-core); fi
 
 missing=()
 for p in "${want[@]}"; do

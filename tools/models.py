@@ -19,7 +19,6 @@ from typing import Callable, Dict, List, Sequence, Tuple
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-import torchvision
 
 
 # ---------------------------------------------------------------------------------------------
@@ -165,6 +164,7 @@ class ModelSpec:
 
 def _tv(fn_name: str, **kwargs) -> Callable[[], nn.Module]:
     def make() -> nn.Module:
+        import torchvision  # only the torchvision models need it (a GPU machine may lack it)
         return getattr(torchvision.models, fn_name)(weights=None, **kwargs)
     return make
 

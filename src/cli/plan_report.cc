@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "oomguard/svg.h"
 #include "oomguard/units.h"
 
 namespace oomguard::cli {
@@ -56,19 +57,7 @@ std::string Percent(double v) {
   return buf;
 }
 
-std::string HtmlEscape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '&': o += "&amp;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
-    }
-  }
-  return o;
-}
+std::string HtmlEscape(const std::string& s) { return svg::Escape(s); }
 
 }  // namespace
 

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cmath>
+#include <optional>
 #include <sstream>
 
+#include "oomguard/svg.h"
 #include "oomguard/units.h"
 
 namespace oomguard::doctor {
@@ -24,135 +27,141 @@ std::string SamplesCsv(const WatchSummary& summary) {
 
 namespace {
 
-constexpr double kWidth = 900, kHeight = 420, kLeft = 80, kRight = 170, kTop = 30, kBottom = 50;
+struct Series {
+  const char* name;
+  const char* color;
+  uint64_t (*get)(const Sample&);
+};
 
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
+constexpr Series kSeries[] = {
+    {"host (rss+swap)", "#1f77b4", [](const Sample& s) { return s.host_bytes; }},
+    {"rss", "#aec7e8", [](const Sample& s) { return s.host.rss; }},
+    {"swap", "#ff7f0e", [](const Sample& s) { return s.host.swap; }},
+    {"locked", "#9467bd", [](const Sample& s) { return s.host.locked; }},
+    {"pinned", "#8c564b", [](const Sample& s) { return s.host.pinned; }},
+    {"gpu", "#2ca02c", [](const Sample& s) { return s.gpu_bytes; }},
+};
+
+std::string Seconds(double t) { return svg::Num(t, t < 10 ? 1 : 0) + " s"; }
+std::string Bytes(double b) { return FormatBytes(static_cast<uint64_t>(std::max(0.0, b))); }
+
+std::vector<std::pair<double, double>> Points(const std::vector<Sample>& samples, const Series& x) {
+  std::vector<std::pair<double, double>> points;
+  points.reserve(samples.size());
+  for (const Sample& s : samples) points.emplace_back(s.seconds, double(x.get(s)));
+  return points;
 }
 
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else out += c;
+bool AllZero(const std::vector<Sample>& samples, const Series& x) {
+  return std::all_of(samples.begin(), samples.end(), [&](const Sample& s) { return x.get(s) == 0; });
+}
+
+// How the run ended, for the marker at its last sample.
+std::string EndLabel(const WatchSummary& summary) {
+  if (summary.exit.signal) return "killed by signal " + std::to_string(*summary.exit.signal);
+  if (summary.exit.code) return "exit " + std::to_string(*summary.exit.code);
+  return "";
+}
+
+// The prediction: from the sample where it was made to the limit it reaches.
+struct Projection {
+  double from_t = 0, from_bytes = 0, at_t = 0, limit = 0;
+  bool gpu = false;
+};
+
+std::optional<Projection> Predict(const WatchSummary& summary) {
+  const std::vector<Sample>& samples = summary.samples;
+  if (!summary.predicted_seconds_to_limit || samples.empty()) return std::nullopt;
+  const Sample* from = &samples.back();
+  if (summary.stopped_at_seconds) {
+    for (const Sample& s : samples) {
+      if (s.seconds <= *summary.stopped_at_seconds) from = &s;
+    }
   }
-  return out;
+  auto seconds_left = [](uint64_t limit, uint64_t used, double rate) {
+    return rate > 0 && limit > 0 ? double(limit - std::min(limit, used)) / rate : HUGE_VAL;
+  };
+  double gpu_left = seconds_left(from->gpu_limit, from->gpu_bytes, summary.gpu_growth_bytes_per_second);
+  double host_left = seconds_left(from->host_limit, from->host_bytes, summary.host_growth_bytes_per_second);
+  Projection p;
+  p.gpu = gpu_left < host_left;
+  p.from_t = from->seconds;
+  p.from_bytes = double(p.gpu ? from->gpu_bytes : from->host_bytes);
+  p.limit = double(p.gpu ? from->gpu_limit : from->host_limit);
+  p.at_t = from->seconds + *summary.predicted_seconds_to_limit;
+  if (p.limit <= 0) return std::nullopt;
+  return p;
+}
+
+// The measured series, y scaled to the data; limits drawn when within reach, named otherwise.
+svg::Panel MeasuredPanel(const WatchSummary& summary) {
+  const std::vector<Sample>& samples = summary.samples;
+  double t_end = samples.empty() ? 1 : std::max(samples.back().seconds, 1e-3);
+  double data_max = 1;
+  for (const Series& x : kSeries) {
+    for (const Sample& s : samples) data_max = std::max(data_max, double(x.get(s)));
+  }
+  uint64_t host_limit = samples.empty() ? 0 : samples.back().host_limit;
+  uint64_t gpu_limit = samples.empty() ? 0 : samples.back().gpu_limit;
+  // A limit within 1.5x of the data is drawn; a farther one would flatten every series to the floor.
+  bool draw_host = host_limit > 0 && host_limit <= 1.5 * data_max;
+  bool draw_gpu = gpu_limit > 0 && gpu_limit <= 1.5 * data_max;
+  double y_top = data_max;
+  if (draw_host) y_top = std::max(y_top, double(host_limit));
+  if (draw_gpu) y_top = std::max(y_top, double(gpu_limit));
+  std::vector<double> yt = svg::ByteTicks(0, y_top * 1.05);
+  std::vector<double> xt = svg::NiceTicks(0, t_end, 8);
+  svg::Box box{900, 400, 80, 20, 58, 50};
+  svg::SvgPlot plot(box, 0, xt.back(), 0, yt.back());
+  plot.Title("oomguard watch: " + summary.verdict + " (measured)");
+  plot.Axes(xt, Seconds, yt, Bytes, "seconds since the watch started", "memory");
+  for (const Series& x : kSeries) {
+    if (AllZero(samples, x)) continue;  // a series that never moved only hides the others
+    plot.Polyline(Points(samples, x), x.color, "series", x.name);
+    plot.LegendEntry(x.name, x.color);
+  }
+  if (draw_host) plot.HLine(double(host_limit), "#d62728", "limit", "host limit " + FormatBytes(host_limit));
+  if (draw_gpu) plot.HLine(double(gpu_limit), "#17becf", "limit", "GPU limit " + FormatBytes(gpu_limit));
+  std::string off_scale;
+  if (host_limit > 0 && !draw_host) off_scale += "host limit " + FormatBytes(host_limit);
+  if (gpu_limit > 0 && !draw_gpu) off_scale += std::string(off_scale.empty() ? "" : ", ") + "GPU limit " + FormatBytes(gpu_limit);
+  if (!off_scale.empty()) {
+    plot.TextAt(box.width - box.right - 4, box.top - 6, off_scale + " (above this scale)", "end", "#d62728",
+                "limit-note");
+  }
+  if (summary.stopped_at_seconds) {
+    plot.VLine(*summary.stopped_at_seconds, "black", "stop", "stopped (SIGINT) at " + Seconds(*summary.stopped_at_seconds));
+  } else if (!samples.empty() && !EndLabel(summary).empty()) {
+    plot.VLine(samples.back().seconds, "#555", "exit", EndLabel(summary) + " at " + Seconds(samples.back().seconds));
+  }
+  return {plot.Finish(), box.width, box.height};
+}
+
+// The prediction at true scale: the time axis runs to the predicted time, the y axis to the limit.
+svg::Panel ProjectionPanel(const WatchSummary& summary, const Projection& p) {
+  const Series& x = p.gpu ? kSeries[5] : kSeries[0];
+  std::vector<double> yt = svg::ByteTicks(0, p.limit * 1.05);
+  std::vector<double> xt = svg::NiceTicks(0, std::max(p.at_t, p.from_t) * 1.02, 8);
+  svg::Box box{900, 300, 80, 20, 40, 50};
+  svg::SvgPlot plot(box, 0, xt.back(), 0, yt.back());
+  plot.Title(std::string("prediction at true scale: ") + (p.gpu ? "GPU" : "host") + " memory reaches its limit at " +
+             Seconds(p.at_t));
+  plot.Axes(xt, Seconds, yt, Bytes, "seconds since the watch started", "memory");
+  plot.Polyline(Points(summary.samples, x), x.color, "series", x.name);
+  plot.HLine(p.limit, "#d62728", "limit", std::string(p.gpu ? "GPU" : "host") + " limit " + Bytes(p.limit));
+  plot.Line(p.from_t, p.from_bytes, p.at_t, p.limit, "#d62728", "prediction", "4,3");
+  plot.Dot(p.at_t, p.limit, "#d62728", "prediction-end", "predicted limit at " + Seconds(p.at_t));
+  plot.Text(p.at_t, p.limit, "limit at " + Seconds(p.at_t), "end", "#d62728", 16);
+  if (summary.stopped_at_seconds) plot.VLine(*summary.stopped_at_seconds, "black", "stop", "stopped");
+  return {plot.Finish(), box.width, box.height};
 }
 
 }  // namespace
 
 std::string TimelineSvg(const WatchSummary& summary) {
-  const std::vector<Sample>& samples = summary.samples;
-  double t_end = samples.empty() ? 1 : std::max(samples.back().seconds, 1e-3);
-  double prediction_t = -1;
-  uint64_t host_limit = samples.empty() ? 0 : samples.back().host_limit;
-  uint64_t gpu_limit = samples.empty() ? 0 : samples.back().gpu_limit;
-  if (summary.predicted_seconds_to_limit && !samples.empty()) {
-    double at = summary.stopped_at_seconds ? *summary.stopped_at_seconds : samples.back().seconds;
-    prediction_t = at + *summary.predicted_seconds_to_limit;
-    t_end = std::max(t_end, std::min(prediction_t, 3 * t_end));
-  }
-  double y_max = 1;
-  for (const Sample& s : samples) {
-    y_max = std::max({y_max, double(s.host_bytes), double(s.gpu_bytes), double(s.host.locked), double(s.host.pinned)});
-  }
-  // Show a limit when it is within reach of the plot (a far-away one would flatten every series)
-  // or when a prediction points at it.
-  bool predicted = prediction_t >= 0;
-  bool show_host_limit = host_limit > 0 && (host_limit <= 4 * y_max || predicted);
-  bool show_gpu_limit = gpu_limit > 0 && (gpu_limit <= 4 * y_max || (predicted && summary.gpu_growth_bytes_per_second > 0));
-  if (show_host_limit) y_max = std::max(y_max, double(host_limit));
-  if (show_gpu_limit) y_max = std::max(y_max, double(gpu_limit));
-  y_max *= 1.08;
-  const double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
-  auto X = [&](double t) { return kLeft + pw * std::clamp(t / t_end, 0.0, 1.0); };
-  auto Y = [&](double b) { return kTop + ph * (1 - std::clamp(b / y_max, 0.0, 1.0)); };
-
-  std::ostringstream svg;
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
-      << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  svg << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  svg << "<text x=\"" << kLeft << "\" y=\"18\" font-size=\"14\">oomguard watch: " << Escape(summary.verdict)
-      << "</text>\n";
-  // Axes and grid.
-  svg << "<line x1=\"" << kLeft << "\" y1=\"" << kTop + ph << "\" x2=\"" << kLeft + pw << "\" y2=\"" << kTop + ph
-      << "\" stroke=\"black\"/>\n";
-  svg << "<line x1=\"" << kLeft << "\" y1=\"" << kTop << "\" x2=\"" << kLeft << "\" y2=\"" << kTop + ph
-      << "\" stroke=\"black\"/>\n";
-  for (int i = 0; i <= 4; ++i) {
-    double b = y_max * i / 4, t = t_end * i / 4;
-    svg << "<text x=\"" << kLeft - 6 << "\" y=\"" << Num(Y(b) + 4) << "\" text-anchor=\"end\">"
-        << Escape(FormatBytes(static_cast<uint64_t>(b))) << "</text>\n";
-    svg << "<line x1=\"" << kLeft << "\" y1=\"" << Num(Y(b)) << "\" x2=\"" << kLeft + pw << "\" y2=\"" << Num(Y(b))
-        << "\" stroke=\"#eee\"/>\n";
-    svg << "<text x=\"" << Num(X(t)) << "\" y=\"" << kTop + ph + 18 << "\" text-anchor=\"middle\">" << Num(t)
-        << " s</text>\n";
-  }
-  svg << "<text x=\"" << kLeft + pw / 2 << "\" y=\"" << kHeight - 10 << "\" text-anchor=\"middle\">seconds</text>\n";
-
-  struct Series {
-    const char* name;
-    const char* color;
-    uint64_t (*get)(const Sample&);
-  };
-  const Series series[] = {
-      {"host (rss+swap)", "#1f77b4", [](const Sample& s) { return s.host_bytes; }},
-      {"rss", "#aec7e8", [](const Sample& s) { return s.host.rss; }},
-      {"swap", "#ff7f0e", [](const Sample& s) { return s.host.swap; }},
-      {"locked", "#9467bd", [](const Sample& s) { return s.host.locked; }},
-      {"pinned", "#8c564b", [](const Sample& s) { return s.host.pinned; }},
-      {"gpu", "#2ca02c", [](const Sample& s) { return s.gpu_bytes; }},
-  };
-  double legend_y = kTop + 10;
-  for (const Series& x : series) {
-    svg << "<polyline fill=\"none\" stroke=\"" << x.color << "\" stroke-width=\"2\" points=\"";
-    for (const Sample& s : samples) svg << Num(X(s.seconds)) << ',' << Num(Y(double(x.get(s)))) << ' ';
-    svg << "\"><title>" << x.name << "</title></polyline>\n";
-    svg << "<line x1=\"" << kLeft + pw + 12 << "\" y1=\"" << legend_y << "\" x2=\"" << kLeft + pw + 32 << "\" y2=\""
-        << legend_y << "\" stroke=\"" << x.color << "\" stroke-width=\"2\"/><text x=\"" << kLeft + pw + 38
-        << "\" y=\"" << legend_y + 4 << "\">" << x.name << "</text>\n";
-    legend_y += 18;
-  }
-  auto limit_line = [&](uint64_t limit, const char* label, const char* color) {
-    svg << "<line class=\"limit\" x1=\"" << kLeft << "\" y1=\"" << Num(Y(double(limit))) << "\" x2=\"" << kLeft + pw
-        << "\" y2=\"" << Num(Y(double(limit))) << "\" stroke=\"" << color << "\" stroke-dasharray=\"6,4\"/>\n";
-    svg << "<text x=\"" << kLeft + pw - 4 << "\" y=\"" << Num(Y(double(limit)) - 4) << "\" text-anchor=\"end\" fill=\""
-        << color << "\">" << label << " " << Escape(FormatBytes(limit)) << "</text>\n";
-  };
-  if (show_host_limit) limit_line(host_limit, "host limit", "#d62728");
-  if (show_gpu_limit) limit_line(gpu_limit, "GPU limit", "#17becf");
-  if (prediction_t >= 0 && !samples.empty()) {
-    const Sample* from = &samples.back();
-    if (summary.stopped_at_seconds) {
-      for (const Sample& s : samples) {
-        if (s.seconds <= *summary.stopped_at_seconds) from = &s;
-      }
-    }
-    bool gpu_first = summary.gpu_growth_bytes_per_second > 0 && from->gpu_limit > 0 &&
-                     (from->host_limit == 0 ||
-                      (from->gpu_limit - std::min(from->gpu_limit, from->gpu_bytes)) / summary.gpu_growth_bytes_per_second <
-                          (from->host_limit - std::min(from->host_limit, from->host_bytes)) /
-                              std::max(summary.host_growth_bytes_per_second, 1e-9));
-    double y0 = gpu_first ? from->gpu_bytes : from->host_bytes;
-    double y1 = gpu_first ? from->gpu_limit : from->host_limit;
-    svg << "<line class=\"prediction\" x1=\"" << Num(X(from->seconds)) << "\" y1=\"" << Num(Y(y0)) << "\" x2=\""
-        << Num(X(prediction_t)) << "\" y2=\"" << Num(Y(y1)) << "\" stroke=\"#d62728\" stroke-dasharray=\"2,3\"/>\n";
-    svg << "<circle cx=\"" << Num(X(prediction_t)) << "\" cy=\"" << Num(Y(y1)) << "\" r=\"4\" fill=\"#d62728\"/>\n";
-    svg << "<text x=\"" << Num(X(prediction_t) - 6) << "\" y=\"" << Num(Y(y1) + 16) << "\" text-anchor=\"end\" "
-        << "fill=\"#d62728\">predicted limit at " << Num(prediction_t) << " s</text>\n";
-  }
-  if (summary.stopped_at_seconds) {
-    double x = X(*summary.stopped_at_seconds);
-    svg << "<line class=\"stop\" x1=\"" << Num(x) << "\" y1=\"" << kTop << "\" x2=\"" << Num(x) << "\" y2=\""
-        << kTop + ph << "\" stroke=\"black\" stroke-dasharray=\"3,3\"/>\n";
-    svg << "<text x=\"" << Num(x + 4) << "\" y=\"" << kTop + 12 << "\">SIGINT</text>\n";
-  }
-  svg << "</svg>\n";
-  return svg.str();
+  std::vector<svg::Panel> panels = {MeasuredPanel(summary)};
+  if (std::optional<Projection> p = Predict(summary)) panels.push_back(ProjectionPanel(summary, *p));
+  return svg::Stack(panels);
 }
 
 }  // namespace oomguard::doctor

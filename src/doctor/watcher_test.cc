@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -286,6 +286,37 @@ TEST(WatchReport, CsvHasOneLinePerSample) {
   EXPECT_NE(svg.find("class=\"stop\""), std::string::npos);
   EXPECT_NE(svg.find("host limit 1.00 GiB"), std::string::npos);
   EXPECT_EQ(std::count(svg.begin(), svg.end(), '<') , std::count(svg.begin(), svg.end(), '>'));
+}
+
+
+TEST(WatchReport, PredictionIsDrawnAtTrueScaleAndZeroSeriesAreHidden) {
+  FakeClock clock;
+  FakeTable table(&clock, [](double t) { return uint64_t(100 * kMiB + 20 * kMiB * t); });
+  FakeRun run(&clock, {SIGINT});
+  WatchSummary s = Watcher(Options(), &clock, &table, nullptr).Run(run);
+  ASSERT_TRUE(s.predicted_seconds_to_limit);
+  std::string svg = TimelineSvg(s);
+  // The projection panel's time axis reaches the predicted time: its last tick is at or past it.
+  size_t panel = svg.find("prediction at true scale");
+  ASSERT_NE(panel, std::string::npos);
+  double last_tick = 0;
+  for (size_t at = svg.find("class=\"xtick\"", panel); at != std::string::npos; at = svg.find("class=\"xtick\"", at + 1)) {
+    size_t gt = svg.find('>', at);
+    last_tick = std::stod(svg.substr(gt + 1));
+  }
+  double predicted = *s.stopped_at_seconds + *s.predicted_seconds_to_limit;
+  EXPECT_GE(last_tick, predicted);
+  // The predicted point lies inside the plot box (x in [80, 880]), not at the edge of a shorter axis.
+  const std::string dot_attr = "class=\"prediction-end\" cx=\"";
+  size_t dot = svg.find(dot_attr);
+  ASSERT_NE(dot, std::string::npos);
+  double cx = std::stod(svg.substr(dot + dot_attr.size()));
+  EXPECT_GT(cx, 80);
+  EXPECT_LT(cx, 880);
+  EXPECT_NE(svg.find("memory reaches its limit at "), std::string::npos);
+  // No GPU was sampled: the all-zero GPU series is not drawn.
+  EXPECT_EQ(svg.find("<title>gpu</title>"), std::string::npos);
+  EXPECT_NE(svg.find("<title>host (rss+swap)</title>"), std::string::npos);
 }
 
 }  // namespace

@@ -5,19 +5,12 @@
 #include <set>
 #include <sstream>
 
+#include "oomguard/svg.h"
 #include "oomguard/units.h"
 
 namespace oomguard::fit {
 
 namespace {
-
-constexpr double kWidth = 760, kHeight = 420, kLeft = 80, kRight = 20, kTop = 30, kBottom = 50;
-
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
 
 std::string Page(const std::string& title, const std::string& body) {
   return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + EscapeHtml(title) +
@@ -28,20 +21,7 @@ std::string Page(const std::string& title, const std::string& body) {
 
 }  // namespace
 
-std::string EscapeHtml(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string EscapeHtml(const std::string& text) { return svg::Escape(text); }
 
 Result<std::vector<CurvePoint>> SampleCurve(const PlanFunction& plan, const plan::PlanOptions& base,
                                             int64_t last, int64_t chosen, int points) {
@@ -66,91 +46,58 @@ Result<std::vector<CurvePoint>> SampleCurve(const PlanFunction& plan, const plan
 std::string FitChartHtml(const std::string& title, const std::vector<CurvePoint>& curve,
                          uint64_t capacity_bytes, uint64_t budget_bytes, int64_t chosen_batch) {
   int64_t max_b = 1;
-  uint64_t max_y = capacity_bytes;
+  double max_y = static_cast<double>(capacity_bytes);
   for (const CurvePoint& p : curve) {
     max_b = std::max(max_b, p.batch);
-    max_y = std::max(max_y, p.required_bytes);
+    max_y = std::max(max_y, static_cast<double>(p.required_bytes));
   }
-  const double ymax = static_cast<double>(max_y) * 1.05;
-  auto x = [&](double b) { return kLeft + (kWidth - kLeft - kRight) * (b - 1) / std::max<double>(1, max_b - 1); };
-  auto y = [&](double v) { return kHeight - kBottom - (kHeight - kTop - kBottom) * v / ymax; };
-  std::ostringstream s;
-  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
-    << "\">\n";
-  // Axes and ticks.
-  s << "<line x1=\"" << kLeft << "\" y1=\"" << y(0) << "\" x2=\"" << kWidth - kRight << "\" y2=\""
-    << y(0) << "\" stroke=\"black\"/>\n";
-  s << "<line x1=\"" << kLeft << "\" y1=\"" << kTop << "\" x2=\"" << kLeft << "\" y2=\"" << y(0)
-    << "\" stroke=\"black\"/>\n";
-  for (int i = 0; i <= 5; ++i) {
-    const double v = ymax * i / 5;
-    s << "<text x=\"" << kLeft - 6 << "\" y=\"" << Num(y(v) + 4) << "\" text-anchor=\"end\">"
-      << EscapeHtml(FormatBytes(static_cast<uint64_t>(v))) << "</text>\n";
-    const double b = 1 + (max_b - 1) * i / 5.0;
-    s << "<text x=\"" << Num(x(b)) << "\" y=\"" << Num(y(0) + 18) << "\" text-anchor=\"middle\">"
-      << static_cast<int64_t>(b) << "</text>\n";
-  }
-  s << "<text x=\"" << Num((kLeft + kWidth) / 2) << "\" y=\"" << kHeight - 8
-    << "\" text-anchor=\"middle\">batch</text>\n";
-  // Capacity and budget lines.
-  s << "<line class=\"capacity\" x1=\"" << kLeft << "\" y1=\"" << Num(y(capacity_bytes)) << "\" x2=\""
-    << kWidth - kRight << "\" y2=\"" << Num(y(capacity_bytes))
-    << "\" stroke=\"#c00\" stroke-width=\"2\"/>\n";
-  s << "<text x=\"" << kWidth - kRight << "\" y=\"" << Num(y(capacity_bytes) - 4)
-    << "\" text-anchor=\"end\" fill=\"#c00\">capacity " << EscapeHtml(FormatBytes(capacity_bytes))
-    << "</text>\n";
-  s << "<line class=\"budget\" x1=\"" << kLeft << "\" y1=\"" << Num(y(budget_bytes)) << "\" x2=\""
-    << kWidth - kRight << "\" y2=\"" << Num(y(budget_bytes))
-    << "\" stroke=\"#c60\" stroke-dasharray=\"6,4\"/>\n";
-  s << "<text x=\"" << kLeft + 4 << "\" y=\"" << Num(y(budget_bytes) + 14) << "\" fill=\"#c60\">budget "
-    << EscapeHtml(FormatBytes(budget_bytes)) << " (after reserve and margin)</text>\n";
-  // The curve.
-  s << "<polyline class=\"curve\" fill=\"none\" stroke=\"#06c\" stroke-width=\"2\" points=\"";
+  const std::vector<double> xt = svg::NiceTicks(0, static_cast<double>(max_b), 8);
+  const std::vector<double> yt = svg::ByteTicks(0, max_y * 1.05, 6);
+  svg::SvgPlot plot(svg::Box{760, 420, 80, 20, 44, 50}, 0, xt.back(), 0, yt.back());
+  plot.Axes(
+      xt, [](double b) { return svg::Num(b, 0); }, yt,
+      [](double v) { return FormatBytes(static_cast<uint64_t>(v)); }, "batch", "memory per step");
+  plot.HLine(static_cast<double>(capacity_bytes), "#c00", "capacity", "capacity " + FormatBytes(capacity_bytes), "");
+  plot.HLine(static_cast<double>(budget_bytes), "#c60", "budget",
+             "budget " + FormatBytes(budget_bytes) + " (after reserve and margin)");
+  std::vector<std::pair<double, double>> points;
   for (const CurvePoint& p : curve) {
-    s << Num(x(static_cast<double>(p.batch))) << "," << Num(y(static_cast<double>(p.required_bytes)))
-      << " ";
+    points.emplace_back(static_cast<double>(p.batch), static_cast<double>(p.required_bytes));
   }
-  s << "\"/>\n";
+  plot.Polyline(points, "#06c", "curve", "predicted memory");
+  plot.LegendEntry("predicted memory per step", "#06c");
   for (const CurvePoint& p : curve) {
     if (p.batch != chosen_batch) continue;
-    s << "<circle class=\"chosen\" cx=\"" << Num(x(static_cast<double>(p.batch))) << "\" cy=\""
-      << Num(y(static_cast<double>(p.required_bytes))) << "\" r=\"5\" fill=\"#090\"/>\n";
-    s << "<text x=\"" << Num(x(static_cast<double>(p.batch)) + 8) << "\" y=\""
-      << Num(y(static_cast<double>(p.required_bytes)) + 16) << "\" fill=\"#090\">max batch "
-      << p.batch << ": " << EscapeHtml(FormatBytes(p.required_bytes)) << "</text>\n";
+    const double bx = static_cast<double>(p.batch), by = static_cast<double>(p.required_bytes);
+    plot.Dot(bx, by, "#090", "chosen", "largest batch " + std::to_string(p.batch));
+    plot.Text(bx, by, "largest batch " + std::to_string(p.batch) + ": " + FormatBytes(p.required_bytes),
+              bx > xt.back() / 2 ? "end" : "start", "#090", 18);
   }
-  s << "</svg>\n";
   std::ostringstream table;
   table << "<h2>Predicted memory by batch</h2>\n<table><tr><th>batch</th><th>required bytes</th><th>"
            "</th></tr>\n";
   for (const CurvePoint& p : curve) {
     table << "<tr><td>" << p.batch << "</td><td>" << p.required_bytes << "</td><td>"
-          << EscapeHtml(FormatBytes(p.required_bytes)) << "</td></tr>\n";
+          << svg::Escape(FormatBytes(p.required_bytes)) << "</td></tr>\n";
   }
   table << "</table>\n";
-  return Page(title, s.str() + table.str());
+  return Page(title, plot.Finish() + table.str());
 }
 
 std::string SplitChartHtml(const std::string& title, const SplitResult& split) {
-  uint64_t max_y = 1;
-  for (const GpuShare& g : split.per_gpu) max_y = std::max({max_y, g.peak_bytes, g.budget_bytes});
-  const double ymax = static_cast<double>(max_y) * 1.05;
-  const size_t n = std::max<size_t>(1, split.per_gpu.size());
-  const double slot = (kWidth - kLeft - kRight) / static_cast<double>(n);
-  auto y = [&](double v) { return kHeight - kBottom - (kHeight - kTop - kBottom) * v / ymax; };
+  double max_y = 1;
+  for (const GpuShare& g : split.per_gpu) {
+    max_y = std::max({max_y, static_cast<double>(g.peak_bytes), static_cast<double>(g.budget_bytes)});
+  }
+  const double n = static_cast<double>(std::max<size_t>(1, split.per_gpu.size()));
+  const std::vector<double> yt = svg::ByteTicks(0, max_y * 1.05, 6);
+  svg::SvgPlot plot(svg::Box{760, 440, 80, 20, 44, 64}, 0, n, 0, yt.back());
+  plot.Axes({}, nullptr, yt, [](double v) { return FormatBytes(static_cast<uint64_t>(v)); }, "", "memory per GPU");
   struct Part { const char* name; const char* color; };
   const Part parts[] = {{"model states", "#36c"}, {"activations", "#f90"}, {"inputs", "#6a6"},
                         {"strategy extras", "#c3c"}, {"other", "#999"}};
-  std::ostringstream s;
-  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
-    << "\">\n";
-  s << "<line x1=\"" << kLeft << "\" y1=\"" << y(0) << "\" x2=\"" << kWidth - kRight << "\" y2=\""
-    << y(0) << "\" stroke=\"black\"/>\n";
-  for (int i = 0; i <= 5; ++i) {
-    const double v = ymax * i / 5;
-    s << "<text x=\"" << kLeft - 6 << "\" y=\"" << Num(y(v) + 4) << "\" text-anchor=\"end\">"
-      << EscapeHtml(FormatBytes(static_cast<uint64_t>(v))) << "</text>\n";
-  }
+  for (const Part& p : parts) plot.LegendEntry(p.name, p.color);
+  plot.LegendEntry("budget", "#c00");
   for (size_t i = 0; i < split.per_gpu.size(); ++i) {
     const GpuShare& g = split.per_gpu[i];
     const plan::MemoryBreakdown& b = g.plan.bytes;
@@ -158,31 +105,21 @@ std::string SplitChartHtml(const std::string& title, const SplitResult& split) {
     const uint64_t counted = states + b.activations_saved + b.inputs + g.extra_bytes;
     const uint64_t values[] = {states, b.activations_saved, b.inputs, g.extra_bytes,
                                g.peak_bytes > counted ? g.peak_bytes - counted : 0};
-    const double x0 = kLeft + slot * static_cast<double>(i) + slot * 0.2;
-    const double w = slot * 0.6;
+    const double x0 = static_cast<double>(i) + 0.2, x1 = static_cast<double>(i) + 0.8;
     double acc = 0;
     for (int k = 0; k < 5; ++k) {
-      const double h = y(acc) - y(acc + static_cast<double>(values[k]));
-      s << "<rect class=\"part\" x=\"" << Num(x0) << "\" y=\"" << Num(y(acc + static_cast<double>(values[k])))
-        << "\" width=\"" << Num(w) << "\" height=\"" << Num(h) << "\" fill=\"" << parts[k].color
-        << "\"><title>GPU " << g.index << " " << parts[k].name << ": "
-        << EscapeHtml(FormatBytes(values[k])) << "</title></rect>\n";
-      acc += static_cast<double>(values[k]);
+      const double top = acc + static_cast<double>(values[k]);
+      plot.Rect(x0, acc, x1, top, parts[k].color, "part",
+                "GPU " + std::to_string(g.index) + " " + parts[k].name + ": " + FormatBytes(values[k]));
+      acc = top;
     }
-    s << "<line class=\"budget\" x1=\"" << Num(x0 - 4) << "\" y1=\"" << Num(y(static_cast<double>(g.budget_bytes)))
-      << "\" x2=\"" << Num(x0 + w + 4) << "\" y2=\"" << Num(y(static_cast<double>(g.budget_bytes)))
-      << "\" stroke=\"#c00\" stroke-width=\"2\"/>\n";
-    s << "<text x=\"" << Num(x0 + w / 2) << "\" y=\"" << Num(y(0) + 16)
-      << "\" text-anchor=\"middle\">GPU " << g.index << "</text>\n";
-    s << "<text x=\"" << Num(x0 + w / 2) << "\" y=\"" << Num(y(0) + 30)
-      << "\" text-anchor=\"middle\">batch " << g.batch << "</text>\n";
+    plot.Line(x0 - 0.05, static_cast<double>(g.budget_bytes), x1 + 0.05, static_cast<double>(g.budget_bytes), "#c00",
+              "budget");
+    const double cx = plot.X(static_cast<double>(i) + 0.5), base = plot.Y(0);
+    plot.TextAt(cx, base + 16, "GPU " + std::to_string(g.index), "middle");
+    plot.TextAt(cx, base + 30, "batch " + std::to_string(g.batch), "middle");
   }
-  s << "</svg>\n<p>";
-  for (const Part& p : parts) {
-    s << "<span style=\"color:" << p.color << "\">&#9632;</span> " << p.name << " &nbsp; ";
-  }
-  s << "<span style=\"color:#c00\">&#8212;</span> budget</p>\n";
-  return Page(title, s.str());
+  return Page(title, plot.Finish());
 }
 
 }  // namespace oomguard::fit

@@ -44,7 +44,7 @@ TEST(FitChartHtml, DrawsCurveCapacityBudgetAndTheChosenPoint) {
   EXPECT_EQ(Count(html, "class=\"capacity\""), 1u);
   EXPECT_EQ(Count(html, "class=\"budget\""), 1u);
   EXPECT_EQ(Count(html, "class=\"chosen\""), 1u);
-  EXPECT_NE(html.find("max batch 50: "), std::string::npos);
+  EXPECT_NE(html.find("largest batch 50: "), std::string::npos);
   EXPECT_EQ(Count(html, "<tr><td>"), 4u);
   EXPECT_EQ(html.find("<script"), std::string::npos);
 }

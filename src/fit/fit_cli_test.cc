@@ -90,7 +90,7 @@ TEST(FitCli, WritesTheMemoryVsBatchPage) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string page = ReadWholeFile(html);
   EXPECT_NE(page.find("class=\"capacity\""), std::string::npos);
-  EXPECT_NE(page.find("max batch " + std::to_string(ParseOut(r)["max_batch"].get<int64_t>()) + ": "),
+  EXPECT_NE(page.find("largest batch " + std::to_string(ParseOut(r)["max_batch"].get<int64_t>()) + ": "),
             std::string::npos);
   std::remove(html.c_str());
 }

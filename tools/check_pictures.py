@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""Structure checks of the pictures oomguard draws, with real parsers (a ctest test; no torch needed).
+
+    check_pictures.py --oomguard build/oomguard [--keep DIR]
+
+Makes the plan, fit and split pages and a watch plot of a short run that grows its memory, parses the SVG with
+xml.etree and the HTML with html.parser, and asserts what a reader needs: ticks on every axis, the capacity and
+the largest batch marked, the verdict first, the what-ifs present, the watch prediction drawn inside its plot at
+true scale, all-zero series left out. Exits 1 with one line per failed check.
+"""
+import argparse
+import html.parser
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+SVG = "{http://www.w3.org/2000/svg}"
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+    return ok
+
+
+class Page(html.parser.HTMLParser):
+    """Collects the page's text, classes in order, and its inline SVG documents."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.text, self.classes, self.svgs = [], [], []
+        self._svg_depth, self._svg = 0, []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "class" in a:
+            self.classes.append(a["class"])
+        if tag == "svg":
+            self._svg_depth += 1
+        if self._svg_depth:
+            attr = "".join(' %s="%s"' % (k, (v or "").replace("&", "&amp;").replace('"', "&quot;")
+                                          .replace("<", "&lt;")) for k, v in attrs)
+            self._svg.append("<%s%s>" % (tag, attr))
+
+    def handle_endtag(self, tag):
+        if self._svg_depth:
+            self._svg.append("</%s>" % tag)
+        if tag == "svg":
+            self._svg_depth -= 1
+            if self._svg_depth == 0:
+                self.svgs.append(ET.fromstring("".join(self._svg)))
+                self._svg = []
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._svg_depth:
+            self._svg.append(data.replace("&", "&amp;").replace("<", "&lt;"))
+
+
+def parse_page(path):
+    p = Page()
+    with open(path, encoding="utf-8") as f:
+        p.feed(f.read())
+    return p
+
+
+def by_class(root, cls):
+    return [e for e in root.iter() if cls in (e.get("class") or "").split()]
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, **kw)
+
+
+def check_fit(exe, d):
+    path = os.path.join(d, "fit.html")
+    r = run([exe, "fit", "resnet50", "--gpu", "rtx-3090", "--html", path])
+    if not check(r.returncode == 0 and os.path.exists(path), "fit --html failed: " + r.stderr.strip()):
+        return
+    page = parse_page(path)
+    check(len(page.svgs) == 1, "fit page: one chart")
+    svg = page.svgs[0]
+    check(len(by_class(svg, "xtick")) >= 3, "fit chart: x ticks")
+    check(len(by_class(svg, "ytick")) >= 3, "fit chart: y ticks")
+    check(len(by_class(svg, "capacity")) == 1, "fit chart: the capacity line")
+    check(len(by_class(svg, "chosen")) == 1, "fit chart: the largest batch marked")
+
+
+def check_split(exe, d):
+    path = os.path.join(d, "split.html")
+    r = run([exe, "split", "resnet50", "--global-batch", "96", "--gpu-memory", "11GiB,11GiB,24GiB", "--html", path])
+    if not check(r.returncode in (0, 1) and os.path.exists(path), "split --html failed: " + r.stderr.strip()):
+        return
+    svg = parse_page(path).svgs[0]
+    check(len(by_class(svg, "part")) == 15, "split chart: 5 parts for each of 3 GPUs")
+    check(len(by_class(svg, "budget")) == 3, "split chart: a budget per GPU")
+    check(len(by_class(svg, "ytick")) >= 3, "split chart: y ticks")
+
+
+def check_watch(exe, d):
+    path = os.path.join(d, "watch.svg")
+    grow = ("import time\nkeep = []\nt0 = time.time()\n"
+            "while time.time() - t0 < 2.5:\n    keep.append(bytearray(4 << 20)); time.sleep(0.05)\n")
+    r = run([exe, "watch", "--interval", "0.1", "--host-limit", "4GiB", "--json", "--plot", path, "--",
+             sys.executable, "-c", grow])
+    if not check(r.returncode == 0 and os.path.exists(path), "watch --plot failed: " + r.stderr.strip()[-300:]):
+        return
+    summary = json.loads(r.stdout)
+    root = ET.parse(path).getroot()
+    titles = [t.text for t in root.iter(SVG + "title")]
+    check("gpu" not in titles, "watch plot: the all-zero GPU series is hidden")
+    check(any(t and t.startswith("host") for t in titles), "watch plot: the host series is drawn")
+    panels = [g for g in root.iter(SVG + "g") if g.get("class") == "panel"]
+    predicted = summary.get("predicted_seconds_to_limit")
+    if predicted is None:
+        check(not panels, "watch plot: no projection panel without a prediction")
+        return
+    if not check(len(panels) == 2, "watch plot: a measured panel and a projection panel"):
+        return
+    proj = panels[1].find(SVG + "svg")
+    area = by_class(proj, "plot-area")[0]
+    x0, w = float(area.get("x")), float(area.get("width"))
+    dot = by_class(proj, "prediction-end")
+    if check(len(dot) == 1, "watch plot: the predicted crossing is marked"):
+        cx = float(dot[0].get("cx"))
+        check(x0 < cx <= x0 + w, "watch plot: the predicted crossing lies inside the plot box (cx %.1f)" % cx)
+    ticks = [float(re.sub(r"[^0-9.]", "", t.text)) for t in by_class(proj, "xtick")]
+    check(bool(ticks) and max(ticks) >= predicted * 0.99,
+          "watch plot: the time axis reaches the predicted time (%s < %.1f)" % (max(ticks or [0]), predicted))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--oomguard", required=True)
+    ap.add_argument("--keep", help="write the pictures here instead of a temporary folder")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        d = args.keep or tmp
+        os.makedirs(d, exist_ok=True)
+        for fn in (check_fit, check_split, check_watch):
+            try:
+                fn(args.oomguard, d)
+            except Exception as e:  # noqa: BLE001 — a crash of one check is a failure, the others still run
+                failures.append("%s raised %s: %s" % (fn.__name__, type(e).__name__, e))
+    for f in failures:
+        print("FAIL " + f)
+    print("%d failed" % len(failures) if failures else "pictures: all checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
