@@ -8,6 +8,7 @@ both parts; no source already used by the older sets (explain_dev.jsonl, explain
 duplicate excerpt or id. Prints counts with --summary. Exit 0 when clean, 1 on a violation, 2 on bad usage.
 
 Usage: tools/check_corpus.py [--summary] [--dir DIR] [--design PATH]
+       tools/check_corpus.py --self-test   (checks that each kind of violation is caught)
 """
 import argparse
 import collections
@@ -39,10 +40,54 @@ def norm(text):
     return " ".join(text.split())
 
 
+def self_test(design):
+    """Writes small corpora with one violation each and checks the validator rejects them."""
+    import subprocess
+    import tempfile
+    dev_src = next("https://github.com/example/repo/issues/%d" % i for i in range(1000)
+                   if split_of("https://github.com/example/repo/issues/%d" % i) == "dev")
+    held_src = next("https://github.com/example/repo/issues/%d" % i for i in range(1000)
+                    if split_of("https://github.com/example/repo/issues/%d" % i) == "heldout")
+
+    def row(i, src, split, **kw):
+        r = {"id": "t-%d" % i, "framework": "pytorch", "source": src, "excerpt": "line %d" % i,
+             "cause": "gpu_device_oom", "accept": ["gpu_device_oom"], "domain": "gpu",
+             "fix": "smaller batch", "year": 2020, "split": split}
+        r.update(kw)
+        return r
+
+    good = ([row(1, dev_src, "dev")], [row(2, held_src, "heldout")])
+    cases = {
+        "clean": (good, 0),
+        "unknown cause": (([row(1, dev_src, "dev", cause="oom")], good[1]), 1),
+        "accept without cause": (([row(1, dev_src, "dev", accept=["fragmentation"])], good[1]), 1),
+        "bad domain": (([row(1, dev_src, "dev", domain="cpu")], good[1]), 1),
+        "year out of range": (([row(1, dev_src, "dev", year=2015)], good[1]), 1),
+        "missing field": (([{k: v for k, v in row(1, dev_src, "dev").items() if k != "fix"}], good[1]), 1),
+        "wrong split rule": (([row(1, held_src, "dev")], good[1]), 1),
+        "url in both parts": ((good[0] + [row(3, held_src, "dev")], good[1]), 1),
+        "duplicate excerpt": ((good[0], good[1] + [row(4, held_src, "heldout", excerpt="line  1")]), 1),
+        "duplicate id": ((good[0], [row(1, held_src, "heldout")]), 1),
+    }
+    failed = 0
+    for name, ((dev, held), want) in cases.items():
+        with tempfile.TemporaryDirectory() as d:
+            for split, rows in (("dev", dev), ("heldout", held)):
+                with open(os.path.join(d, "corpus_%s.jsonl" % split), "w", encoding="utf-8") as f:
+                    f.writelines(json.dumps(r) + "\n" for r in rows)
+            rc = subprocess.run([sys.executable, os.path.abspath(__file__), "--dir", d, "--design", design],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+        ok = (rc == 0) == (want == 0)
+        failed += not ok
+        print("%s: %s (exit %d)" % ("ok" if ok else "FAIL", name, rc))
+    return 1 if failed else 0
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser()
     ap.add_argument("--summary", action="store_true")
+    ap.add_argument("--self-test", action="store_true")
     ap.add_argument("--dir", default=os.path.join(root, "tests", "data", "explain"))
     ap.add_argument("--design", default=os.path.join(root, "docs", "DESIGN.md"))
     args = ap.parse_args()
@@ -51,6 +96,8 @@ def main():
     except (OSError, ValueError) as e:
         print("check_corpus: " + str(e), file=sys.stderr)
         return 2
+    if args.self_test:
+        return self_test(args.design)
 
     errors = []
     older = set()
