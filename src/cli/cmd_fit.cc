@@ -47,9 +47,9 @@ int RunFit(int argc, char** argv) {
   std::optional<uint64_t> reserve;
   AddBytesOption(app, "--reserve", &reserve, "memory held by other processes on the device (e.g. 1GiB)");
   double margin = fit::kDefaultMarginPercent;
-  app.add_option("--margin", margin, "safety margin, percent of the capacity")->capture_default_str();
+  AddNumberOption(app, "--margin", &margin, 0, 100, "safety margin, percent of the capacity");
   int64_t max_batch_limit = 1'000'000;
-  app.add_option("--max-batch", max_batch_limit, "never search beyond this batch")->capture_default_str();
+  AddNumberOption(app, "--max-batch", &max_batch_limit, 1, int64_t{1} << 40, "never search beyond this batch");
   if (std::optional<int> rc = Parse(app, kCommand, argc, argv)) return *rc;
 
   Result<ResolvedPlanOptions> resolved = ResolvePlanOptions(values);

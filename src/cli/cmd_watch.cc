@@ -1,7 +1,8 @@
 // oomguard watch: sample a run's memory (host and GPU, whole process tree),
 // detect sustained growth, predict when it runs out, and optionally stop it
 // first (SIGINT, then SIGTERM, then SIGKILL). Exit 1 when it stopped the run,
-// else the run's own exit status.
+// 128+N when signal N ended a --pid watch, else the run's own exit status (0
+// for --pid); the JSON field exit_reason says which.
 #include <signal.h>
 
 #include <cmath>
@@ -23,6 +24,22 @@ volatile std::sig_atomic_t g_forward_signal = 0;
 extern "C" void OnForwardedSignal(int sig) { g_forward_signal = sig; }
 extern "C" void OnInterrupt(int) {}  // the run got the same Ctrl-C; keep watching until it ends
 
+// Why oomguard exits with the status it does: the run's own exit status (which
+// may be 1 or 2 as well) is told apart from oomguard's own answers.
+const char* ExitReason(const doctor::WatchSummary& s, bool attached) {
+  if (s.stopped) return "stopped_before_oom";
+  if (s.interrupted_by) return "watch_interrupted";
+  if (attached) return "pid_ended";
+  return "run_exited";
+}
+
+int WatchExitCode(const doctor::WatchSummary& s, bool attached) {
+  if (s.stopped) return kExitNo;
+  if (s.interrupted_by) return 128 + *s.interrupted_by;
+  if (attached) return kExitOk;
+  return s.exit.code.value_or(kExitOk);
+}
+
 std::string Rate(double bytes_per_second) {
   std::string sign = bytes_per_second < 0 ? "-" : "+";
   return sign + FormatBytes(static_cast<uint64_t>(std::fabs(bytes_per_second))) + "/s";
@@ -33,13 +50,18 @@ nlohmann::json OptionalNumber(const std::optional<double>& v) {
   return std::round(*v * 10) / 10;
 }
 
-nlohmann::json SummaryJson(const doctor::WatchSummary& s, const std::string& what) {
+nlohmann::json SummaryJson(const doctor::WatchSummary& s, const std::string& what, bool attached) {
   const doctor::Sample* last = s.samples.empty() ? nullptr : &s.samples.back();
   nlohmann::json j;
   j["watched"] = what;
+  j["exit_reason"] = ExitReason(s, attached);
   j["stopped"] = s.stopped;
   j["stop_reason"] = s.stopped ? nlohmann::json(s.stop_reason) : nlohmann::json();
   j["signals_sent"] = s.signals_sent;
+  j["signals_forwarded"] = s.signals_forwarded;
+  j["interrupted_by"] = s.interrupted_by ? nlohmann::json(doctor::SignalName(*s.interrupted_by)) : nlohmann::json();
+  j["processes_outlived_run"] = s.outlived_run;
+  j["left_unwatched"] = s.left_unwatched;
   j["exit_status"] = s.exit.code ? nlohmann::json(*s.exit.code) : nlohmann::json();
   j["signal"] = s.exit.signal ? nlohmann::json(*s.exit.signal) : nlohmann::json();
   j["samples"] = s.samples.size();
@@ -68,7 +90,9 @@ nlohmann::json SummaryJson(const doctor::WatchSummary& s, const std::string& wha
 
 void PrintSummary(const doctor::WatchSummary& s, const std::string& what) {
   std::string ended = "ended";
-  if (s.exit.signal) {
+  if (s.interrupted_by) {
+    ended = "was left running (oomguard got " + doctor::SignalName(*s.interrupted_by) + " and stopped watching)";
+  } else if (s.exit.signal) {
     ended = "was killed by signal " + std::to_string(*s.exit.signal);
     if (*s.exit.signal == SIGKILL && !s.stopped) ended += " (the kernel's OOM killer? see 'dmesg')";
   } else if (s.exit.code) {
@@ -88,6 +112,19 @@ void PrintSummary(const doctor::WatchSummary& s, const std::string& what) {
     std::fprintf(stderr, "  steps: last %ld, %.2f steps/s", *s.last_step, s.steps_per_second);
     if (s.predicted_step_at_limit) std::fprintf(stderr, ", the limit comes at about step %.0f", *s.predicted_step_at_limit);
     std::fprintf(stderr, "\n");
+  }
+  if (s.outlived_run > 0) {
+    std::fprintf(stderr, "  %d process(es) of the run outlived it and were watched until they ended\n", s.outlived_run);
+  }
+  if (!s.left_unwatched.empty()) {
+    std::string pids;
+    for (int pid : s.left_unwatched) pids += " " + std::to_string(pid);
+    std::fprintf(stderr, "  still running, no longer watched:%s\n", pids.c_str());
+  }
+  if (!s.signals_forwarded.empty()) {
+    std::string sent;
+    for (const std::string& sig : s.signals_forwarded) sent += " " + sig;
+    std::fprintf(stderr, "  passed on to the run:%s\n", sent.c_str());
   }
   std::string verdict = s.verdict;
   if (s.stopped) {
@@ -146,14 +183,14 @@ int RunWatch(int argc, char** argv) {
   app.add_flag("--stop-before-oom", options.stop_before_oom,
                "stop the run (SIGINT, then SIGTERM, then SIGKILL) before it reaches a limit");
   app.add_option("--stop-seconds", stop_seconds_text, "stop when the predicted time to a limit is below this (60)");
-  app.add_option("--high-water", options.high_water, "stop when usage crosses this fraction of a limit (0.9)")
-      ->check(CLI::Range(0.01, 1.0));
+  AddNumberOption(app, "--high-water", &options.high_water, 0.01, 1.0,
+                  "stop when usage crosses this fraction of a limit (0.9)");
   app.add_option("--window", window_text, "seconds of samples the growth estimate looks at (60)");
   app.add_option("--sigint-grace", int_grace_text, "seconds from SIGINT to SIGTERM (10)");
   app.add_option("--sigterm-grace", term_grace_text, "seconds from SIGTERM to SIGKILL (5)");
   app.add_option("--csv", csv_path, "write every sample to this CSV file");
   app.add_option("--plot", plot_path, "write an SVG timeline to this file");
-  app.add_option("--pid", pid, "watch a running process (and its children) instead of starting one");
+  AddNumberOption(app, "--pid", &pid, 1, 4194304, "watch a running process (and its children) instead of starting one");
   bool steps = false;
   app.add_flag("--steps", steps,
                "read a step counter from the run's stdout ('step 120', 'iter: 5', '[120/500]') to predict the "
@@ -205,9 +242,14 @@ int RunWatch(int argc, char** argv) {
   }
   if (!process) return UsageError("watch", process.error());
 
+  // A run we started gets SIGTERM and SIGHUP passed on (and Ctrl-C itself,
+  // from the terminal). A --pid process is only observed: any of the three
+  // ends the watch and the process is left alone.
+  const bool attached = pid != 0;
+  options.forward_signals = !attached;
   struct sigaction forward {}, interrupt {};
   forward.sa_handler = OnForwardedSignal;
-  interrupt.sa_handler = OnInterrupt;
+  interrupt.sa_handler = attached ? OnForwardedSignal : OnInterrupt;
   sigaction(SIGTERM, &forward, nullptr);
   sigaction(SIGHUP, &forward, nullptr);
   sigaction(SIGINT, &interrupt, nullptr);
@@ -234,12 +276,11 @@ int RunWatch(int argc, char** argv) {
   if (csv_file.is_open()) csv_file << doctor::SamplesCsv(summary);
   if (plot_file.is_open()) plot_file << doctor::TimelineSvg(summary);
   if (json) {
-    PrintJson(SummaryJson(summary, what));
+    PrintJson(SummaryJson(summary, what, attached));
   } else {
     PrintSummary(summary, what);
   }
-  if (summary.stopped) return kExitNo;
-  return summary.exit.code.value_or(kExitOk);
+  return WatchExitCode(summary, attached);
 }
 
 }  // namespace oomguard::cli

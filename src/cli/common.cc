@@ -24,15 +24,55 @@ void PrintError(std::string_view command, std::string_view message) {
   std::fprintf(stderr, "%s\n", line.c_str());
 }
 
+std::string LongestName(const std::string& names) {
+  std::string best;
+  size_t start = 0;
+  while (start <= names.size()) {
+    size_t comma = names.find(',', start);
+    if (comma == std::string::npos) comma = names.size();
+    std::string n = names.substr(start, comma - start);
+    if (n.size() > best.size()) best = n;
+    start = comma + 1;
+  }
+  return best;
+}
+
+bool WantsJson(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") break;
+    if (a == "--json") return true;
+  }
+  return false;
+}
+
+nlohmann::json HelpJson(const CLI::App& app) {
+  nlohmann::json options = nlohmann::json::array();
+  for (const CLI::Option* opt : app.get_options()) {
+    nlohmann::json o;
+    o["name"] = opt->get_name();
+    o["help"] = opt->get_description();
+    o["value"] = opt->get_type_size() == 0 ? nlohmann::json() : nlohmann::json(opt->get_type_name());
+    options.push_back(o);
+  }
+  return {{"command", app.get_name()}, {"description", app.get_description()}, {"options", options}};
+}
+
 std::optional<int> Parse(CLI::App& app, std::string_view command, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    std::cout << app.help();
+    if (WantsJson(argc, argv)) {
+      PrintJson(HelpJson(app));
+    } else {
+      std::cout << app.help();
+    }
     return kExitOk;
   } catch (const CLI::CallForAllHelp& e) {
     std::cout << app.help("", CLI::AppFormatMode::All);
     return kExitOk;
+  } catch (const OptionValueError& e) {
+    return UsageError(command, e.what());
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
     return UsageError(command, what + " (see 'oomguard " + std::string(command) + " --help')");

@@ -8,6 +8,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+
+#include "oomguard/units.h"
 
 namespace oomguard::cli {
 
@@ -20,14 +23,66 @@ int UsageError(std::string_view command, std::string_view message);
 void PrintError(std::string_view command, std::string_view message);
 
 // Parses argv with CLI11. Returns an exit code when the caller should return
-// at once (--help printed: 0; a parse error: 2 with one line on stderr), or
-// nullopt when parsing succeeded.
+// at once (--help printed: 0, as JSON on stdout when --json is given too; a
+// parse error: 2 with one line on stderr), or nullopt when parsing succeeded.
 std::optional<int> Parse(CLI::App& app, std::string_view command, int argc, char** argv);
+
+// True when argv holds --json before any "--".
+bool WantsJson(int argc, char** argv);
+
+// An app's help as JSON: {"command", "description", "options": [{"name", "help", "value"}]}.
+nlohmann::json HelpJson(const CLI::App& app);
 
 // Adds an option that takes a byte count ("512MiB", "1.5GiB", "24GB", 4096);
 // *out is set only when the option was given and parses.
 CLI::Option* AddBytesOption(CLI::App& app, const std::string& name, std::optional<uint64_t>* out,
                             const std::string& help);
+
+// A bad option value whose message is complete ("--gpus must be at most
+// 4096, got 5000"): Parse prints it without the --help hint.
+class OptionValueError : public CLI::ValidationError {
+ public:
+  explicit OptionValueError(std::string message) : CLI::ValidationError(std::move(message)) {}
+};
+
+namespace detail {
+template <typename T>
+struct NumberOf {
+  using type = T;
+};
+template <typename T>
+struct NumberOf<std::optional<T>> {
+  using type = T;
+};
+}  // namespace detail
+
+// "--batch" for "--batch,-b".
+std::string LongestName(const std::string& names);
+
+// Adds an option that takes a number in [min, max] (*out: an integer, a
+// floating-point number or an optional of one), parsed by the one parser of
+// units.h: no exponent, hex, nan or empty text, and a one-line message naming
+// the range otherwise. *out is set only when the option was given and parses.
+template <typename T, typename V = typename detail::NumberOf<T>::type>
+CLI::Option* AddNumberOption(CLI::App& app, const std::string& name, T* out, std::type_identity_t<V> min,
+                             std::type_identity_t<V> max, const std::string& help) {
+  static_assert(std::is_arithmetic_v<V>);
+  auto parse = [out, name, min, max](const std::string& text) {
+    auto set = [&](const auto& r) {
+      if (!r) throw OptionValueError(LongestName(name) + " " + r.error());
+      *out = static_cast<V>(*r);
+    };
+    if constexpr (std::is_floating_point_v<V>) {
+      set(ParseNumber(text, min, max));
+    } else if constexpr (std::is_signed_v<V>) {
+      set(ParseInteger(text, min, max));
+    } else {
+      set(ParseUnsigned(text, min, max));
+    }
+  };
+  return app.add_option_function<std::string>(name, parse, help)
+      ->type_name(std::is_floating_point_v<V> ? "NUMBER" : "INT");
+}
 
 // Writes JSON to stdout, two-space indented, with a trailing newline.
 void PrintJson(const nlohmann::json& j);

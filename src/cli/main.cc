@@ -2,6 +2,8 @@
 // for typos. All work happens in the subcommands (cmd_*.cc).
 #include <algorithm>
 #include <cstdio>
+#include <exception>
+#include <new>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -44,16 +46,39 @@ void PrintUsage(FILE* out) {
                "(does not fit, a check failed, a run was stopped), 2 bad input.\n");
 }
 
+nlohmann::json UsageJson() {
+  nlohmann::json commands = nlohmann::json::array();
+  for (const Subcommand& s : kSubcommands) commands.push_back({{"name", s.name}, {"help", s.help}});
+  return {{"usage", "oomguard COMMAND [options]"}, {"commands", commands},
+          {"exit_status", {{"0", "ok"}, {"1", "the answer is no"}, {"2", "bad input"}}}};
+}
+
+// Runs a subcommand; an exception that escapes it (memory exhausted by a huge
+// input, a library error) becomes one line on stderr and exit 2, not an abort.
+int RunGuarded(const Subcommand& s, int argc, char** argv) {
+  try {
+    return s.run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    PrintError(s.name, "out of memory: the input needs more memory than this process can get");
+  } catch (const std::exception& e) {
+    PrintError(s.name, std::string("internal error: ") + e.what());
+  } catch (...) {
+    PrintError(s.name, "internal error");
+  }
+  return kExitUsage;
+}
+
 }  // namespace
 
 int Main(int argc, char** argv) {
-  if (argc < 2) {
-    PrintUsage(stderr);
-    return kExitUsage;
-  }
+  if (argc < 2) return UsageError("", "no command given (usage: oomguard COMMAND [options]; see 'oomguard --help')");
   std::string_view name = argv[1];
   if (name == "--help" || name == "-h" || name == "help") {
-    PrintUsage(stdout);
+    if (WantsJson(argc, argv)) {
+      PrintJson(UsageJson());
+    } else {
+      PrintUsage(stdout);
+    }
     return kExitOk;
   }
   if (name == "--version") {
@@ -65,7 +90,7 @@ int Main(int argc, char** argv) {
       std::string program = std::string("oomguard ") + s.name;
       std::vector<char*> args(argv + 1, argv + argc);
       args[0] = program.data();
-      return s.run(static_cast<int>(args.size()), args.data());
+      return RunGuarded(s, static_cast<int>(args.size()), args.data());
     }
   }
   const Subcommand* best = nullptr;
@@ -88,4 +113,13 @@ int Main(int argc, char** argv) {
 
 }  // namespace oomguard::cli
 
-int main(int argc, char** argv) { return oomguard::cli::Main(argc, argv); }
+int main(int argc, char** argv) {
+  try {
+    return oomguard::cli::Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    oomguard::cli::PrintError("", "out of memory");
+  } catch (...) {
+    oomguard::cli::PrintError("", "internal error");
+  }
+  return oomguard::cli::kExitUsage;
+}

@@ -27,7 +27,7 @@ plan::Gpu LocalGpuAsCatalogEntry(const doctor::LocalGpu& local) {
 void AddPlanOptions(CLI::App& app, PlanCliValues* v, PlanOptionsSpec spec) {
   app.add_option("MODEL", v->model, "an .onnx file or a zoo model name (oomguard models)")->required();
   if (spec.with_batch) {
-    app.add_option("--batch,-b", v->batch, "batch size (required when the model's batch axis is symbolic)");
+    AddNumberOption(app, "--batch,-b", &v->batch, 1, int64_t{1} << 40, "batch size (required when the model's batch axis is symbolic)");
   }
   app.add_option("--optimizer", v->optimizer, "sgd, momentum, adam, adamw, rmsprop or adagrad")
       ->capture_default_str();
@@ -40,7 +40,7 @@ void AddPlanOptions(CLI::App& app, PlanCliValues* v, PlanOptionsSpec spec) {
       ->capture_default_str();
   app.add_option("--gpu", v->gpu, "a GPU from the catalog (oomguard gpus), or auto for the local GPU");
   AddBytesOption(app, "--memory", &v->memory, "device memory to plan against (e.g. 11GiB); overrides --gpu");
-  app.add_option("--fraction", v->fraction, "use only this fraction of the memory, in (0, 1]");
+  AddNumberOption(app, "--fraction", &v->fraction, 1e-6, 1, "use only this fraction of the memory, in (0, 1]");
   app.add_option("--input", v->inputs, "per-sample input shape override NAME=DIMS (e.g. input=3x240x320); repeatable")
       ->type_name("NAME=DIMS")
       ->allow_extra_args(false);

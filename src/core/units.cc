@@ -128,6 +128,9 @@ Result<double> ParseSeconds(std::string_view input) {
   }
   double v = std::strtod(std::string(number).c_str(), nullptr) * scale;
   if (!std::isfinite(v) || v <= 0) return MakeError("duration must be positive: " + quoted);
+  if (v > kMaxSeconds) {
+    return MakeError("duration too long: " + quoted + " (at most " + FormatNumber(kMaxSeconds) + " s)");
+  }
   return v;
 }
 
@@ -136,6 +139,9 @@ Result<std::vector<uint64_t>> ParseByteList(std::string_view text) {
   if (Trim(text).empty()) return MakeError("empty list of byte counts");
   size_t start = 0;
   while (true) {
+    if (out.size() == kMaxListEntries) {
+      return MakeError("more than " + std::to_string(kMaxListEntries) + " entries in the list");
+    }
     size_t comma = text.find(',', start);
     std::string_view item = text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
     Result<uint64_t> r = ParseBytes(item);
@@ -145,6 +151,90 @@ Result<std::vector<uint64_t>> ParseByteList(std::string_view text) {
     start = comma + 1;
   }
   return out;
+}
+
+std::string FormatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+namespace {
+
+// The text as a message quotes it: trimmed, and cut short when long.
+std::string Shown(std::string_view input) {
+  std::string_view t = Trim(input);
+  if (t.size() > 40) return std::string(t.substr(0, 40)) + "...";
+  return std::string(t);
+}
+
+// Digits with an optional fraction and an optional leading '-': the common
+// syntax of ParseNumber, ParseInteger and ParseUnsigned.
+Result<std::string_view> NumberText(std::string_view input, bool whole) {
+  std::string_view text = Trim(input);
+  if (text.empty()) return MakeError("must not be empty");
+  std::string_view digits = text.front() == '-' ? text.substr(1) : text;
+  std::string_view number, rest;
+  bool ok = SplitNumber(digits, &number, &rest) && rest.empty() && number.back() != '.';
+  if (ok && whole && number.find('.') != std::string_view::npos) {
+    return MakeError("must be a whole number, got '" + Shown(input) + "'");
+  }
+  if (!ok) {
+    return MakeError(std::string("must be a ") + (whole ? "whole number like 12" : "number like 12 or 0.5") +
+                     ", got '" + Shown(input) + "'");
+  }
+  return text;
+}
+
+Error Below(std::string_view input, const std::string& min) {
+  return MakeError("must be at least " + min + ", got " + Shown(input));
+}
+Error Above(std::string_view input, const std::string& max) {
+  return MakeError("must be at most " + max + ", got " + Shown(input));
+}
+
+}  // namespace
+
+Result<double> ParseNumber(std::string_view input, double min, double max) {
+  Result<std::string_view> text = NumberText(input, false);
+  if (!text) return MakeError(text.error());
+  double v = std::strtod(std::string(*text).c_str(), nullptr);
+  if (v < min) return Below(input, FormatNumber(min));
+  if (!std::isfinite(v) || v > max) return Above(input, FormatNumber(max));
+  return v;
+}
+
+Result<uint64_t> ParseUnsigned(std::string_view input, uint64_t min, uint64_t max) {
+  Result<std::string_view> text = NumberText(input, true);
+  if (!text) return MakeError(text.error());
+  if (text->front() == '-') {
+    if (text->find_first_not_of("-0") == std::string_view::npos && min == 0) return uint64_t{0};
+    return Below(input, std::to_string(min));
+  }
+  uint64_t v = 0;
+  for (char c : *text) {
+    uint64_t d = static_cast<uint64_t>(c - '0');
+    if (v > (std::numeric_limits<uint64_t>::max() - d) / 10) return Above(input, std::to_string(max));
+    v = v * 10 + d;
+  }
+  if (v < min) return Below(input, std::to_string(min));
+  if (v > max) return Above(input, std::to_string(max));
+  return v;
+}
+
+Result<int64_t> ParseInteger(std::string_view input, int64_t min, int64_t max) {
+  Result<std::string_view> text = NumberText(input, true);
+  if (!text) return MakeError(text.error());
+  const bool negative = text->front() == '-';
+  Result<uint64_t> magnitude = ParseUnsigned(negative ? text->substr(1) : *text, 0, uint64_t{1} << 63);
+  if (!magnitude) return negative ? Below(input, std::to_string(min)) : Above(input, std::to_string(max));
+  if (!negative && *magnitude > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return Above(input, std::to_string(max));
+  }
+  int64_t v = negative ? static_cast<int64_t>(0 - *magnitude) : static_cast<int64_t>(*magnitude);
+  if (v < min) return Below(input, std::to_string(min));
+  if (v > max) return Above(input, std::to_string(max));
+  return v;
 }
 
 }  // namespace oomguard

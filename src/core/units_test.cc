@@ -69,3 +69,68 @@ TEST(EditDistance, CountsInsertionsDeletionsSubstitutions) {
 
 }  // namespace
 }  // namespace oomguard
+
+namespace oomguard {
+namespace {
+
+// Issue 15.6: one parser for every numeric flag.
+TEST(ParseNumber, AcceptsPlainDecimals) {
+  EXPECT_EQ(*ParseNumber("0.5", 0, 1), 0.5);
+  EXPECT_EQ(*ParseNumber(" 12 ", 0, 100), 12.0);
+  EXPECT_EQ(*ParseNumber("-2.5", -10, 10), -2.5);
+  EXPECT_EQ(*ParseInteger("32", 1, 100), 32);
+  EXPECT_EQ(*ParseInteger("-3", -5, 5), -3);
+  EXPECT_EQ(*ParseInteger("-9223372036854775808", INT64_MIN, 0), INT64_MIN);
+  EXPECT_EQ(*ParseUnsigned("18446744073709551615", 0, UINT64_MAX), UINT64_MAX);
+}
+
+TEST(ParseNumber, RefusesHostileTextWithOneReason) {
+  EXPECT_EQ(ParseNumber("", 0, 1).error(), "must not be empty");
+  EXPECT_EQ(ParseNumber("   ", 0, 1).error(), "must not be empty");
+  EXPECT_EQ(ParseNumber("nan", 0, 1).error(), "must be a number like 12 or 0.5, got 'nan'");
+  EXPECT_EQ(ParseNumber("inf", 0, 1).error(), "must be a number like 12 or 0.5, got 'inf'");
+  EXPECT_EQ(ParseNumber("1e300", 0, 1e9).error(), "must be a number like 12 or 0.5, got '1e300'");
+  EXPECT_EQ(ParseInteger("0x10", 0, 100).error(), "must be a whole number like 12, got '0x10'");
+  EXPECT_EQ(ParseInteger("1.5", 0, 100).error(), "must be a whole number, got '1.5'");
+  EXPECT_EQ(ParseInteger("12abc", 0, 100).error(), "must be a whole number like 12, got '12abc'");
+  EXPECT_EQ(ParseInteger("--5", -9, 9).error(), "must be a whole number like 12, got '--5'");
+  EXPECT_EQ(ParseNumber("5.", 0, 9).error(), "must be a number like 12 or 0.5, got '5.'");
+}
+
+TEST(ParseNumber, NamesTheBoundCompactly) {
+  EXPECT_EQ(ParseInteger("4097", 1, 4096).error(), "must be at most 4096, got 4097");
+  EXPECT_EQ(ParseInteger("0", 1, 4096).error(), "must be at least 1, got 0");
+  EXPECT_EQ(ParseInteger("-1", 1, 4096).error(), "must be at least 1, got -1");
+  EXPECT_EQ(ParseInteger("99999999999999999999999", 1, 4096).error(),
+            "must be at most 4096, got 99999999999999999999999");
+  EXPECT_EQ(ParseInteger("-99999999999999999999999", 1, 4096).error(),
+            "must be at least 1, got -99999999999999999999999");
+  EXPECT_EQ(ParseUnsigned("-1", 0, 10).error(), "must be at least 0, got -1");
+  EXPECT_EQ(ParseUnsigned("18446744073709551616", 0, UINT64_MAX).error(),
+            "must be at most 18446744073709551615, got 18446744073709551616");
+  EXPECT_EQ(ParseNumber("2", 0, 1.7976931348623157e308).value(), 2.0);
+  EXPECT_EQ(ParseNumber("5", 0, 1).error(), "must be at most 1, got 5");
+  EXPECT_EQ(ParseNumber("0.001", 0.01, 1).error(), "must be at least 0.01, got 0.001");
+  std::string huge(400, '9');
+  std::string err = ParseNumber(huge, 0, 1.7976931348623157e308).error();
+  EXPECT_EQ(err, "must be at most 1.79769e+308, got " + std::string(40, '9') + "...");
+  EXPECT_EQ(FormatNumber(1e300), "1e+300");
+  EXPECT_EQ(FormatNumber(1.0), "1");
+}
+
+TEST(ParseSeconds, RefusesDurationsTooLongToWaitFor) {
+  EXPECT_EQ(ParseSeconds("99999999999999999999").error(),
+            "duration too long: '99999999999999999999' (at most 2.592e+06 s)");
+  EXPECT_EQ(*ParseSeconds("2592000"), 2592000.0);
+}
+
+TEST(ParseByteList, HoldsAtMostOneEntryPerPossibleGpu) {
+  std::string list = "1GiB";
+  for (size_t i = 1; i < kMaxListEntries; ++i) list += ",1GiB";
+  EXPECT_EQ(ParseByteList(list)->size(), kMaxListEntries);
+  EXPECT_EQ(ParseByteList(list + ",1GiB").error(), "more than 4096 entries in the list");
+  EXPECT_EQ(ParseByteList("1GiB,,2GiB").error(), "empty byte count");
+}
+
+}  // namespace
+}  // namespace oomguard

@@ -381,14 +381,16 @@ std::vector<Check> RunDoctorChecks(const SystemView& sys, const GpuSnapshot& gpu
   Result<DeviceOrder> order = ParseCudaDeviceOrder(order_env ? order_env->c_str() : nullptr);
   std::vector<std::string> problems = visible.warnings;
   if (!order) problems.push_back(order.error());
-  bool stopped_early = !visible.hidden_from.empty() && !visible.entries.empty();
+  // The one rule (cuda_visible_devices.h): where CUDA stops using the list.
+  std::optional<size_t> kept;
+  if (!visible.hidden_from.empty()) kept = visible.entries.size();
   if (gpus.driver && !gpus.gpus.empty()) {
     OrdinalMap map = MapCudaOrdinals(gpus, visible, order ? *order : DeviceOrder::kFastestFirst);
-    for (const std::string& w : map.warnings) {
-      if (w.find("ignores it and every entry after it") != std::string::npos) stopped_early = true;
-      problems.push_back(w);
-    }
+    for (const std::string& w : map.warnings) problems.push_back(w);
+    if (map.cut_at && (!kept || *map.cut_at < *kept)) kept = map.cut_at;
   }
+  const bool stopped_early = kept && *kept > 0;
+  const bool sees_none = visible.set && (visible.entries.empty() || (kept && *kept == 0));
   if (!cvd_env) {
     cvd.detail = "unset: CUDA sees every GPU";
   } else {
@@ -401,7 +403,7 @@ std::vector<Check> RunDoctorChecks(const SystemView& sys, const GpuSnapshot& gpu
     cvd.status = CheckStatus::kFail;
     cvd.fix = "list only valid entries (indices, GPU-<uuid>, MIG-<uuid>), comma-separated without spaces; see "
               "'oomguard devices'";
-  } else if (visible.set && visible.entries.empty()) {
+  } else if (sees_none) {
     cvd.status = CheckStatus::kWarn;
     cvd.fix = "unset CUDA_VISIBLE_DEVICES (or list GPUs) unless you mean to train on the CPU";
   } else if (!problems.empty()) {  // includes CUDA ordinals that differ from nvidia-smi's numbers

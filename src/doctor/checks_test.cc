@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -214,6 +215,46 @@ TEST(DoctorCli, RealMachineWithoutGpu) {
   EXPECT_EQ(j["checks"][0]["status"], "warn");
   EXPECT_NE(j["checks"][0]["detail"].get<std::string>().find("GPU training is impossible here"), std::string::npos);
   EXPECT_EQ(j["checks"][1]["status"], "warn");  // libcuda
+}
+
+// Issue 15.8: one rule for CUDA_VISIBLE_DEVICES, with or without a GPU to check
+// against: an unusable entry after a kept one fails; an unusable first entry
+// (CUDA sees no GPU, like the CPU idiom -1) warns.
+TEST(Doctor, CudaVisibleDevicesFollowsOneRule) {
+  std::string root = "/tmp/oomguard_cvd_rule_" + std::to_string(getpid());
+  mkdir(root.c_str(), 0700);
+  std::string thousands = "0";
+  for (int i = 1; i < 3000; ++i) thousands += "," + std::to_string(i);
+  struct Case {
+    std::string value, gpus_file;
+    CheckStatus want;
+  };
+  const std::vector<Case> cases = {
+      {"0,0", "gpus_none.json", CheckStatus::kFail},
+      {thousands, "gpus_none.json", CheckStatus::kFail},
+      {"0,99999999999999999999", "gpus_none.json", CheckStatus::kFail},
+      {"0,32", "gpus_none.json", CheckStatus::kFail},
+      {"0,31", "gpus_none.json", CheckStatus::kOk},
+      {"99999999999999999999", "gpus_none.json", CheckStatus::kWarn},
+      {"-1", "gpus_none.json", CheckStatus::kWarn},
+      {"0,0", "gpus_mixed.json", CheckStatus::kFail},
+      {thousands, "gpus_mixed.json", CheckStatus::kFail},
+      {"0,5", "gpus_mixed.json", CheckStatus::kFail},
+      {"5", "gpus_mixed.json", CheckStatus::kWarn},
+      {"99999999999999999999", "gpus_mixed.json", CheckStatus::kWarn},
+  };
+  for (const Case& c : cases) {
+    { std::ofstream(root + "/fake.json") << nlohmann::json{{"env", {{"CUDA_VISIBLE_DEVICES", c.value}}}}.dump(); }
+    auto system = MakeFakeSystem(root);
+    ASSERT_TRUE(system.ok()) << system.error();
+    Result<GpuSnapshot> snap = MakeFakeGpus(kData + c.gpus_file)->Read();
+    ASSERT_TRUE(snap.ok()) << snap.error();
+    Outcome o{RunDoctorChecks(**system, *snap, {})};
+    EXPECT_EQ(o.Status("cuda_visible_devices"), c.want) << c.value.substr(0, 30) << " with " << c.gpus_file << ": "
+                                                        << o.Get("cuda_visible_devices").detail.substr(0, 300);
+  }
+  std::remove((root + "/fake.json").c_str());
+  rmdir(root.c_str());
 }
 
 }  // namespace

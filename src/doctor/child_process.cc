@@ -1,6 +1,7 @@
 // The real WatchedProcess and Clock: fork/exec, waitpid, kill, steady_clock.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <thread>
 
+#include "oomguard/doctor/process_tree.h"
 #include "oomguard/doctor/watcher.h"
 
 namespace oomguard::doctor {
@@ -25,11 +27,13 @@ ExitStatus FromWaitStatus(int status) {
   return e;
 }
 
+// Our child, and after it has ended whatever it left running: this process is
+// a child subreaper, so those processes are adopted here and reaped here.
 class Child final : public WatchedProcess {
  public:
   Child(pid_t pid, int output_fd) : pid_(pid), output_fd_(output_fd) {}
   ~Child() override {
-    if (!done_) {
+    if (!root_done_) {
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
     }
@@ -56,29 +60,54 @@ class Child final : public WatchedProcess {
     return out;
   }
   int pid() const override { return pid_; }
+  int tree_root() const override { return root_done_ ? getpid() : pid_; }
+  bool tree_root_counts() const override { return !root_done_; }
+  bool root_alive() override {
+    Poll();
+    return !root_done_;
+  }
   std::optional<ExitStatus> Poll() override {
-    if (done_) return status_;
+    if (all_done_) return status_;
     int status = 0;
-    pid_t r = waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
-      done_ = true;
-      status_ = FromWaitStatus(status);
-      return status_;
+    if (!root_done_) {
+      pid_t r = waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        root_done_ = true;
+        status_ = FromWaitStatus(status);
+      } else if (r < 0 && errno == ECHILD) {
+        root_done_ = true;
+      } else {
+        return std::nullopt;
+      }
     }
-    if (r < 0 && errno == ECHILD) {
-      done_ = true;
-      return status_;
+    // Reap what the run left behind; done when nothing of it is left.
+    while (true) {
+      pid_t r = waitpid(-1, &status, WNOHANG);
+      if (r > 0) continue;
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) {
+        all_done_ = true;
+        return status_;
+      }
+      return std::nullopt;
     }
-    return std::nullopt;
   }
   void Signal(int signal) override {
-    if (!done_) kill(pid_, signal);
+    if (!root_done_) {
+      kill(pid_, signal);
+      return;
+    }
+    // The run's process has ended: signal the processes it left here.
+    for (const ProcessParent& p : MakeRealProcessTable()->ListProcesses()) {
+      if (p.ppid == getpid() && p.pid != getpid()) kill(p.pid, signal);
+    }
   }
 
  private:
   pid_t pid_;
   int output_fd_;
-  bool done_ = false;
+  bool root_done_ = false;
+  bool all_done_ = false;
   ExitStatus status_;
 };
 
@@ -135,6 +164,9 @@ Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // Adopt what the run leaves behind when it exits, to watch it until it ends.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -147,6 +179,11 @@ Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string
   }
   if (pid == 0) {
     close(fds[0]);
+    // If oomguard dies without passing a signal on (kill -9), the run is not
+    // left running unobserved: it gets SIGTERM. (Checked after the call, in
+    // case the parent died before it.)
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(127);
     if (capture_stdout) {
       dup2(out_pipe[1], STDOUT_FILENO);  // dup2 clears close-on-exec on the copy
     } else if (stdout_to_stderr) {

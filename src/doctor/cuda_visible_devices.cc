@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <set>
 
+#include "oomguard/units.h"
+
 namespace oomguard::doctor {
 namespace {
 
@@ -56,9 +58,16 @@ VisibleDevices ParseCudaVisibleDevices(const char* value) {
     VisibleDeviceEntry e;
     e.text = entry;
     bool valid = true;
+    std::string why_not;
     if (IsDigits(entry)) {
       e.kind = VisibleDeviceEntry::Kind::kIndex;
-      e.index = entry.size() > 6 ? 1000000 : std::stoi(entry);
+      Result<uint64_t> index = ParseUnsigned(entry, 0, kMaxCudaDevices - 1);
+      if (index) {
+        e.index = static_cast<int>(*index);
+      } else {
+        valid = false;
+        why_not = "'" + entry + "' (no machine has more than " + std::to_string(kMaxCudaDevices) + " GPUs)";
+      }
     } else if (entry.rfind("GPU-", 0) == 0 && IsUuidBody(entry.substr(4))) {
       e.kind = VisibleDeviceEntry::Kind::kUuid;
     } else if (entry.rfind("MIG-", 0) == 0 && entry.size() > 4) {
@@ -69,6 +78,7 @@ VisibleDevices ParseCudaVisibleDevices(const char* value) {
     if (!valid) {
       v.hidden_from = entry;
       std::string why = entry.empty() ? "an empty entry" : "'" + entry + "'";
+      if (!why_not.empty()) why = why_not;
       if (!entry.empty() && entry[0] == '-' && IsDigits(entry.substr(1))) {
         why = "'" + entry + "' (a negative index)";
       }
@@ -159,7 +169,8 @@ OrdinalMap MapCudaOrdinals(const GpuSnapshot& snapshot, const VisibleDevices& vi
   } else {
     int next = 0;
     std::vector<bool> taken(n, false);
-    for (const VisibleDeviceEntry& e : visible.entries) {
+    for (size_t at = 0; at < visible.entries.size(); ++at) {
+      const VisibleDeviceEntry& e = visible.entries[at];
       std::optional<size_t> pick;
       if (e.kind == VisibleDeviceEntry::Kind::kIndex) {
         if (e.index >= 0 && static_cast<size_t>(e.index) < ordered.size()) {
@@ -167,6 +178,7 @@ OrdinalMap MapCudaOrdinals(const GpuSnapshot& snapshot, const VisibleDevices& vi
         } else {
           map.warnings.push_back("CUDA_VISIBLE_DEVICES entry '" + e.text + "' is past the last GPU (" +
                                  std::to_string(n) + " found): CUDA ignores it and every entry after it");
+          map.cut_at = at;
           break;
         }
       } else if (e.kind == VisibleDeviceEntry::Kind::kUuid) {
@@ -182,6 +194,7 @@ OrdinalMap MapCudaOrdinals(const GpuSnapshot& snapshot, const VisibleDevices& vi
           map.warnings.push_back("CUDA_VISIBLE_DEVICES entry '" + e.text + "' matches " +
                                  (matches == 0 ? std::string("no GPU") : std::to_string(matches) + " GPUs") +
                                  ": CUDA ignores it and every entry after it");
+          map.cut_at = at;
           break;
         }
       } else {
@@ -192,6 +205,7 @@ OrdinalMap MapCudaOrdinals(const GpuSnapshot& snapshot, const VisibleDevices& vi
       if (taken[*pick]) {
         map.warnings.push_back("CUDA_VISIBLE_DEVICES selects the GPU of '" + e.text +
                                "' twice; oomguard treats the list as ending there");
+        map.cut_at = at;
         break;
       }
       taken[*pick] = true;

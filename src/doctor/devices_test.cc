@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "oomguard/doctor/gpus.h"
+#include "oomguard/doctor/system_view.h"
+#include "oomguard/mr/cuda_driver.h"
 #include "run_cli_for_test.h"
 
 namespace oomguard::doctor {
@@ -27,7 +29,7 @@ TEST(FakeGpus, ReadsTheJsonFile) {
 
 TEST(FakeGpus, BrokenFilesSayWhy) {
   EXPECT_EQ(MakeFakeGpus(kData + "missing.json")->Read().error(),
-            "cannot read fake GPU file " + kData + "missing.json");
+            "cannot read fake GPU file " + kData + "missing.json: No such file or directory");
   EXPECT_EQ(ParseGpuSnapshotJson("[1,2]").error(), "not a JSON object");
   EXPECT_EQ(ParseGpuSnapshotJson("{\"gpus\":[{\"total_bytes\":-1}]}").error(),
             "'total_bytes' must be a byte count (a non-negative integer)");
@@ -121,11 +123,22 @@ TEST(DevicesCli, NoDriverExitsZeroWithNullDriver) {
 TEST(DevicesCli, BrokenFakeFileAndBadFlagExit2) {
   auto r = testing::RunCli(OOMGUARD_EXE, {"devices"}, "", {"OOMGUARD_FAKE_GPUS=/nonexistent.json"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "oomguard devices: cannot read fake GPU file /nonexistent.json\n");
+  EXPECT_EQ(r.err, "oomguard devices: cannot read fake GPU file /nonexistent.json: No such file or directory\n");
   r = testing::RunCli(OOMGUARD_EXE, {"devices", "--jsn"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.rfind("oomguard devices: ", 0), 0u);
   EXPECT_TRUE(r.out.empty());
+}
+
+// Issue 15.13: doctor's system view asks the process's one CUDA driver, and so
+// reports exactly the error the guard and the GPU list get.
+TEST(SharedDriver, SystemViewSeesTheSameDriverAsTheGuard) {
+  Result<mr::CudaDriver*> shared = mr::SharedCudaDriver();
+  Result<int> version = MakeRealSystem()->LibraryVersion("libcuda.so.1", LibraryKind::kCudaDriver);
+  ASSERT_EQ(version.ok(), shared.ok());
+  if (!shared.ok()) {
+    EXPECT_EQ(version.error(), shared.error());
+  }
 }
 
 }  // namespace

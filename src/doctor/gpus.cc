@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "oomguard/bounded_read.h"
 #include "oomguard/doctor/cuda_visible_devices.h"
 #include "oomguard/doctor/gpus.h"
 
@@ -53,11 +54,9 @@ class FakeGpus final : public MachineGpus {
  public:
   explicit FakeGpus(std::string path) : path_(std::move(path)) {}
   Result<GpuSnapshot> Read() override {
-    std::ifstream in(path_);
-    if (!in) return MakeError("cannot read fake GPU file " + path_);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    Result<GpuSnapshot> r = ParseGpuSnapshotJson(ss.str());
+    Result<std::string> text = ReadFileBounded(path_);
+    if (!text) return MakeError("cannot read fake GPU file " + text.error());
+    Result<GpuSnapshot> r = ParseGpuSnapshotJson(*text);
     if (!r) return MakeError(path_ + ": " + r.error());
     return r;
   }

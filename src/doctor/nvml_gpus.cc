@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "oomguard/doctor/gpus.h"
+#include "oomguard/mr/cuda_driver.h"
 
 namespace oomguard::doctor {
 namespace {
@@ -36,8 +37,6 @@ struct nvmlProcessInfo_t {
   unsigned int gpuInstanceId, computeInstanceId;
 };
 
-using CUresult = int;
-using CUdevice = int;
 
 template <typename F>
 F Sym(void* lib, const char* name) {
@@ -71,39 +70,32 @@ std::string NvmlError(const Nvml& n, nvmlReturn_t r) {
 // cuInit reads CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER once, so they are
 // overridden around it and restored afterwards.
 std::vector<std::string> CudaFastestFirst(std::string* reason) {
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    *reason = "libcuda.so.1 not found";
+  Result<mr::CudaDriver*> loaded = mr::SharedCudaDriver();  // the process's one driver
+  if (!loaded) {
+    *reason = loaded.error();
     return {};
   }
-  auto cu_init = Sym<CUresult (*)(unsigned)>(lib, "cuInit");
-  auto cu_count = Sym<CUresult (*)(int*)>(lib, "cuDeviceGetCount");
-  auto cu_get = Sym<CUresult (*)(CUdevice*, int)>(lib, "cuDeviceGet");
-  auto cu_pci = Sym<CUresult (*)(char*, int, CUdevice)>(lib, "cuDeviceGetPCIBusId");
-  if (!cu_init || !cu_count || !cu_get || !cu_pci) {
-    *reason = "libcuda.so.1 lacks cuInit/cuDeviceGetPCIBusId";
-    return {};
-  }
+  mr::CudaDriver& cu = **loaded;
   const char* old_visible = std::getenv("CUDA_VISIBLE_DEVICES");
   const char* old_order = std::getenv("CUDA_DEVICE_ORDER");
   std::string saved_visible = old_visible ? old_visible : "";
   std::string saved_order = old_order ? old_order : "";
   unsetenv("CUDA_VISIBLE_DEVICES");
   setenv("CUDA_DEVICE_ORDER", "FASTEST_FIRST", 1);
-  CUresult r = cu_init(0);
+  mr::CuResult r = cu.Init(0);
   if (old_visible) setenv("CUDA_VISIBLE_DEVICES", saved_visible.c_str(), 1);
   if (old_order) setenv("CUDA_DEVICE_ORDER", saved_order.c_str(), 1);
   else unsetenv("CUDA_DEVICE_ORDER");
   std::vector<std::string> order;
   int count = 0;
-  if (r != 0 || cu_count(&count) != 0) {
-    *reason = "cuInit failed with CUDA error " + std::to_string(r);
+  if (r != 0 || cu.DeviceGetCount(&count) != 0) {
+    *reason = "cuInit failed with " + cu.ErrorName(r);
     return {};
   }
   for (int i = 0; i < count; ++i) {
-    CUdevice dev = 0;
+    int dev = 0;
     char bus[64] = {0};
-    if (cu_get(&dev, i) != 0 || cu_pci(bus, sizeof bus, dev) != 0) {
+    if (cu.DeviceGet(&dev, i) != 0 || cu.DeviceGetPCIBusId(bus, sizeof bus, dev) != 0) {
       *reason = "cuDeviceGetPCIBusId failed for CUDA device " + std::to_string(i);
       return {};
     }

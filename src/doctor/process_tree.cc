@@ -4,9 +4,10 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <sstream>
+
+#include "oomguard/bounded_read.h"
 
 namespace oomguard::doctor {
 
@@ -51,14 +52,14 @@ std::optional<int> ParseStatParent(const std::string& stat) {
   return ppid;
 }
 
-TreeMemory SampleTree(ProcessTable& table, int root) {
+TreeMemory SampleTree(ProcessTable& table, int root, bool count_root) {
   TreeMemory tree;
   std::multimap<int, int> children;
   for (const ProcessParent& p : table.ListProcesses()) children.emplace(p.ppid, p.pid);
   std::vector<int> queue = {root};
   for (size_t i = 0; i < queue.size() && i < 100000; ++i) {
     int pid = queue[i];
-    std::optional<ProcessMemory> m = table.Memory(pid);
+    std::optional<ProcessMemory> m = (i == 0 && !count_root) ? std::nullopt : table.Memory(pid);
     if (m) {
       tree.pids.push_back(pid);
       tree.total.rss += m->rss;
@@ -77,11 +78,9 @@ TreeMemory SampleTree(ProcessTable& table, int root) {
 namespace {
 
 std::optional<std::string> Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  Result<std::string> text = ReadFileBounded(path);
+  if (!text) return std::nullopt;
+  return std::move(*text);
 }
 
 class RealProcessTable final : public ProcessTable {

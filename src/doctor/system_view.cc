@@ -12,16 +12,16 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "oomguard/bounded_read.h"
+#include "oomguard/mr/cuda_driver.h"
+
 namespace oomguard::doctor {
 namespace {
 
 std::optional<std::string> ReadWhole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return ss.str();
+  Result<std::string> text = ReadFileBounded(path);
+  if (!text) return std::nullopt;
+  return std::move(*text);
 }
 
 std::vector<std::string> List(const std::string& path) {
@@ -60,6 +60,16 @@ class RealSystem final : public SystemView {
     return static_cast<uint64_t>(st.f_blocks) * st.f_frsize;
   }
   Result<int> LibraryVersion(const std::string& library, LibraryKind kind) const override {
+    if (kind == LibraryKind::kCudaDriver && library == "libcuda.so.1") {
+      // The process's one driver: the same library and error as the GPU list and the guard.
+      Result<mr::CudaDriver*> driver = mr::SharedCudaDriver();
+      if (!driver) return MakeError(driver.error());
+      int version = 0;
+      if (mr::CuResult r = (*driver)->DriverGetVersion(&version); r != mr::kCudaSuccess) {
+        return MakeError("cuDriverGetVersion failed with " + (*driver)->ErrorName(r));
+      }
+      return version;
+    }
     // RTLD_LOCAL and never closed: these libraries do not support being unloaded.
     void* lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) {
@@ -85,8 +95,10 @@ class FakeSystem final : public SystemView {
   explicit FakeSystem(std::string root) : root_(std::move(root)) {}
 
   Status Load() {
-    std::optional<std::string> text = ReadWhole(root_ + "/fake.json");
-    if (!text) return Status::Ok();
+    struct stat st;
+    if (stat((root_ + "/fake.json").c_str(), &st) != 0) return Status::Ok();  // no overrides
+    Result<std::string> text = ReadFileBounded(root_ + "/fake.json");
+    if (!text) return MakeError(text.error());
     nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return MakeError(root_ + "/fake.json is not a JSON object");
     try {

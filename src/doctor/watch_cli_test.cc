@@ -1,4 +1,5 @@
 // `oomguard watch` on real child processes (a few seconds each).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -31,6 +32,7 @@ TEST(WatchCli, StopsALeakBeforeTheHostLimit) {
   ASSERT_EQ(r.exit_code, 1) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_TRUE(j["stopped"].get<bool>());
+  EXPECT_EQ(j["exit_reason"], "stopped_before_oom");
   EXPECT_EQ(j["verdict"], "stopped_before_oom");
   EXPECT_EQ(j["signals_sent"][0].get<std::string>().rfind("SIGINT at ", 0), 0u);
   EXPECT_LT(j["peak_host_bytes"].get<uint64_t>(), 512ull << 20);
@@ -144,6 +146,117 @@ TEST(WatchCli, AttachesToAPid) {
   EXPECT_GE(j["samples"].get<int>(), 3);
 }
 
+// A process that is not ours: `sleep 30` in a new session, as `setsid` makes it.
+pid_t StartForeignSleep() {
+  pid_t child = fork();
+  if (child == 0) {
+    setsid();
+    execl("/bin/sleep", "sleep", "30", nullptr);
+    _exit(127);
+  }
+  return child;
+}
+
+bool Running(pid_t pid) {
+  std::string stat = testing::ReadWholeFile("/proc/" + std::to_string(pid) + "/stat");
+  size_t close = stat.rfind(')');
+  return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] != 'Z';
+}
+
+// Issue 15.1: a signal sent to `watch --pid P` (timeout, systemd stop, ssh hang-up)
+// ends the watch; P, which it only observes, is never signalled.
+TEST(WatchCli, SignalToAPidWatchLeavesTheProcessAlone) {
+  for (const char* sig : {"TERM", "HUP", "INT"}) {
+    pid_t victim = StartForeignSleep();
+    auto r = RunCli("/usr/bin/timeout", {"--preserve-status", "-s", sig, "1", OOMGUARD_EXE, "watch", "--interval",
+                                         "0.1", "--json", "--pid", std::to_string(victim)});
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_TRUE(Running(victim)) << "SIG" << sig << " to watch killed the watched process";
+    kill(victim, SIGKILL);
+    waitpid(victim, nullptr, 0);
+    int signo = std::string(sig) == "TERM" ? SIGTERM : std::string(sig) == "HUP" ? SIGHUP : SIGINT;
+    EXPECT_EQ(r.exit_code, 128 + signo) << r.err;
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["exit_reason"], "watch_interrupted");
+    EXPECT_EQ(j["interrupted_by"], std::string("SIG") + sig);
+    EXPECT_TRUE(j["signals_sent"].empty());
+    EXPECT_TRUE(j["signals_forwarded"].empty());
+    EXPECT_FALSE(j["stopped"].get<bool>());
+    EXPECT_GE(j["samples"].get<int>(), 1);
+  }
+}
+
+// A run we started gets SIGTERM passed on, and the report says so.
+TEST(WatchCli, SignalToACommandWatchIsPassedOnAndReported) {
+  // --foreground: timeout signals watch alone, not its whole process group (the run included).
+  auto r = RunCli("/usr/bin/timeout", {"--foreground", "--preserve-status", "1", OOMGUARD_EXE, "watch",
+                                       "--interval", "0.1", "--json", "--", "sleep", "30"});
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["exit_reason"], "run_exited");
+  ASSERT_EQ(j["signals_forwarded"].size(), 1u) << r.out;
+  EXPECT_EQ(j["signals_forwarded"][0].get<std::string>().rfind("SIGTERM at ", 0), 0u);
+  EXPECT_EQ(j["signal"], SIGTERM);
+  EXPECT_FALSE(j["stopped"].get<bool>());
+}
+
+// Issue 15.7: processes the run leaves behind are watched until they end.
+TEST(WatchCli, WatchesWhatTheRunLeavesBehind) {
+  auto r = RunCli(OOMGUARD_EXE, {"watch", "--interval", "0.1", "--json", "--", "sh", "-c",
+                                 "(sleep 1.5; echo orphan done >&2) & exit 3"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["exit_status"], 3);
+  EXPECT_EQ(j["exit_reason"], "run_exited");
+  EXPECT_GE(j["processes_outlived_run"].get<int>(), 1);
+  EXPECT_GE(j["duration_seconds"].get<double>(), 1.2);
+  EXPECT_NE(r.err.find("orphan done"), std::string::npos) << r.err;
+}
+
+// Issue 15.7: the run's own exit status 1 or 2 is told apart from oomguard's.
+TEST(WatchCli, ExitReasonTellsTheRunsStatusFromOomguards) {
+  for (int code : {1, 2}) {
+    auto r = RunCli(OOMGUARD_EXE, {"watch", "--interval", "0.1", "--json", "--", "sh", "-c",
+                                   "exit " + std::to_string(code)});
+    EXPECT_EQ(r.exit_code, code);
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["exit_reason"], "run_exited");
+    EXPECT_FALSE(j["stopped"].get<bool>());
+  }
+}
+
+// Issue 15.7: `kill -9` of watch does not leave the run running unobserved (PR_SET_PDEATHSIG).
+TEST(WatchCli, RunEndsWhenWatchIsKilled) {
+  std::string pid_file = TempPath("orphan_pid");
+  std::remove(pid_file.c_str());
+  pid_t watch = fork();
+  if (watch == 0) {
+    int null_fd = open("/dev/null", O_WRONLY);
+    dup2(null_fd, 1);
+    dup2(null_fd, 2);
+    std::string script = "echo $$ > " + pid_file + "; exec sleep 30";
+    execl(OOMGUARD_EXE, OOMGUARD_EXE, "watch", "--", "sh", "-c", script.c_str(), nullptr);
+    _exit(127);
+  }
+  int run = 0;
+  for (int i = 0; i < 300 && run <= 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::ifstream in(pid_file);
+    in >> run;
+  }
+  ASSERT_GT(run, 0);
+  kill(watch, SIGKILL);
+  waitpid(watch, nullptr, 0);
+  bool ended = false;
+  for (int i = 0; i < 100 && !ended; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ended = !Running(run);
+  }
+  if (!ended) kill(run, SIGKILL);
+  std::remove(pid_file.c_str());
+  EXPECT_TRUE(ended) << "the run kept running after watch was killed";
+}
+
 TEST(WatchCli, BadInputExits2WithOneLine) {
   struct Case {
     std::vector<std::string> args;
@@ -156,7 +269,8 @@ TEST(WatchCli, BadInputExits2WithOneLine) {
       {{"watch", "--interval", "0", "--", "true"}, ""},
       {{"watch", "--host-limit", "lots", "--", "true"}, ""},
       {{"watch", "--csv", "/no/such/dir/x.csv", "--", "true"}, "oomguard watch: cannot write /no/such/dir/x.csv\n"},
-      {{"watch", "--pid", "999999999"}, "oomguard watch: no process with pid 999999999\n"},
+      {{"watch", "--pid", "4194304"}, "oomguard watch: no process with pid 4194304\n"},
+      {{"watch", "--pid", "999999999"}, "oomguard watch: --pid must be at most 4194304, got 999999999\n"},
   };
   for (const Case& c : cases) {
     auto r = RunCli(OOMGUARD_EXE, c.args);

@@ -31,6 +31,17 @@ void KeepPeak(const Sample& s, Sample* peak) {
 
 }  // namespace
 
+std::string SignalName(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGKILL: return "SIGKILL";
+    case SIGQUIT: return "SIGQUIT";
+  }
+  return "signal " + std::to_string(sig);
+}
+
 std::string StopReason(const Sample& s, const Assessment& a, const WatchOptions& o) {
   struct Series {
     const char* name;
@@ -55,10 +66,11 @@ std::string StopReason(const Sample& s, const Assessment& a, const WatchOptions&
   return "";
 }
 
-Sample Watcher::TakeSample(int root, double seconds) {
+Sample Watcher::TakeSample(const WatchedProcess& process, double seconds, std::vector<int>* pids) {
   Sample s;
   s.seconds = seconds;
-  TreeMemory tree = SampleTree(*table_, root);
+  TreeMemory tree = SampleTree(*table_, process.tree_root(), process.tree_root_counts());
+  *pids = tree.pids;
   s.host = tree.total;
   s.host_bytes = tree.total.rss + tree.total.swap;
   s.processes = static_cast<int>(tree.pids.size());
@@ -95,7 +107,7 @@ Sample Watcher::TakeSample(int root, double seconds) {
 }
 
 WatchSummary Watcher::Run(WatchedProcess& process, const SampleCallback& on_sample,
-                          const std::function<int()>& forward_signal, const OutputCallback& on_output) {
+                          const std::function<int()>& received_signal, const OutputCallback& on_output) {
   WatchSummary summary;
   StepCounter steps;
   auto pass_output = [&](double seconds) {  // seconds since the start
@@ -118,6 +130,8 @@ WatchSummary Watcher::Run(WatchedProcess& process, const SampleCallback& on_samp
     last_signal_at = now;
   };
 
+  std::vector<int> last_pids;
+  bool root_ended = false;
   while (true) {
     if (std::optional<ExitStatus> done = process.Poll()) {
       summary.exit = *done;
@@ -125,9 +139,17 @@ WatchSummary Watcher::Run(WatchedProcess& process, const SampleCallback& on_samp
       break;
     }
     pass_output(clock_->NowSeconds() - start);
-    if (forward_signal) {
-      if (int sig = forward_signal(); sig != 0) process.Signal(sig);
+    if (received_signal) {
+      if (int sig = received_signal(); sig != 0) {
+        if (!options_.forward_signals) {
+          summary.interrupted_by = sig;
+          break;
+        }
+        process.Signal(sig);
+        summary.signals_forwarded.push_back(SignalName(sig) + " at " + Seconds(clock_->NowSeconds() - start));
+      }
     }
+    if (!root_ended && !process.root_alive()) root_ended = true;
     double now = clock_->NowSeconds();
     if (now + 1e-9 < next_sample) {
       clock_->SleepSeconds(std::min(poll, next_sample - now));
@@ -136,7 +158,9 @@ WatchSummary Watcher::Run(WatchedProcess& process, const SampleCallback& on_samp
     next_sample += options_.interval_seconds;
     if (next_sample < now) next_sample = now + options_.interval_seconds;
 
-    Sample s = TakeSample(process.pid(), now - start);
+    std::vector<int> pids;
+    Sample s = TakeSample(process, now - start, &pids);
+    if (root_ended) summary.outlived_run = std::max(summary.outlived_run, s.processes);
     if (s.processes == 0) {  // gone between Poll() and the sample: let Poll() reap it
       clock_->SleepSeconds(poll);
       continue;
@@ -159,6 +183,7 @@ WatchSummary Watcher::Run(WatchedProcess& process, const SampleCallback& on_samp
     if (a.step && a.seconds_to_limit && steps.steps_per_second() > 0) {
       a.step_at_limit = *a.step + *a.seconds_to_limit * steps.steps_per_second();
     }
+    last_pids = std::move(pids);
     summary.samples.push_back(s);
     KeepPeak(s, &summary.peak);
     last = a;
@@ -192,6 +217,11 @@ WatchSummary Watcher::Run(WatchedProcess& process, const SampleCallback& on_samp
     }
   }
 
+  // Descendants of a process we only observe outlive it under another parent:
+  // say which ones were still running when the watch ended.
+  for (int pid : last_pids) {
+    if (pid != process.pid() && table_->Memory(pid)) summary.left_unwatched.push_back(pid);
+  }
   summary.gpu_available = gpu_ok_;
   summary.last_step = steps.last_step();
   summary.steps_per_second = steps.steps_per_second();

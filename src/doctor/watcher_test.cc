@@ -198,6 +198,30 @@ TEST(Watcher, ForwardsSignalsItIsAskedTo) {
   EXPECT_EQ(run.signals[0].first, SIGTERM);
   EXPECT_FALSE(s.stopped);  // the user stopped it, not oomguard
   EXPECT_EQ(*s.exit.signal, SIGTERM);
+  ASSERT_EQ(s.signals_forwarded.size(), 1u);
+  EXPECT_EQ(s.signals_forwarded[0].rfind("SIGTERM at ", 0), 0u);
+  EXPECT_TRUE(s.signals_sent.empty());
+}
+
+// Issue 15.1: a process we only observe (--pid) is never sent a signal we
+// received; the signal ends the watch, and its descendants are named as left.
+TEST(Watcher, ObservedProcessIsNotSentReceivedSignals) {
+  FakeClock clock;
+  FakeTable table(&clock, [](double) { return 50 * kMiB; });
+  FakeRun run(&clock, {SIGTERM, SIGHUP, SIGINT});
+  WatchOptions o = Options();
+  o.forward_signals = false;
+  int calls = 0;
+  WatchSummary s = Watcher(o, &clock, &table, nullptr).Run(run, nullptr, [&] {
+    return ++calls == 30 ? SIGHUP : 0;
+  });
+  EXPECT_TRUE(run.signals.empty());
+  ASSERT_TRUE(s.interrupted_by.has_value());
+  EXPECT_EQ(*s.interrupted_by, SIGHUP);
+  EXPECT_FALSE(s.stopped);
+  EXPECT_TRUE(s.signals_forwarded.empty());
+  EXPECT_FALSE(s.samples.empty());
+  EXPECT_EQ(s.left_unwatched, (std::vector<int>{101, 102}));
 }
 
 // A run that prints two training steps per second.

@@ -16,6 +16,9 @@ using CuMemGetInfo = CuResult (*)(std::size_t*, std::size_t*);
 using CuMemHostAlloc = CuResult (*)(void**, std::size_t, unsigned);
 using CuMemFreeHost = CuResult (*)(void*);
 using CuGetErrorName = CuResult (*)(CuResult, const char**);
+using CuDriverGetVersion = CuResult (*)(int*);
+using CuDeviceGetCount = CuResult (*)(int*);
+using CuDeviceGetPCIBusId = CuResult (*)(char*, int, int);
 
 // The virtual memory structs, laid out as in cuda.h (CUDA 10.2 to 12.x).
 struct CuMemLocation {
@@ -96,6 +99,9 @@ class DlopenCudaDriver final : public CudaDriver {
     optional(map_, "cuMemMap");
     optional(unmap_, "cuMemUnmap");
     optional(set_access_, "cuMemSetAccess");
+    optional(driver_version_, "cuDriverGetVersion");
+    optional(device_count_, "cuDeviceGetCount");
+    optional(pci_bus_id_, "cuDeviceGetPCIBusId");
     return missing;
   }
 
@@ -145,6 +151,13 @@ class DlopenCudaDriver final : public CudaDriver {
     if (get_error_name_(result, &name) == kCudaSuccess && name != nullptr) return name;
     return "CUDA error " + std::to_string(result);
   }
+  CuResult DriverGetVersion(int* version) override {
+    return driver_version_ ? driver_version_(version) : kCudaErrorNotSupported;
+  }
+  CuResult DeviceGetCount(int* count) override { return device_count_ ? device_count_(count) : kCudaErrorNotSupported; }
+  CuResult DeviceGetPCIBusId(char* bus, int len, int device) override {
+    return pci_bus_id_ ? pci_bus_id_(bus, len, device) : kCudaErrorNotSupported;
+  }
 
  private:
   void* handle_;
@@ -168,6 +181,9 @@ class DlopenCudaDriver final : public CudaDriver {
   CuMemMap map_ = nullptr;
   CuMemUnmap unmap_ = nullptr;
   CuMemSetAccess set_access_ = nullptr;
+  CuDriverGetVersion driver_version_ = nullptr;
+  CuDeviceGetCount device_count_ = nullptr;
+  CuDeviceGetPCIBusId pci_bus_id_ = nullptr;
 };
 
 }  // namespace
@@ -185,6 +201,15 @@ Result<std::unique_ptr<CudaDriver>> LoadCudaDriver(const std::string& library) {
     return MakeError(library + " is not a usable CUDA driver: it has no symbol " + missing);
   }
   return std::unique_ptr<CudaDriver>(std::move(driver));
+}
+
+Result<CudaDriver*> SharedCudaDriver() {
+  // Loaded on first use (a C++ static: once, thread-safe) and deliberately
+  // never destroyed: unloading libcuda after cuInit is unsafe.
+  static Result<std::unique_ptr<CudaDriver>>* const loaded =
+      new Result<std::unique_ptr<CudaDriver>>(LoadCudaDriver());
+  if (!*loaded) return MakeError(loaded->error());
+  return loaded->value().get();
 }
 
 }  // namespace oomguard::mr

@@ -128,5 +128,26 @@ TEST(CudaDeviceResource, DeviceWithoutVirtualMemoryGetsRegions) {
   }
 }
 
+// Issue 15.13: libcuda.so.1 is loaded once; every caller gets the same driver or the same error.
+TEST(SharedCudaDriver, OneDriverOrOneErrorForTheWholeProcess) {
+  Result<CudaDriver*> a = SharedCudaDriver();
+  Result<CudaDriver*> b = SharedCudaDriver();
+  ASSERT_EQ(a.ok(), b.ok());
+  if (a.ok()) {
+    EXPECT_EQ(*a, *b);
+  } else {
+    EXPECT_EQ(a.error(), b.error());
+    EXPECT_EQ(a.error().rfind("cannot load the CUDA driver (libcuda.so.1): ", 0), 0u) << a.error();
+  }
+}
+
+// A driver without the calls doctor makes says so instead of crashing.
+TEST(SharedCudaDriver, DoctorCallsAreOptional) {
+  std::unique_ptr<CudaDriver> driver = LoadCudaDriver(OOMGUARD_FAKE_LIBCUDA).value();
+  int version = -1;
+  CuResult r = driver->DriverGetVersion(&version);
+  EXPECT_TRUE(r == kCudaSuccess || r == kCudaErrorNotSupported) << r;
+}
+
 }  // namespace
 }  // namespace oomguard::mr

@@ -134,19 +134,10 @@ PluggableAllocator::UpstreamFactory MakeDefaultUpstreamFactory(const AllocConf& 
       return std::unique_ptr<MemoryResource>(std::make_unique<SimulatedDeviceResource>(options));
     };
   }
-  // The driver is loaded once and lives as long as the factory (and its copies).
-  auto driver = std::make_shared<std::unique_ptr<CudaDriver>>();
-  auto load_error = std::make_shared<std::string>();
-  return [driver, load_error](int device) -> Result<std::unique_ptr<MemoryResource>> {
-    if (!*driver && load_error->empty()) {
-      Result<std::unique_ptr<CudaDriver>> loaded = LoadCudaDriver();
-      if (loaded.ok()) {
-        *driver = std::move(*loaded);
-      } else {
-        *load_error = loaded.error();
-      }
-    }
-    if (!*driver) return MakeError(*load_error);
+  // The process's one driver (SharedCudaDriver), loaded on first use.
+  return [](int device) -> Result<std::unique_ptr<MemoryResource>> {
+    Result<CudaDriver*> driver = SharedCudaDriver();
+    if (!driver) return MakeError(driver.error());
     Result<std::unique_ptr<CudaDeviceResource>> r = CudaDeviceResource::Open(**driver, device);
     if (!r.ok()) return MakeError(r.error());
     return std::unique_ptr<MemoryResource>(std::move(*r));

@@ -32,9 +32,20 @@ struct VisibleDevices {
   std::vector<std::string> warnings;  // one sentence each, user's words
 };
 
+// The most GPUs one machine can have: the NVIDIA kernel driver handles at most
+// 32 (NV_MAX_DEVICES). An index at or above it selects no GPU on any machine.
+inline constexpr int kMaxCudaDevices = 32;
+
 // Parses the value of CUDA_VISIBLE_DEVICES (nullptr = unset). Syntax only:
-// an index that is a number, "GPU-<hex uuid prefix>", "MIG-..." ids. A negative
-// number or any other text is invalid and hides the entries after it.
+// an index below kMaxCudaDevices, "GPU-<hex uuid prefix>", "MIG-..." ids. A
+// negative or larger number, a repeat or any other text is invalid and hides
+// the entries after it.
+//
+// The one rule (doctor's cuda_visible_devices check): an entry CUDA cannot use
+// ends the list there. When entries before it were kept, GPUs the user listed
+// are silently dropped: a failure. When it is the first entry, CUDA sees no GPU
+// (as with the CPU idiom "-1"): a warning. Whether a GPU is present only adds
+// what needs one to judge (an index past the last GPU, a UUID matching none).
 VisibleDevices ParseCudaVisibleDevices(const char* value);
 
 enum class DeviceOrder { kFastestFirst, kPciBusId };
@@ -49,6 +60,9 @@ struct OrdinalMap {
   std::vector<std::string> warnings;             // mismatches, unresolved entries, guesses
   bool order_known = true;  // false when FASTEST_FIRST was needed but libcuda gave no order
   int mig_entries = 0;      // MIG instances selected (they get ordinals but are not GPU rows)
+  // Where CUDA stops using the list (an index into VisibleDevices::entries): an
+  // index past the last GPU, a UUID matching none, a GPU selected twice.
+  std::optional<size_t> cut_at;
 };
 OrdinalMap MapCudaOrdinals(const GpuSnapshot& snapshot, const VisibleDevices& visible,
                            DeviceOrder order);

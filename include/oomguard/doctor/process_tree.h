@@ -53,7 +53,8 @@ struct TreeMemory {
   std::vector<int> pids;  // root first, then descendants (breadth first)
 };
 
-// `root` and every descendant of it, with their memory summed.
-TreeMemory SampleTree(ProcessTable& table, int root);
+// `root` and every descendant of it, with their memory summed; without
+// `root` itself when !count_root.
+TreeMemory SampleTree(ProcessTable& table, int root, bool count_root = true);
 
 }  // namespace oomguard::doctor

@@ -51,15 +51,31 @@ class WatchedProcess {
   // Output the run wrote since the last call, when it is captured (StartChild
   // with capture_stdout); "" otherwise.
   virtual std::string ReadOutput() { return ""; }
+  // The root of the tree to sample, and whether the root itself counts. A
+  // child whose own process has ended but whose descendants still run (they
+  // were adopted by this process, a child subreaper) is sampled as this
+  // process's tree without this process.
+  virtual int tree_root() const { return pid(); }
+  virtual bool tree_root_counts() const { return true; }
+  // Whether the run's own process is still running (its descendants may outlive it).
+  virtual bool root_alive() { return !Poll().has_value(); }
 };
 
 // Starts argv[0] (searched in PATH) as a child of this process, with its
 // stdout sent to our stderr when stdout_to_stderr (so that our stdout can
 // hold only JSON), or to a pipe that ReadOutput() drains when capture_stdout.
 // Fails with "cannot run 'X': <reason>" when it cannot be executed.
+//
+// This process becomes a child subreaper (PR_SET_CHILD_SUBREAPER): processes
+// the run leaves behind when it exits are adopted here, and Poll() reports the
+// run's exit status only once every one of them has ended too. The child gets
+// PR_SET_PDEATHSIG(SIGTERM): if this process dies without forwarding a signal
+// (kill -9), the run is sent SIGTERM instead of running on unobserved.
 Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string>& argv,
                                                    bool stdout_to_stderr = false, bool capture_stdout = false);
-// An existing process (--pid). Its exit status cannot be known.
+// An existing process (--pid). Its exit status cannot be known. Signal() is
+// called only by the stop decision (--stop-before-oom), never to pass on a
+// signal this process received.
 Result<std::unique_ptr<WatchedProcess>> AttachToPid(int pid);
 
 struct WatchOptions {
@@ -72,6 +88,11 @@ struct WatchOptions {
   double critical_fraction = 0.98;     // escalate at once above this during a grace period
   double sigint_grace_seconds = 10;    // SIGINT -> SIGTERM
   double sigterm_grace_seconds = 5;    // SIGTERM -> SIGKILL
+  // What a signal this process receives (Run's `received_signal`) does:
+  // true (a run we started): pass it on to the run and keep watching until it
+  // ends; false (--pid: a process we only observe): end the watch, leave the
+  // process alone.
+  bool forward_signals = true;
   GrowthOptions growth;
 };
 
@@ -93,13 +114,22 @@ struct Assessment {
   std::optional<double> step_at_limit;     // the step at which the nearer limit comes
 };
 
+// "SIGTERM" for SIGTERM; "signal N" for one without a name here.
+std::string SignalName(int sig);
+
 // The pure stop decision for one sample: "" (keep going) or the reason.
 std::string StopReason(const Sample& s, const Assessment& a, const WatchOptions& options);
 
 struct WatchSummary {
   bool stopped = false;          // oomguard stopped the run
   std::string stop_reason;       // why (empty when not stopped)
-  std::vector<std::string> signals_sent;  // "SIGINT at 3.2 s", ...
+  std::vector<std::string> signals_sent;  // by the stop decision: "SIGINT at 3.2 s", ...
+  std::vector<std::string> signals_forwarded;  // received and passed on: "SIGTERM at 1.0 s"
+  std::optional<int> interrupted_by;  // the signal that ended the watch (forward_signals false)
+  // Processes that outlived the run's own process and were watched until they ended.
+  int outlived_run = 0;
+  // Processes of the tree still running when the watch ended, no longer watched (--pid).
+  std::vector<int> left_unwatched;
   ExitStatus exit;
   std::vector<Sample> samples;
   Sample peak;                   // the maximum of each field
@@ -125,14 +155,16 @@ class Watcher {
   Watcher(WatchOptions options, Clock* clock, ProcessTable* table, MachineGpus* gpus)
       : options_(options), clock_(clock), table_(table), gpus_(gpus) {}
 
-  // Samples until the process ends. `interrupted`, when given, is polled: when
-  // it returns a signal number, that signal is forwarded to the run.
+  // Samples until the process (and, for a child, what it left running) ends.
+  // `received_signal`, when given, is polled: when it returns a signal number,
+  // that signal is forwarded to the run (WatchOptions::forward_signals) or
+  // ends the watch.
   WatchSummary Run(WatchedProcess& process, const SampleCallback& on_sample = nullptr,
-                   const std::function<int()>& forward_signal = nullptr,
+                   const std::function<int()>& received_signal = nullptr,
                    const OutputCallback& on_output = nullptr);
 
  private:
-  Sample TakeSample(int root, double seconds);
+  Sample TakeSample(const WatchedProcess& process, double seconds, std::vector<int>* pids);
   WatchOptions options_;
   Clock* clock_;
   ProcessTable* table_;

@@ -22,6 +22,7 @@ using CuResult = int;
 inline constexpr CuResult kCudaSuccess = 0;
 inline constexpr CuResult kCudaErrorOutOfMemory = 2;  // CUDA_ERROR_OUT_OF_MEMORY
 inline constexpr unsigned kMemHostAllocPortable = 0x01;  // CU_MEMHOSTALLOC_PORTABLE
+inline constexpr CuResult kCudaErrorNotSupported = 801;  // CUDA_ERROR_NOT_SUPPORTED
 
 class CudaDriver {
  public:
@@ -56,6 +57,22 @@ class CudaDriver {
   virtual CuResult MemSetAccess(uint64_t ptr, std::size_t bytes, int device) = 0;
   // "CUDA_ERROR_OUT_OF_MEMORY" (cuGetErrorName), or "CUDA error N".
   virtual std::string ErrorName(CuResult result) = 0;
+
+  // What doctor asks of the driver (its version, the devices in CUDA's
+  // order). kCudaErrorNotSupported from a driver that lacks them.
+  virtual CuResult DriverGetVersion(int* version) {
+    (void)version;
+    return kCudaErrorNotSupported;
+  }
+  virtual CuResult DeviceGetCount(int* count) {
+    (void)count;
+    return kCudaErrorNotSupported;
+  }
+  // The PCI bus id ("0000:3b:00.0") of `device`, NUL-terminated in bus[0..len).
+  virtual CuResult DeviceGetPCIBusId(char* bus, int len, int device) {
+    (void)bus, (void)len, (void)device;
+    return kCudaErrorNotSupported;
+  }
 };
 
 // Loads the driver library (default libcuda.so.1) and resolves its symbols.
@@ -63,5 +80,11 @@ class CudaDriver {
 //   "cannot load the CUDA driver (<library>): <dlerror text>; is the NVIDIA driver installed?"
 //   "<library> is not a usable CUDA driver: it has no symbol <name>"
 Result<std::unique_ptr<CudaDriver>> LoadCudaDriver(const std::string& library = "libcuda.so.1");
+
+// libcuda.so.1, loaded once for the whole process and never unloaded (the
+// driver does not support being unloaded after cuInit): the guard's CUDA
+// resource, doctor's GPU list and doctor's system view all see this one driver,
+// or the same error. Thread-safe.
+Result<CudaDriver*> SharedCudaDriver();
 
 }  // namespace oomguard::mr
