@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -44,8 +45,9 @@ TEST(Cli, FarFromAnyCommandGetsNoSuggestion) {
   EXPECT_EQ(r.err, "oomguard: unknown command 'xyzzyq' (see 'oomguard --help')\n");
 }
 
-const std::vector<std::string> kCommands = {"plan",    "fit",     "split",  "models", "gpus",
-                                           "feed",    "explain", "devices", "doctor", "watch"};
+const std::vector<std::string> kCommands = {"plan",    "fit",    "split",   "models",     "gpus",
+                                           "feed",    "explain", "devices", "doctor",    "watch",
+                                           "version", "completion", "man"};
 
 int Lines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
 
@@ -174,6 +176,63 @@ TEST(Cli, OutOfMemoryIsOneLineNotAnAbort) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(r.err, "oomguard devices: out of memory: the input needs more memory than this process can get\n");
 #endif
+}
+
+
+// Issue 14.4: --version, version --json, an example in every --help, completion and man page from the table.
+TEST(Cli, VersionNamesTheRevisionAndDependencies) {
+  auto r = RunCli(OOMGUARD_EXE, {"--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("oomguard 0.", 0), 0u) << r.out;
+  r = RunCli(OOMGUARD_EXE, {"version", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["git_revision"].get<std::string>().empty());
+  for (const char* dep : {"onnx", "protobuf", "cli11", "nlohmann_json", "re2", "turbojpeg"}) {
+    EXPECT_TRUE(j["dependencies"].contains(dep)) << dep;
+  }
+}
+
+TEST(Cli, EveryCommandsHelpShowsAnExample) {
+  for (const std::string& name : kCommands) {
+    auto r = RunCli(OOMGUARD_EXE, {name, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << name;
+    size_t at = r.out.find("Example:\n  oomguard ");
+    if (at == std::string::npos) at = r.out.find("Example:\n  CUDA_VISIBLE_DEVICES");
+    if (at == std::string::npos) at = r.out.find("Example:\n  source <(oomguard");
+    EXPECT_NE(at, std::string::npos) << name << ":\n" << r.out;
+    auto j = RunCli(OOMGUARD_EXE, {name, "--help", "--json"});
+    EXPECT_TRUE(nlohmann::json::parse(j.out).contains("example")) << name;
+  }
+}
+
+TEST(Cli, CompletionCoversEveryCommandAndItsOptions) {
+  auto r = RunCli(OOMGUARD_EXE, {"completion", "bash"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("complete -o default -F _oomguard oomguard"), std::string::npos);
+  EXPECT_NE(r.out.find("plan) opts=\"--help --batch "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--stop-before-oom"), std::string::npos);
+  EXPECT_NE(r.out.find("--budget"), std::string::npos);
+  auto z = RunCli(OOMGUARD_EXE, {"completion", "zsh"});
+  EXPECT_EQ(z.out.rfind("#compdef oomguard\n", 0), 0u);
+  auto bad = RunCli(OOMGUARD_EXE, {"completion", "fish"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1);
+  // The script is valid bash: bash -n parses it.
+  std::string path = ::testing::TempDir() + "/oomguard_completion.bash";
+  std::ofstream(path) << r.out;
+  EXPECT_EQ(std::system(("bash -n " + path).c_str()), 0);
+}
+
+TEST(Cli, ManPageDocumentsEveryCommand) {
+  auto r = RunCli(OOMGUARD_EXE, {"man"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind(".TH OOMGUARD 1", 0), 0u);
+  for (const char* name : {"plan", "fit", "split", "feed", "explain", "doctor", "watch"}) {
+    EXPECT_NE(r.out.find(std::string(".SS ") + name + "\n"), std::string::npos) << name;
+  }
+  EXPECT_NE(r.out.find(".SH EXIT STATUS"), std::string::npos);
+  EXPECT_NE(r.out.find("\\-\\-stop\\-before\\-oom"), std::string::npos);
 }
 
 }  // namespace

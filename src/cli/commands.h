@@ -4,7 +4,20 @@
 //   stopped), 2 bad input or usage (one line on stderr).
 #pragma once
 
+#include <span>
+
 namespace oomguard::cli {
+
+// One row of the command table (main.cc): what --help, completion and the man page are made from.
+struct Subcommand {
+  const char* name;
+  const char* help;     // one line
+  const char* example;  // one typical call, shown under each command's --help
+  int (*run)(int argc, char** argv);
+};
+
+// The command table, in the order `oomguard --help` lists it.
+std::span<const Subcommand> Subcommands();
 
 int RunPlan(int argc, char** argv);     // cmd_plan.cc
 int RunFit(int argc, char** argv);      // cmd_fit.cc
@@ -16,5 +29,8 @@ int RunExplain(int argc, char** argv);  // cmd_explain.cc
 int RunDevices(int argc, char** argv);  // cmd_devices.cc
 int RunDoctor(int argc, char** argv);   // cmd_doctor.cc
 int RunWatch(int argc, char** argv);    // cmd_watch.cc
+int RunVersion(int argc, char** argv);     // cmd_version.cc
+int RunCompletion(int argc, char** argv);  // cmd_completion.cc
+int RunMan(int argc, char** argv);         // cmd_completion.cc
 
 }  // namespace oomguard::cli

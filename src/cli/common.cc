@@ -46,6 +46,12 @@ bool WantsJson(int argc, char** argv) {
   return false;
 }
 
+namespace {
+const char* g_help_example = nullptr;
+}  // namespace
+
+void SetHelpExample(const char* example) { g_help_example = example; }
+
 nlohmann::json HelpJson(const CLI::App& app) {
   nlohmann::json options = nlohmann::json::array();
   for (const CLI::Option* opt : app.get_options()) {
@@ -55,10 +61,13 @@ nlohmann::json HelpJson(const CLI::App& app) {
     o["value"] = opt->get_type_size() == 0 ? nlohmann::json() : nlohmann::json(opt->get_type_name());
     options.push_back(o);
   }
-  return {{"command", app.get_name()}, {"description", app.get_description()}, {"options", options}};
+  nlohmann::json j = {{"command", app.get_name()}, {"description", app.get_description()}, {"options", options}};
+  if (g_help_example != nullptr) j["example"] = g_help_example;
+  return j;
 }
 
 std::optional<int> Parse(CLI::App& app, std::string_view command, int argc, char** argv) {
+  if (g_help_example != nullptr) app.footer(std::string("\nExample:\n  ") + g_help_example);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

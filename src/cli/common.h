@@ -27,6 +27,10 @@ void PrintError(std::string_view command, std::string_view message);
 // parse error: 2 with one line on stderr), or nullopt when parsing succeeded.
 std::optional<int> Parse(CLI::App& app, std::string_view command, int argc, char** argv);
 
+// The example shown under the running command's --help (text and JSON); set
+// by main before it runs a command. Not thread-safe: call before any threads.
+void SetHelpExample(const char* example);
+
 // True when argv holds --json before any "--".
 bool WantsJson(int argc, char** argv);
 
