@@ -138,13 +138,23 @@ void PrintSummary(const doctor::WatchSummary& s, const std::string& what) {
   std::fprintf(stderr, "  verdict: %s\n", verdict.c_str());
 }
 
-void DrawStatus(const doctor::Sample& s, const doctor::Assessment& a) {
+// The live status line. Until the growth detector has `min_samples` samples a
+// rate would be noise, so it says how many it is still collecting instead.
+void DrawStatus(const doctor::Sample& s, const doctor::Assessment& a, size_t min_samples) {
   std::string line = "\r\033[2Kwatch " + std::to_string(static_cast<int>(s.seconds)) + "s  " +
                      std::to_string(s.processes) + " proc  host " + FormatBytes(s.host_bytes);
   if (s.host_limit) line += "/" + FormatBytes(s.host_limit);
-  line += " " + Rate(a.host.bytes_per_second);
+  const bool collecting = a.host.samples < min_samples;
+  if (!collecting) line += " " + Rate(a.host.bytes_per_second);
   if (s.gpu_limit || s.gpu_bytes) {
-    line += "  gpu " + FormatBytes(s.gpu_bytes) + "/" + FormatBytes(s.gpu_limit) + " " + Rate(a.gpu.bytes_per_second);
+    line += "  gpu " + FormatBytes(s.gpu_bytes) + "/" + FormatBytes(s.gpu_limit);
+    if (!collecting) line += " " + Rate(a.gpu.bytes_per_second);
+  }
+  if (collecting) {
+    line += "  collecting (" + std::to_string(a.host.samples) + " of " + std::to_string(min_samples) + " samples)";
+    std::fputs(line.c_str(), stderr);
+    std::fflush(stderr);
+    return;
   }
   if (a.step) line += "  step " + std::to_string(*a.step);
   if (a.seconds_to_limit) {
@@ -260,7 +270,12 @@ int RunWatch(int argc, char** argv) {
   bool live = StderrIsTerminal();
   FILE* pass_to = json ? stderr : stdout;
   doctor::WatchSummary summary = watcher.Run(
-      **process, live ? doctor::SampleCallback(DrawStatus) : doctor::SampleCallback(),
+      **process,
+      live ? doctor::SampleCallback([min = options.growth.min_samples](const doctor::Sample& s,
+                                                                      const doctor::Assessment& a) {
+        DrawStatus(s, a, min);
+      })
+           : doctor::SampleCallback(),
       [] {
         int sig = g_forward_signal;
         g_forward_signal = 0;
