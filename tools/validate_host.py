@@ -126,6 +126,7 @@ def run_one(spec: dict) -> None:
 
     batches = max(10, spec["workers"] * spec["prefetch"] + 8)
     items = [load(i) for i in range(spec["preload"])] if spec["preload"] else None
+    import gc; gc.collect()
     n = spec["batch"] * batches
     loader = DataLoader(Photos(n, items), batch_size=spec["batch"], shuffle=False,
                         num_workers=spec["workers"],
@@ -281,8 +282,9 @@ def measure(c: dict, photo_root: str) -> dict:
 def plan(exe: str, c: dict) -> dict:
     cmd = [exe, "plan", "resnet18", "--batch", str(c["batch"]), "--json",
            "--sample", "3x%dx%d:%s" % (c["height"], c["width"], c["dtype"]),
-           "--loader-workers", str(c["workers"]), "--prefetch-factor", str(c["prefetch"]),
-           "--host-memory", "64GiB"]
+           "--loader-workers", str(c["workers"]), "--host-memory", "64GiB"]
+    if c["workers"]:
+        cmd += ["--prefetch-factor", str(c["prefetch"])]
     if c["preload"]:
         cmd += ["--dataset-in-memory", str(c["preload"])]
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -319,9 +321,14 @@ def main() -> None:
         keep = {int(i) for i in a.only.split(",")}
         chosen = [c for c in chosen if c["index"] in keep]
     measured = {}
+    source = None
     if a.reuse:
         with open(a.reuse) as f:
-            measured = {r["config"]["index"]: r["measured"] for r in json.load(f)["rows"]}
+            source = json.load(f)
+        measured = {r["config"]["index"]: r["measured"] for r in source["rows"]}
+        source = source.get("measurement") or {k: source.get(k) for k in
+                                                 ("date", "machine", "command", "load_average_before",
+                                                  "load_average_after")}
     load_before = os.getloadavg()
     rows = []
     with tempfile.TemporaryDirectory(prefix="oomguard_photos_") as photos:
@@ -351,6 +358,7 @@ def main() -> None:
         "torch": subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
                                 capture_output=True, text=True).stdout.strip(),
         "measure": "RssFile(main) + sum over the process tree of Pss_Anon + shared-memory files held by the tree (each once); peak of 10 ms samples",
+        "measurement": source,  # when --reuse: where the measured figures come from
         "summary": {"all": summary(rows), "development": summary(dev), "held_out": summary(held)},
         "rows": rows,
     }

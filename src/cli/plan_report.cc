@@ -56,6 +56,8 @@ std::string Percent(double v) {
   return buf;
 }
 
+}  // namespace
+
 std::string HtmlEscape(const std::string& s) {
   std::string o;
   for (char c : s) {
@@ -69,8 +71,6 @@ std::string HtmlEscape(const std::string& s) {
   }
   return o;
 }
-
-}  // namespace
 
 PlanVerdict Judge(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved) {
   PlanVerdict v;
@@ -207,7 +207,7 @@ std::string PlanToText(const plan::StepPlan& plan, const ResolvedPlanOptions& re
 }
 
 std::string PlanToHtml(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved,
-                       const std::vector<std::pair<int64_t, uint64_t>>& curve) {
+                       const std::vector<std::pair<int64_t, uint64_t>>& curve, const std::string& host_html) {
   PlanVerdict v = Judge(plan, resolved);
   const double kGiB = 1024.0 * 1024.0 * 1024.0;
   std::ostringstream h;
@@ -246,7 +246,7 @@ std::string PlanToHtml(const plan::StepPlan& plan, const ResolvedPlanOptions& re
       << HtmlEscape(FormatBytes(c.bytes)) << "</td><td>"
       << Percent(total ? 100.0 * static_cast<double>(c.bytes) / static_cast<double>(total) : 0) << "</td></tr>\n";
   }
-  h << "</table>\n";
+  h << "</table>\n" << host_html;
   // Memory vs batch.
   if (!curve.empty()) {
     const int W = 800, H = 360, L = 70, B = 40;

@@ -159,17 +159,26 @@ HostPlan PlanHost(const PipelineOptions& o) {
   p.baseline_bytes = k::kProcessBaselineBytes;
   p.cuda_runtime_bytes = o.cuda ? k::kCudaRuntimeHostBytes : 0;
   p.step_bytes = o.step_bytes;
-  const uint64_t assembly =
-      Times(o.batch, p.item_bytes) + static_cast<uint64_t>(k::kAssemblyScratchItems * static_cast<double>(p.item_bytes));
+  const bool preloaded = o.dataset_in_memory > 0;
+  const double batch_items = static_cast<double>(Times(o.batch, p.item_bytes));
   if (o.loader_workers > 0) {
+    const uint64_t assembly = preloaded ? 0 : static_cast<uint64_t>(k::kWorkerAssemblyStreamed * batch_items);
     p.per_worker_bytes = k::kWorkerPrivateBytes + assembly;
     p.workers_bytes = Times(o.loader_workers, p.per_worker_bytes);
     p.in_flight_batches = o.loader_workers * o.prefetch_factor + k::kLoopHeldBatches;
   } else {
-    p.workers_bytes = assembly;
+    p.workers_bytes =
+        static_cast<uint64_t>((preloaded ? k::kMainAssemblyPreloaded : k::kMainAssemblyStreamed) * batch_items);
     p.in_flight_batches = k::kMainProcessBatches;
   }
   p.held_bytes = Times(o.queue_items + o.dataset_in_memory, p.item_bytes);
+  if (preloaded && IsFloat(o.sample.dtype)) {
+    p.preload_slack_bytes =
+        static_cast<uint64_t>(k::kPreloadRetention * static_cast<double>(Times(o.dataset_in_memory, p.item_bytes)));
+    p.notes.push_back("preloading float items leaves conversion temporaries in the heap: counted " +
+                      FormatBytes(p.preload_slack_bytes) + ", give or take " + FormatBytes(p.preload_slack_bytes) +
+                      " (measured 0.04x-1.0x of the preloaded set); filling one preallocated tensor avoids them");
+  }
   uint64_t in_flight_total = Times(p.in_flight_batches, p.batch_bytes);
   p.in_flight_bytes = in_flight_total;
   uint64_t pinned_pageable = 0;  // pinned copies that fell back to pageable memory (bounded pool)
@@ -193,7 +202,7 @@ HostPlan PlanHost(const PipelineOptions& o) {
     p.notes.push_back("--pin-memory without CUDA: PyTorch pins nothing (target cpu)");
   }
   p.peak_bytes = p.baseline_bytes + p.cuda_runtime_bytes + p.workers_bytes + p.in_flight_bytes + p.held_bytes +
-                 p.pinned_bytes + pinned_pageable + p.step_bytes;
+                 p.preload_slack_bytes + p.pinned_bytes + pinned_pageable + p.step_bytes;
   if (o.persistent_workers && o.loader_workers > 0) {
     p.notes.push_back("persistent workers keep their " + FormatBytes(p.workers_bytes) +
                       " between epochs (the peak is the same; the memory is never given back)");
@@ -317,12 +326,20 @@ std::vector<HostAdvice> AdviseHost(const PipelineOptions& o, uint64_t memory_byt
   // The largest queue (or preloaded set) that fits.
   auto largest = [&](int64_t PipelineOptions::*field, const char* flag, const char* what) {
     if (o.*field <= 0 || base.peak_bytes <= memory_bytes) return;
-    const uint64_t without = base.peak_bytes - Times(o.*field, base.item_bytes);
-    if (without >= memory_bytes) return;
+    // The peak grows with the count: binary search for the largest count in [1, count) that fits.
     PipelineOptions c = o;
-    c.*field = static_cast<int64_t>((memory_bytes - without) / base.item_bytes);
-    if (c.*field >= o.*field) return;
-    add(std::string(flag) + " " + std::to_string(c.*field) + " (the largest " + what + " that fits)", c);
+    int64_t lo = 0, hi = o.*field - 1;
+    while (lo < hi) {
+      c.*field = lo + (hi - lo + 1) / 2;
+      if (PlanHost(c).peak_bytes <= memory_bytes) {
+        lo = c.*field;
+      } else {
+        hi = c.*field - 1;
+      }
+    }
+    if (lo == 0) return;
+    c.*field = lo;
+    add(std::string(flag) + " " + std::to_string(lo) + " (the largest " + what + " that fits)", c);
   };
   largest(&PipelineOptions::queue_items, "--queue", "queue or shuffle buffer");
   largest(&PipelineOptions::dataset_in_memory, "--dataset-in-memory", "preloaded set");

@@ -12,20 +12,29 @@ namespace oomguard::host::constants {
 constexpr uint64_t kMiB = 1ull << 20;
 
 // measured: a python3 process with torch, numpy and PIL imported and a Dataset
-// built, before iterating: its resident file pages (torch's libraries) plus its
-// anonymous pages.
-constexpr uint64_t kProcessBaselineBytes = 230 * kMiB;
+// built, before iterating: its resident file pages (torch's libraries, 115 MiB)
+// plus its anonymous pages (116 MiB); 230.8-231.0 MiB over the streamed
+// development configurations.
+constexpr uint64_t kProcessBaselineBytes = 231 * kMiB;
 
-// measured: what a forked DataLoader worker adds of its own, apart from the
-// batch it assembles: the parent's pages it writes (Python reference counts,
-// the allocator's arenas) and its Python objects.
-constexpr uint64_t kWorkerPrivateBytes = 12 * kMiB;
+// measured: what a forked DataLoader worker writes of its own when it only
+// indexes items already in memory (the parent's pages it touches: Python
+// reference counts, malloc arenas; its own Python objects): 5.0-7.0 MiB per
+// worker in the preloaded development configurations.
+constexpr uint64_t kWorkerPrivateBytes = 6'815'744;  // 6.5 MiB
 
-// measured: a worker (or the main process, with 0 workers) holds the items of
-// the batch it assembles (a list of per-item tensors until collate stacks
-// them) and keeps the high-water of that work: glibc returns freed heap pages
-// only from the top. In items of `item_bytes`, on top of the batch's items.
-constexpr double kAssemblyScratchItems = 2.0;
+// measured: the batch a worker assembles from items it decodes, in units of
+// the batch's item bytes: the per-item tensors listed until collate stacks
+// them, plus what decoding and conversion leave in the worker's heap (glibc
+// keeps freed pages below the top of the heap). float32 items 1.6-2.2, uint8
+// items 1.0-1.6 in the development configurations; one factor for both.
+constexpr double kWorkerAssemblyStreamed = 1.6;
+
+// measured: the same for the main process when it loads with 0 workers (it also
+// keeps the previous batch's items until the loop lets go): 2.4 (float32),
+// 3.2 (uint8); and 0.56 when the items are preloaded (no decoding).
+constexpr double kMainAssemblyStreamed = 2.8;
+constexpr double kMainAssemblyPreloaded = 0.5;
 
 // measured: collated batches alive at once besides the W x prefetch_factor
 // outstanding ones: the batch the training loop holds (still mapped shared
@@ -35,6 +44,13 @@ constexpr int64_t kLoopHeldBatches = 1;
 // measured: with 0 workers the main process holds the previous batch (the loop
 // variable) while it collates the next one.
 constexpr int64_t kMainProcessBatches = 2;
+
+// measured: preloading float items converted from decoded images (uint8 ->
+// float -> / 255) leaves the conversions' freed temporaries in the heap, in a
+// varying amount: 0.04x to 1.0x of the preloaded set over otherwise identical
+// runs (glibc's heap layout changes with Python's hash seed and ASLR). The
+// plan counts the middle and reports the other half as bytes at risk.
+constexpr double kPreloadRetention = 0.5;
 
 // documented: a collated batch carries one int64 label per item
 // (default_collate turns Python ints into an int64 tensor).

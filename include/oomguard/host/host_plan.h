@@ -75,6 +75,7 @@ struct HostPlan {
   int64_t in_flight_batches = 0;   // collated batches alive at once
   uint64_t in_flight_bytes = 0;    // those batches, in shared memory (pageable part)
   uint64_t held_bytes = 0;         // queue and preloaded items
+  uint64_t preload_slack_bytes = 0;  // heap the conversion of preloaded float items leaves (± itself)
   uint64_t pinned_bytes = 0;       // page-locked bytes the pinned cache holds at its peak
   uint64_t step_bytes = 0;         // target cpu: the training step
   uint64_t peak_bytes = 0;         // the sum: what must fit in host RAM
