@@ -21,9 +21,9 @@ std::vector<Part> Parts(const host::HostPlan& p) {
   return {{"process baseline (python, torch)", "#4e79a7", p.baseline_bytes},
           {"CUDA runtime (host side)", "#ff9da7", p.cuda_runtime_bytes},
           {"loader workers / batch assembly", "#f28e2b", p.workers_bytes},
-          {"batches in flight (shared memory)", "#76b7b2", p.in_flight_bytes},
+          {"batches in flight", "#76b7b2", p.in_flight_bytes},
           {"held items (queue, preloaded)", "#e15759", p.held_bytes},
-          {"preload conversion leftovers (± itself)", "#edc948", p.preload_slack_bytes},
+          {"preload leftovers (give or take all)", "#edc948", p.preload_slack_bytes},
           {"pinned (page-locked)", "#b07aa1", p.pinned_bytes},
           {"training step (target cpu)", "#59a14f", p.step_bytes}};
   // REQUIRES: the order above; HostToText annotates parts 2 (workers) and 3 (in flight) by index.

@@ -177,7 +177,7 @@ HostPlan PlanHost(const PipelineOptions& o) {
         static_cast<uint64_t>(k::kPreloadRetention * static_cast<double>(Times(o.dataset_in_memory, p.item_bytes)));
     p.notes.push_back("preloading float items leaves conversion temporaries in the heap: counted " +
                       FormatBytes(p.preload_slack_bytes) + ", give or take " + FormatBytes(p.preload_slack_bytes) +
-                      " (measured 0.04x-1.0x of the preloaded set); filling one preallocated tensor avoids them");
+                      " (measured 0.04x-1.0x of the preloaded set, varying from run to run)");
   }
   uint64_t in_flight_total = Times(p.in_flight_batches, p.batch_bytes);
   p.in_flight_bytes = in_flight_total;
@@ -239,8 +239,8 @@ HostVerdict JudgeHost(const HostPlan& p, const HostLimits& limits) {
   if (limits.memlock_bytes && p.pinned_bytes > *limits.memlock_bytes) {
     v.warnings.push_back("pinned " + FormatBytes(p.pinned_bytes) + " is above the memlock limit " +
                          FormatBytes(*limits.memlock_bytes) +
-                         " (ulimit -l): cudaHostAlloc pins through the driver and is not held to it, but "
-                         "mlock-based pinning (cudaHostRegister of mlocked memory, RDMA) is");
+                         " (ulimit -l): PyTorch's cudaHostAlloc is not held to it, but pinning through mlock "
+                         "or RDMA registration is");
   }
   const uint64_t shared = p.in_flight_batches > 0 && p.per_worker_bytes > 0
                               ? static_cast<uint64_t>(p.in_flight_batches) * p.batch_bytes
@@ -295,10 +295,11 @@ std::vector<HostAdvice> AdviseHost(const PipelineOptions& o, uint64_t memory_byt
         c);
   }
   // oomguard feed: decode JPEGs under a hard budget, uint8, in place of the loader's workers and queues.
-  if (o.loader_workers > 0 || o.dataset_in_memory > 0) {
+  if (o.loader_workers > 0 || o.dataset_in_memory > 0 || o.queue_items > 0) {
     PipelineOptions c = o;
     c.loader_workers = 0;
     c.dataset_in_memory = 0;
+    c.queue_items = 0;
     c.sample.dtype = DType::kUint8;
     c.pin_memory = false;
     const uint64_t budget = RoundUp(4 * Times(o.batch, c.sample.Bytes()), 1ull << 20);
@@ -306,8 +307,8 @@ std::vector<HostAdvice> AdviseHost(const PipelineOptions& o, uint64_t memory_byt
     // feed's budget replaces the main process's assembly and batches in flight.
     uint64_t peak = p.peak_bytes - p.workers_bytes - p.in_flight_bytes + budget;
     if (peak < base.peak_bytes) {
-      out.push_back({"oomguard feed DIR --budget " + FormatBytes(budget) + " --batch " + std::to_string(o.batch) +
-                         " (uint8 batches under a hard byte budget)",
+      out.push_back({"oomguard feed DIR --budget " + std::to_string(budget >> 20) + "MiB --batch " + std::to_string(o.batch) +
+                         " (decodes into uint8 batches under a hard byte budget, in place of the loader, queue and preloaded set)",
                      base.peak_bytes - peak, peak, 0, peak <= memory_bytes});
     }
   }
