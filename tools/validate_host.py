@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -295,6 +296,30 @@ def plan(exe: str, c: dict) -> dict:
     return {"predicted_bytes": h["peak_bytes"] - h["cuda_runtime_bytes"], "host": h, "command": " ".join(cmd)}
 
 
+def plan_timing(exe: str, runs: int = 15) -> dict:
+    """CPU seconds (user + sys) and wall seconds of one `oomguard plan` with and without the host flags
+    (medians): the host section's cost, as a ratio to the device plan measured in the same run."""
+    import resource
+
+    base = [exe, "plan", "resnet18", "--batch", "16", "--memory", "24GiB", "--json"]
+    host = base + ["--sample", "3x480x640:float32", "--loader-workers", "4", "--prefetch-factor", "4",
+                   "--pin-memory", "--queue", "5100", "--dataset-in-memory", "1000", "--host-memory", "16GB"]
+    out = {}
+    for name, cmd in (("device_only", base), ("with_host", host)):
+        cpu, wall = [], []
+        for _ in range(runs):
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            subprocess.run(cmd, capture_output=True)
+            wall.append(time.perf_counter() - t0)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+        out[name] = {"cpu_seconds_median": statistics.median(cpu), "wall_seconds_median": statistics.median(wall),
+                     "command": " ".join(cmd)}
+    out["cpu_ratio"] = out["with_host"]["cpu_seconds_median"] / max(out["device_only"]["cpu_seconds_median"], 1e-9)
+    return out
+
+
 def summary(rows: list[dict]) -> dict:
     errs = [abs(r["error"]) for r in rows]
     if not errs:
@@ -332,13 +357,21 @@ def main() -> None:
     load_before = os.getloadavg()
     rows = []
     with tempfile.TemporaryDirectory(prefix="oomguard_photos_") as photos:
+        # A private copy of the binary: a rebuild during the (long) measurement must not change or block it.
+        exe = os.path.join(photos, "oomguard")
+        if not a.measure_only:
+            shutil.copy2(a.oomguard, exe)
         for c in chosen:
-            m = measured.get(c["index"]) or measure(c, photos)
+            if c["index"] not in measured:
+                measured[c["index"]] = measure(c, photos)
+                print("measured %d: %s" % (c["index"], json.dumps(measured[c["index"]])), flush=True)
+        for c in chosen:
+            m = measured[c["index"]]
             if a.measure_only:
                 rows.append({"config": c, "measured": m})
-                print(c["index"], json.dumps(m), flush=True)
                 continue
-            p = plan(a.oomguard, c)
+            p = plan(exe, c)
+            p["command"] = p["command"].replace(exe, a.oomguard)
             err = (p["predicted_bytes"] - m["peak_bytes"]) / m["peak_bytes"]
             rows.append({"config": c, "measured": m, "predicted_bytes": p["predicted_bytes"], "error": err,
                          "host": p["host"], "plan_command": p["command"]})
@@ -346,6 +379,7 @@ def main() -> None:
                 c["index"], c["dtype"], c["workers"], c["prefetch"], c["batch"], c["height"], c["width"],
                 c["preload"], m["peak_bytes"] / 2**20, p["predicted_bytes"] / 2**20, 100 * err,
                 "  (held out)" if c["held_out"] else ""), flush=True)
+        timing = None if a.measure_only else plan_timing(exe)
     if a.measure_only:
         with open(a.out, "w") as f:
             json.dump({"date": now_utc(), "machine": machine(), "command": " ".join(sys.argv), "rows": rows}, f, indent=1)
@@ -358,12 +392,17 @@ def main() -> None:
         "torch": subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
                                 capture_output=True, text=True).stdout.strip(),
         "measure": "RssFile(main) + sum over the process tree of Pss_Anon + shared-memory files held by the tree (each once); peak of 10 ms samples",
+        "plan_timing": timing,
         "measurement": source,  # when --reuse: where the measured figures come from
         "summary": {"all": summary(rows), "development": summary(dev), "held_out": summary(held)},
         "rows": rows,
     }
     with open(a.out, "w") as f:
         json.dump(result, f, indent=1)
+    t = result["plan_timing"]
+    print("plan: %.1f ms CPU with the host section, %.1f ms without (wall %.0f / %.0f ms)" % (
+        1e3 * t["with_host"]["cpu_seconds_median"], 1e3 * t["device_only"]["cpu_seconds_median"],
+        1e3 * t["with_host"]["wall_seconds_median"], 1e3 * t["device_only"]["wall_seconds_median"]))
     for k, s in result["summary"].items():
         if s:
             print("%-12s n=%2d  |error| median %5.1f%%  worst %5.1f%%  within 10%%: %d" % (

@@ -319,7 +319,7 @@ std::vector<HostAdvice> AdviseHost(const PipelineOptions& o, uint64_t memory_byt
     if (!o.pinned_limit_bytes) {
       PipelineOptions bounded = o;
       bounded.pinned_limit_bytes = RoundUp(k::kPinnedExtraBatches * PinnedBatchBytes(o, base.item_bytes, false), 1ull << 20);
-      add("OOMGUARD_PINNED_LIMIT=" + std::to_string(*bounded.pinned_limit_bytes) +
+      add("OOMGUARD_PINNED_LIMIT=" + std::to_string(*bounded.pinned_limit_bytes >> 20) + "MiB" +
               " (oomguard's bounded pinned pool: exact sizes, overflow to pageable memory)",
           bounded);
     }
