@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <map>
 
 #include "oomguard/doctor/system_view.h"
@@ -257,6 +259,29 @@ TEST(Limits, WarnsAboutMemlockAndASmallDevShm) {
   // No workers: nothing goes through /dev/shm.
   HostVerdict w = JudgeHost(PlanHost(Options("3x224x224:float32", 64, 0)), {.memory_bytes = {}, .memlock_bytes = {}, .shm_bytes = 1});
   EXPECT_TRUE(w.warnings.empty());
+}
+
+}  // namespace
+}  // namespace oomguard::host
+
+namespace oomguard::host {
+namespace {
+
+// The host section must not slow plan down (plan's budget is 20 ms in all): plan plus every what-if.
+TEST(Speed, PlanAndAdviceTakeWellUnderAMillisecond) {
+  PipelineOptions o = Options("3x480x640:float32", 32, 8, 4);
+  o.cuda = true;
+  o.pin_memory = true;
+  o.queue_items = 5100;
+  o.dataset_in_memory = 5100;
+  const int runs = 200;
+  uint64_t sink = 0;
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < runs; ++i) sink += PlanHost(o).peak_bytes + AdviseHost(o, 16'000'000'000ull).size();
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / runs;
+  std::printf("PlanHost + AdviseHost: %.3f ms\n", ms);
+  EXPECT_GT(sink, 0u);
+  EXPECT_LT(ms, 5.0);  // generous for a loaded shared machine; 0.2 ms measured here
 }
 
 }  // namespace
