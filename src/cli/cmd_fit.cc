@@ -8,6 +8,8 @@
 
 #include "commands.h"
 #include "common.h"
+#include "host_section.h"
+#include "oomguard/doctor/system_view.h"
 #include "oomguard/fit/advice.h"
 #include "oomguard/fit/chart.h"
 #include "oomguard/fit/fit.h"
@@ -50,6 +52,8 @@ int RunFit(int argc, char** argv) {
   AddNumberOption(app, "--margin", &margin, 0, 100, "safety margin, percent of the capacity");
   int64_t max_batch_limit = 1'000'000;
   AddNumberOption(app, "--max-batch", &max_batch_limit, 1, int64_t{1} << 40, "never search beyond this batch");
+  HostCliValues host_values;
+  AddHostOptions(app, &host_values);
   if (std::optional<int> rc = Parse(app, kCommand, argc, argv)) return *rc;
 
   Result<ResolvedPlanOptions> resolved = ResolvePlanOptions(values);
@@ -78,6 +82,10 @@ int RunFit(int argc, char** argv) {
   plan::PlanOptions at_answer = resolved->options;
   at_answer.batch = std::max<int64_t>(1, r.max_batch);
   std::vector<fit::AdviceItem> items = AdviseStep(m, at_answer, *budget, r.plan);
+  // The host side at the answer's batch: the input pipeline must fit too.
+  auto host = ResolveHostSection(host_values, m, at_answer, r.plan, *doctor::MakeRealSystem());
+  if (!host) return UsageError(kCommand, host.error());
+  const bool host_short = *host && (*host)->verdict.fits && !*(*host)->verdict.fits;
 
   if (!values.html.empty()) {
     const int64_t last = std::max<int64_t>(8, r.max_batch + r.max_batch / 3 + 2);
@@ -106,8 +114,15 @@ int RunFit(int argc, char** argv) {
                    {"exhaustive_fallback", r.exhaustive_fallback},
                    {"hit_limit", r.hit_limit}};
     j["advice"] = fit::ToJson(items);
+    if (*host) {
+      j["host"] = HostToJson(**host);
+      std::optional<bool> fits = CombinedFits(j["fits"].is_boolean() ? std::optional<bool>(j["fits"].get<bool>())
+                                                                     : std::nullopt,
+                                              **host);
+      j["fits"] = fits ? nlohmann::json(*fits) : nlohmann::json(nullptr);
+    }
     PrintJson(j);
-    return r.max_batch >= 1 ? kExitOk : kExitNo;
+    return r.max_batch >= 1 && !host_short ? kExitOk : kExitNo;
   }
 
   std::ostringstream out;
@@ -127,8 +142,9 @@ int RunFit(int argc, char** argv) {
       out << "\nwhat-ifs (each re-planned at batch " << r.max_batch << "):\n";
       PrintAdvice(out, items);
     }
+    if (*host) out << HostToText(**host, r.plan, *budget);
     std::cout << out.str();
-    return kExitOk;
+    return host_short ? kExitNo : kExitOk;
   }
   out << "nothing fits: batch 1 needs " << FormatBytes(r.plan.required_bytes) << " of " << FormatBytes(*budget)
       << "; " << StatesLine(r.plan) << "\n";

@@ -6,6 +6,8 @@
 
 #include "commands.h"
 #include "common.h"
+#include "host_section.h"
+#include "oomguard/doctor/system_view.h"
 #include "plan_advice.h"
 #include "plan_options.h"
 #include "plan_report.h"
@@ -16,6 +18,8 @@ int RunPlan(int argc, char** argv) {
   CLI::App app("Predict the memory of one PyTorch training step from an ONNX model.", "oomguard plan");
   PlanCliValues values;
   AddPlanOptions(app, &values);
+  HostCliValues host_values;
+  AddHostOptions(app, &host_values);
   if (auto code = Parse(app, "plan", argc, argv)) return *code;
 
   auto resolved = ResolvePlanOptions(values);
@@ -24,6 +28,8 @@ int RunPlan(int argc, char** argv) {
   if (!model) return UsageError("plan", model.error());
   auto result = plan::PlanStep(**model, resolved->options);
   if (!result) return UsageError("plan", result.error());
+  auto host = ResolveHostSection(host_values, **model, resolved->options, *result, *doctor::MakeRealSystem());
+  if (!host) return UsageError("plan", host.error());
 
   if (!values.html.empty()) {
     // The memory-vs-batch curve: up to twice the batch (or to the capacity), 24 points.
@@ -37,10 +43,12 @@ int RunPlan(int argc, char** argv) {
       if (p) curve.emplace_back(*o.batch, p->required_bytes);
     }
     std::ofstream out(values.html, std::ios::binary);
-    out << PlanToHtml(*result, *resolved, curve);
+    out << PlanToHtml(*result, *resolved, curve,
+                      *host ? HostToHtml(**host, *result, resolved->capacity_bytes) : std::string());
     if (!out.good()) return UsageError("plan", "cannot write " + values.html);
   }
   PlanVerdict verdict = Judge(*result, *resolved);
+  std::optional<bool> fits = *host ? CombinedFits(verdict.fits, **host) : verdict.fits;
   // What-ifs need a capacity to judge against; each is re-planned.
   std::vector<fit::AdviceItem> advice;
   if (resolved->capacity_bytes) {
@@ -49,6 +57,10 @@ int RunPlan(int argc, char** argv) {
   if (values.json) {
     nlohmann::json j = PlanToJson(*result, *resolved);
     j["advice"] = fit::ToJson(advice);
+    if (*host) {
+      j["host"] = HostToJson(**host);
+      j["fits"] = fits ? nlohmann::json(*fits) : nlohmann::json(nullptr);
+    }
     PrintJson(j);
   } else {
     std::ostringstream out;
@@ -57,9 +69,10 @@ int RunPlan(int argc, char** argv) {
       out << "\nWhat if (each re-planned at batch " << result->batch << "):\n";
       PrintAdvice(out, advice);
     }
+    if (*host) out << HostToText(**host, *result, resolved->capacity_bytes);
     std::cout << out.str();
   }
-  return verdict.fits && !*verdict.fits ? kExitNo : kExitOk;
+  return fits && !*fits ? kExitNo : kExitOk;
 }
 
 }  // namespace oomguard::cli

@@ -57,9 +57,9 @@ std::string Percent(double v) {
   return buf;
 }
 
-std::string HtmlEscape(const std::string& s) { return svg::Escape(s); }
-
 }  // namespace
+
+std::string HtmlEscape(const std::string& s) { return svg::Escape(s); }
 
 PlanVerdict Judge(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved) {
   PlanVerdict v;
@@ -196,7 +196,7 @@ std::string PlanToText(const plan::StepPlan& plan, const ResolvedPlanOptions& re
 }
 
 std::string PlanToHtml(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved,
-                       const std::vector<std::pair<int64_t, uint64_t>>& curve) {
+                       const std::vector<std::pair<int64_t, uint64_t>>& curve, const std::string& host_html) {
   PlanVerdict v = Judge(plan, resolved);
   const double kGiB = 1024.0 * 1024.0 * 1024.0;
   std::ostringstream h;
@@ -235,7 +235,7 @@ std::string PlanToHtml(const plan::StepPlan& plan, const ResolvedPlanOptions& re
       << HtmlEscape(FormatBytes(c.bytes)) << "</td><td>"
       << Percent(total ? 100.0 * static_cast<double>(c.bytes) / static_cast<double>(total) : 0) << "</td></tr>\n";
   }
-  h << "</table>\n";
+  h << "</table>\n" << host_html;
   // Memory vs batch.
   if (!curve.empty()) {
     const int W = 800, H = 360, L = 70, B = 40;

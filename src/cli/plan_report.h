@@ -21,12 +21,16 @@ PlanVerdict Judge(const plan::StepPlan& plan, const ResolvedPlanOptions& resolve
 
 nlohmann::json PlanToJson(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved);
 
+// Escapes <, >, & and " for HTML text and attributes.
+std::string HtmlEscape(const std::string& s);
+
 // The human report (categories with bars, top layers, verdict).
 std::string PlanToText(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved);
 
 // A self-contained HTML page: stacked bar of the breakdown and a memory-vs-batch
-// curve (points: batch, required bytes) with the capacity line.
+// curve (points: batch, required bytes) with the capacity line. `host_html`
+// (the host side, when planned) goes after the device breakdown.
 std::string PlanToHtml(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved,
-                       const std::vector<std::pair<int64_t, uint64_t>>& curve);
+                       const std::vector<std::pair<int64_t, uint64_t>>& curve, const std::string& host_html = {});
 
 }  // namespace oomguard::cli
