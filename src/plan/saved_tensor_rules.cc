@@ -39,7 +39,9 @@ class Fuser {
       const NodeInfo& n = m_.nodes[i];
       if (n.op_type == "Constant") continue;
       LogicalOp op;
-      if (Gelu(static_cast<int>(i), &op) || Silu(static_cast<int>(i), &op) || LayerNorm(static_cast<int>(i), &op)) {
+      const int ni = static_cast<int>(i);
+      if (Gelu(ni, &op) || Silu(ni, &op) || LayerNorm(ni, &op) || GroupNorm(ni, &op) || HardSwish(ni, &op) ||
+          Mish(ni, &op) || PaddedAveragePool(ni, &op)) {
         for (int k : op.nodes) used_[k] = true;
         ops.push_back(std::move(op));
         continue;
@@ -125,6 +127,81 @@ class Fuser {
       }
     }
     op->outputs = {Out(last)};
+    return true;
+  }
+
+  // A parameter, or an Unsqueeze view of one (how group_norm's affine weight reaches its Mul).
+  int ParamOrView(int id) const {
+    if (IsParam(m_, id) || IsConstant(m_, id)) return id;
+    int p = id >= 0 ? m_.tensors[id].producer : -1;
+    if (p >= 0 && (N(p).op_type == "Unsqueeze" || N(p).op_type == "Identity") && !N(p).inputs.empty() &&
+        (IsParam(m_, N(p).inputs[0]) || IsConstant(m_, N(p).inputs[0]))) {
+      return id;
+    }
+    return -1;
+  }
+
+  // group_norm: Reshape(x, [N, G, -1]) -> InstanceNormalization -> Reshape(Shape(x)) [-> Mul w -> Add b].
+  // PyTorch runs one native_group_norm that keeps x and per-(sample, group) mean and rstd.
+  bool GroupNorm(int i, LogicalOp* op) {
+    const NodeInfo& r1 = N(i);
+    if (r1.op_type != "Reshape" || r1.inputs.empty()) return false;
+    int in_norm = SoleConsumer(m_, Out(i));
+    if (!Is(in_norm, "InstanceNormalization")) return false;
+    int r2 = SoleConsumer(m_, Out(in_norm));
+    if (!Is(r2, "Reshape")) return false;
+    *op = LogicalOp{"GroupNorm", {i, in_norm, r2}, {r1.inputs[0]}, {Out(r2)}};
+    int last = r2;
+    int mul = SoleConsumer(m_, Out(r2));
+    if (Is(mul, "Mul") && ParamOrView(Other(N(mul), Out(r2))) >= 0) {
+      op->nodes.push_back(mul);
+      op->inputs.push_back(Other(N(mul), Out(r2)));
+      last = mul;
+      int add = SoleConsumer(m_, Out(mul));
+      if (Is(add, "Add") && ParamOrView(Other(N(add), Out(mul))) >= 0) {
+        op->nodes.push_back(add);
+        op->inputs.push_back(Other(N(add), Out(mul)));
+        last = add;
+      }
+    }
+    op->outputs = {Out(last)};
+    return true;
+  }
+
+  // hardswish below opset 14: x * HardSigmoid(x) (alpha 1/6, beta 0.5).
+  bool HardSwish(int i, LogicalOp* op) {
+    const NodeInfo& hs = N(i);
+    if (hs.op_type != "HardSigmoid" || hs.inputs.empty()) return false;
+    auto alpha = hs.float_attrs.find("alpha");
+    if (alpha == hs.float_attrs.end() || std::fabs(alpha->second - 1.0 / 6.0) > 1e-4) return false;
+    int x = hs.inputs[0];
+    int mul = SoleConsumer(m_, Out(i));
+    if (!Is(mul, "Mul") || Other(N(mul), Out(i)) != x) return false;
+    *op = LogicalOp{"HardSwish", {i, mul}, {x}, {Out(mul)}};
+    return true;
+  }
+
+  // mish: x * tanh(softplus(x)); PyTorch keeps x only.
+  bool Mish(int i, LogicalOp* op) {
+    const NodeInfo& sp = N(i);
+    if (sp.op_type != "Softplus" || sp.inputs.empty()) return false;
+    int x = sp.inputs[0];
+    int tanh = SoleConsumer(m_, Out(i));
+    if (!Is(tanh, "Tanh")) return false;
+    int mul = SoleConsumer(m_, Out(tanh));
+    if (!Is(mul, "Mul") || Other(N(mul), Out(tanh)) != x) return false;
+    *op = LogicalOp{"Mish", {i, tanh, mul}, {x}, {Out(mul)}};
+    return true;
+  }
+
+  // avg_pool exports its padding as a Pad node; PyTorch pads inside the pooling and keeps the
+  // unpadded input.
+  bool PaddedAveragePool(int i, LogicalOp* op) {
+    const NodeInfo& pad = N(i);
+    if (pad.op_type != "Pad" || pad.inputs.empty()) return false;
+    int pool = SoleConsumer(m_, Out(i));
+    if (!Is(pool, "AveragePool")) return false;
+    *op = LogicalOp{"AveragePool", {i, pool}, {pad.inputs[0]}, {Out(pool)}};
     return true;
   }
 
@@ -219,6 +296,36 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   } else if (k == "Relu" || k == "Sigmoid" || k == "Tanh" || k == "Softmax" || k == "LogSoftmax" ||
              k == "Sqrt" || k == "Exp" || k == "Reciprocal") {
     save(out(0));
+  } else if (k == "LSTM" || k == "GRU") {
+    // PyTorch on CPU runs one cell per time step and keeps, per step and direction, about 7 x hidden
+    // floats per sample (gate outputs and the operands of the cell's products; the same count for
+    // GRU), measured with saved_tensors_hooks at several shapes. The layer input is kept too; a
+    // transposed (batch_first) input is first made contiguous, once per direction.
+    const auto& x = in(0) >= 0 ? T[in(0)].dims : std::vector<int64_t>{};
+    const NodeInfo& node = m.nodes[op.nodes[0]];
+    int64_t hidden = 0;
+    if (auto it = node.int_attrs.find("hidden_size"); it != node.int_attrs.end()) hidden = it->second;
+    auto dir = node.string_attrs.find("direction");
+    uint64_t dirs = dir != node.string_attrs.end() && dir->second == "bidirectional" ? 2 : 1;
+    if (x.size() == 3 && hidden > 0 && x[0] > 0 && x[1] > 0) {
+      uint64_t steps_samples = static_cast<uint64_t>(x[0] * x[1]);
+      r.saved_extra.push_back({dirs * steps_samples * 7 * static_cast<uint64_t>(hidden) * 4, "cell states"});
+      if (NonContiguous(m, ctx.shapes, in(0))) {
+        r.saved_extra.push_back({dirs * bytes(in(0)), "contiguous input"});
+      } else {
+        save(in(0));
+      }
+    } else {
+      r.known = false;
+      save(in(0));
+    }
+  } else if (k == "GroupNorm") {
+    save(in(0));
+    // mean and rstd: one fp32 per (sample, group); InstanceNormalization's scale has G elements.
+    int norm = op.nodes.size() > 1 ? op.nodes[1] : -1;
+    uint64_t groups = norm >= 0 && m.nodes[norm].inputs.size() > 1 ? elements(m.nodes[norm].inputs[1]) : 1;
+    uint64_t batch = in(0) >= 0 && !T[in(0)].dims.empty() ? static_cast<uint64_t>(T[in(0)].dims[0]) : 1;
+    r.saved_extra.push_back({2 * batch * groups * 4, "mean+rstd"});
   } else if (k == "Clip" || k == "LeakyRelu" || k == "Elu" || k == "HardSigmoid" || k == "HardSwish" ||
              k == "Gelu" || k == "Silu" || k == "Erf" || k == "Log" || k == "Softplus" || k == "Mish" ||
              k == "Abs" || k == "Sin" || k == "Cos" || k == "Selu" || k == "Celu") {
@@ -232,7 +339,8 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   } else if (k == "AveragePool" || k == "LpPool") {
     save(in(0));
   } else if (k == "GlobalAveragePool") {
-    // adaptive_avg_pool(1) runs as mean(): backward needs only sizes.
+    // adaptive_avg_pool(1) runs as mean(dims), whose backward (MeanBackward1) keeps its input in 1.13.
+    save(in(0));
   } else if (k == "GlobalMaxPool") {
     save(in(0));
     r.saved_extra.push_back({elements(out(0)) * 8, "indices"});
@@ -304,6 +412,14 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     if (k == "ReduceMax" || k == "ReduceMin" || k == "ReduceProd") {
       save(in(0));
       save(out(0));
+    }
+    const NodeInfo& first = m.nodes[op.nodes[0]];
+    auto axes = first.ints_attrs.find("axes");
+    bool some_axes = (axes != first.ints_attrs.end() && in(0) >= 0 && axes->second.size() < T[in(0)].dims.size()) ||
+                     (in(1) >= 0 && elements(in(1)) > 0 && in(0) >= 0 && elements(in(1)) < T[in(0)].dims.size());
+    if (k == "ReduceMean" && some_axes) {
+      // mean(dims) keeps its input (MeanBackward1 in 1.13); the mean of everything does not.
+      save(in(0));
     }
     if (k == "Cast" && in(0) >= 0 && out(0) >= 0 && T[in(0)].dtype == T[out(0)].dtype) r.output_view_of[0] = in(0);
   } else if (k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" ||
