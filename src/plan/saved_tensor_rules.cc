@@ -261,6 +261,59 @@ bool NonContiguous(const Model& m, const ConcreteShapes& s, int id, int depth = 
   return false;
 }
 
+// Scratch of a CPU convolution, following PyTorch 1.13's choice of kernel (ConvParams::use_mkldnn,
+// one intra-op thread): oneDNN reorders the input and the weight into its blocked layout in forward,
+// and the input and the output gradient in backward (measured with the allocation tracker:
+// backward scratch = input + output + ~7 KiB when the channels are multiples of 16; a depthwise
+// kernel wider than 3 reorders only the input). Without oneDNN, a 1x1 convolution is a plain
+// matrix product (no scratch) and a transposed one unfolds one sample at a time (columns of
+// out_channels x kernel x input positions, the same for any batch).
+void ConvScratch(const Model& m, const LogicalOp& op, const std::vector<ConcreteTensor>& T, OpRule* r) {
+  int x = op.inputs.empty() ? -1 : op.inputs[0];
+  int w = op.inputs.size() > 1 ? op.inputs[1] : -1;
+  int y = op.outputs.empty() ? -1 : op.outputs[0];
+  if (x < 0 || w < 0 || y < 0 || !T[x].known || !T[w].known || !T[y].known) return;
+  const auto& xd = T[x].dims;
+  const auto& wd = T[w].dims;
+  if (xd.size() < 3 || wd.size() != xd.size()) return;
+  const NodeInfo& n = m.nodes[op.nodes[0]];
+  int64_t groups = 1;
+  if (auto it = n.int_attrs.find("group"); it != n.int_attrs.end()) groups = std::max<int64_t>(1, it->second);
+  bool strided = false, dilated = false;
+  if (auto it = n.ints_attrs.find("strides"); it != n.ints_attrs.end()) {
+    for (int64_t v : it->second) strided = strided || v != 1;
+  }
+  if (auto it = n.ints_attrs.find("dilations"); it != n.ints_attrs.end()) {
+    for (int64_t v : it->second) dilated = dilated || v != 1;
+  }
+  const size_t spatial = xd.size() - 2;
+  // conv1d runs as conv2d over [N, C, 1, L] with a [Co, C/g, 1, k] weight.
+  int64_t k_last = wd.back();
+  int64_t k_before = spatial == 1 ? 1 : wd[wd.size() - 2];
+  const uint64_t eb = ElementBytes(T[x].dtype) ? ElementBytes(T[x].dtype) : 4;
+  uint64_t kernel = 1;
+  for (size_t i = 2; i < wd.size(); ++i) kernel *= static_cast<uint64_t>(wd[i]);
+  if (n.op_type == "ConvTranspose") {
+    uint64_t positions = 1;
+    for (size_t i = 2; i < xd.size(); ++i) positions *= static_cast<uint64_t>(xd[i]);
+    uint64_t out_channels = static_cast<uint64_t>(wd[1] * groups);
+    uint64_t columns = out_channels * kernel * positions * eb;
+    r->forward_temp_bytes = columns;
+    r->backward_temp_bytes = columns;
+    return;
+  }
+  int64_t first4 = 1;
+  for (size_t i = 0; i < 4; ++i) first4 *= i < xd.size() ? xd[i] : 1;
+  if (spatial == 1) first4 = xd[0] * xd[1] * xd[2];
+  bool mkldnn = (strided || dilated || xd[0] >= 16 || k_last != 1 || k_before != 1) &&
+                (groups > 1 || (k_last > 3 && k_before > 3) || xd[0] > 1 || first4 > 20480);
+  if (!mkldnn) return;
+  const uint64_t fixed = 7 * 1024;
+  bool depthwise = groups > 1 && groups == xd[1] && k_last > 3;
+  r->forward_temp_bytes = T[x].Bytes() + T[w].Bytes() + fixed;
+  r->backward_temp_bytes = T[x].Bytes() + (depthwise ? 0 : T[y].Bytes()) + fixed;
+}
+
 }  // namespace
 
 std::vector<LogicalOp> FuseOperators(const Model& model, const ConcreteShapes& shapes) {
@@ -287,6 +340,7 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   if (k == "Conv" || k == "ConvTranspose") {
     save(in(0));  // the input (the weight is a parameter)
     if (!rg(in(1))) save(in(1));
+    if (cpu) ConvScratch(m, op, T, &r);
   } else if (k == "Gemm") {
     if (rg(in(1)) || IsParam(m, in(1))) save(in(0));
     if (rg(in(0))) save(in(1));
