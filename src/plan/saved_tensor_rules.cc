@@ -264,7 +264,7 @@ bool NonContiguous(const Model& m, const ConcreteShapes& s, int id, int depth = 
 // Scratch of a CPU convolution, following PyTorch 1.13's choice of kernel (ConvParams::use_mkldnn,
 // one intra-op thread): oneDNN reorders the input and the weight into its blocked layout in forward,
 // and the input and the output gradient in backward (measured with the allocation tracker:
-// backward scratch = input + output + ~7 KiB when the channels are multiples of 16; a depthwise
+// backward scratch = input + output + ~7 KiB, channels padded to blocks of 8; a depthwise
 // kernel wider than 3 reorders only the input). Without oneDNN, a 1x1 convolution is a plain
 // matrix product (no scratch) and a transposed one unfolds one sample at a time (columns of
 // out_channels x kernel x input positions, the same for any batch).
@@ -311,7 +311,14 @@ void ConvScratch(const Model& m, const LogicalOp& op, const std::vector<Concrete
   const uint64_t fixed = 7 * 1024;
   bool depthwise = groups > 1 && groups == xd[1] && k_last > 3;
   r->forward_temp_bytes = T[x].Bytes() + T[w].Bytes() + fixed;
-  r->backward_temp_bytes = T[x].Bytes() + (depthwise ? 0 : T[y].Bytes()) + fixed;
+  // Backward reorders into a layout whose channel blocks hold 8 channels (a 4-channel input takes
+  // twice its size there).
+  auto padded = [&](int id) {
+    uint64_t c = T[id].dims.size() > 1 ? static_cast<uint64_t>(T[id].dims[1]) : 1;
+    if (c <= 3) return T[id].Bytes();  // an RGB-like input stays in its plain layout
+    return T[id].Bytes() / c * ((c + 7) / 8 * 8);
+  };
+  r->backward_temp_bytes = padded(x) + (depthwise ? 0 : padded(y)) + fixed;
 }
 
 }  // namespace
