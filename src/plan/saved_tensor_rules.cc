@@ -268,7 +268,8 @@ bool NonContiguous(const Model& m, const ConcreteShapes& s, int id, int depth = 
 // kernel wider than 3 reorders only the input). Without oneDNN, a 1x1 convolution is a plain
 // matrix product (no scratch) and a transposed one unfolds one sample at a time (columns of
 // out_channels x kernel x input positions, the same for any batch).
-void ConvScratch(const Model& m, const LogicalOp& op, const std::vector<ConcreteTensor>& T, OpRule* r) {
+void ConvScratch(const Model& m, const ConcreteShapes& shapes, const LogicalOp& op, OpRule* r) {
+  const auto& T = shapes.tensors;
   int x = op.inputs.empty() ? -1 : op.inputs[0];
   int w = op.inputs.size() > 1 ? op.inputs[1] : -1;
   int y = op.outputs.empty() ? -1 : op.outputs[0];
@@ -319,6 +320,11 @@ void ConvScratch(const Model& m, const LogicalOp& op, const std::vector<Concrete
     return T[id].Bytes() / c * ((c + 7) / 8 * 8);
   };
   r->backward_temp_bytes = padded(x) + (depthwise ? 0 : padded(y)) + fixed;
+  if (NonContiguous(m, shapes, x)) {
+    // A transposed input (conv1d over [N, L, C].transpose(1, 2)) is first copied contiguous.
+    r->forward_temp_bytes += T[x].Bytes();
+    r->backward_temp_bytes += T[x].Bytes();
+  }
 }
 
 }  // namespace
@@ -347,7 +353,7 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   if (k == "Conv" || k == "ConvTranspose") {
     save(in(0));  // the input (the weight is a parameter)
     if (!rg(in(1))) save(in(1));
-    if (cpu) ConvScratch(m, op, T, &r);
+    if (cpu) ConvScratch(m, ctx.shapes, op, &r);
   } else if (k == "Gemm") {
     if (rg(in(1)) || IsParam(m, in(1))) save(in(0));
     if (rg(in(0))) save(in(1));
@@ -371,6 +377,10 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     if (x.size() == 3 && hidden > 0 && x[0] > 0 && x[1] > 0) {
       uint64_t steps_samples = static_cast<uint64_t>(x[0] * x[1]);
       r.saved_extra.push_back({dirs * steps_samples * 7 * static_cast<uint64_t>(hidden) * 4, "cell states"});
+      // Forward: the input projection of every step at once (4 gates for LSTM, 3 for GRU), one
+      // direction at a time, plus about two hidden-sized tensors per step of the other direction.
+      uint64_t gates = k == "LSTM" ? 4 : 3;
+      r.forward_temp_bytes = (gates + 2 * (dirs - 1)) * steps_samples * static_cast<uint64_t>(hidden) * 4;
       if (NonContiguous(m, ctx.shapes, in(0))) {
         r.saved_extra.push_back({dirs * bytes(in(0)), "contiguous input"});
       } else {
