@@ -222,6 +222,26 @@ TEST(Planner, LstmKeepsSevenHiddenFloatsPerStepAndAContiguousInput) {
   for (const std::string& w : p.warnings) EXPECT_EQ(w.find("LSTM"), std::string::npos) << w;
 }
 
+TEST(Planner, PossiblyInPlaceLeakyReluIsAWarningWithTheBytesAtStake) {
+  auto build = [](const char* act) {
+    GraphBuilder g;
+    g.Input("input", {8}).Weight("fc.weight", {6, 8}).Weight("head.weight", {3, 6});
+    GraphBuilder::IntAttr(g.Node("Gemm", {"input", "fc.weight"}, {"h"}, "fc"), "transB", 1);
+    g.Node(act, {"h"}, {"a"}, "act");
+    GraphBuilder::IntAttr(g.Node("Gemm", {"a", "head.weight"}, {"logits"}, "head"), "transB", 1);
+    g.Output("logits");
+    return g.Bytes();
+  };
+  StepPlan leaky = MustPlan(build("LeakyRelu"), Cpu(2));
+  // Out of place: h (48 B) and a (48 B) are both kept; leaky_relu_ would keep one of them.
+  EXPECT_EQ(leaky.bytes.activations_saved, 48u + 48u + 24u);
+  ASSERT_EQ(leaky.warnings.size(), 1u);
+  EXPECT_NE(leaky.warnings[0].find("LeakyRelu may have been in-place"), std::string::npos) << leaky.warnings[0];
+  EXPECT_NE(leaky.warnings[0].find(" 48 bytes fewer"), std::string::npos) << leaky.warnings[0];
+  // relu keeps its output either way: nothing to warn about.
+  EXPECT_TRUE(MustPlan(build("Relu"), Cpu(2)).warnings.empty());
+}
+
 TEST(Planner, CpuDropoutKeepsAFloatNoiseTensorAndRatioZeroIsAView) {
   auto build = [](int64_t ratio_percent) {
     GraphBuilder g;
