@@ -403,6 +403,8 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     save(in(0));
   } else if (k == "PRelu") {
     save(in(0));
+    // The weight's gradient is reduced from an input-sized product.
+    if (cpu) r.backward_temp_bytes = bytes(in(0));
   } else if (k == "MaxPool") {
     save(in(0));
     // The int64 indices are an output PyTorch keeps for backward (ONNX may or may not expose them).
@@ -419,6 +421,8 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     save(in(0));
     uint64_t channels = in(1) >= 0 ? elements(in(1)) : 0;
     r.saved_extra.push_back({2 * channels * 4, "mean+invstd"});
+    // CPU batch_norm backward (instance_norm runs it too) allocates one input-sized temporary.
+    if (cpu) r.backward_temp_bytes = bytes(in(0));
     for (size_t i = 1; i < op.outputs.size(); ++i) r.output_view_of[i] = in(i + 2 < op.inputs.size() ? i + 2 : 0);
   } else if (k == "LayerNorm" || k == "LayerNormalization") {
     save(in(0));
