@@ -327,6 +327,19 @@ void ConvScratch(const Model& m, const ConcreteShapes& shapes, const LogicalOp& 
   }
 }
 
+// The gradient of a broadcast operand of a product (squeeze-excite's x * s) is formed at the
+// output's size and then summed down: one output-sized temporary in backward.
+void BroadcastGradientScratch(const LogicalOp& op, const RuleContext& ctx, OpRule* r) {
+  const auto& T = ctx.shapes.tensors;
+  int out = op.outputs.empty() ? -1 : op.outputs[0];
+  if (out < 0) return;
+  for (int id : op.inputs) {
+    if (id >= 0 && ctx.requires_grad[id] && T[id].Elements() < T[out].Elements()) {
+      r->backward_temp_bytes = std::max<uint64_t>(r->backward_temp_bytes, T[out].Bytes());
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<LogicalOp> FuseOperators(const Model& model, const ConcreteShapes& shapes) {
@@ -448,9 +461,11 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   } else if (k == "Mul") {
     if (rg(in(0))) save(in(1));
     if (rg(in(1))) save(in(0));
+    BroadcastGradientScratch(op, ctx, &r);
   } else if (k == "Div") {
     if (rg(in(0)) || rg(in(1))) save(in(1));
     if (rg(in(1))) save(in(0));
+    BroadcastGradientScratch(op, ctx, &r);
   } else if (k == "Pow") {
     save(in(0));
     if (rg(in(1))) save(out(0));
