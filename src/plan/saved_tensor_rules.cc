@@ -319,7 +319,9 @@ void ConvScratch(const Model& m, const ConcreteShapes& shapes, const LogicalOp& 
     if (c <= 3) return T[id].Bytes();  // an RGB-like input stays in its plain layout
     return T[id].Bytes() / c * ((c + 7) / 8 * 8);
   };
-  r->backward_temp_bytes = padded(x) + (depthwise ? 0 : padded(y)) + fixed;
+  // A 3-D convolution over fewer than 8 channels works on the plain input (no reorder).
+  uint64_t input_reorder = spatial == 3 && xd[1] < 8 ? 0 : padded(x);
+  r->backward_temp_bytes = input_reorder + (depthwise ? 0 : padded(y)) + fixed;
   if (NonContiguous(m, shapes, x)) {
     // A transposed input (conv1d over [N, L, C].transpose(1, 2)) is first copied contiguous.
     r->forward_temp_bytes += T[x].Bytes();
@@ -414,6 +416,8 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
              k == "Gelu" || k == "Silu" || k == "Erf" || k == "Log" || k == "Softplus" || k == "Mish" ||
              k == "Abs" || k == "Sin" || k == "Cos" || k == "Selu" || k == "Celu") {
     save(in(0));
+    // CPU gelu runs through oneDNN: its backward creates ~8 KiB of primitive objects (measured).
+    if (cpu && k == "Gelu") r.backward_temp_bytes = 8 * 1024;
   } else if (k == "PRelu") {
     save(in(0));
     // The weight's gradient is reduced from an input-sized product.
