@@ -264,11 +264,13 @@ bool NonContiguous(const Model& m, const ConcreteShapes& s, int id, int depth = 
 // Scratch of a CPU convolution, following PyTorch 1.13's choice of kernel (ConvParams::use_mkldnn,
 // one intra-op thread): oneDNN reorders the input and the weight into its blocked layout in forward,
 // and the input and the output gradient in backward (measured with the allocation tracker:
-// backward scratch = input + output + ~7 KiB, channels padded to blocks of 8; a depthwise
+// backward scratch = input + output + ~7 KiB, channels padded to whole blocks; a depthwise
 // kernel wider than 3 reorders only the input). Without oneDNN, a 1x1 convolution is a plain
 // matrix product (no scratch) and a transposed one unfolds one sample at a time (columns of
 // out_channels x kernel x input positions, the same for any batch).
-void ConvScratch(const Model& m, const ConcreteShapes& shapes, const LogicalOp& op, OpRule* r) {
+void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
+  const Model& m = ctx.model;
+  const ConcreteShapes& shapes = ctx.shapes;
   const auto& T = shapes.tensors;
   int x = op.inputs.empty() ? -1 : op.inputs[0];
   int w = op.inputs.size() > 1 ? op.inputs[1] : -1;
@@ -312,15 +314,19 @@ void ConvScratch(const Model& m, const ConcreteShapes& shapes, const LogicalOp& 
   const uint64_t fixed = 7 * 1024;
   bool depthwise = groups > 1 && groups == xd[1] && k_last > 3;
   r->forward_temp_bytes = T[x].Bytes() + T[w].Bytes() + fixed;
-  // Backward reorders into a layout whose channel blocks hold 8 channels (a 4-channel input takes
-  // twice its size there).
+  // Backward reorders the input and the output gradient into oneDNN's blocked layout, channels
+  // rounded up to blocks of 16, or of 8 when the input has 4 to 15 channels (measured over
+  // C = 1..32, Co = 8..32: a 4-channel input takes twice its size there). An input of at most 3
+  // channels that needs no gradient (the stem) is used as it is, and so is a 3-D convolution's
+  // input of fewer than 8 channels.
+  const int64_t c_in = xd[1];
+  const uint64_t block = c_in >= 4 && c_in < 16 ? 8 : 16;
   auto padded = [&](int id) {
     uint64_t c = T[id].dims.size() > 1 ? static_cast<uint64_t>(T[id].dims[1]) : 1;
-    if (c <= 3) return T[id].Bytes();  // an RGB-like input stays in its plain layout
-    return T[id].Bytes() / c * ((c + 7) / 8 * 8);
+    return c ? T[id].Bytes() / c * ((c + block - 1) / block * block) : 0;
   };
-  // A 3-D convolution over fewer than 8 channels works on the plain input (no reorder).
-  uint64_t input_reorder = spatial == 3 && xd[1] < 8 ? 0 : padded(x);
+  bool plain_input = (c_in <= 3 && !ctx.requires_grad[x]) || (spatial == 3 && c_in < 8);
+  uint64_t input_reorder = plain_input ? 0 : padded(x);
   r->backward_temp_bytes = input_reorder + (depthwise ? 0 : padded(y)) + fixed;
   if (NonContiguous(m, shapes, x)) {
     // A transposed input (conv1d over [N, L, C].transpose(1, 2)) is first copied contiguous.
@@ -368,7 +374,7 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   if (k == "Conv" || k == "ConvTranspose") {
     save(in(0));  // the input (the weight is a parameter)
     if (!rg(in(1))) save(in(1));
-    if (cpu) ConvScratch(m, ctx.shapes, op, &r);
+    if (cpu) ConvScratch(ctx, op, &r);
   } else if (k == "Gemm") {
     if (rg(in(1)) || IsParam(m, in(1))) save(in(0));
     if (rg(in(0))) save(in(1));
