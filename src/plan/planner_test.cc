@@ -222,6 +222,28 @@ TEST(Planner, LstmKeepsSevenHiddenFloatsPerStepAndAContiguousInput) {
   for (const std::string& w : p.warnings) EXPECT_EQ(w.find("LSTM"), std::string::npos) << w;
 }
 
+// Reshape targets computed from an LSTM's output shape (nn.MultiheadAttention after an LSTM does this)
+// resolve only if the shape pass itself knows LSTM.
+TEST(Planner, LstmOutputShapeFeedsComputedReshapeTargets) {
+  GraphBuilder g;
+  g.Input("input", {5, 4}).Weight("W", {1, 32, 4}).Weight("R", {1, 32, 8}).Weight("B", {1, 64});
+  g.Constant("zero", {0}, {1}).Constant("minus_one", {-1}, {1});
+  GraphBuilder::IntsAttr(g.Node("Transpose", {"input"}, {"x"}, "time_first"), "perm", {1, 0, 2});
+  GraphBuilder::IntAttr(g.Node("LSTM", {"x", "W", "R", "B"}, {"y"}, "lstm"), "hidden_size", 8);
+  g.Node("Shape", {"y"}, {"s"});
+  g.Node("Gather", {"s", "zero"}, {"steps"});
+  GraphBuilder::IntAttr(g.Node("Concat", {"steps", "minus_one"}, {"target"}, "target"), "axis", 0);
+  g.Node("Reshape", {"y", "target"}, {"logits"}, "flat");
+  g.Output("logits");
+  StepPlan p = MustPlan(g.Bytes(), Cpu(2));
+  const LayerMemory* flat = nullptr;
+  for (const LayerMemory& l : p.layers) {
+    if (l.name == "flat") flat = &l;
+  }
+  ASSERT_NE(flat, nullptr);
+  EXPECT_EQ(flat->output_shape, (std::vector<int64_t>{5, 16}));
+}
+
 TEST(Planner, PossiblyInPlaceLeakyReluIsAWarningWithTheBytesAtStake) {
   auto build = [](const char* act) {
     GraphBuilder g;
