@@ -78,16 +78,19 @@ class Fuser {
     return true;
   }
 
-  // Sigmoid(x) -> x * sigmoid(x), the sigmoid used nowhere else.
-  bool Silu(int i, LogicalOp* op) {
-    const NodeInfo& sig = N(i);
-    if (sig.op_type != "Sigmoid" || sig.inputs.empty()) return false;
-    int x = sig.inputs[0];
+  // x * f(x), f's output used nowhere else: one logical operator `kind` over x.
+  bool SelfGated(int i, const char* f, const char* kind, LogicalOp* op) {
+    const NodeInfo& gate = N(i);
+    if (gate.op_type != f || gate.inputs.empty()) return false;
+    int x = gate.inputs[0];
     int mul = SoleConsumer(m_, Out(i));
     if (!Is(mul, "Mul") || Other(N(mul), Out(i)) != x) return false;
-    *op = LogicalOp{"Silu", {i, mul}, {x}, {Out(mul)}};
+    *op = LogicalOp{kind, {i, mul}, {x}, {Out(mul)}};
     return true;
   }
+
+  // silu: x * sigmoid(x).
+  bool Silu(int i, LogicalOp* op) { return SelfGated(i, "Sigmoid", "Silu", op); }
 
   // mean = ReduceMean(x); d = x - mean; var = ReduceMean(d^2); y = d / sqrt(var + eps) [* w + b]
   bool LayerNorm(int i, LogicalOp* op) {
@@ -170,15 +173,9 @@ class Fuser {
 
   // hardswish below opset 14: x * HardSigmoid(x) (alpha 1/6, beta 0.5).
   bool HardSwish(int i, LogicalOp* op) {
-    const NodeInfo& hs = N(i);
-    if (hs.op_type != "HardSigmoid" || hs.inputs.empty()) return false;
-    auto alpha = hs.float_attrs.find("alpha");
-    if (alpha == hs.float_attrs.end() || std::fabs(alpha->second - 1.0 / 6.0) > 1e-4) return false;
-    int x = hs.inputs[0];
-    int mul = SoleConsumer(m_, Out(i));
-    if (!Is(mul, "Mul") || Other(N(mul), Out(i)) != x) return false;
-    *op = LogicalOp{"HardSwish", {i, mul}, {x}, {Out(mul)}};
-    return true;
+    auto alpha = N(i).float_attrs.find("alpha");
+    bool sixth = alpha != N(i).float_attrs.end() && std::fabs(alpha->second - 1.0 / 6.0) <= 1e-4;
+    return sixth && SelfGated(i, "HardSigmoid", "HardSwish", op);
   }
 
   // mish: x * tanh(softplus(x)); PyTorch keeps x only.
