@@ -141,6 +141,129 @@ TEST(Planner, DecomposedGeluIsOneOpThatKeepsItsInput) {
   EXPECT_TRUE(p.warnings.empty());
 }
 
+// input[B,16] -> Gemm -> h -> Reshape [B,4,2,2] -> group_norm(2 groups) as torch 1.13 exports it ->
+// Flatten -> Gemm -> logits[B,3].
+std::string GroupNormNet() {
+  GraphBuilder g;
+  g.Input("input", {16}).Weight("fc.weight", {16, 16}).Weight("gn.weight", {4}).Weight("gn.bias", {4});
+  g.Weight("in.scale", {2}, false).Weight("in.bias", {2}, false).Weight("head.weight", {3, 16});
+  GraphBuilder::IntAttr(g.Node("Gemm", {"input", "fc.weight"}, {"h"}, "fc"), "transB", 1);
+  g.Constant("shape4", {0, 4, 2, 2}, {4}).Constant("groups", {0, 2, -1}, {3}).Constant("axes", {1, 2}, {2});
+  g.Node("Reshape", {"h", "shape4"}, {"x"}, "to4d");
+  g.Node("Reshape", {"x", "groups"}, {"xg"}, "gn");
+  g.Node("InstanceNormalization", {"xg", "in.scale", "in.bias"}, {"n"});
+  g.Node("Shape", {"x"}, {"xs"});
+  g.Node("Reshape", {"n", "xs"}, {"nx"});
+  g.Node("Unsqueeze", {"gn.weight", "axes"}, {"w"});
+  g.Node("Mul", {"nx", "w"}, {"m"});
+  g.Node("Unsqueeze", {"gn.bias", "axes"}, {"b"});
+  g.Node("Add", {"m", "b"}, {"y"});
+  g.Node("Flatten", {"y"}, {"f"}, "flatten");
+  GraphBuilder::IntAttr(g.Node("Gemm", {"f", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  return g.Bytes();
+}
+
+TEST(Planner, GroupNormPatternIsOneOpThatKeepsItsInputAndGroupStatistics) {
+  StepPlan p = MustPlan(GroupNormNet(), Cpu(2));
+  const LayerMemory* gn = nullptr;
+  for (const LayerMemory& l : p.layers) {
+    if (l.name == "gn") gn = &l;
+    EXPECT_NE(l.op_type, "InstanceNormalization") << "the InstanceNormalization was not fused";
+  }
+  ASSERT_NE(gn, nullptr);
+  EXPECT_EQ(gn->op_type, "GroupNorm");
+  // h [2,16] (128 B, the storage of x) + mean and rstd per (sample, group): 2 x 2 x 2 x 4 B.
+  EXPECT_EQ(gn->saved_bytes, 128u + 32u);
+  // + head's input [2,16] (128 B) + log_softmax [2,3] (24 B); the normalized tensor is not kept.
+  EXPECT_EQ(p.bytes.activations_saved, 160u + 128u + 24u);
+}
+
+// input[B,4,6] -> MatMul [6,5] -> Erf -> ReduceMean(axes) -> Gemm -> logits[B,3]
+std::string MeanNet(std::vector<int64_t> axes) {
+  GraphBuilder g;
+  g.Input("input", {4, 6}).Weight("proj", {6, 5}).Weight("head.weight", {3, 5});
+  g.Node("MatMul", {"input", "proj"}, {"h"}, "proj");
+  g.Node("Erf", {"h"}, {"e"}, "erf");
+  auto& mean = g.Node("ReduceMean", {"e"}, {"m"}, "mean");
+  GraphBuilder::IntsAttr(mean, "axes", axes);
+  GraphBuilder::IntAttr(mean, "keepdims", 0);
+  g.Node("Flatten", {"m"}, {"f"}, "flatten");
+  GraphBuilder::IntAttr(g.Node("Gemm", {"f", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  return g.Bytes();
+}
+
+TEST(Planner, MeanOverSomeAxesKeepsItsInputLikeTorch113) {
+  // h [2,4,5] 160 B (erf's input) + e 160 B (the mean's input) + m [2,5] 40 B + log_softmax 24 B.
+  EXPECT_EQ(MustPlan(MeanNet({1}), Cpu(2)).bytes.activations_saved, 160u + 160u + 40u + 24u);
+}
+
+// input[B,5,4] -> Transpose (time first) -> LSTM(hidden 8) -> Squeeze -> ReduceMean(time) -> Gemm
+TEST(Planner, LstmKeepsSevenHiddenFloatsPerStepAndAContiguousInput) {
+  GraphBuilder g;
+  g.Input("input", {5, 4}).Weight("W", {1, 32, 4}).Weight("R", {1, 32, 8}).Weight("B", {1, 64});
+  g.Weight("head.weight", {3, 8}).Constant("axes", {1}, {1});
+  GraphBuilder::IntsAttr(g.Node("Transpose", {"input"}, {"x"}, "time_first"), "perm", {1, 0, 2});
+  auto& lstm = g.Node("LSTM", {"x", "W", "R", "B"}, {"y", "yh", "yc"}, "lstm");
+  GraphBuilder::IntAttr(lstm, "hidden_size", 8);
+  g.Node("Squeeze", {"y", "axes"}, {"ys"}, "squeeze");
+  auto& mean = g.Node("ReduceMean", {"ys"}, {"m"}, "mean");
+  GraphBuilder::IntsAttr(mean, "axes", {0});
+  GraphBuilder::IntAttr(mean, "keepdims", 0);
+  GraphBuilder::IntAttr(g.Node("Gemm", {"m", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  StepPlan p = MustPlan(g.Bytes(), Cpu(2));
+  ASSERT_GE(p.layers.size(), 2u);
+  EXPECT_EQ(p.layers[1].op_type, "LSTM");
+  // Measured with saved_tensors_hooks for nn.LSTM(4, 8, batch_first=True), batch 2, 5 steps: 2400 B
+  // = 7 x 8 floats x 5 steps x 2 samples (2240 B) + the contiguous [5,2,4] input (160 B).
+  EXPECT_EQ(p.layers[1].saved_bytes, 2400u);
+  for (const std::string& w : p.warnings) EXPECT_EQ(w.find("LSTM"), std::string::npos) << w;
+}
+
+// Reshape targets computed from an LSTM's output shape (nn.MultiheadAttention after an LSTM does this)
+// resolve only if the shape pass itself knows LSTM.
+TEST(Planner, LstmOutputShapeFeedsComputedReshapeTargets) {
+  GraphBuilder g;
+  g.Input("input", {5, 4}).Weight("W", {1, 32, 4}).Weight("R", {1, 32, 8}).Weight("B", {1, 64});
+  g.Constant("zero", {0}, {1}).Constant("minus_one", {-1}, {1});
+  GraphBuilder::IntsAttr(g.Node("Transpose", {"input"}, {"x"}, "time_first"), "perm", {1, 0, 2});
+  GraphBuilder::IntAttr(g.Node("LSTM", {"x", "W", "R", "B"}, {"y"}, "lstm"), "hidden_size", 8);
+  g.Node("Shape", {"y"}, {"s"});
+  g.Node("Gather", {"s", "zero"}, {"steps"});
+  GraphBuilder::IntAttr(g.Node("Concat", {"steps", "minus_one"}, {"target"}, "target"), "axis", 0);
+  g.Node("Reshape", {"y", "target"}, {"logits"}, "flat");
+  g.Output("logits");
+  StepPlan p = MustPlan(g.Bytes(), Cpu(2));
+  const LayerMemory* flat = nullptr;
+  for (const LayerMemory& l : p.layers) {
+    if (l.name == "flat") flat = &l;
+  }
+  ASSERT_NE(flat, nullptr);
+  EXPECT_EQ(flat->output_shape, (std::vector<int64_t>{5, 16}));
+}
+
+TEST(Planner, PossiblyInPlaceLeakyReluIsAWarningWithTheBytesAtStake) {
+  auto build = [](const char* act) {
+    GraphBuilder g;
+    g.Input("input", {8}).Weight("fc.weight", {6, 8}).Weight("head.weight", {3, 6});
+    GraphBuilder::IntAttr(g.Node("Gemm", {"input", "fc.weight"}, {"h"}, "fc"), "transB", 1);
+    g.Node(act, {"h"}, {"a"}, "act");
+    GraphBuilder::IntAttr(g.Node("Gemm", {"a", "head.weight"}, {"logits"}, "head"), "transB", 1);
+    g.Output("logits");
+    return g.Bytes();
+  };
+  StepPlan leaky = MustPlan(build("LeakyRelu"), Cpu(2));
+  // Out of place: h (48 B) and a (48 B) are both kept; leaky_relu_ would keep one of them.
+  EXPECT_EQ(leaky.bytes.activations_saved, 48u + 48u + 24u);
+  ASSERT_EQ(leaky.warnings.size(), 1u);
+  EXPECT_NE(leaky.warnings[0].find("LeakyRelu may have been in-place"), std::string::npos) << leaky.warnings[0];
+  EXPECT_NE(leaky.warnings[0].find(" 48 bytes fewer"), std::string::npos) << leaky.warnings[0];
+  // relu keeps its output either way: nothing to warn about.
+  EXPECT_TRUE(MustPlan(build("Relu"), Cpu(2)).warnings.empty());
+}
+
 TEST(Planner, CpuDropoutKeepsAFloatNoiseTensorAndRatioZeroIsAView) {
   auto build = [](int64_t ratio_percent) {
     GraphBuilder g;

@@ -39,7 +39,9 @@ class Fuser {
       const NodeInfo& n = m_.nodes[i];
       if (n.op_type == "Constant") continue;
       LogicalOp op;
-      if (Gelu(static_cast<int>(i), &op) || Silu(static_cast<int>(i), &op) || LayerNorm(static_cast<int>(i), &op)) {
+      const int ni = static_cast<int>(i);
+      if (Gelu(ni, &op) || Silu(ni, &op) || LayerNorm(ni, &op) || GroupNorm(ni, &op) || HardSwish(ni, &op) ||
+          Mish(ni, &op) || PaddedAveragePool(ni, &op)) {
         for (int k : op.nodes) used_[k] = true;
         ops.push_back(std::move(op));
         continue;
@@ -76,16 +78,19 @@ class Fuser {
     return true;
   }
 
-  // Sigmoid(x) -> x * sigmoid(x), the sigmoid used nowhere else.
-  bool Silu(int i, LogicalOp* op) {
-    const NodeInfo& sig = N(i);
-    if (sig.op_type != "Sigmoid" || sig.inputs.empty()) return false;
-    int x = sig.inputs[0];
+  // x * f(x), f's output used nowhere else: one logical operator `kind` over x.
+  bool SelfGated(int i, const char* f, const char* kind, LogicalOp* op) {
+    const NodeInfo& gate = N(i);
+    if (gate.op_type != f || gate.inputs.empty()) return false;
+    int x = gate.inputs[0];
     int mul = SoleConsumer(m_, Out(i));
     if (!Is(mul, "Mul") || Other(N(mul), Out(i)) != x) return false;
-    *op = LogicalOp{"Silu", {i, mul}, {x}, {Out(mul)}};
+    *op = LogicalOp{kind, {i, mul}, {x}, {Out(mul)}};
     return true;
   }
+
+  // silu: x * sigmoid(x).
+  bool Silu(int i, LogicalOp* op) { return SelfGated(i, "Sigmoid", "Silu", op); }
 
   // mean = ReduceMean(x); d = x - mean; var = ReduceMean(d^2); y = d / sqrt(var + eps) [* w + b]
   bool LayerNorm(int i, LogicalOp* op) {
@@ -125,6 +130,75 @@ class Fuser {
       }
     }
     op->outputs = {Out(last)};
+    return true;
+  }
+
+  // A parameter, or an Unsqueeze view of one (how group_norm's affine weight reaches its Mul).
+  int ParamOrView(int id) const {
+    if (IsParam(m_, id) || IsConstant(m_, id)) return id;
+    int p = id >= 0 ? m_.tensors[id].producer : -1;
+    if (p >= 0 && (N(p).op_type == "Unsqueeze" || N(p).op_type == "Identity") && !N(p).inputs.empty() &&
+        (IsParam(m_, N(p).inputs[0]) || IsConstant(m_, N(p).inputs[0]))) {
+      return id;
+    }
+    return -1;
+  }
+
+  // group_norm: Reshape(x, [N, G, -1]) -> InstanceNormalization -> Reshape(Shape(x)) [-> Mul w -> Add b].
+  // PyTorch runs one native_group_norm that keeps x and per-(sample, group) mean and rstd.
+  bool GroupNorm(int i, LogicalOp* op) {
+    const NodeInfo& r1 = N(i);
+    if (r1.op_type != "Reshape" || r1.inputs.empty()) return false;
+    int in_norm = SoleConsumer(m_, Out(i));
+    if (!Is(in_norm, "InstanceNormalization")) return false;
+    int r2 = SoleConsumer(m_, Out(in_norm));
+    if (!Is(r2, "Reshape")) return false;
+    *op = LogicalOp{"GroupNorm", {i, in_norm, r2}, {r1.inputs[0]}, {Out(r2)}};
+    int last = r2;
+    int mul = SoleConsumer(m_, Out(r2));
+    if (Is(mul, "Mul") && ParamOrView(Other(N(mul), Out(r2))) >= 0) {
+      op->nodes.push_back(mul);
+      op->inputs.push_back(Other(N(mul), Out(r2)));
+      last = mul;
+      int add = SoleConsumer(m_, Out(mul));
+      if (Is(add, "Add") && ParamOrView(Other(N(add), Out(mul))) >= 0) {
+        op->nodes.push_back(add);
+        op->inputs.push_back(Other(N(add), Out(mul)));
+        last = add;
+      }
+    }
+    op->outputs = {Out(last)};
+    return true;
+  }
+
+  // hardswish below opset 14: x * HardSigmoid(x) (alpha 1/6, beta 0.5).
+  bool HardSwish(int i, LogicalOp* op) {
+    auto alpha = N(i).float_attrs.find("alpha");
+    bool sixth = alpha != N(i).float_attrs.end() && std::fabs(alpha->second - 1.0 / 6.0) <= 1e-4;
+    return sixth && SelfGated(i, "HardSigmoid", "HardSwish", op);
+  }
+
+  // mish: x * tanh(softplus(x)); PyTorch keeps x only.
+  bool Mish(int i, LogicalOp* op) {
+    const NodeInfo& sp = N(i);
+    if (sp.op_type != "Softplus" || sp.inputs.empty()) return false;
+    int x = sp.inputs[0];
+    int tanh = SoleConsumer(m_, Out(i));
+    if (!Is(tanh, "Tanh")) return false;
+    int mul = SoleConsumer(m_, Out(tanh));
+    if (!Is(mul, "Mul") || Other(N(mul), Out(tanh)) != x) return false;
+    *op = LogicalOp{"Mish", {i, tanh, mul}, {x}, {Out(mul)}};
+    return true;
+  }
+
+  // avg_pool exports its padding as a Pad node; PyTorch pads inside the pooling and keeps the
+  // unpadded input.
+  bool PaddedAveragePool(int i, LogicalOp* op) {
+    const NodeInfo& pad = N(i);
+    if (pad.op_type != "Pad" || pad.inputs.empty()) return false;
+    int pool = SoleConsumer(m_, Out(i));
+    if (!Is(pool, "AveragePool")) return false;
+    *op = LogicalOp{"AveragePool", {i, pool}, {pad.inputs[0]}, {Out(pool)}};
     return true;
   }
 
@@ -184,6 +258,93 @@ bool NonContiguous(const Model& m, const ConcreteShapes& s, int id, int depth = 
   return false;
 }
 
+// Scratch of a CPU convolution, following PyTorch 1.13's choice of kernel (ConvParams::use_mkldnn,
+// one intra-op thread): oneDNN reorders the input and the weight into its blocked layout in forward,
+// and the input and the output gradient in backward (measured with the allocation tracker:
+// backward scratch = input + output + ~7 KiB, channels padded to whole blocks; a depthwise
+// kernel wider than 3 reorders only the input). Without oneDNN, a 1x1 convolution is a plain
+// matrix product (no scratch) and a transposed one unfolds one sample at a time (columns of
+// out_channels x kernel x input positions, the same for any batch).
+void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
+  const Model& m = ctx.model;
+  const ConcreteShapes& shapes = ctx.shapes;
+  const auto& T = shapes.tensors;
+  int x = op.inputs.empty() ? -1 : op.inputs[0];
+  int w = op.inputs.size() > 1 ? op.inputs[1] : -1;
+  int y = op.outputs.empty() ? -1 : op.outputs[0];
+  if (x < 0 || w < 0 || y < 0 || !T[x].known || !T[w].known || !T[y].known) return;
+  const auto& xd = T[x].dims;
+  const auto& wd = T[w].dims;
+  if (xd.size() < 3 || wd.size() != xd.size()) return;
+  const NodeInfo& n = m.nodes[op.nodes[0]];
+  int64_t groups = 1;
+  if (auto it = n.int_attrs.find("group"); it != n.int_attrs.end()) groups = std::max<int64_t>(1, it->second);
+  bool strided = false, dilated = false;
+  if (auto it = n.ints_attrs.find("strides"); it != n.ints_attrs.end()) {
+    for (int64_t v : it->second) strided = strided || v != 1;
+  }
+  if (auto it = n.ints_attrs.find("dilations"); it != n.ints_attrs.end()) {
+    for (int64_t v : it->second) dilated = dilated || v != 1;
+  }
+  const size_t spatial = xd.size() - 2;
+  // conv1d runs as conv2d over [N, C, 1, L] with a [Co, C/g, 1, k] weight.
+  int64_t k_last = wd.back();
+  int64_t k_before = spatial == 1 ? 1 : wd[wd.size() - 2];
+  const uint64_t eb = ElementBytes(T[x].dtype) ? ElementBytes(T[x].dtype) : 4;
+  uint64_t kernel = 1;
+  for (size_t i = 2; i < wd.size(); ++i) kernel *= static_cast<uint64_t>(wd[i]);
+  if (n.op_type == "ConvTranspose") {
+    uint64_t positions = 1;
+    for (size_t i = 2; i < xd.size(); ++i) positions *= static_cast<uint64_t>(xd[i]);
+    uint64_t out_channels = static_cast<uint64_t>(wd[1] * groups);
+    uint64_t columns = out_channels * kernel * positions * eb;
+    r->forward_temp_bytes = columns;
+    r->backward_temp_bytes = columns;
+    return;
+  }
+  int64_t first4 = 1;
+  for (size_t i = 0; i < 4; ++i) first4 *= i < xd.size() ? xd[i] : 1;
+  if (spatial == 1) first4 = xd[0] * xd[1] * xd[2];
+  bool mkldnn = (strided || dilated || xd[0] >= 16 || k_last != 1 || k_before != 1) &&
+                (groups > 1 || (k_last > 3 && k_before > 3) || xd[0] > 1 || first4 > 20480);
+  if (!mkldnn) return;
+  const uint64_t fixed = 7 * 1024;
+  bool depthwise = groups > 1 && groups == xd[1] && k_last > 3;
+  r->forward_temp_bytes = T[x].Bytes() + T[w].Bytes() + fixed;
+  // Backward reorders the input and the output gradient into oneDNN's blocked layout, channels
+  // rounded up to blocks of 16, or of 8 when the input has 4 to 15 channels (measured over
+  // C = 1..32, Co = 8..32: a 4-channel input takes twice its size there). An input of at most 3
+  // channels that needs no gradient (the stem) is used as it is, and so is a 3-D convolution's
+  // input of fewer than 8 channels.
+  const int64_t c_in = xd[1];
+  const uint64_t block = c_in >= 4 && c_in < 16 ? 8 : 16;
+  auto padded = [&](int id) {
+    uint64_t c = T[id].dims.size() > 1 ? static_cast<uint64_t>(T[id].dims[1]) : 1;
+    return c ? T[id].Bytes() / c * ((c + block - 1) / block * block) : 0;
+  };
+  bool plain_input = (c_in <= 3 && !ctx.requires_grad[x]) || (spatial == 3 && c_in < 8);
+  uint64_t input_reorder = plain_input ? 0 : padded(x);
+  r->backward_temp_bytes = input_reorder + (depthwise ? 0 : padded(y)) + fixed;
+  if (NonContiguous(m, shapes, x)) {
+    // A transposed input (conv1d over [N, L, C].transpose(1, 2)) is first copied contiguous.
+    r->forward_temp_bytes += T[x].Bytes();
+    r->backward_temp_bytes += T[x].Bytes();
+  }
+}
+
+// The gradient of a broadcast operand of a product (squeeze-excite's x * s) is formed at the
+// output's size and then summed down: one output-sized temporary in backward.
+void BroadcastGradientScratch(const LogicalOp& op, const RuleContext& ctx, OpRule* r) {
+  const auto& T = ctx.shapes.tensors;
+  int out = op.outputs.empty() ? -1 : op.outputs[0];
+  if (out < 0) return;
+  for (int id : op.inputs) {
+    if (id >= 0 && ctx.requires_grad[id] && T[id].Elements() < T[out].Elements()) {
+      r->backward_temp_bytes = std::max<uint64_t>(r->backward_temp_bytes, T[out].Bytes());
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<LogicalOp> FuseOperators(const Model& model, const ConcreteShapes& shapes) {
@@ -210,6 +371,7 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   if (k == "Conv" || k == "ConvTranspose") {
     save(in(0));  // the input (the weight is a parameter)
     if (!rg(in(1))) save(in(1));
+    if (cpu) ConvScratch(ctx, op, &r);
   } else if (k == "Gemm") {
     if (rg(in(1)) || IsParam(m, in(1))) save(in(0));
     if (rg(in(0))) save(in(1));
@@ -219,12 +381,50 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   } else if (k == "Relu" || k == "Sigmoid" || k == "Tanh" || k == "Softmax" || k == "LogSoftmax" ||
              k == "Sqrt" || k == "Exp" || k == "Reciprocal") {
     save(out(0));
+  } else if (k == "LSTM" || k == "GRU") {
+    // PyTorch on CPU runs one cell per time step and keeps, per step and direction, about 7 x hidden
+    // floats per sample (gate outputs and the operands of the cell's products; the same count for
+    // GRU), measured with saved_tensors_hooks at several shapes. The layer input is kept too; a
+    // transposed (batch_first) input is first made contiguous, once per direction.
+    const auto& x = in(0) >= 0 ? T[in(0)].dims : std::vector<int64_t>{};
+    const NodeInfo& node = m.nodes[op.nodes[0]];
+    int64_t hidden = 0;
+    if (auto it = node.int_attrs.find("hidden_size"); it != node.int_attrs.end()) hidden = it->second;
+    auto dir = node.string_attrs.find("direction");
+    uint64_t dirs = dir != node.string_attrs.end() && dir->second == "bidirectional" ? 2 : 1;
+    if (x.size() == 3 && hidden > 0 && x[0] > 0 && x[1] > 0) {
+      uint64_t steps_samples = static_cast<uint64_t>(x[0] * x[1]);
+      r.saved_extra.push_back({dirs * steps_samples * 7 * static_cast<uint64_t>(hidden) * 4, "cell states"});
+      // Forward: the input projection of every step at once (4 gates for LSTM, 3 for GRU), one
+      // direction at a time, plus about two hidden-sized tensors per step of the other direction.
+      uint64_t gates = k == "LSTM" ? 4 : 3;
+      r.forward_temp_bytes = (gates + 2 * (dirs - 1)) * steps_samples * static_cast<uint64_t>(hidden) * 4;
+      if (NonContiguous(m, ctx.shapes, in(0))) {
+        r.saved_extra.push_back({dirs * bytes(in(0)), "contiguous input"});
+      } else {
+        save(in(0));
+      }
+    } else {
+      r.known = false;
+      save(in(0));
+    }
+  } else if (k == "GroupNorm") {
+    save(in(0));
+    // mean and rstd: one fp32 per (sample, group); InstanceNormalization's scale has G elements.
+    int norm = op.nodes.size() > 1 ? op.nodes[1] : -1;
+    uint64_t groups = norm >= 0 && m.nodes[norm].inputs.size() > 1 ? elements(m.nodes[norm].inputs[1]) : 1;
+    uint64_t batch = in(0) >= 0 && !T[in(0)].dims.empty() ? static_cast<uint64_t>(T[in(0)].dims[0]) : 1;
+    r.saved_extra.push_back({2 * batch * groups * 4, "mean+rstd"});
   } else if (k == "Clip" || k == "LeakyRelu" || k == "Elu" || k == "HardSigmoid" || k == "HardSwish" ||
              k == "Gelu" || k == "Silu" || k == "Erf" || k == "Log" || k == "Softplus" || k == "Mish" ||
              k == "Abs" || k == "Sin" || k == "Cos" || k == "Selu" || k == "Celu") {
     save(in(0));
+    // CPU gelu runs through oneDNN: its backward creates ~8 KiB of primitive objects (measured).
+    if (cpu && k == "Gelu") r.backward_temp_bytes = 8 * 1024;
   } else if (k == "PRelu") {
     save(in(0));
+    // The weight's gradient is reduced from an input-sized product.
+    if (cpu) r.backward_temp_bytes = bytes(in(0));
   } else if (k == "MaxPool") {
     save(in(0));
     // The int64 indices are an output PyTorch keeps for backward (ONNX may or may not expose them).
@@ -232,7 +432,8 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   } else if (k == "AveragePool" || k == "LpPool") {
     save(in(0));
   } else if (k == "GlobalAveragePool") {
-    // adaptive_avg_pool(1) runs as mean(): backward needs only sizes.
+    // adaptive_avg_pool(1) runs as mean(dims), whose backward (MeanBackward1) keeps its input in 1.13.
+    save(in(0));
   } else if (k == "GlobalMaxPool") {
     save(in(0));
     r.saved_extra.push_back({elements(out(0)) * 8, "indices"});
@@ -240,6 +441,8 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     save(in(0));
     uint64_t channels = in(1) >= 0 ? elements(in(1)) : 0;
     r.saved_extra.push_back({2 * channels * 4, "mean+invstd"});
+    // CPU batch_norm backward (instance_norm runs it too) allocates one input-sized temporary.
+    if (cpu) r.backward_temp_bytes = bytes(in(0));
     for (size_t i = 1; i < op.outputs.size(); ++i) r.output_view_of[i] = in(i + 2 < op.inputs.size() ? i + 2 : 0);
   } else if (k == "LayerNorm" || k == "LayerNormalization") {
     save(in(0));
@@ -265,9 +468,11 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   } else if (k == "Mul") {
     if (rg(in(0))) save(in(1));
     if (rg(in(1))) save(in(0));
+    BroadcastGradientScratch(op, ctx, &r);
   } else if (k == "Div") {
     if (rg(in(0)) || rg(in(1))) save(in(1));
     if (rg(in(1))) save(in(0));
+    BroadcastGradientScratch(op, ctx, &r);
   } else if (k == "Pow") {
     save(in(0));
     if (rg(in(1))) save(out(0));
@@ -304,6 +509,14 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     if (k == "ReduceMax" || k == "ReduceMin" || k == "ReduceProd") {
       save(in(0));
       save(out(0));
+    }
+    const NodeInfo& first = m.nodes[op.nodes[0]];
+    auto axes = first.ints_attrs.find("axes");
+    bool some_axes = (axes != first.ints_attrs.end() && in(0) >= 0 && axes->second.size() < T[in(0)].dims.size()) ||
+                     (in(1) >= 0 && elements(in(1)) > 0 && in(0) >= 0 && elements(in(1)) < T[in(0)].dims.size());
+    if (k == "ReduceMean" && some_axes) {
+      // mean(dims) keeps its input (MeanBackward1 in 1.13); the mean of everything does not.
+      save(in(0));
     }
     if (k == "Cast" && in(0) >= 0 && out(0) >= 0 && T[in(0)].dtype == T[out(0)].dtype) r.output_view_of[0] = in(0);
   } else if (k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" ||

@@ -490,6 +490,17 @@ class ShapePass {
       Set(n, 0, d, a->dtype);
       return;
     }
+    if (op == "LSTM" || op == "GRU" || op == "RNN") {
+      // X [T, B, I] (layout 0) -> Y [T, dirs, B, H], Y_h and Y_c [dirs, B, H].
+      ConcreteTensor* x = In(n, 0);
+      int64_t hidden = Attr(n, "hidden_size", 0);
+      if (!x || x->dims.size() != 3 || hidden <= 0 || Attr(n, "layout", 0) != 0) return;
+      auto dir = n.string_attrs.find("direction");
+      int64_t dirs = dir != n.string_attrs.end() && dir->second == "bidirectional" ? 2 : 1;
+      Set(n, 0, {x->dims[0], dirs, x->dims[1], hidden}, x->dtype);
+      for (size_t i = 1; i < n.outputs.size(); ++i) Set(n, i, {dirs, x->dims[1], hidden}, x->dtype);
+      return;
+    }
     if (op == "Range") {
       const auto* start = InValue(n, 0);
       const auto* limit = InValue(n, 1);

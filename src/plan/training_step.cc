@@ -408,6 +408,36 @@ Result<StepPlan> Simulator::Run() {
   }
   uint64_t total_saved = 0;
   for (int b : counted_saved) total_saved += buffers_[b].bytes;
+  // ONNX does not record inplace=True. leaky_relu_/elu_ keep their result, which then shares the
+  // storage of their input; the out-of-place form keeps the input and allocates the output. Where
+  // both are kept, in-place would keep one storage fewer: say so with the bytes at stake.
+  uint64_t inplace_at_risk = 0;
+  std::set<std::string> inplace_kinds;
+  for (const LogicalOp& op : ops) {
+    if (op.kind != "LeakyRelu" && op.kind != "Elu" && op.kind != "Selu" && op.kind != "Celu") continue;
+    int in = op.inputs.empty() ? -1 : op.inputs[0];
+    int out = op.outputs.empty() ? -1 : op.outputs[0];
+    if (in < 0 || out < 0 || buf[in] < 0 || buf[out] < 0 || buf[in] == buf[out]) continue;
+    int producer = m_.tensors[in].producer;
+    if (producer < 0) continue;
+    const std::string& pk = m_.nodes[producer].op_type;
+    // In place is impossible after an op that keeps its output (torch would refuse backward).
+    if (pk == "Relu" || pk == "Sigmoid" || pk == "Tanh" || pk == "Softmax" || pk == "LogSoftmax" || pk == "Exp" ||
+        pk == "Sqrt" || pk == "LeakyRelu" || pk == "Elu" || pk == "Selu" || pk == "Celu") {
+      continue;
+    }
+    if (counted_saved.count(buf[in]) && counted_saved.count(buf[out])) {
+      inplace_at_risk += buffers_[buf[out]].bytes;
+      inplace_kinds.insert(op.kind);
+    }
+  }
+  if (inplace_at_risk > 0) {
+    std::string kinds;
+    for (const std::string& k : inplace_kinds) kinds += (kinds.empty() ? "" : "/") + k;
+    plan.warnings.push_back(kinds + " may have been in-place (inplace=True is not recorded in ONNX); the plan assumes "
+                            "out-of-place: if in-place, " + std::to_string(inplace_at_risk) +
+                            " bytes fewer activations are kept for backward");
+  }
 
   // Loss.
   int loss_saved = -1, loss_scalar = -1;
