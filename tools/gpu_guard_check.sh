@@ -19,7 +19,7 @@ log "build"
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DOOMGUARD_BUILD_TESTS=OFF >"$OUT/cmake.log" 2>&1 &&
   cmake --build "$BUILD" -j"$(nproc)" --target oomguard_mr oomguard_torch >>"$OUT/cmake.log" 2>&1 ||
   { log "build failed, see $OUT/cmake.log"; exit 2; }
-g++ -std=c++20 -O2 -Iinclude tools/gpu_guard_check.cc "$BUILD/src/mr/liboomguard_mr.a" \
+g++ -std=c++20 -O2 -Iinclude -Isrc tools/gpu_guard_check.cc "$BUILD/src/mr/liboomguard_mr.a" \
   "$BUILD/src/core/liboomguard_core.a" -ldl -lpthread -o "$BUILD/gpu_guard_check" 2>>"$OUT/cmake.log" ||
   { log "cannot compile tools/gpu_guard_check.cc, see $OUT/cmake.log"; exit 2; }
 LIB=$PWD/$BUILD/liboomguard_torch.so
