@@ -138,8 +138,12 @@ def measure(kind, mode, args, list_path):
     sampler.start()
     p.stdin.write("go\n")
     p.stdin.flush()
-    result = json.loads(p.stdout.readline())
+    line = p.stdout.readline()
     done.set()
+    if not line:
+        sampler.join()
+        sys.exit("feed_vs_dataloader: the %s run (%s) failed; its error is above" % (kind, mode))
+    result = json.loads(line)
     sampler.join()
     p.wait()
     result.update(kind=kind, mode=mode, images_per_second=result["images"] / result["seconds"], peak_pss_bytes=peak[0],
