@@ -4,7 +4,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: demo test build deps bench clean
+.PHONY: demo test build deps bench clean install
 
 deps:
 	./scripts/install-deps.sh
@@ -18,6 +18,11 @@ demo: build
 
 test:
 	./scripts/test.sh
+
+# Installs into PREFIX (default /usr/local): CLI, libraries, headers, find_package(oomguard), Python package.
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 bench: deps
 	cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DOOMGUARD_BUILD_BENCH=ON -DOOMGUARD_BUILD_TESTS=OFF >/dev/null

@@ -12,7 +12,8 @@ build_pkgs=(
 )
 # Validation reference for the planner (real PyTorch on CPU) and tooling.
 python_pkgs=(python3 python3-torch python3-torchvision python3-onnx python3-numpy python3-pil
-  libopenblas0-serial)  # an optimized BLAS for torch's Linear/MatMul (netlib is ~10x slower)
+  libopenblas0-serial  # an optimized BLAS for torch's Linear/MatMul (netlib is ~10x slower)
+  python3-dev pybind11-dev)  # the oomguard Python package (python/)
 
 want=("${build_pkgs[@]}")
 if [ "${OOMGUARD_SKIP_PYTHON:-0}" != 1 ]; then want+=("${python_pkgs[@]}"); fi

@@ -18,6 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mr/report_json.h"
+
 #include "oomguard/mr/arena_resource.h"
 #include "oomguard/mr/cuda_device_resource.h"
 #include "oomguard/mr/host_resource.h"

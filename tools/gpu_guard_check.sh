@@ -20,7 +20,7 @@ log "build"
   >"$OUT/cmake.log" 2>&1 &&
   cmake --build "$BUILD" -j"$(nproc)" --target oomguard_mr oomguard_torch >>"$OUT/cmake.log" 2>&1 ||
   { log "build failed, see $OUT/cmake.log"; exit 2; }
-g++ -std=c++20 -O2 -Iinclude tools/gpu_guard_check.cc "$BUILD/src/mr/liboomguard_mr.a" \
+g++ -std=c++20 -O2 -Iinclude -Isrc tools/gpu_guard_check.cc "$BUILD/src/mr/liboomguard_mr.a" \
   "$BUILD/src/core/liboomguard_core.a" -ldl -lpthread -o "$BUILD/gpu_guard_check" 2>>"$OUT/cmake.log" ||
   { log "cannot compile tools/gpu_guard_check.cc, see $OUT/cmake.log"; exit 2; }
 case $BUILD in /*) LIB=$BUILD/liboomguard_torch.so ;; *) LIB=$PWD/$BUILD/liboomguard_torch.so ;; esac

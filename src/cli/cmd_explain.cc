@@ -10,6 +10,7 @@
 #include "oomguard/explain/explainer.h"
 #include "oomguard/explain/machine_facts.h"
 #include "oomguard/explain/report_format.h"
+#include "explain/report_json.h"
 
 namespace oomguard::cli {
 

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "fit/advice_json.h"
 #include "oomguard/fit/advice.h"
 #include "oomguard/fit/chart.h"
 #include "oomguard/fit/split.h"

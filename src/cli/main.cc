@@ -16,35 +16,13 @@
 namespace oomguard::cli {
 namespace {
 
-constexpr Subcommand kSubcommands[] = {
-    {"plan", "predict a training step's memory from an ONNX model",
-     "oomguard plan resnet50 --batch 64 --gpu rtx-3090 --optimizer adam --html plan.html", RunPlan},
-    {"fit", "find the largest batch that fits a GPU", "oomguard fit model.onnx --gpu a100-40gb --reserve 1GiB",
-     RunFit},
-    {"split", "split a global batch over several GPUs",
-     "oomguard split resnet50 --global-batch 256 --gpu-memory 24GiB,24GiB,11GiB --strategy ddp", RunSplit},
-    {"models", "list the built-in model zoo", "oomguard models --json", RunModels},
-    {"gpus", "list the built-in GPU catalog", "oomguard gpus", RunGpus},
-    {"feed", "stream JPEG images under a hard host-memory budget",
-     "oomguard feed /data/train --budget 2GiB --batch 64 --workers 4 --size 224x224", RunFeed},
-    {"explain", "read an error log and say which memory ran out and why", "oomguard explain train.log --json",
-     RunExplain},
-    {"devices", "list GPUs and map CUDA ordinals to nvidia-smi indices", "CUDA_VISIBLE_DEVICES=1,0 oomguard devices",
-     RunDevices},
-    {"doctor", "check the driver stack and host memory settings", "oomguard doctor --json", RunDoctor},
-    {"watch", "watch a run's memory and stop it before it runs out",
-     "oomguard watch --stop-before-oom --plot run.svg -- python train.py", RunWatch},
-    {"version", "print the version, git revision and dependency versions", "oomguard version --json", RunVersion},
-    {"completion", "print a bash or zsh completion script", "source <(oomguard completion bash)", RunCompletion},
-    {"man", "print the manual page (roff)", "oomguard man | man -l -", RunMan},
-};
 
 void PrintUsage(FILE* out) {
   std::fprintf(out,
                "oomguard: end the guesswork around out-of-memory errors in deep-learning training\n\n"
                "usage: oomguard COMMAND [options]   (oomguard COMMAND --help for its options)\n\n"
                "commands:\n");
-  for (const Subcommand& s : kSubcommands) std::fprintf(out, "  %-10s %s\n", s.name, s.help);
+  for (const Subcommand& s : Subcommands()) std::fprintf(out, "  %-10s %s\n", s.name, s.help);
   std::fprintf(out,
                "\nEvery command takes --json. Exit status: 0 ok, 1 the answer is no "
                "(does not fit, a check failed, a run was stopped), 2 bad input.\n");
@@ -52,7 +30,7 @@ void PrintUsage(FILE* out) {
 
 nlohmann::json UsageJson() {
   nlohmann::json commands = nlohmann::json::array();
-  for (const Subcommand& s : kSubcommands) commands.push_back({{"name", s.name}, {"help", s.help}});
+  for (const Subcommand& s : Subcommands()) commands.push_back({{"name", s.name}, {"help", s.help}});
   return {{"usage", "oomguard COMMAND [options]"}, {"commands", commands},
           {"exit_status", {{"0", "ok"}, {"1", "the answer is no"}, {"2", "bad input"}}}};
 }
@@ -75,8 +53,6 @@ int RunGuarded(const Subcommand& s, int argc, char** argv) {
 
 }  // namespace
 
-std::span<const Subcommand> Subcommands() { return kSubcommands; }
-
 int Main(int argc, char** argv) {
   if (argc < 2) return UsageError("", "no command given (usage: oomguard COMMAND [options]; see 'oomguard --help')");
   std::string_view name = argv[1];
@@ -89,7 +65,7 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
   if (name == "--version" || name == "-V") return RunVersion(argc - 1, argv + 1);
-  for (const Subcommand& s : kSubcommands) {
+  for (const Subcommand& s : Subcommands()) {
     if (name == s.name) {
       std::string program = std::string("oomguard ") + s.name;
       std::vector<char*> args(argv + 1, argv + argc);
@@ -99,7 +75,7 @@ int Main(int argc, char** argv) {
   }
   const Subcommand* best = nullptr;
   size_t best_distance = 3;  // suggest only close matches
-  for (const Subcommand& s : kSubcommands) {
+  for (const Subcommand& s : Subcommands()) {
     size_t d = EditDistance(name, s.name);
     if (d < best_distance) {
       best_distance = d;

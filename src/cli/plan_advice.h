@@ -6,6 +6,7 @@
 #include <ostream>
 #include <vector>
 
+#include "fit/advice_json.h"
 #include "oomguard/fit/advice.h"
 #include "oomguard/plan/planner.h"
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "oomguard/explain/explainer.h"
-#include "oomguard/explain/report_format.h"
+#include "report_json.h"
 
 namespace oomguard::explain {
 namespace {

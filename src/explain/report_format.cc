@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "oomguard/units.h"
+#include "report_json.h"
 
 namespace oomguard::explain {
 

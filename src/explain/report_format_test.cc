@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "oomguard/explain/explainer.h"
+#include "report_json.h"
 
 namespace oomguard::explain {
 namespace {

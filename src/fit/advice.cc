@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "advice_json.h"
 #include "oomguard/units.h"
 
 namespace oomguard::fit {

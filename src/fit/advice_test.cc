@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "advice_json.h"
 #include "fake_planner.h"
 
 namespace oomguard::fit {

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "oomguard/units.h"
+#include "report_json.h"
 
 namespace oomguard::mr {
 namespace {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "report_json.h"
+
 namespace oomguard::mr {
 namespace {
 

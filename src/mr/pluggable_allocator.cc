@@ -4,6 +4,7 @@
 
 #include "oomguard/mr/cuda_device_resource.h"
 #include "oomguard/mr/simulated_device_resource.h"
+#include "report_json.h"
 
 namespace oomguard::mr {
 
@@ -101,7 +102,7 @@ std::optional<std::string> PluggableAllocator::last_error() const {
   return last_error_;
 }
 
-nlohmann::json PluggableAllocator::stats_json() const {
+std::string PluggableAllocator::stats_json() const {
   std::lock_guard<std::mutex> lock(mu_);
   nlohmann::json devices = nlohmann::json::array();
   for (int i = 0; i < kMaxDevices; ++i) {
@@ -120,9 +121,10 @@ nlohmann::json PluggableAllocator::stats_json() const {
                        {"allocations", s.allocations},
                        {"out_of_memory", s.out_of_memory}});
   }
-  return {{"devices", devices},
-          {"last_report", last_report_ ? ToJson(*last_report_) : nlohmann::json(nullptr)},
-          {"last_error", last_error_ ? nlohmann::json(*last_error_) : nlohmann::json(nullptr)}};
+  nlohmann::json stats = {{"devices", devices},
+                          {"last_report", last_report_ ? ToJson(*last_report_) : nlohmann::json(nullptr)},
+                          {"last_error", last_error_ ? nlohmann::json(*last_error_) : nlohmann::json(nullptr)}};
+  return stats.dump();
 }
 
 PluggableAllocator::UpstreamFactory MakeDefaultUpstreamFactory(const AllocConf& conf) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "oomguard/mr/simulated_device_resource.h"
+#include "report_json.h"
 
 namespace oomguard::mr {
 namespace {
@@ -21,7 +22,7 @@ TEST(PluggableAllocator, OneArenaPerDeviceUnderTheConfiguredFraction) {
   void* b = alloc.Malloc(10 * MiB, 1, nullptr);
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
-  nlohmann::json stats = alloc.stats_json();
+  nlohmann::json stats = nlohmann::json::parse(alloc.stats_json());
   ASSERT_EQ(stats["devices"].size(), 2u);
   EXPECT_EQ(stats["devices"][0]["limit_bytes"].get<uint64_t>(), 128 * MiB);
   EXPECT_EQ(stats["devices"][1]["allocated_bytes"].get<uint64_t>(), 10 * MiB);
@@ -46,7 +47,7 @@ TEST(PluggableAllocator, GrowthOffPreallocatesTheCap) {
   void* p = alloc.Malloc(1 * MiB, 0, nullptr);
   ASSERT_NE(seen, nullptr);
   EXPECT_EQ(seen->used_bytes(), 64 * MiB);
-  EXPECT_EQ(alloc.stats_json()["devices"][0]["growth"], "preallocated");
+  EXPECT_EQ(nlohmann::json::parse(alloc.stats_json())["devices"][0]["growth"], "preallocated");
   alloc.Free(p, 1 * MiB, 0, nullptr);
 }
 
@@ -55,7 +56,7 @@ TEST(PluggableAllocator, GrowthRegionsAddsRegions) {
   PluggableAllocator alloc(conf, MakeDefaultUpstreamFactory(conf));
   void* a = alloc.Malloc(3 * MiB, 0, nullptr);
   void* b = alloc.Malloc(3 * MiB, 0, nullptr);  // does not fit in the first 4 MiB region
-  nlohmann::json device = alloc.stats_json()["devices"][0];
+  nlohmann::json device = nlohmann::json::parse(alloc.stats_json())["devices"][0];
   EXPECT_EQ(device["growth"], "regions");
   EXPECT_EQ(device["regions"], 2);
   alloc.Free(a, 3 * MiB, 0, nullptr);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "report_json.h"
 
 namespace oomguard::mr {
 namespace {
@@ -163,7 +166,7 @@ std::vector<TraceEvent> TrackingResource::events() const {
   return events_;
 }
 
-nlohmann::json TrackingResource::snapshot() const {
+std::string TrackingResource::snapshot() const {
   TrackingStats s = stats();
   nlohmann::json live = nlohmann::json::array();
   for (const LiveAllocation& a : live_allocations()) {
@@ -174,22 +177,23 @@ nlohmann::json TrackingResource::snapshot() const {
     std::lock_guard<std::mutex> lock(mu_);
     events = events_.size();
   }
-  return {{"resource", name()},
-          {"stats",
-           {{"allocated_bytes", s.allocated_bytes},
-            {"peak_allocated_bytes", s.peak_allocated_bytes},
-            {"reserved_bytes", s.reserved_bytes},
-            {"peak_reserved_bytes", s.peak_reserved_bytes},
-            {"allocations", s.allocations},
-            {"deallocations", s.deallocations},
-            {"out_of_memory", s.out_of_memory},
-            {"live_allocations", s.live_allocations},
-            {"free_in_pool_bytes", s.free_in_pool_bytes},
-            {"largest_free_block_bytes", s.largest_free_block_bytes},
-            {"fragmentation", s.fragmentation},
-            {"dropped_events", s.dropped_events}}},
-          {"live", live},
-          {"events", events}};
+  nlohmann::json snapshot = {{"resource", name()},
+                             {"stats",
+                              {{"allocated_bytes", s.allocated_bytes},
+                               {"peak_allocated_bytes", s.peak_allocated_bytes},
+                               {"reserved_bytes", s.reserved_bytes},
+                               {"peak_reserved_bytes", s.peak_reserved_bytes},
+                               {"allocations", s.allocations},
+                               {"deallocations", s.deallocations},
+                               {"out_of_memory", s.out_of_memory},
+                               {"live_allocations", s.live_allocations},
+                               {"free_in_pool_bytes", s.free_in_pool_bytes},
+                               {"largest_free_block_bytes", s.largest_free_block_bytes},
+                               {"fragmentation", s.fragmentation},
+                               {"dropped_events", s.dropped_events}}},
+                             {"live", live},
+                             {"events", events}};
+  return snapshot.dump();
 }
 
 ReplayResult Replay(const std::vector<TraceEvent>& events, MemoryResource& resource) {

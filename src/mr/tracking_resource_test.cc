@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "oomguard/mr/simulated_device_resource.h"
+#include "report_json.h"
 
 namespace oomguard::mr {
 namespace {
@@ -70,7 +71,7 @@ TEST(TrackingResource, LiveAllocationsKeepTheirTagsLargestFirst) {
   EXPECT_EQ(live[0].tag, "activations");
   EXPECT_EQ(live[1].tag, "weights");
   EXPECT_EQ(live[2].tag, "");
-  nlohmann::json snap = tracking.snapshot();
+  nlohmann::json snap = nlohmann::json::parse(tracking.snapshot());
   EXPECT_EQ(snap["live"][0]["bytes"].get<uint64_t>(), 8 * MiB);
   EXPECT_EQ(snap["stats"]["allocated_bytes"].get<uint64_t>(), 13 * MiB);
   EXPECT_TRUE(snap["stats"]["peak_reserved_bytes"].is_number_unsigned());

@@ -6,10 +6,13 @@
 //   torch.cuda.memory.change_current_allocator(alloc)
 //
 // The signatures are those PyTorch documents for the .so functions. A bad
-// OOMGUARD_ALLOC_CONF makes every allocation fail (nullptr) and the reason is
-// in oomguard_stats_json()'s "last_error": the library does not print.
+// OOMGUARD_ALLOC_CONF makes every allocation fail (nullptr), with the reason in
+// oomguard_stats_json()'s "last_error"; the library prints that reason once on
+// stderr when it is loaded, since PyTorch would report only an out-of-memory.
+// oomguard_check_conf() lets a caller (oomguard.torch) check a text first.
 #include <sys/types.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -39,9 +42,34 @@ PluggableAllocator& Instance() {
   return *instance;
 }
 
+// Runs when the library is loaded: a bad OOMGUARD_ALLOC_CONF is said at once.
+__attribute__((constructor)) void ReportBadConfAtLoad() {
+  const char* text = std::getenv("OOMGUARD_ALLOC_CONF");
+  if (text == nullptr) return;
+  oomguard::Result<AllocConf> conf = oomguard::mr::ParseAllocConf(text);
+  if (!conf.ok()) {
+    std::fprintf(stderr, "liboomguard_torch.so: %s; every CUDA allocation will fail\n", conf.error().c_str());
+  }
+}
+
 }  // namespace
 
 extern "C" {
+
+// Checks `text` as OOMGUARD_ALLOC_CONF. Returns 0 when it is valid; otherwise
+// copies the one-line reason into buffer (NUL-terminated, truncated to
+// capacity) and returns its full length.
+size_t oomguard_check_conf(const char* text, char* buffer, size_t capacity) {
+  oomguard::Result<AllocConf> conf = oomguard::mr::ParseAllocConf(text ? text : "");
+  if (conf.ok()) return 0;
+  const std::string& error = conf.error();
+  if (buffer != nullptr && capacity > 0) {
+    std::size_t n = error.size() < capacity - 1 ? error.size() : capacity - 1;
+    std::memcpy(buffer, error.data(), n);
+    buffer[n] = '\0';
+  }
+  return error.size();
+}
 
 void* oomguard_malloc(ssize_t size, int device, void* stream) {
   if (size < 0) return nullptr;
@@ -57,7 +85,7 @@ void oomguard_free(void* ptr, ssize_t size, int device, void* stream) {
 // into buffer (NUL-terminated, truncated to capacity) and returns the full
 // length, so a caller can retry with a larger buffer.
 size_t oomguard_stats_json(char* buffer, size_t capacity) {
-  std::string json = Instance().stats_json().dump();
+  std::string json = Instance().stats_json();
   if (buffer != nullptr && capacity > 0) {
     std::size_t n = json.size() < capacity - 1 ? json.size() : capacity - 1;
     std::memcpy(buffer, json.data(), n);

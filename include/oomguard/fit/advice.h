@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,10 +74,6 @@ Result<AdviceList> Advise(const PlanFunction& plan, const AdviceRequest& request
 
 // Sorts items: those that fit first, then by bytes saved (largest first), then by action.
 void RankAdvice(std::vector<AdviceItem>& items);
-
-// [{"action":…, "description":…, "saves_bytes":…, "required_bytes":…, "fits":…,
-//   "max_batch":…|null, ...}] as in docs/DESIGN.md.
-nlohmann::json ToJson(const std::vector<AdviceItem>& items);
 
 // The smallest accumulation count s dividing `batch` with batch / s <= max_batch
 // (so micro-batch x s == batch exactly). REQUIRES: batch >= 1, max_batch >= 1.

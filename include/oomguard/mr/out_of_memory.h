@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 namespace oomguard::mr {
 
@@ -60,8 +59,6 @@ struct OomReport {
 //     ...
 //     verdict: ...
 std::string FormatOomReport(const OomReport& report);
-
-nlohmann::json ToJson(const OomReport& report);
 
 class OutOfMemory : public std::bad_alloc {
  public:

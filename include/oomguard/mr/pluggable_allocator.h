@@ -15,8 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-
-#include <nlohmann/json.hpp>
+#include <string>
 
 #include "oomguard/mr/alloc_conf.h"
 #include "oomguard/mr/arena_resource.h"
@@ -36,9 +35,9 @@ class PluggableAllocator {
 
   std::optional<OomReport> last_report() const;
   std::optional<std::string> last_error() const;
-  // {"devices":[{"device":i, "allocated_bytes":..., "peak_reserved_bytes":..., ...}],
+  // JSON text: {"devices":[{"device":i, "allocated_bytes":..., "peak_reserved_bytes":..., ...}],
   //  "last_report":{...}|null, "last_error":"..."|null}
-  nlohmann::json stats_json() const;
+  std::string stats_json() const;
 
  private:
   struct Device {

@@ -20,7 +20,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 #include "oomguard/mr/arena_resource.h"
 
@@ -72,8 +71,8 @@ class TrackingResource final : public MemoryResource, private ArenaListener {
   TrackingStats stats() const;
   std::vector<LiveAllocation> live_allocations() const;  // largest first
   std::vector<TraceEvent> events() const;
-  // {"stats":{...}, "live":[{"bytes","address","tag"}...], "events":N}
-  nlohmann::json snapshot() const;
+  // JSON text: {"stats":{...}, "live":[{"bytes","address","tag"}...], "events":N}
+  std::string snapshot() const;
 
  private:
   struct Live {
@@ -108,7 +107,5 @@ struct ReplayResult {
   uint64_t peak_live_bytes = 0;
 };
 ReplayResult Replay(const std::vector<TraceEvent>& events, MemoryResource& resource);
-
-nlohmann::json ToJson(const std::vector<TraceEvent>& events);
 
 }  // namespace oomguard::mr

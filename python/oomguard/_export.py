@@ -1,0 +1,145 @@
+"""A live torch.nn.Module as the planner's model, and a torch.optim.Optimizer as its options.
+
+The module is exported the way the planner expects (docs/python.md): training mode
+(BatchNorm keeps batch statistics, Dropout its mask), no constant folding, a dynamic batch
+axis on every input and output. The export goes to memory; when the onnx package is
+present the weights are dropped from it (the planner needs their shapes only), and the
+graph is handed to the planner through an anonymous in-memory file: nothing touches disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import os
+import warnings
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+
+def _is_module(model: Any) -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return isinstance(model, torch.nn.Module)
+
+
+def _as_tuple(example_inputs: Any) -> Tuple[Any, ...]:
+    if isinstance(example_inputs, tuple):
+        return example_inputs
+    if isinstance(example_inputs, list):
+        return tuple(example_inputs)
+    return (example_inputs,)
+
+
+def export_onnx(model: Any, example_inputs: Any, input_names: Optional[List[str]] = None,
+                opset_version: int = 14) -> bytes:
+    """The module as ONNX bytes, exported for training (with its weights)."""
+    import torch
+
+    inputs = _as_tuple(example_inputs)
+    if not inputs or not all(isinstance(t, torch.Tensor) for t in inputs):
+        from ._commands import Error
+        raise Error("example_inputs must be a tensor or a tuple of tensors (one batch of the model's inputs)")
+    if input_names is None:
+        input_names = ["input"] if len(inputs) == 1 else ["input%d" % i for i in range(len(inputs))]
+    dynamic_axes = {name: {0: "batch"} for name in input_names}
+    extra = {}
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        extra["dynamo"] = False  # the TorchScript exporter: it has training mode and dynamic_axes
+    buf = io.BytesIO()
+    was_training = model.training
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            torch.onnx.export(model, inputs, buf, opset_version=opset_version,
+                              training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                              input_names=input_names, dynamic_axes=dynamic_axes, **extra)
+        finally:
+            model.train(was_training)
+    return buf.getvalue()
+
+
+def strip_weights(onnx_bytes: bytes) -> bytes:
+    """The model with every initializer's bytes dropped (marked as external data that does
+    not exist); unchanged when the onnx package is absent."""
+    try:
+        import onnx
+    except ImportError:
+        return onnx_bytes
+    proto = onnx.load_from_string(onnx_bytes)
+    for init in proto.graph.initializer:
+        for field in ("raw_data", "float_data", "int32_data", "int64_data", "double_data", "uint64_data"):
+            init.ClearField(field)
+        del init.external_data[:]
+        entry = init.external_data.add()
+        entry.key, entry.value = "location", "weights-not-exported"
+        init.data_location = onnx.TensorProto.EXTERNAL
+    return proto.SerializeToString()
+
+
+# torch.optim class -> the planner's optimizer (momentum decides between sgd and momentum).
+_OPTIMIZERS = {"SGD": "sgd", "Adam": "adam", "AdamW": "adamw", "RMSprop": "rmsprop", "Adagrad": "adagrad"}
+
+
+def optimizer_options(optimizer: Any) -> Dict[str, str]:
+    """--optimizer and --optimizer-impl for a torch.optim.Optimizer instance."""
+    from ._commands import Error
+
+    name = type(optimizer).__name__
+    if name not in _OPTIMIZERS:
+        raise Error("optimizer %s has no counterpart in the planner (choose from sgd, momentum, adam, adamw, "
+                    "rmsprop, adagrad and pass its name)" % name)
+    groups = getattr(optimizer, "param_groups", None) or [{}]
+    group = groups[0]
+    planned = _OPTIMIZERS[name]
+    if planned == "sgd" and group.get("momentum", 0):
+        planned = "momentum"
+    if name == "RMSprop" and (group.get("momentum", 0) or group.get("centered", False)):
+        raise Error("RMSprop with momentum or centered=True keeps more state than the planner's rmsprop models")
+    if name in ("Adam", "AdamW") and group.get("amsgrad", False):
+        raise Error("%s(amsgrad=True) keeps a third state tensor that the planner's %s does not model"
+                    % (name, planned))
+    options = {"optimizer": planned}
+    if group.get("fused"):
+        options["optimizer_impl"] = "fused"
+    elif group.get("foreach") is True:
+        options["optimizer_impl"] = "foreach"
+    elif group.get("foreach") is False:
+        options["optimizer_impl"] = "loop"
+    return options
+
+
+@contextlib.contextmanager
+def model_argument(model: Any, example_inputs: Any, options: Dict[str, Any], takes_batch: bool
+                   ) -> Iterator[Tuple[str, Optional[str], Dict[str, Any]]]:
+    """Yields (the MODEL argument, a display name or None, the options with an Optimizer
+    instance mapped and, when the command takes_batch, the batch from example_inputs)."""
+    options = dict(options)
+    optimizer = options.get("optimizer")
+    if optimizer is not None and not isinstance(optimizer, str):
+        del options["optimizer"]
+        for key, value in optimizer_options(optimizer).items():
+            options.setdefault(key, value)
+    if not _is_module(model):
+        if not isinstance(model, (str, os.PathLike)):
+            from ._commands import Error
+            raise Error("model must be a torch.nn.Module, an .onnx path or a zoo name, got %s"
+                        % type(model).__name__)
+        yield os.fspath(model), None, options
+        return
+    if example_inputs is None:
+        from ._commands import Error
+        raise Error("a torch.nn.Module needs example_inputs (one batch of its inputs)")
+    inputs = _as_tuple(example_inputs)
+    if takes_batch and "batch" not in options and len(getattr(inputs[0], "shape", ())) > 0:
+        options["batch"] = int(inputs[0].shape[0])
+    graph = strip_weights(export_onnx(model, inputs))
+    fd = os.memfd_create("oomguard-model.onnx")
+    try:
+        with os.fdopen(os.dup(fd), "wb") as f:
+            f.write(graph)
+        yield "/proc/self/fd/%d" % fd, type(model).__name__, options
+    finally:
+        os.close(fd)
