@@ -43,21 +43,38 @@ PluggableAllocator& Instance() {
 
 extern "C" {
 
-void* oomguard_malloc(ssize_t size, int device, void* stream) {
+// No exception crosses these C functions: PyTorch calls them from C++ that
+// does not expect one, and an exception here would terminate the process.
+
+void* oomguard_malloc(ssize_t size, int device, void* stream) noexcept {
   if (size < 0) return nullptr;
-  return Instance().Malloc(static_cast<std::size_t>(size), device, stream);
+  try {
+    return Instance().Malloc(static_cast<std::size_t>(size), device, stream);
+  } catch (...) {  // the allocator could not be created (out of host memory)
+    return nullptr;
+  }
 }
 
-void oomguard_free(void* ptr, ssize_t size, int device, void* stream) {
+void oomguard_free(void* ptr, ssize_t size, int device, void* stream) noexcept {
   if (size < 0) return;
-  Instance().Free(ptr, static_cast<std::size_t>(size), device, stream);
+  try {
+    Instance().Free(ptr, static_cast<std::size_t>(size), device, stream);
+  } catch (...) {
+  }
 }
 
 // Copies the allocator's statistics as JSON (PluggableAllocator::stats_json)
 // into buffer (NUL-terminated, truncated to capacity) and returns the full
-// length, so a caller can retry with a larger buffer.
-size_t oomguard_stats_json(char* buffer, size_t capacity) {
-  std::string json = Instance().stats_json().dump();
+// length, so a caller can retry with a larger buffer. Bytes that are not
+// UTF-8 (a device name) are replaced; returns 0 (buffer "") when the JSON
+// cannot be made (out of host memory).
+size_t oomguard_stats_json(char* buffer, size_t capacity) noexcept {
+  std::string json;
+  try {
+    json = Instance().stats_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  } catch (...) {
+    json.clear();
+  }
   if (buffer != nullptr && capacity > 0) {
     std::size_t n = json.size() < capacity - 1 ? json.size() : capacity - 1;
     std::memcpy(buffer, json.data(), n);
