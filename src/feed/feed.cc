@@ -77,6 +77,10 @@ struct FeedCore : std::enable_shared_from_this<FeedCore> {
 
   void ReaderLoop();
   void WorkerLoop();
+  // Runs a thread's loop; an exception it does not handle (out of memory in
+  // a container, a throwing on_skip) ends the stream with an error instead of
+  // leaving the thread (std::terminate).
+  void RunThread(void (FeedCore::*loop)()) noexcept;
   // Records a skipped image; returns false when the run must stop (kFail).
   bool Skip(uint64_t file_index, const ImageError& err);
   void Fail(std::string message);
@@ -144,8 +148,42 @@ bool FeedCore::Skip(uint64_t file_index, const ImageError& err) {
     ++stats.skipped_by_kind[ToString(err.kind)];
     if (skipped.size() < kMaxSkippedKept) skipped.push_back(s);
   }
-  if (options.on_skip) options.on_skip(s);
+  if (options.on_skip) {
+    // The caller's callback may throw: the stream ends with its message, and
+    // the caller of Skip frees what it holds as for any failure.
+    try {
+      options.on_skip(s);
+    } catch (const std::exception& e) {
+      Fail(std::string("the feed pipeline stopped: ") + e.what());
+      return false;
+    } catch (...) {
+      Fail("the feed pipeline stopped: on_skip threw");
+      return false;
+    }
+  }
   return true;
+}
+
+void FeedCore::RunThread(void (FeedCore::*loop)()) noexcept {
+  try {
+    (this->*loop)();
+    return;
+  } catch (const std::exception& e) {
+    try {
+      Fail(std::string("the feed pipeline stopped: ") + e.what());
+      return;
+    } catch (...) {
+    }
+  } catch (...) {
+  }
+  {
+    MutexLock lock(mu);
+    if (!error) error = "out of memory";  // short: no allocation
+    stop = true;
+  }
+  ready_cv.notify_all();
+  work_cv.notify_all();
+  budget.Close();
 }
 
 void FeedCore::FreeItemFile(Item& item) {
@@ -446,8 +484,10 @@ Result<std::unique_ptr<Feed>> Feed::Start(std::vector<std::string> files, FeedOp
   // never destroyed while joinable.
   try {
     core->workers.reserve(workers);
-    core->reader = std::thread([c = core.get()] { c->ReaderLoop(); });
-    for (uint32_t i = 0; i < workers; ++i) core->workers.emplace_back([c = core.get()] { c->WorkerLoop(); });
+    core->reader = std::thread([c = core.get()] { c->RunThread(&FeedCore::ReaderLoop); });
+    for (uint32_t i = 0; i < workers; ++i) {
+      core->workers.emplace_back([c = core.get()] { c->RunThread(&FeedCore::WorkerLoop); });
+    }
   } catch (const std::exception& e) {
     const size_t started = core->workers.size();
     core->Shutdown();

@@ -442,6 +442,25 @@ TEST(Feed, CmykImagesAreDeliveredAsRgbNotSkipped) {
   EXPECT_EQ((*feed)->stats().skipped, 0u);
 }
 
+// An exception in a pipeline thread (here a throwing on_skip) ends the stream
+// with an error; it used to leave the thread and terminate the process.
+TEST(FeedThreads, AnExceptionInAPipelineThreadIsAnErrorNotACrash) {
+  DataSet ds;
+  for (uint32_t i = 0; i < 6; ++i) ds.AddGood("/d/" + std::to_string(i) + ".jpg", i);
+  ds.AddBad("/d/bad_header.jpg", "GIF89a....");                      // found by the reader
+  ds.AddBad("/d/bad_data.jpg", MakeJpeg(64, 48, 9).substr(0, 700));  // found by a decoder
+  for (const char* only : {"/d/bad_header.jpg", "/d/bad_data.jpg"}) {
+    FeedOptions o = Options(ds, 1 << 20, 2);
+    o.on_skip = [only](const SkippedImage& s) {
+      if (s.path == only) throw std::runtime_error("the callback failed on " + s.path);
+    };
+    auto feed = Feed::Start(ds.files, o);
+    ASSERT_TRUE(feed) << feed.error();
+    Delivered d = Drain(**feed, 1);
+    EXPECT_EQ(d.error, std::string("the feed pipeline stopped: the callback failed on ") + only);
+  }
+}
+
 TEST(FeedThreads, TooManyWorkersIsRefusedBeforeAnyThreadStarts) {
   DataSet ds;
   ds.AddGood("/d/a.jpg", 1);

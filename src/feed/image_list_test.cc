@@ -83,7 +83,8 @@ TEST(ListImages, AJpegFileIsADataSetOfOneNotAList) {
 
 TEST(ListImages, BinaryDataIsNotAListFile) {
   FakeFileSystem fs;
-  fs.Add("/data/model.bin", std::string("GIF89a\0\0\x01junk\n", 17));
+  const char bytes[] = "GIF89a\0\0\x01junk\n";
+  fs.Add("/data/model.bin", std::string(bytes, sizeof bytes - 1));
   Result<std::vector<std::string>> r = ListImages(fs, "/data/model.bin");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error(), "/data/model.bin is neither a folder, a JPEG image nor a list file (it holds binary data)");

@@ -78,7 +78,8 @@ struct FeedOptions {
   const FileSystem* file_system = nullptr;
   HostStaging* staging = nullptr;
   // Called (from a pipeline thread) for every skipped image (OnError::kSkip;
-  // under kFail the first bad image is Next()'s error, not a skip).
+  // under kFail the first bad image is Next()'s error, not a skip). If it
+  // throws, the stream ends: Next() fails with the exception's message.
   std::function<void(const SkippedImage&)> on_skip;
 };
 
