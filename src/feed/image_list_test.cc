@@ -90,6 +90,22 @@ TEST(ListImages, BinaryDataIsNotAListFile) {
   EXPECT_EQ(r.error(), "/data/model.bin is neither a folder, a JPEG image nor a list file (it holds binary data)");
 }
 
+// A huge file is refused before it is read into memory as text.
+TEST(ListImages, AHugeFileIsNotReadAsAList) {
+  FakeFileSystem fs;
+  fs.Add("/data/huge.txt", "a.jpg\n");
+  fs.LieAboutSize("/data/huge.txt", 1ull << 40);
+  Result<std::vector<std::string>> r = ListImages(fs, "/data/huge.txt");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), "/data/huge.txt: file shrank while reading (6 of 4096 bytes)");
+  fs.Add("/data/huge.txt", std::string(8192, 'x'));
+  r = ListImages(fs, "/data/huge.txt");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(),
+            "/data/huge.txt is neither a folder, a JPEG image nor a list file (1.00 TiB, more than a list file's limit "
+            "of 256.00 MiB)");
+}
+
 TEST(EpochOrder, IsAPermutationThatChangesPerEpochAndRepeatsPerSeed) {
   std::vector<uint64_t> e0 = EpochOrder(100, 7, 0, 0, 1);
   std::vector<uint64_t> e1 = EpochOrder(100, 7, 1, 0, 1);

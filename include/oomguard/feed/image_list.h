@@ -26,6 +26,10 @@
 
 namespace oomguard::feed {
 
+// A list file larger than this is refused (binary data, not a list): 256 MiB
+// holds about four million paths.
+inline constexpr uint64_t kMaxListFileBytes = 256ull << 20;
+
 // Fails when the path does not exist, cannot be listed, or holds no JPEG file.
 // `duplicates`, if given, receives the number of list lines dropped as repeats.
 Result<std::vector<std::string>> ListImages(const FileSystem& fs, const std::string& dir_or_list,
