@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): installs what is missing, builds, runs every test.
 #   1. the main build (RelWithDebInfo) and all its ctest tests (unit, CLI, validation against PyTorch);
-#   2. a sanitizer build (ASan+UBSan; TSan for the threaded suites) of the parts listed below;
-#   3. a clang libFuzzer build whose fuzz targets each run briefly.
-# OOMGUARD_QUICK=1 skips 2 and 3.
+#   2. clang's thread-safety analysis (GUARDED_BY/REQUIRES) over every source that locks, errors fatal;
+#   3. a sanitizer build (ASan+UBSan; TSan for the threaded suites) of the parts listed below;
+#   4. a clang libFuzzer build whose fuzz targets each run briefly (also with -Werror=thread-safety).
+# OOMGUARD_QUICK=1 skips 2 to 4.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
@@ -33,9 +34,15 @@ ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900
 
 if [ "${OOMGUARD_QUICK:-0}" = 1 ]; then exit 0; fi
 
+step "clang thread-safety analysis"
+JOBS=$JOBS ./scripts/check_thread_safety.py build
+
 # Parts whose tests also run under sanitizers: test binary and ctest label.
 asan_targets=(oomguard_mr_tests oomguard_feed_tests oomguard_explain_tests)
-tsan_targets=(oomguard_mr_tests)
+tsan_targets=(oomguard_mr_tests oomguard_feed_tests oomguard_doctor_tests)
+# Under TSan: the guard's concurrency tests, feed's pipeline (reader, decoders, budget, cache) and
+# watch's sampler (Watcher), by test name.
+tsan_tests='Thread|Concurren|Parallel|^Feed\.|^FeedThreads\.|^ByteBudget\.|^BufferCache\.|^Watcher\.'
 
 step "ASan+UBSan build"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DOOMGUARD_SANITIZE=address >/dev/null
@@ -50,7 +57,7 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DOOMGUARD_SANITIZE=thread >/d
 build_existing build-tsan "${tsan_targets[@]}"
 labels=$(sed -e 's/oomguard_\([a-z]*\)_tests/\1/g' -e 's/ /|/g' build-tsan/.built_targets)
 if [ -n "$labels" ]; then
-  ctest --test-dir build-tsan --output-on-failure -j"$JOBS" -L "^($labels)\$" -R "Thread|Concurren|Parallel"
+  ctest --test-dir build-tsan --output-on-failure -j"$JOBS" -L "^($labels)\$" -R "$tsan_tests"
 fi
 
 step "libFuzzer build"

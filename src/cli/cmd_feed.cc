@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -15,6 +14,7 @@
 #include "oomguard/feed/feed.h"
 #include "oomguard/feed/image_list.h"
 #include "oomguard/self_memory.h"
+#include "oomguard/thread_annotations.h"
 #include "oomguard/units.h"
 
 namespace oomguard::cli {
@@ -22,6 +22,24 @@ namespace {
 
 constexpr const char* kCmd = "feed";
 constexpr int kMaxSkipsLogged = 20;
+
+// Logs the first kMaxSkipsLogged skips (from any pipeline thread).
+class SkipLog {
+ public:
+  void Log(const feed::SkippedImage& s) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    if (logged_ < kMaxSkipsLogged) {
+      PrintError(kCmd, "skipped " + s.path + ": " + s.reason);
+    } else if (logged_ == kMaxSkipsLogged) {
+      PrintError(kCmd, "more files skipped; the summary counts them");
+    }
+    ++logged_;
+  }
+
+ private:
+  Mutex mu_;
+  int logged_ GUARDED_BY(mu_) = 0;
+};
 
 std::string Fixed(double v, int digits) {
   char buf[64];
@@ -80,22 +98,18 @@ int RunFeed(int argc, char** argv) {
   }
   if (Status s = feed::ValidateOptions(options); !s) return UsageError(kCmd, s.error());
 
-  Result<std::vector<std::string>> files = feed::ListImages(feed::DefaultFileSystem(), dir);
+  uint64_t duplicates = 0;
+  Result<std::vector<std::string>> files = feed::ListImages(feed::DefaultFileSystem(), dir, &duplicates);
   if (!files) return UsageError(kCmd, files.error());
+  if (duplicates > 0) {
+    PrintError(kCmd, "warning: " + dir + " names " + std::to_string(duplicates) +
+                         (duplicates == 1 ? " path" : " paths") + " more than once; each is fed once");
+  }
   const uint64_t listed = files->size();
   const uint64_t per_epoch = listed / world_size + (rank < listed % world_size ? 1 : 0);
 
-  std::mutex log_mu;
-  int logged = 0;
-  options.on_skip = [&](const feed::SkippedImage& s) {
-    std::lock_guard<std::mutex> lock(log_mu);
-    if (logged < kMaxSkipsLogged) {
-      PrintError(kCmd, "skipped " + s.path + ": " + s.reason);
-    } else if (logged == kMaxSkipsLogged) {
-      PrintError(kCmd, "more files skipped; the summary counts them");
-    }
-    ++logged;
-  };
+  SkipLog skip_log;
+  options.on_skip = [&skip_log](const feed::SkippedImage& s) { skip_log.Log(s); };
 
   const uint64_t idle_rss = SelfStatusBytes("VmRSS");
   auto start = std::chrono::steady_clock::now();
@@ -149,7 +163,7 @@ int RunFeed(int argc, char** argv) {
     j["batches"] = stats.batches;
     j["batch"] = batch;
     j["epochs"] = epochs;
-    j["workers"] = workers == 0 ? std::max(1u, std::thread::hardware_concurrency()) : workers;
+    j["workers"] = feed::EffectiveWorkers(workers);
     j["rank"] = rank;
     j["world_size"] = world_size;
     j["scale"] = feed::ToString(options.scale);

@@ -14,7 +14,7 @@ bool BufferCache::EvictOne() {
   uint8_t* p;
   uint64_t n;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (free_.empty()) return false;
     auto it = std::prev(free_.end());  // the largest frees the most
     n = it->first;
@@ -34,7 +34,7 @@ Status BufferCache::Reserve(uint64_t bytes) {
     if (EvictOne()) continue;
     if (!waited) {
       waited = true;
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       ++waits_;
     }
     // Wait a little, then look at the cache again: a released buffer lands in
@@ -47,7 +47,7 @@ Status BufferCache::Reserve(uint64_t bytes) {
 
 Status BufferCache::Acquire(uint64_t bytes, uint8_t** p) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = free_.find(bytes); it != free_.end()) {
       *p = it->second;
       cached_bytes_ -= bytes;
@@ -67,7 +67,7 @@ Status BufferCache::Acquire(uint64_t bytes, uint8_t** p) {
 
 void BufferCache::Return(uint8_t* p, uint64_t bytes) {
   if (p != nullptr) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!closed_ && free_.size() < max_buffers_) {
       free_.emplace(bytes, p);
       cached_bytes_ += bytes;
@@ -80,7 +80,7 @@ void BufferCache::Return(uint8_t* p, uint64_t bytes) {
 
 void BufferCache::Close() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     closed_ = true;
   }
   while (EvictOne()) {
@@ -88,12 +88,12 @@ void BufferCache::Close() {
 }
 
 uint64_t BufferCache::cached_bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return cached_bytes_;
 }
 
 uint64_t BufferCache::waits() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return waits_;
 }
 

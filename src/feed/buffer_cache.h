@@ -19,6 +19,7 @@
 #include "oomguard/feed/byte_budget.h"
 #include "oomguard/feed/staging.h"
 #include "oomguard/result.h"
+#include "oomguard/thread_annotations.h"
 
 namespace oomguard::feed {
 
@@ -52,16 +53,16 @@ class BufferCache {
   uint64_t waits() const;
 
  private:
-  bool EvictOne();
+  bool EvictOne() EXCLUDES(mu_);
 
   ByteBudget& budget_;
   HostStaging& staging_;
   const size_t max_buffers_;
-  mutable std::mutex mu_;
-  std::multimap<uint64_t, uint8_t*> free_;  // size -> buffer
-  uint64_t cached_bytes_ = 0;
-  uint64_t waits_ = 0;
-  bool closed_ = false;
+  mutable Mutex mu_;
+  std::multimap<uint64_t, uint8_t*> free_ GUARDED_BY(mu_);  // size -> buffer
+  uint64_t cached_bytes_ GUARDED_BY(mu_) = 0;
+  uint64_t waits_ GUARDED_BY(mu_) = 0;
+  bool closed_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace oomguard::feed

@@ -44,7 +44,7 @@ Status ByteBudget::Reserve(uint64_t bytes) {
     return MakeError("needs " + DescribeBytes(bytes) + ", more than the whole budget of " +
                      DescribeBytes(capacity_));
   }
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (closed_) return MakeError("the budget is closed");
   if (waiters_.empty() && FitsLocked(bytes, /*with_slack=*/false)) {
     TakeLocked(bytes);
@@ -53,7 +53,7 @@ Status ByteBudget::Reserve(uint64_t bytes) {
   ++waits_;
   Waiter me{bytes};
   waiters_.push_back(&me);
-  cv_.wait(lock, [&] { return me.granted || closed_; });
+  while (!me.granted && !closed_) lock.Wait(cv_);
   if (me.granted) return Status::Ok();
   waiters_.erase(std::remove(waiters_.begin(), waiters_.end(), &me), waiters_.end());
   return MakeError("the budget is closed");
@@ -65,7 +65,10 @@ Result<bool> ByteBudget::ReserveWithin(uint64_t bytes, std::chrono::nanoseconds 
     return MakeError("needs " + DescribeBytes(bytes) + ", more than the whole budget of " +
                      DescribeBytes(capacity_));
   }
-  std::unique_lock<std::mutex> lock(mu_);
+  // A deadline a year away at most, so now() + timeout cannot overflow.
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::min<std::chrono::nanoseconds>(timeout, std::chrono::hours(24 * 365));
+  MutexLock lock(mu_);
   if (closed_) return MakeError("the budget is closed");
   if (waiters_.empty() && FitsLocked(bytes, false)) {
     TakeLocked(bytes);
@@ -74,7 +77,9 @@ Result<bool> ByteBudget::ReserveWithin(uint64_t bytes, std::chrono::nanoseconds 
   ++waits_;
   Waiter me{bytes};
   waiters_.push_back(&me);
-  cv_.wait_for(lock, timeout, [&] { return me.granted || closed_; });
+  while (!me.granted && !closed_) {
+    if (lock.WaitUntil(cv_, deadline) == std::cv_status::timeout) break;
+  }
   if (me.granted) return true;
   waiters_.erase(std::remove(waiters_.begin(), waiters_.end(), &me), waiters_.end());
   if (closed_) return MakeError("the budget is closed");
@@ -84,7 +89,7 @@ Result<bool> ByteBudget::ReserveWithin(uint64_t bytes, std::chrono::nanoseconds 
 
 bool ByteBudget::TryReserve(uint64_t bytes) {
   if (bytes == 0) return true;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (closed_ || !waiters_.empty() || !FitsLocked(bytes, false)) return false;
   TakeLocked(bytes);
   return true;
@@ -92,46 +97,46 @@ bool ByteBudget::TryReserve(uint64_t bytes) {
 
 void ByteBudget::Release(uint64_t bytes) {
   if (bytes == 0) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   in_use_ = bytes > in_use_ ? 0 : in_use_ - bytes;
   GrantLocked(/*with_slack=*/true);
 }
 
 void ByteBudget::ResumeWaiters() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   GrantLocked(/*with_slack=*/false);
 }
 
 bool ByteBudget::Stalled(uint64_t* needed) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (waiters_.empty()) return false;
   if (needed != nullptr) *needed = waiters_.front()->bytes;
   return !FitsLocked(waiters_.front()->bytes, false);
 }
 
 void ByteBudget::Close() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   closed_ = true;
   cv_.notify_all();
 }
 
 size_t ByteBudget::waiting() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return waiters_.size();
 }
 
 uint64_t ByteBudget::in_use() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return in_use_;
 }
 
 uint64_t ByteBudget::peak() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return peak_;
 }
 
 uint64_t ByteBudget::waits() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return waits_;
 }
 

@@ -13,6 +13,7 @@
 #include "buffer_cache.h"
 #include "oomguard/feed/byte_budget.h"
 #include "oomguard/feed/image_list.h"
+#include "oomguard/thread_annotations.h"
 
 namespace oomguard::feed {
 namespace {
@@ -35,7 +36,7 @@ struct Job {
   uint8_t* buffer = nullptr;
   uint64_t buffer_bytes = 0;  // allocated and charged (>= the images' bytes)
   std::atomic<size_t> pending{0};
-  bool done = false;  // guarded by FeedCore::mu
+  bool done = false;  // guarded by FeedCore::mu (clang cannot name another class's lock here)
 };
 
 struct FeedCore : std::enable_shared_from_this<FeedCore> {
@@ -55,18 +56,18 @@ struct FeedCore : std::enable_shared_from_this<FeedCore> {
   ByteBudget budget;
   BufferCache cache;  // after budget: returns its bytes to it on destruction
 
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable ready_cv;  // consumer waits for a finished job
   std::condition_variable work_cv;   // workers wait for items
-  std::deque<std::pair<Job*, size_t>> work;
-  std::map<uint64_t, std::unique_ptr<Job>> jobs;  // made but not yet delivered
-  uint64_t next_seq = 0;
-  uint64_t jobs_made = 0;
-  bool reader_done = false;
-  bool stop = false;
-  std::optional<std::string> error;
-  FeedStats stats;
-  std::vector<SkippedImage> skipped;
+  std::deque<std::pair<Job*, size_t>> work GUARDED_BY(mu);
+  std::map<uint64_t, std::unique_ptr<Job>> jobs GUARDED_BY(mu);  // made but not yet delivered
+  uint64_t next_seq GUARDED_BY(mu) = 0;
+  uint64_t jobs_made GUARDED_BY(mu) = 0;
+  bool reader_done GUARDED_BY(mu) = false;
+  bool stop GUARDED_BY(mu) = false;
+  std::optional<std::string> error GUARDED_BY(mu);
+  FeedStats stats GUARDED_BY(mu);
+  std::vector<SkippedImage> skipped GUARDED_BY(mu);
   std::atomic<uint64_t> consumer_held_bytes{0};
   std::atomic<uint64_t> consumer_held_batches{0};
   std::atomic<uint64_t> file_bytes_read{0};
@@ -76,6 +77,10 @@ struct FeedCore : std::enable_shared_from_this<FeedCore> {
 
   void ReaderLoop();
   void WorkerLoop();
+  // Runs a thread's loop; an exception it does not handle (out of memory in
+  // a container, a throwing on_skip) ends the stream with an error instead of
+  // leaving the thread (std::terminate).
+  void RunThread(void (FeedCore::*loop)()) noexcept;
   // Records a skipped image; returns false when the run must stop (kFail).
   bool Skip(uint64_t file_index, const ImageError& err);
   void Fail(std::string message);
@@ -87,10 +92,10 @@ struct FeedCore : std::enable_shared_from_this<FeedCore> {
   void FreeItemFile(Item& item);
   void Shutdown();
   Result<Batch> Next();
-  Batch MakeBatchFromJob(Job* job);  // REQUIRES: mu held
+  Batch MakeBatchFromJob(Job* job) REQUIRES(mu);
   void ReleaseBatch(uint8_t* data, uint64_t alloc_bytes, uint64_t charged);
   bool Stopping() {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     return stop;
   }
 };
@@ -105,12 +110,21 @@ Status ValidateOptions(const FeedOptions& o) {
                      std::to_string(o.world_size));
   }
   if (o.max_pixels == 0) return MakeError("the pixel limit must be more than 0");
+  if (o.workers > kMaxWorkers) {
+    return MakeError("--workers " + std::to_string(o.workers) + " is more than the limit of " +
+                     std::to_string(kMaxWorkers) + " decoder threads");
+  }
   return Status::Ok();
+}
+
+uint32_t EffectiveWorkers(uint32_t workers) {
+  if (workers != 0) return std::min(workers, kMaxWorkers);
+  return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxWorkers);
 }
 
 void FeedCore::Fail(std::string message) {
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     if (!error) error = std::move(message);
     stop = true;
   }
@@ -120,19 +134,56 @@ void FeedCore::Fail(std::string message) {
 }
 
 bool FeedCore::Skip(uint64_t file_index, const ImageError& err) {
+  // Under kFail the first bad image ends the stream with its one error; it is
+  // not a skip, and images that fail after it (in other workers) are not news.
+  if (options.on_error == OnError::kFail) {
+    Fail(files[file_index] + ": " + err.message);
+    return false;
+  }
   SkippedImage s{files[file_index], err.kind, err.message};
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
+    if (stop) return false;
     ++stats.skipped;
     ++stats.skipped_by_kind[ToString(err.kind)];
     if (skipped.size() < kMaxSkippedKept) skipped.push_back(s);
   }
-  if (options.on_skip) options.on_skip(s);
-  if (options.on_error == OnError::kFail) {
-    Fail(s.path + ": " + s.reason);
-    return false;
+  if (options.on_skip) {
+    // The caller's callback may throw: the stream ends with its message, and
+    // the caller of Skip frees what it holds as for any failure.
+    try {
+      options.on_skip(s);
+    } catch (const std::exception& e) {
+      Fail(std::string("the feed pipeline stopped: ") + e.what());
+      return false;
+    } catch (...) {
+      Fail("the feed pipeline stopped: on_skip threw");
+      return false;
+    }
   }
   return true;
+}
+
+void FeedCore::RunThread(void (FeedCore::*loop)()) noexcept {
+  try {
+    (this->*loop)();
+    return;
+  } catch (const std::exception& e) {
+    try {
+      Fail(std::string("the feed pipeline stopped: ") + e.what());
+      return;
+    } catch (...) {
+    }
+  } catch (...) {
+  }
+  {
+    MutexLock lock(mu);
+    if (!error) error = "out of memory";  // short: no allocation
+    stop = true;
+  }
+  ready_cv.notify_all();
+  work_cv.notify_all();
+  budget.Close();
 }
 
 void FeedCore::FreeItemFile(Item& item) {
@@ -256,7 +307,7 @@ void FeedCore::ReaderLoop() {
       }
       job->pending = job->items.size();
       {
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(mu);
         if (stop) {
           cache.Return(job->buffer, job->buffer_bytes);
           budget.Release(scratch_bytes);
@@ -273,7 +324,7 @@ void FeedCore::ReaderLoop() {
     }
   }
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     reader_done = true;
   }
   ready_cv.notify_all();
@@ -285,8 +336,8 @@ void FeedCore::WorkerLoop() {
     Job* job;
     size_t index;
     {
-      std::unique_lock<std::mutex> lock(mu);
-      work_cv.wait(lock, [&] { return stop || !work.empty(); });
+      MutexLock lock(mu);
+      while (!stop && work.empty()) lock.Wait(work_cv);
       if (stop) return;
       std::tie(job, index) = work.front();
       work.pop_front();
@@ -325,7 +376,7 @@ void FeedCore::FinishJob(Job* job) {
     kept.push_back(it);
   }
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     job->items = std::move(kept);
     job->done = true;
   }
@@ -333,7 +384,7 @@ void FeedCore::FinishJob(Job* job) {
 }
 
 Result<Batch> FeedCore::Next() {
-  std::unique_lock<std::mutex> lock(mu);
+  MutexLock lock(mu);
   while (true) {
     if (error) return MakeError(*error);
     auto it = jobs.find(next_seq);
@@ -362,12 +413,12 @@ Result<Batch> FeedCore::Next() {
                           std::to_string(consumer_held_batches.load()) + " unreleased batch(es) hold " +
                           DescribeBytes(consumer_held_bytes.load()) + " and the next batch needs " +
                           DescribeBytes(needed) + " more; release batches before asking for the next";
-        lock.unlock();
+        lock.Unlock();
         Fail(msg);
         return MakeError(msg);
       }
     }
-    ready_cv.wait_for(lock, std::chrono::milliseconds(10));
+    lock.WaitFor(ready_cv, std::chrono::milliseconds(10));
   }
 }
 
@@ -403,7 +454,7 @@ void FeedCore::ReleaseBatch(uint8_t* data, uint64_t alloc_bytes, uint64_t charge
 
 void FeedCore::Shutdown() {
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     stop = true;
   }
   budget.Close();
@@ -413,6 +464,7 @@ void FeedCore::Shutdown() {
   for (std::thread& t : workers) {
     if (t.joinable()) t.join();
   }
+  MutexLock lock(mu);  // no thread is left to contend; the lock keeps the analysis exact
   for (auto& [seq, job] : jobs) {
     for (Item& it : job->items) FreeItemFile(it);
     if (job->buffer != nullptr) cache.Return(job->buffer, job->buffer_bytes);
@@ -425,11 +477,23 @@ void FeedCore::Shutdown() {
 Result<std::unique_ptr<Feed>> Feed::Start(std::vector<std::string> files, FeedOptions options) {
   if (Status s = ValidateOptions(options); !s) return MakeError(s.error());
   if (files.empty()) return MakeError("no images to feed");
-  uint32_t workers = options.workers;
-  if (workers == 0) workers = std::max(1u, std::thread::hardware_concurrency());
+  const uint32_t workers = EffectiveWorkers(options.workers);
   auto core = std::make_shared<FeedCore>(std::move(files), std::move(options));
-  core->reader = std::thread([c = core.get()] { c->ReaderLoop(); });
-  for (uint32_t i = 0; i < workers; ++i) core->workers.emplace_back([c = core.get()] { c->WorkerLoop(); });
+  // A thread that cannot start (the process is out of threads or address
+  // space) is an error; the threads already running are stopped and joined,
+  // never destroyed while joinable.
+  try {
+    core->workers.reserve(workers);
+    core->reader = std::thread([c = core.get()] { c->RunThread(&FeedCore::ReaderLoop); });
+    for (uint32_t i = 0; i < workers; ++i) {
+      core->workers.emplace_back([c = core.get()] { c->RunThread(&FeedCore::WorkerLoop); });
+    }
+  } catch (const std::exception& e) {
+    const size_t started = core->workers.size();
+    core->Shutdown();
+    return MakeError("cannot start decoder thread " + std::to_string(started + 1) + " of " +
+                     std::to_string(workers) + ": " + e.what() + "; lower --workers");
+  }
   return std::unique_ptr<Feed>(new Feed(std::move(core)));
 }
 
@@ -440,7 +504,7 @@ Feed::~Feed() { core_->Shutdown(); }
 Result<Batch> Feed::Next() { return core_->Next(); }
 
 FeedStats Feed::stats() const {
-  std::lock_guard<std::mutex> lock(core_->mu);
+  MutexLock lock(core_->mu);
   FeedStats s = core_->stats;
   s.file_bytes_read = core_->file_bytes_read.load();
   s.budget_bytes = core_->budget.capacity();
@@ -453,7 +517,7 @@ FeedStats Feed::stats() const {
 const std::vector<std::string>& Feed::files() const { return core_->files; }
 
 std::vector<SkippedImage> Feed::skipped_images() const {
-  std::lock_guard<std::mutex> lock(core_->mu);
+  MutexLock lock(core_->mu);
   return core_->skipped;
 }
 

@@ -91,9 +91,45 @@ TEST_F(FeedCli, OnErrorFailStopsAtTheFirstBadFile) {
   auto r = RunCli(OOMGUARD_EXE, {"feed", dir_, "--budget", "1MiB", "--on-error", "fail", "--json"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_NE(r.err.find("oomguard feed: " + dir_ + "/zz.jpg: not a JPEG (no start-of-image marker)\n"),
-            std::string::npos)
-      << r.err;
+  // One line: the failing file is not also logged as skipped.
+  EXPECT_EQ(r.err, "oomguard feed: " + dir_ + "/zz.jpg: not a JPEG (no start-of-image marker)\n");
+}
+
+TEST_F(FeedCli, OnErrorFailIsOneLineWhateverFailsAfterIt) {
+  WriteGood(12);
+  // Bad headers (found by the reader) and bad data (found by the decoders).
+  const std::string truncated = MakeJpeg(64, 48, 5).substr(0, 400);
+  for (int i = 0; i < 8; ++i) {
+    Write("bad/h" + std::to_string(i) + ".jpg", "GIF89a....");
+    Write("bad/d" + std::to_string(i) + ".jpg", truncated);
+  }
+  auto r = RunCli(OOMGUARD_EXE, {"feed", dir_, "--budget", "1MiB", "--batch", "4", "--workers", "4",
+                                 "--on-error", "fail"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("oomguard feed: " + dir_ + "/bad/", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find("skipped"), std::string::npos) << r.err;
+}
+
+TEST_F(FeedCli, AJpegFileIsFedAsOneImage) {
+  Write("one.jpg", MakeJpeg(32, 24, 1));
+  auto r = RunCli(OOMGUARD_EXE, {"feed", dir_ + "/one.jpg", "--budget", "1MiB", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["images"], 1);
+  EXPECT_EQ(j["skipped"], 0);
+  EXPECT_EQ(r.err, "");
+}
+
+TEST_F(FeedCli, AListNamingAPathTwiceFeedsItOnceAndSaysSo) {
+  WriteGood(2);
+  Write("train.txt", "sub0/img0.jpg\nsub1/img1.jpg\n./sub0/img0.jpg\n");
+  auto r = RunCli(OOMGUARD_EXE, {"feed", dir_ + "/train.txt", "--budget", "1MiB", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["images"], 2);
+  EXPECT_EQ(j["files_listed"], 2);
+  EXPECT_EQ(r.err, "oomguard feed: warning: " + dir_ + "/train.txt names 1 path more than once; each is fed once\n");
 }
 
 TEST_F(FeedCli, NothingReadableAnswersNo) {
@@ -105,6 +141,7 @@ TEST_F(FeedCli, NothingReadableAnswersNo) {
 
 TEST_F(FeedCli, BadInputIsOneLineAndExit2) {
   WriteGood(2);
+  Write("sub0/img0.jpg.gz", std::string("\x1f\x8b\x08\0\0\0\0\0", 8));
   fs::create_directories(dir_ + "/empty");
   Write("empty/notes.txt", "x");
   struct Case {
@@ -124,6 +161,11 @@ TEST_F(FeedCli, BadInputIsOneLineAndExit2) {
       {{"feed", dir_, "--budget", "1MiB", "--rank", "2", "--world-size", "2"},
        "oomguard feed: rank 2 must be less than world size 2\n"},
       {{"feed", dir_, "--budget", "1MiB", "--batch", "0"}, "oomguard feed: the batch size must be at least 1\n"},
+      {{"feed", dir_ + "/sub0/img0.jpg.gz", "--budget", "1MiB"},
+       "oomguard feed: " + dir_ + "/sub0/img0.jpg.gz is neither a folder, a JPEG image nor a list file (it holds "
+       "binary data)\n"},
+      {{"feed", dir_, "--budget", "1MiB", "--workers", "100000"},
+       "oomguard feed: --workers 100000 is more than the limit of 256 decoder threads\n"},
       // One 32x24 image (~0.8 KB file + 2.3 KB pixels) fits 3500 bytes; a batch of two does not.
       {{"feed", dir_, "--budget", "3500", "--batch", "2"},
        "oomguard feed: a batch of 2 images does not fit the budget of 3.42 KiB (3500 bytes) (its files and "

@@ -1,7 +1,11 @@
 #include "oomguard/feed/feed.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <thread>
@@ -75,6 +79,23 @@ Delivered Drain(Feed& feed, uint32_t epochs) {
     }
   }
 }
+
+// Collects skips reported from the pipeline's threads.
+class SkipRecorder {
+ public:
+  void Add(const SkippedImage& s) {
+    MutexLock lock(mu_);
+    skipped_.push_back(s);
+  }
+  std::vector<SkippedImage> Get() {
+    MutexLock lock(mu_);
+    return skipped_;
+  }
+
+ private:
+  Mutex mu_;
+  std::vector<SkippedImage> skipped_ GUARDED_BY(mu_);
+};
 
 FeedOptions Options(const DataSet& ds, uint64_t budget, uint32_t batch, uint32_t workers = 2) {
   FeedOptions o;
@@ -190,15 +211,11 @@ void FillMixed(DataSet& ds) {
 TEST(Feed, MixedGoodAndBadFilesSkipsTheBadWithReasons) {
   DataSet ds;
   FillMixed(ds);
-  std::vector<SkippedImage> logged;
-  std::mutex mu;
+  SkipRecorder recorder;
   FeedOptions o = Options(ds, 64 * kImageBytes, 4);
   o.epochs = 2;
   o.max_pixels = 10'000'000;
-  o.on_skip = [&](const SkippedImage& s) {
-    std::lock_guard<std::mutex> l(mu);
-    logged.push_back(s);
-  };
+  o.on_skip = [&recorder](const SkippedImage& s) { recorder.Add(s); };
   CountingStaging staging;
   o.staging = &staging;
   auto feed = Feed::Start(ds.files, o);
@@ -217,6 +234,7 @@ TEST(Feed, MixedGoodAndBadFilesSkipsTheBadWithReasons) {
                                                                  {"not_jpeg", 2},
                                                                  {"read_error", 4},
                                                                  {"too_many_pixels", 2}}));
+  std::vector<SkippedImage> logged = recorder.Get();
   ASSERT_EQ(logged.size(), 16u);
   std::map<std::string, std::string> reason;
   for (const SkippedImage& sk : logged) reason[sk.path] = sk.reason;
@@ -405,6 +423,94 @@ TEST(Feed, InvalidOptionsAreRejected) {
   f = Feed::Start({}, Options(ds, 1000, 1));
   ASSERT_FALSE(f);
   EXPECT_EQ(f.error(), "no images to feed");
+}
+
+TEST(Feed, CmykImagesAreDeliveredAsRgbNotSkipped) {
+  std::ifstream in(std::string(OOMGUARD_FEED_TESTDATA) + "/cmyk_adobe_32x24.jpg", std::ios::binary);
+  std::string cmyk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(cmyk.empty());
+  DataSet ds;
+  ds.AddGood("/d/rgb.jpg", 1);
+  ds.AddBad("/d/cmyk.jpg", cmyk);  // "bad" only in that DataSet has no reference hash for it
+  FeedOptions o = Options(ds, 1 << 20, 2);
+  o.size = ImageSize{16, 16};
+  auto feed = Feed::Start(ds.files, o);
+  ASSERT_TRUE(feed) << feed.error();
+  Delivered d = Drain(**feed, 1);
+  EXPECT_EQ(d.error, "");
+  EXPECT_EQ(d.images, 2u);
+  EXPECT_EQ((*feed)->stats().skipped, 0u);
+}
+
+// An exception in a pipeline thread (here a throwing on_skip) ends the stream
+// with an error; it used to leave the thread and terminate the process.
+TEST(FeedThreads, AnExceptionInAPipelineThreadIsAnErrorNotACrash) {
+  DataSet ds;
+  for (uint32_t i = 0; i < 6; ++i) ds.AddGood("/d/" + std::to_string(i) + ".jpg", i);
+  ds.AddBad("/d/bad_header.jpg", "GIF89a....");                      // found by the reader
+  ds.AddBad("/d/bad_data.jpg", MakeJpeg(64, 48, 9).substr(0, 700));  // found by a decoder
+  for (const char* only : {"/d/bad_header.jpg", "/d/bad_data.jpg"}) {
+    FeedOptions o = Options(ds, 1 << 20, 2);
+    o.on_skip = [only](const SkippedImage& s) {
+      if (s.path == only) throw std::runtime_error("the callback failed on " + s.path);
+    };
+    auto feed = Feed::Start(ds.files, o);
+    ASSERT_TRUE(feed) << feed.error();
+    Delivered d = Drain(**feed, 1);
+    EXPECT_EQ(d.error, std::string("the feed pipeline stopped: the callback failed on ") + only);
+  }
+}
+
+TEST(FeedThreads, TooManyWorkersIsRefusedBeforeAnyThreadStarts) {
+  DataSet ds;
+  ds.AddGood("/d/a.jpg", 1);
+  FeedOptions o = Options(ds, 1 << 20, 1, 100000);
+  auto f = Feed::Start(ds.files, o);
+  ASSERT_FALSE(f);
+  EXPECT_EQ(f.error(), "--workers 100000 is more than the limit of 256 decoder threads");
+  EXPECT_EQ(EffectiveWorkers(kMaxWorkers), kMaxWorkers);
+  EXPECT_GE(EffectiveWorkers(0), 1u);
+  EXPECT_LE(EffectiveWorkers(0), kMaxWorkers);
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// In a child process whose address space has room for only a few thread
+// stacks, starting 200 workers fails part way: Start must stop and join the
+// threads it started and return an error, not destroy a running std::thread
+// (std::terminate, exit 134).
+TEST(FeedThreads, AThreadThatCannotStartIsAnErrorNotACrash) {
+  if (kSanitized) GTEST_SKIP() << "sanitizers reserve address space; RLIMIT_AS cannot be lowered";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  DataSet ds;
+  for (uint32_t i = 0; i < 8; ++i) ds.AddGood("/d/" + std::to_string(i) + ".jpg", i);
+  EXPECT_EXIT(
+      {
+        uint64_t vm_kib = 0;
+        std::ifstream status("/proc/self/status");
+        for (std::string line; std::getline(status, line);) {
+          if (line.rfind("VmSize:", 0) == 0) vm_kib = std::stoull(line.substr(7));
+        }
+        rlimit limit{};
+        limit.rlim_cur = limit.rlim_max = (vm_kib << 10) + (48ull << 20);  // ~5 thread stacks
+        if (vm_kib == 0 || setrlimit(RLIMIT_AS, &limit) != 0) _exit(3);
+        auto f = Feed::Start(ds.files, Options(ds, 1 << 20, 2, 200));
+        if (f) _exit(4);  // every thread started: the limit did not bite
+        const bool named = f.error().rfind("cannot start decoder thread ", 0) == 0 &&
+                           f.error().find(" of 200: ") != std::string::npos;
+        _exit(named ? 0 : 5);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

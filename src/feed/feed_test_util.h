@@ -16,6 +16,7 @@
 
 #include "oomguard/feed/file_system.h"
 #include "oomguard/feed/staging.h"
+#include "oomguard/thread_annotations.h"
 
 namespace oomguard::feed::testing {
 
@@ -109,7 +110,7 @@ class CountingStaging : public HostStaging {
  public:
   uint8_t* Allocate(uint64_t bytes) override {
     if (bytes == 0) return nullptr;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     live_ += bytes;
     peak_ = std::max(peak_, live_);
     ++allocations_;
@@ -117,23 +118,23 @@ class CountingStaging : public HostStaging {
   }
   void Free(uint8_t* p, uint64_t bytes) override {
     if (p == nullptr) return;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     live_ -= bytes;
     std::free(p);
   }
   std::string name() const override { return "counting test memory"; }
   uint64_t live() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return live_;
   }
   uint64_t peak() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return peak_;
   }
 
  private:
-  mutable std::mutex mu_;
-  uint64_t live_ = 0, peak_ = 0, allocations_ = 0;
+  mutable Mutex mu_;
+  uint64_t live_ GUARDED_BY(mu_) = 0, peak_ GUARDED_BY(mu_) = 0, allocations_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace oomguard::feed::testing

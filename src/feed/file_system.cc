@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace oomguard::feed {
@@ -25,18 +26,60 @@ bool RealFileSystem::IsRegularFile(const std::string& path) const {
   return fs::is_regular_file(path, ec);
 }
 
-Result<std::vector<std::string>> RealFileSystem::ListFilesRecursive(const std::string& dir) const {
-  std::vector<std::string> files;
-  std::error_code ec;
-  auto it = fs::recursive_directory_iterator(
-      dir, fs::directory_options::follow_directory_symlink | fs::directory_options::skip_permission_denied,
-      ec);
-  if (ec) return MakeError("cannot list " + dir + ": " + ec.message());
-  for (auto end = fs::recursive_directory_iterator(); it != end; it.increment(ec)) {
-    if (ec) return MakeError("cannot list " + dir + ": " + ec.message());
-    std::error_code ec2;
-    if (it->is_regular_file(ec2)) files.push_back(it->path().string());
+namespace {
+
+struct DirectoryId {
+  dev_t device;
+  ino_t inode;
+  bool operator<(const DirectoryId& o) const {
+    return device != o.device ? device < o.device : inode < o.inode;
   }
+};
+
+// Depth-first over `dir`, following symlinks to directories but entering each
+// directory (by device and inode) once: a link back to an ancestor or to a
+// folder already listed adds nothing, so the walk ends and lists each file
+// through the first path that reaches it (entries in name order).
+Status ListInto(const std::string& dir, std::set<DirectoryId>* visited, std::vector<std::string>* files,
+                bool top) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  if (ec) {
+    if (top) return MakeError("cannot list " + dir + ": " + ec.message());
+    return Status::Ok();  // an unreadable sub-folder: its files are not listed
+  }
+  std::vector<std::string> names;
+  for (fs::directory_iterator end; it != end; it.increment(ec)) {
+    if (ec) return MakeError("cannot list " + dir + ": " + ec.message());
+    names.push_back(it->path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) {
+    std::string path = (dir == "/" ? "" : dir) + "/" + name;
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) continue;  // dangling link, or gone since listed
+    if (S_ISREG(st.st_mode)) {
+      files->push_back(std::move(path));
+    } else if (S_ISDIR(st.st_mode)) {
+      if (!visited->insert(DirectoryId{st.st_dev, st.st_ino}).second) continue;
+      if (Status s = ListInto(path, visited, files, false); !s) return s;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> RealFileSystem::ListFilesRecursive(const std::string& dir) const {
+  std::string root = dir;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  struct stat st;
+  if (::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return MakeError("cannot list " + dir + ": " + std::strerror(ENOTDIR));
+  }
+  std::set<DirectoryId> visited{DirectoryId{st.st_dev, st.st_ino}};
+  std::vector<std::string> files;
+  if (Status s = ListInto(root, &visited, &files, true); !s) return Error{s.error()};
   std::sort(files.begin(), files.end());
   return files;
 }

@@ -1,8 +1,12 @@
 #include "oomguard/feed/image_list.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
+#include <set>
 #include <sstream>
+
+#include "oomguard/units.h"
 
 namespace oomguard::feed {
 namespace {
@@ -28,6 +32,9 @@ std::string Trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
+// How much of a file ListImages reads to tell a JPEG or binary data from a list.
+constexpr uint64_t kSniffBytes = 4096;
+
 }  // namespace
 
 bool HasJpegExtension(const std::string& path) {
@@ -38,7 +45,9 @@ bool HasJpegExtension(const std::string& path) {
   return ext == "jpg" || ext == "jpeg" || ext == "jpe" || ext == "jfif";
 }
 
-Result<std::vector<std::string>> ListImages(const FileSystem& fs, const std::string& dir_or_list) {
+Result<std::vector<std::string>> ListImages(const FileSystem& fs, const std::string& dir_or_list,
+                                            uint64_t* duplicates) {
+  if (duplicates != nullptr) *duplicates = 0;
   std::vector<std::string> images;
   if (fs.IsDirectory(dir_or_list)) {
     Result<std::vector<std::string>> files = fs.ListFilesRecursive(dir_or_list);
@@ -50,18 +59,45 @@ Result<std::vector<std::string>> ListImages(const FileSystem& fs, const std::str
     return images;
   }
   if (!fs.IsRegularFile(dir_or_list)) return MakeError(dir_or_list + ": no such directory or list file");
+  // One image is a data set of one; it is not read here.
+  if (HasJpegExtension(dir_or_list)) return std::vector<std::string>{dir_or_list};
+  // Look at the start before reading the whole file as text: a JPEG without
+  // the extension, or binary data (a video, an archive) that is no list.
+  Result<uint64_t> size = fs.FileSize(dir_or_list);
+  if (!size) return MakeError(dir_or_list + ": " + size.error());
+  std::string head(std::min<uint64_t>(*size, kSniffBytes), '\0');
+  if (Status s = fs.ReadFile(dir_or_list, reinterpret_cast<uint8_t*>(head.data()), head.size()); !s) {
+    return MakeError(dir_or_list + ": " + s.error());
+  }
+  if (head.size() >= 2 && static_cast<uint8_t>(head[0]) == 0xFF && static_cast<uint8_t>(head[1]) == 0xD8) {
+    return std::vector<std::string>{dir_or_list};
+  }
+  const std::string not_a_list = dir_or_list + " is neither a folder, a JPEG image nor a list file";
+  if (head.find('\0') != std::string::npos) return MakeError(not_a_list + " (it holds binary data)");
+  if (*size > kMaxListFileBytes) {
+    return MakeError(not_a_list + " (" + FormatBytes(*size) + ", more than a list file's limit of " +
+                     FormatBytes(kMaxListFileBytes) + ")");
+  }
   Result<std::string> text = fs.ReadText(dir_or_list);
   if (!text) return Error{text.error()};
+  if (text->find('\0') != std::string::npos) return MakeError(not_a_list + " (it holds binary data)");
   std::string base;
   if (size_t slash = dir_or_list.find_last_of('/'); slash != std::string::npos) {
     base = dir_or_list.substr(0, slash + 1);
   }
+  std::set<std::string> seen;
   std::istringstream in(*text);
   std::string line;
   while (std::getline(in, line)) {
     line = Trim(line);
     if (line.empty() || line[0] == '#') continue;
-    images.push_back(line[0] == '/' ? line : base + line);
+    std::string path = line[0] == '/' ? line : base + line;
+    // "a.jpg", "./a.jpg" and "x/../a.jpg" name one file: it is fed once.
+    if (!seen.insert(std::filesystem::path(path).lexically_normal().string()).second) {
+      if (duplicates != nullptr) ++*duplicates;
+      continue;
+    }
+    images.push_back(std::move(path));
   }
   if (images.empty()) return MakeError("list file " + dir_or_list + " names no images");
   return images;

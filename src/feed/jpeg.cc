@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
-#include <stdexcept>
 
 namespace oomguard::feed {
 
@@ -51,9 +50,49 @@ const char* ToString(SkipKind kind) {
 }
 
 namespace {
+constexpr uint32_t kCmykChannels = 4;
+
 uint32_t Scaled(uint32_t dim, ScaleFactor s) {
   return static_cast<uint32_t>((static_cast<uint64_t>(dim) * s.num + s.denom - 1) / s.denom);
 }
+
+// Whether the markers before the first scan include Adobe's APP14 segment.
+bool HasAdobeMarker(const uint8_t* data, uint64_t size) {
+  uint64_t pos = 2;  // after SOI
+  while (pos + 4 <= size) {
+    if (data[pos] != 0xFF) return false;
+    uint8_t marker = data[pos + 1];
+    if (marker == 0xFF) {  // fill byte
+      ++pos;
+      continue;
+    }
+    if (marker == 0xDA || marker == 0xD9) return false;  // start of scan / end of image
+    uint64_t length = (static_cast<uint64_t>(data[pos + 2]) << 8) | data[pos + 3];
+    if (length < 2) return false;
+    if (marker == 0xEE && length >= 7 && pos + 9 <= size && std::memcmp(data + pos + 4, "Adobe", 5) == 0) {
+      return true;
+    }
+    pos += 2 + length;
+  }
+  return false;
+}
+
+uint8_t MulDiv255(uint32_t a, uint32_t b) { return static_cast<uint8_t>((a * b + 127) / 255); }
+
+// One CMYK pixel to RGB: each channel is (1 - ink) * (1 - black).
+inline void CmykToRgb(const uint8_t* cmyk, bool inverted, uint8_t* rgb) {
+  if (inverted) {  // stored 255 - ink: already the "1 - ink" factors
+    rgb[0] = MulDiv255(cmyk[0], cmyk[3]);
+    rgb[1] = MulDiv255(cmyk[1], cmyk[3]);
+    rgb[2] = MulDiv255(cmyk[2], cmyk[3]);
+  } else {
+    const uint32_t white = 255u - cmyk[3];
+    rgb[0] = MulDiv255(255u - cmyk[0], white);
+    rgb[1] = MulDiv255(255u - cmyk[1], white);
+    rgb[2] = MulDiv255(255u - cmyk[2], white);
+  }
+}
+
 }  // namespace
 
 std::optional<ImageError> PlanDecode(const JpegHeader& header, ScaleFactor scale,
@@ -72,22 +111,39 @@ std::optional<ImageError> PlanDecode(const JpegHeader& header, ScaleFactor scale
   p.width = size ? size->width : p.scaled_width;
   p.height = size ? size->height : p.scaled_height;
   p.output_bytes = static_cast<uint64_t>(p.width) * p.height * kChannels;
+  p.cmyk = header.cmyk;
+  p.inverted_cmyk = header.inverted_cmyk;
+  const uint64_t scaled_pixels = static_cast<uint64_t>(p.scaled_width) * p.scaled_height;
   bool fits_inside = p.scaled_width <= p.width && p.scaled_height <= p.height;
-  p.scratch_bytes = fits_inside ? 0 : static_cast<uint64_t>(p.scaled_width) * p.scaled_height * kChannels;
+  if (p.cmyk) {
+    p.scratch_bytes = scaled_pixels * kCmykChannels;
+  } else {
+    p.scratch_bytes = fits_inside ? 0 : scaled_pixels * kChannels;
+  }
   *plan = p;
   return std::nullopt;
 }
 
-JpegDecoder::JpegDecoder() : handle_(tjInitDecompress()) {
-  if (handle_ == nullptr) throw std::runtime_error("tjInitDecompress failed");
+namespace {
+ImageError NoDecoder() {
+  return ImageError{SkipKind::kOverBudget, "cannot make a JPEG decoder (TurboJPEG is out of memory)"};
+}
+}  // namespace
+
+JpegDecoder::JpegDecoder() : handle_(tjInitDecompress()) {}
+
+JpegDecoder::~JpegDecoder() {
+  if (handle_ != nullptr) tjDestroy(static_cast<tjhandle>(handle_));
 }
 
-JpegDecoder::~JpegDecoder() { tjDestroy(static_cast<tjhandle>(handle_)); }
-
 void JpegDecoder::Reset() {
-  tjDestroy(static_cast<tjhandle>(handle_));
+  if (handle_ != nullptr) tjDestroy(static_cast<tjhandle>(handle_));
   handle_ = tjInitDecompress();
-  if (handle_ == nullptr) throw std::runtime_error("tjInitDecompress failed");
+}
+
+bool JpegDecoder::EnsureHandle() {
+  if (handle_ == nullptr) handle_ = tjInitDecompress();
+  return handle_ != nullptr;
 }
 
 std::optional<ImageError> JpegDecoder::ReadHeader(const uint8_t* data, uint64_t size,
@@ -96,6 +152,7 @@ std::optional<ImageError> JpegDecoder::ReadHeader(const uint8_t* data, uint64_t 
   if (size < 2 || data[0] != 0xFF || data[1] != 0xD8) {
     return ImageError{SkipKind::kNotJpeg, "not a JPEG (no start-of-image marker)"};
   }
+  if (!EnsureHandle()) return NoDecoder();
   int w = 0, h = 0, subsamp = 0, colorspace = 0;
   if (tjDecompressHeader3(static_cast<tjhandle>(handle_), data, static_cast<unsigned long>(size), &w,
                           &h, &subsamp, &colorspace) != 0) {
@@ -112,14 +169,18 @@ std::optional<ImageError> JpegDecoder::ReadHeader(const uint8_t* data, uint64_t 
   }
   header->width = static_cast<uint32_t>(w);
   header->height = static_cast<uint32_t>(h);
+  header->cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
+  header->inverted_cmyk = header->cmyk && HasAdobeMarker(data, size);
   return std::nullopt;
 }
 
 std::optional<ImageError> JpegDecoder::Decode(const uint8_t* data, uint64_t size, ScaleFactor scale,
                                               const DecodePlan& plan, uint8_t* out, uint8_t* scratch) {
+  if (!EnsureHandle()) return NoDecoder();
   tjhandle tj = static_cast<tjhandle>(handle_);
   const int flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS;
   const uint64_t out_pitch = static_cast<uint64_t>(plan.width) * kChannels;
+  if (plan.cmyk) return DecodeCmyk(data, size, plan, out, scratch);
   // Decoding at the scaled size: TurboJPEG picks the DCT scale from the
   // requested width/height.
   uint8_t* dst;
@@ -157,6 +218,34 @@ std::optional<ImageError> JpegDecoder::Decode(const uint8_t* data, uint64_t size
     std::memcpy(out + (dst_y + row) * out_pitch + static_cast<uint64_t>(dst_x) * kChannels,
                 scratch + (src_y + row) * dst_pitch + static_cast<uint64_t>(src_x) * kChannels,
                 static_cast<uint64_t>(copy_w) * kChannels);
+  }
+  return std::nullopt;
+}
+
+std::optional<ImageError> JpegDecoder::DecodeCmyk(const uint8_t* data, uint64_t size, const DecodePlan& plan,
+                                                  uint8_t* out, uint8_t* scratch) {
+  tjhandle tj = static_cast<tjhandle>(handle_);
+  const uint64_t src_pitch = static_cast<uint64_t>(plan.scaled_width) * kCmykChannels;
+  if (tjDecompress2(tj, data, static_cast<unsigned long>(size), scratch, static_cast<int>(plan.scaled_width),
+                    static_cast<int>(src_pitch), static_cast<int>(plan.scaled_height), TJPF_CMYK,
+                    TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) != 0) {
+    ImageError e{SkipKind::kCorrupt, std::string("corrupt JPEG: ") + tjGetErrorStr2(tj)};
+    Reset();
+    return e;
+  }
+  // Convert the centre (cropped and/or padded like an RGB image) to RGB.
+  if (plan.width != plan.scaled_width || plan.height != plan.scaled_height) {
+    std::memset(out, 0, plan.output_bytes);
+  }
+  const uint64_t out_pitch = static_cast<uint64_t>(plan.width) * kChannels;
+  uint32_t copy_w = std::min(plan.width, plan.scaled_width);
+  uint32_t copy_h = std::min(plan.height, plan.scaled_height);
+  uint32_t src_x = (plan.scaled_width - copy_w) / 2, src_y = (plan.scaled_height - copy_h) / 2;
+  uint32_t dst_x = (plan.width - copy_w) / 2, dst_y = (plan.height - copy_h) / 2;
+  for (uint32_t row = 0; row < copy_h; ++row) {
+    const uint8_t* src = scratch + (src_y + row) * src_pitch + static_cast<uint64_t>(src_x) * kCmykChannels;
+    uint8_t* dst = out + (dst_y + row) * out_pitch + static_cast<uint64_t>(dst_x) * kChannels;
+    for (uint32_t x = 0; x < copy_w; ++x) CmykToRgb(src + x * kCmykChannels, plan.inverted_cmyk, dst + x * kChannels);
   }
   return std::nullopt;
 }

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
 
+#include <fstream>
+#include <iterator>
 #include <vector>
 
 #include "feed_test_util.h"
@@ -160,6 +162,106 @@ TEST(JpegDecoder, TruncatedDataIsCorruptNotHalfGrey) {
   ASSERT_TRUE(e);
   EXPECT_EQ(e->kind, SkipKind::kCorrupt);
   EXPECT_EQ(e->message.rfind("corrupt JPEG: ", 0), 0u) << e->message;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Decodes a whole file at full size with JpegDecoder.
+std::vector<uint8_t> DecodeWhole(const std::string& jpeg, JpegHeader* header,
+                                 std::optional<ImageSize> size = std::nullopt) {
+  JpegDecoder d;
+  EXPECT_FALSE(d.ReadHeader(Bytes(jpeg), jpeg.size(), header));
+  DecodePlan plan;
+  EXPECT_FALSE(PlanDecode(*header, {1, 1}, size, 1u << 30, &plan));
+  std::vector<uint8_t> out(plan.output_bytes), scratch(plan.scratch_bytes);
+  std::optional<ImageError> e = d.Decode(Bytes(jpeg), jpeg.size(), {1, 1}, plan, out.data(), scratch.data());
+  EXPECT_FALSE(e) << e->message;
+  return out;
+}
+
+// A real CMYK file from a print tool (tools/make_cmyk_jpeg.py, Debian's
+// python3-pil: Adobe marker, inverted inks) decodes to the colours its inks
+// mean, instead of being skipped as corrupt.
+TEST(JpegDecoder, DecodesAdobeCmykFromAPrintToolToRgb) {
+  std::string jpeg = ReadFile(std::string(OOMGUARD_FEED_TESTDATA) + "/cmyk_adobe_32x24.jpg");
+  ASSERT_GT(jpeg.size(), 100u);
+  JpegHeader header;
+  std::vector<uint8_t> rgb = DecodeWhole(jpeg, &header);
+  EXPECT_TRUE(header.cmyk);
+  EXPECT_TRUE(header.inverted_cmyk);
+  ASSERT_EQ(rgb.size(), 32u * 24 * 3);
+  struct Expected {
+    int x, y;
+    int r, g, b;
+  };
+  // The centre of each quadrant: red, green, blue, 50% grey.
+  for (const Expected& e : {Expected{8, 6, 255, 0, 0}, Expected{24, 6, 0, 255, 0}, Expected{8, 18, 0, 0, 255},
+                            Expected{24, 18, 127, 127, 127}}) {
+    const uint8_t* p = &rgb[(static_cast<size_t>(e.y) * 32 + e.x) * 3];
+    EXPECT_NEAR(p[0], e.r, 6) << e.x << "," << e.y;
+    EXPECT_NEAR(p[1], e.g, 6) << e.x << "," << e.y;
+    EXPECT_NEAR(p[2], e.b, 6) << e.x << "," << e.y;
+  }
+}
+
+// CMYK without the Adobe marker stores the inks as they are (0 = no ink).
+// TurboJPEG writes CMYK with the marker, so the test removes it to check both
+// conventions with one picture: the same stored bytes mean opposite colours.
+TEST(JpegDecoder, CmykWithoutAnAdobeMarkerIsNotInverted) {
+  const int w = 16, h = 8;
+  std::vector<uint8_t> cmyk(static_cast<size_t>(w) * h * 4);
+  for (size_t i = 0; i < cmyk.size(); i += 4) {  // stored (200, 60, 60, 255)
+    cmyk[i] = 200;
+    cmyk[i + 1] = 60;
+    cmyk[i + 2] = 60;
+    cmyk[i + 3] = 255;
+  }
+  tjhandle tj = tjInitCompress();
+  unsigned char* buf = nullptr;
+  unsigned long size = 0;
+  ASSERT_EQ(tjCompress2(tj, cmyk.data(), w, 0, h, TJPF_CMYK, &buf, &size, TJSAMP_444, 100, 0), 0);
+  std::string with_marker(reinterpret_cast<char*>(buf), size);
+  tjFree(buf);
+  tjDestroy(tj);
+  JpegHeader header;
+  std::vector<uint8_t> inverted = DecodeWhole(with_marker, &header);
+  ASSERT_TRUE(header.cmyk);
+  ASSERT_TRUE(header.inverted_cmyk);
+  // Inverted: stored 200 = little cyan ink, K 255 = no black: a light red (200, 60, 60).
+  EXPECT_NEAR(inverted[0], 200, 4);
+  EXPECT_NEAR(inverted[1], 60, 4);
+  EXPECT_NEAR(inverted[2], 60, 4);
+
+  // Rename APP14 "Adobe" so it is no longer the Adobe marker (same length).
+  std::string plain = with_marker;
+  size_t adobe = plain.find("Adobe");
+  ASSERT_NE(adobe, std::string::npos);
+  plain[adobe] = 'X';
+  std::vector<uint8_t> direct = DecodeWhole(plain, &header);
+  ASSERT_TRUE(header.cmyk);
+  EXPECT_FALSE(header.inverted_cmyk);
+  // Not inverted: K 255 is full black.
+  EXPECT_LE(direct[0], 4);
+  EXPECT_LE(direct[1], 4);
+  EXPECT_LE(direct[2], 4);
+}
+
+TEST(JpegDecoder, CmykIsCroppedAndPaddedLikeRgb) {
+  std::string jpeg = ReadFile(std::string(OOMGUARD_FEED_TESTDATA) + "/cmyk_adobe_32x24.jpg");
+  JpegHeader header;
+  // 40x12: pad 4 columns each side, crop the middle 12 rows (6 of red/green, 6 of blue/grey).
+  std::vector<uint8_t> rgb = DecodeWhole(jpeg, &header, ImageSize{40, 12});
+  ASSERT_EQ(rgb.size(), 40u * 12 * 3);
+  auto at = [&](int x, int y) { return &rgb[(static_cast<size_t>(y) * 40 + x) * 3]; };
+  EXPECT_EQ(at(1, 1)[0], 0);  // padding
+  EXPECT_NEAR(at(8, 2)[0], 255, 6);   // red, top-left
+  EXPECT_NEAR(at(8, 10)[2], 255, 6);  // blue, bottom-left
+  DecodePlan plan;
+  ASSERT_FALSE(PlanDecode(header, {1, 1}, ImageSize{40, 12}, 1u << 30, &plan));
+  EXPECT_EQ(plan.scratch_bytes, 32u * 24 * 4);  // the CMYK image, 4 bytes a pixel
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ ArenaResource::ArenaResource(MemoryResource& upstream, ArenaOptions options)
   }
   if (options_.growth == Growth::kPreallocate) {
     if (limit_ == kNoLimit) throw std::invalid_argument("arena: preallocation needs a limit");
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     void* p;
     try {
       p = upstream_.allocate(RoundDown(limit_, kGranule), kGranule);
@@ -106,13 +106,13 @@ std::string ArenaResource::name() const {
 }
 
 void ArenaResource::set_listener(ArenaListener* listener) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   listener_ = listener;
 }
 
 void* ArenaResource::do_allocate(std::size_t bytes, std::size_t, Stream stream) {
   const uint64_t needed = RoundUp(bytes, kGranule);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ++counters_.allocations;
   std::optional<uintptr_t> addr;
   if (needed >= bytes && needed <= limit_) {  // not wrapped around, not above the cap
@@ -142,7 +142,7 @@ void* ArenaResource::do_allocate(std::size_t bytes, std::size_t, Stream stream) 
 void ArenaResource::do_deallocate(void* p, std::size_t bytes, std::size_t, Stream) {
   const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
   const uint64_t expected = RoundUp(bytes, kGranule);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::optional<uint64_t> size = blocks_->free(addr, expected);
   if (!size) {
     throw InvalidDeallocation("arena: deallocate of a pointer that is not live in this arena (double free?)");
@@ -242,12 +242,12 @@ void ArenaResource::released_locked(uint64_t bytes) {
 }
 
 uint64_t ArenaResource::release_unused() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return release_locked();
 }
 
 ArenaStats ArenaResource::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ArenaStats s = counters_;
   s.allocated_bytes = blocks_->allocated_bytes();
   s.reserved_bytes = blocks_->reserved_bytes();
@@ -260,7 +260,7 @@ ArenaStats ArenaResource::stats() const {
 }
 
 OomReport ArenaResource::report_for(uint64_t bytes) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return report_locked(bytes);
 }
 

@@ -108,7 +108,7 @@ void CudaDeviceResource::map(void* at, uint64_t bytes) {
     driver_.MemRelease(handle);
     throw_oom("cuMemSetAccess", r, bytes);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   handles_[ptr] = handle;
 }
 
@@ -117,7 +117,7 @@ void CudaDeviceResource::unmap(void* at, uint64_t bytes) {
   const uint64_t ptr = reinterpret_cast<uintptr_t>(at);
   uint64_t handle = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = handles_.find(ptr);
     if (it == handles_.end()) throw InvalidDeallocation(name() + ": unmap of an address that map() did not map");
     handle = it->second;

@@ -18,7 +18,7 @@ void* HostResource::do_allocate(std::size_t bytes, std::size_t alignment, Stream
     throw OutOfMemory(std::move(report));
   }
 #ifndef NDEBUG
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   live_[p] = bytes;
 #endif
   return p;
@@ -27,7 +27,7 @@ void* HostResource::do_allocate(std::size_t bytes, std::size_t alignment, Stream
 void HostResource::do_deallocate(void* p, std::size_t bytes, std::size_t, Stream) {
 #ifndef NDEBUG
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = live_.find(p);
     if (it == live_.end()) {
       throw InvalidDeallocation("host memory: deallocate of a pointer that is not live (double free?)");

@@ -33,12 +33,12 @@ std::string PinnedHostPool::name() const {
 }
 
 uint64_t PinnedHostPool::fallback_allocations() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return fallbacks_;
 }
 
 std::optional<std::string> PinnedHostPool::fallback_warning() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return warning_;
 }
 
@@ -48,7 +48,7 @@ void* PinnedHostPool::do_allocate(std::size_t bytes, std::size_t alignment, Stre
   } catch (const OutOfMemory& e) {
     if (options_.fallback == PinnedFallback::kFail) throw;
     void* p = pageable_.allocate(bytes, alignment, stream);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     pageable_live_.insert(p);
     ++fallbacks_;
     if (!warning_) {
@@ -62,7 +62,7 @@ void* PinnedHostPool::do_allocate(std::size_t bytes, std::size_t alignment, Stre
 
 void PinnedHostPool::do_deallocate(void* p, std::size_t bytes, std::size_t alignment, Stream stream) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = pageable_live_.find(p);
     if (it != pageable_live_.end()) {
       pageable_live_.erase(it);

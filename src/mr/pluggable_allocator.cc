@@ -18,9 +18,31 @@ PluggableAllocator::~PluggableAllocator() {
   }
 }
 
-void PluggableAllocator::set_error(std::string message) {
-  std::lock_guard<std::mutex> lock(mu_);
-  last_error_ = std::move(message);
+void PluggableAllocator::set_error(std::string message) noexcept {
+  try {
+    MutexLock lock(mu_);
+    last_error_ = std::move(message);
+  } catch (...) {  // out of memory copying the message: keep the old one
+  }
+}
+
+void PluggableAllocator::RecordOutOfMemory(const OomReport& report) noexcept {
+  // The copy, the JSON and the file are made without mu_, which every
+  // device's Malloc and Free take: a slow disk or a report file that blocks
+  // (a FIFO) stalls only this failing allocation.
+  try {
+    std::optional<std::string> write_error;
+    if (!conf_.report_path.empty()) {
+      MutexLock file_lock(report_file_mu_);  // one writer of the file at a time
+      Status written = WriteReportJson(conf_.report_path, report);
+      if (!written.ok()) write_error = written.error();
+    }
+    std::optional<OomReport> copy = report;
+    MutexLock lock(mu_);
+    last_report_.swap(copy);
+    if (write_error) last_error_.swap(write_error);
+  } catch (...) {  // out of memory building the report: the nullptr says enough
+  }
 }
 
 ArenaResource* PluggableAllocator::arena_for(int device) {
@@ -28,7 +50,7 @@ ArenaResource* PluggableAllocator::arena_for(int device) {
     set_error("device " + std::to_string(device) + " is out of range (0.." + std::to_string(kMaxDevices - 1) + ")");
     return nullptr;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Device& d = devices_[device];
   if (d.arena) return d.arena.get();
   Result<std::unique_ptr<MemoryResource>> upstream = make_upstream_(device);
@@ -57,19 +79,21 @@ ArenaResource* PluggableAllocator::arena_for(int device) {
 }
 
 void* PluggableAllocator::Malloc(std::size_t bytes, int device, Stream stream) noexcept {
-  ArenaResource* arena = arena_for(device);
+  ArenaResource* arena = nullptr;
+  try {
+    arena = arena_for(device);
+  } catch (...) {  // out of memory creating the arena or its message
+    set_error("device " + std::to_string(device) + ": cannot create the arena");
+  }
   if (arena == nullptr) return nullptr;
   try {
     return arena->allocate(bytes, kDefaultAlignment, stream);
   } catch (const OutOfMemory& e) {
-    std::lock_guard<std::mutex> lock(mu_);
-    last_report_ = e.report();
-    if (!conf_.report_path.empty()) {
-      Status written = WriteReportJson(conf_.report_path, e.report());
-      if (!written.ok()) last_error_ = written.error();
-    }
+    RecordOutOfMemory(e.report());
   } catch (const std::exception& e) {
     set_error(e.what());
+  } catch (...) {
+    set_error("allocation failed with an unknown exception");
   }
   return nullptr;
 }
@@ -78,38 +102,56 @@ void PluggableAllocator::Free(void* ptr, std::size_t bytes, int device, Stream s
   if (ptr == nullptr) return;
   ArenaResource* arena = nullptr;
   if (device >= 0 && device < kMaxDevices) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     arena = devices_[device].arena.get();
   }
-  if (arena == nullptr) {
-    set_error("free on device " + std::to_string(device) + " which has no allocations");
-    return;
-  }
   try {
+    if (arena == nullptr) {
+      set_error("free on device " + std::to_string(device) + " which has no allocations");
+      return;
+    }
     arena->deallocate(ptr, bytes, kDefaultAlignment, stream);
   } catch (const std::exception& e) {
     set_error(e.what());
+  } catch (...) {
+    set_error("free failed with an unknown exception");
   }
 }
 
 std::optional<OomReport> PluggableAllocator::last_report() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return last_report_;
 }
 
 std::optional<std::string> PluggableAllocator::last_error() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return last_error_;
 }
 
 std::string PluggableAllocator::stats_json() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  // Copy under the lock, build the JSON after it.
+  struct DeviceStats {
+    int device;
+    Growth growth;
+    ArenaStats stats;
+  };
+  std::vector<DeviceStats> arenas;
+  std::optional<OomReport> last_report;
+  std::optional<std::string> last_error;
+  arenas.reserve(kMaxDevices);
+  {
+    MutexLock lock(mu_);
+    for (int i = 0; i < kMaxDevices; ++i) {
+      if (devices_[i].arena) arenas.push_back({i, devices_[i].arena->growth(), devices_[i].arena->stats()});
+    }
+    last_report = last_report_;
+    last_error = last_error_;
+  }
   nlohmann::json devices = nlohmann::json::array();
-  for (int i = 0; i < kMaxDevices; ++i) {
-    if (!devices_[i].arena) continue;
-    ArenaStats s = devices_[i].arena->stats();
-    devices.push_back({{"device", i},
-                       {"growth", GrowthName(devices_[i].arena->growth())},
+  for (const DeviceStats& d : arenas) {
+    const ArenaStats& s = d.stats;
+    devices.push_back({{"device", d.device},
+                       {"growth", GrowthName(d.growth)},
                        {"regions", s.regions},
                        {"limit_bytes", s.limit_bytes},
                        {"allocated_bytes", s.allocated_bytes},
@@ -122,9 +164,9 @@ std::string PluggableAllocator::stats_json() const {
                        {"out_of_memory", s.out_of_memory}});
   }
   nlohmann::json stats = {{"devices", devices},
-                          {"last_report", last_report_ ? ToJson(*last_report_) : nlohmann::json(nullptr)},
-                          {"last_error", last_error_ ? nlohmann::json(*last_error_) : nlohmann::json(nullptr)}};
-  return stats.dump();
+                          {"last_report", last_report ? ToJson(*last_report) : nlohmann::json(nullptr)},
+                          {"last_error", last_error ? nlohmann::json(*last_error) : nlohmann::json(nullptr)}};
+  return stats.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 PluggableAllocator::UpstreamFactory MakeDefaultUpstreamFactory(const AllocConf& conf) {
@@ -149,7 +191,8 @@ PluggableAllocator::UpstreamFactory MakeDefaultUpstreamFactory(const AllocConf& 
 Status WriteReportJson(const std::string& path, const OomReport& report) {
   std::ofstream out(path, std::ios::trunc);
   if (!out) return MakeError("cannot write the OOM report to " + path);
-  out << ToJson(report).dump(2) << "\n";
+  // A name from a driver need not be UTF-8: replace bad bytes, never throw.
+  out << ToJson(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   if (!out.flush()) return MakeError("cannot write the OOM report to " + path);
   return Status::Ok();
 }

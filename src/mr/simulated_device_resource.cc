@@ -28,39 +28,39 @@ uint64_t SimulatedDeviceResource::free_locked() const {
 }
 
 std::optional<DeviceMemory> SimulatedDeviceResource::device_memory() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return DeviceMemory{free_locked(), options_.capacity_bytes};
 }
 
 void SimulatedDeviceResource::set_held_by_others(uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   options_.held_by_others_bytes = bytes;
 }
 
 void SimulatedDeviceResource::set_failure_injection(uint64_t fail_every_nth, double fail_probability) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   options_.fail_every_nth = fail_every_nth;
   options_.fail_probability = fail_probability;
 }
 
 uint64_t SimulatedDeviceResource::used_bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return used_;
 }
 uint64_t SimulatedDeviceResource::peak_used_bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return peak_;
 }
 uint64_t SimulatedDeviceResource::live_allocations() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return live_.size();
 }
 uint64_t SimulatedDeviceResource::allocate_calls() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return calls_;
 }
 uint64_t SimulatedDeviceResource::injected_failures() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return injected_;
 }
 
@@ -79,8 +79,7 @@ const char* SimulatedDeviceResource::failure_locked(uint64_t bytes) {
   return nullptr;
 }
 
-void SimulatedDeviceResource::throw_oom_locked(std::unique_lock<std::mutex>& lock, uint64_t bytes,
-                                               const char* failure) {
+void SimulatedDeviceResource::throw_oom_locked(uint64_t bytes, const char* failure) {
   OomReport report;
   report.resource = "simulated device (" + FormatBytes(options_.capacity_bytes) + ")";
   report.requested_bytes = bytes;
@@ -89,12 +88,11 @@ void SimulatedDeviceResource::throw_oom_locked(std::unique_lock<std::mutex>& loc
   report.device_free_bytes = free_locked();
   report.device_total_bytes = options_.capacity_bytes;
   report.upstream_error = failure;
-  lock.unlock();
-  throw OutOfMemory(std::move(report));
+  throw OutOfMemory(std::move(report));  // the caller's lock is released as the exception leaves
 }
 
 void* SimulatedDeviceResource::do_allocate(std::size_t bytes, std::size_t alignment, Stream) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const char* failure = failure_locked(bytes);
   std::size_t rounded = (bytes + alignment - 1) / alignment * alignment;
   void* p = nullptr;
@@ -102,7 +100,7 @@ void* SimulatedDeviceResource::do_allocate(std::size_t bytes, std::size_t alignm
     p = std::aligned_alloc(alignment, rounded);
     if (p == nullptr) failure = "host memory behind the simulated device ran out";
   }
-  if (failure != nullptr) throw_oom_locked(lock, bytes, failure);
+  if (failure != nullptr) throw_oom_locked(bytes, failure);
   live_.emplace(p, bytes);
   used_ += bytes;
   if (used_ > peak_) peak_ = used_;
@@ -110,11 +108,11 @@ void* SimulatedDeviceResource::do_allocate(std::size_t bytes, std::size_t alignm
 }
 
 void* SimulatedDeviceResource::reserve(uint64_t bytes) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   // Over-reserve by one granule and cut both ends so the range starts on a granule.
   const uint64_t g = options_.granularity_bytes;
   void* p = mmap(nullptr, bytes + g, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) throw_oom_locked(lock, bytes, "no address range left (mmap failed)");
+  if (p == MAP_FAILED) throw_oom_locked(bytes, "no address range left (mmap failed)");
   const uintptr_t start = reinterpret_cast<uintptr_t>(p);
   const uintptr_t base = (start + g - 1) / g * g;
   if (base > start) munmap(p, base - start);
@@ -124,7 +122,7 @@ void* SimulatedDeviceResource::reserve(uint64_t bytes) {
 }
 
 void SimulatedDeviceResource::release(void* base, uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = ranges_.find(reinterpret_cast<uintptr_t>(base));
   if (it == ranges_.end() || it->second != bytes) {
     throw InvalidDeallocation("simulated device: release of a range that was not reserved");
@@ -138,7 +136,7 @@ void SimulatedDeviceResource::release(void* base, uint64_t bytes) {
 }
 
 void SimulatedDeviceResource::map(void* at, uint64_t bytes) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const uintptr_t a = reinterpret_cast<uintptr_t>(at);
   auto range = ranges_.upper_bound(a);
   const bool inside = range != ranges_.begin() && a + bytes <= std::prev(range)->first + std::prev(range)->second;
@@ -151,9 +149,9 @@ void SimulatedDeviceResource::map(void* at, uint64_t bytes) {
                                 "granules");
   }
   ++map_calls_;
-  if (const char* failure = failure_locked(bytes)) throw_oom_locked(lock, bytes, failure);
+  if (const char* failure = failure_locked(bytes)) throw_oom_locked(bytes, failure);
   if (mprotect(at, bytes, PROT_READ | PROT_WRITE) != 0) {
-    throw_oom_locked(lock, bytes, "host memory behind the simulated device ran out (mprotect failed)");
+    throw_oom_locked(bytes, "host memory behind the simulated device ran out (mprotect failed)");
   }
   mapped_.emplace(a, bytes);
   used_ += bytes;
@@ -161,7 +159,7 @@ void SimulatedDeviceResource::map(void* at, uint64_t bytes) {
 }
 
 void SimulatedDeviceResource::unmap(void* at, uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = mapped_.find(reinterpret_cast<uintptr_t>(at));
   if (it == mapped_.end() || it->second != bytes) {
     throw InvalidDeallocation("simulated device: unmap of a range that one map() call did not map");
@@ -173,16 +171,16 @@ void SimulatedDeviceResource::unmap(void* at, uint64_t bytes) {
 }
 
 uint64_t SimulatedDeviceResource::map_calls() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return map_calls_;
 }
 uint64_t SimulatedDeviceResource::reserved_ranges() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return ranges_.size();
 }
 
 void SimulatedDeviceResource::do_deallocate(void* p, std::size_t bytes, std::size_t, Stream) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = live_.find(p);
   if (it == live_.end()) {
     throw InvalidDeallocation("simulated device: deallocate of a pointer that is not live (double free?)");

@@ -54,12 +54,12 @@ void TrackingResource::record_locked(EventKind kind, uint64_t bytes, uint64_t id
 
 // Called by the arena with its lock held; we take only our own lock.
 void TrackingResource::on_grow(uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   record_locked(EventKind::kGrow, bytes, 0);
 }
 
 void TrackingResource::on_release(uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   record_locked(EventKind::kRelease, bytes, 0);
 }
 
@@ -83,7 +83,7 @@ void* TrackingResource::allocate_impl(std::size_t bytes, std::string_view tag, s
     p = upstream_.allocate(bytes, alignment, stream);
   } catch (const OutOfMemory& e) {
     OomReport report = e.report();
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ++stats_.out_of_memory;
     record_locked(EventKind::kOom, bytes, 0);
     for (LiveAllocation& a : report.largest_live) {
@@ -92,7 +92,7 @@ void* TrackingResource::allocate_impl(std::size_t bytes, std::string_view tag, s
     }
     throw OutOfMemory(std::move(report));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   uint64_t id = next_id_++;
   live_.emplace(p, Live{bytes, id, std::string(tag)});
   ++stats_.allocations;
@@ -106,7 +106,7 @@ void TrackingResource::do_deallocate(void* p, std::size_t bytes, std::size_t ali
   // Forget the pointer before the upstream can hand it out again to another thread.
   Live entry;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = live_.find(p);
     if (it == live_.end()) {
       throw InvalidDeallocation("tracking: deallocate of a pointer that is not live (double free?)");
@@ -117,11 +117,11 @@ void TrackingResource::do_deallocate(void* p, std::size_t bytes, std::size_t ali
   try {
     upstream_.deallocate(p, bytes, alignment, stream);
   } catch (...) {  // e.g. a size mismatch: the allocation is still live
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     live_.emplace(p, std::move(entry));
     throw;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   stats_.allocated_bytes -= entry.bytes;
   ++stats_.deallocations;
   record_locked(EventKind::kFree, bytes, entry.id);
@@ -130,7 +130,7 @@ void TrackingResource::do_deallocate(void* p, std::size_t bytes, std::size_t ali
 TrackingStats TrackingResource::stats() const {
   TrackingStats s;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     s = stats_;
     s.live_allocations = live_.size();
   }
@@ -151,7 +151,7 @@ TrackingStats TrackingResource::stats() const {
 std::vector<LiveAllocation> TrackingResource::live_allocations() const {
   std::vector<LiveAllocation> live;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     live.reserve(live_.size());
     for (const auto& [p, l] : live_) live.push_back({l.bytes, reinterpret_cast<uintptr_t>(p), l.tag});
   }
@@ -162,7 +162,7 @@ std::vector<LiveAllocation> TrackingResource::live_allocations() const {
 }
 
 std::vector<TraceEvent> TrackingResource::events() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return events_;
 }
 
@@ -174,7 +174,7 @@ std::string TrackingResource::snapshot() const {
   }
   std::size_t events;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     events = events_.size();
   }
   nlohmann::json snapshot = {{"resource", name()},

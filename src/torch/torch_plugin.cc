@@ -59,33 +59,54 @@ extern "C" {
 // Checks `text` as OOMGUARD_ALLOC_CONF. Returns 0 when it is valid; otherwise
 // copies the one-line reason into buffer (NUL-terminated, truncated to
 // capacity) and returns its full length.
-size_t oomguard_check_conf(const char* text, char* buffer, size_t capacity) {
-  oomguard::Result<AllocConf> conf = oomguard::mr::ParseAllocConf(text ? text : "");
-  if (conf.ok()) return 0;
-  const std::string& error = conf.error();
-  if (buffer != nullptr && capacity > 0) {
-    std::size_t n = error.size() < capacity - 1 ? error.size() : capacity - 1;
-    std::memcpy(buffer, error.data(), n);
-    buffer[n] = '\0';
+size_t oomguard_check_conf(const char* text, char* buffer, size_t capacity) noexcept {
+  try {
+    oomguard::Result<AllocConf> conf = oomguard::mr::ParseAllocConf(text ? text : "");
+    if (conf.ok()) return 0;
+    const std::string& error = conf.error();
+    if (buffer != nullptr && capacity > 0) {
+      std::size_t n = error.size() < capacity - 1 ? error.size() : capacity - 1;
+      std::memcpy(buffer, error.data(), n);
+      buffer[n] = '\0';
+    }
+    return error.size();
+  } catch (...) {  // out of host memory while parsing
+    if (buffer != nullptr && capacity > 0) buffer[0] = '\0';
+    return 1;
   }
-  return error.size();
 }
+// No exception crosses these C functions: PyTorch calls them from C++ that
+// does not expect one, and an exception here would terminate the process.
 
-void* oomguard_malloc(ssize_t size, int device, void* stream) {
+void* oomguard_malloc(ssize_t size, int device, void* stream) noexcept {
   if (size < 0) return nullptr;
-  return Instance().Malloc(static_cast<std::size_t>(size), device, stream);
+  try {
+    return Instance().Malloc(static_cast<std::size_t>(size), device, stream);
+  } catch (...) {  // the allocator could not be created (out of host memory)
+    return nullptr;
+  }
 }
 
-void oomguard_free(void* ptr, ssize_t size, int device, void* stream) {
+void oomguard_free(void* ptr, ssize_t size, int device, void* stream) noexcept {
   if (size < 0) return;
-  Instance().Free(ptr, static_cast<std::size_t>(size), device, stream);
+  try {
+    Instance().Free(ptr, static_cast<std::size_t>(size), device, stream);
+  } catch (...) {
+  }
 }
 
 // Copies the allocator's statistics as JSON (PluggableAllocator::stats_json)
 // into buffer (NUL-terminated, truncated to capacity) and returns the full
-// length, so a caller can retry with a larger buffer.
-size_t oomguard_stats_json(char* buffer, size_t capacity) {
-  std::string json = Instance().stats_json();
+// length, so a caller can retry with a larger buffer. Bytes that are not
+// UTF-8 (a device name) are replaced; returns 0 (buffer "") when the JSON
+// cannot be made (out of host memory).
+size_t oomguard_stats_json(char* buffer, size_t capacity) noexcept {
+  std::string json;
+  try {
+    json = Instance().stats_json();
+  } catch (...) {
+    json.clear();
+  }
   if (buffer != nullptr && capacity > 0) {
     std::size_t n = json.size() < capacity - 1 ? json.size() : capacity - 1;
     std::memcpy(buffer, json.data(), n);

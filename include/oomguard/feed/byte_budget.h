@@ -26,6 +26,7 @@
 #include <string>
 
 #include "oomguard/result.h"
+#include "oomguard/thread_annotations.h"
 
 namespace oomguard::feed {
 
@@ -79,19 +80,19 @@ class ByteBudget {
     uint64_t bytes;
     bool granted = false;
   };
-  bool FitsLocked(uint64_t bytes, bool with_slack) const;
-  void GrantLocked(bool with_slack);
-  void TakeLocked(uint64_t bytes);
+  bool FitsLocked(uint64_t bytes, bool with_slack) const REQUIRES(mu_);
+  void GrantLocked(bool with_slack) REQUIRES(mu_);
+  void TakeLocked(uint64_t bytes) REQUIRES(mu_);
 
   const uint64_t capacity_;
   const uint64_t resume_slack_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  std::deque<Waiter*> waiters_;
-  uint64_t in_use_ = 0;
-  uint64_t peak_ = 0;
-  uint64_t waits_ = 0;
-  bool closed_ = false;
+  std::deque<Waiter*> waiters_ GUARDED_BY(mu_);  // each Waiter's `granted` too
+  uint64_t in_use_ GUARDED_BY(mu_) = 0;
+  uint64_t peak_ GUARDED_BY(mu_) = 0;
+  uint64_t waits_ GUARDED_BY(mu_) = 0;
+  bool closed_ GUARDED_BY(mu_) = false;
 };
 
 // "1.50 GiB (1610612736 bytes)": how budget errors name a byte count.

@@ -57,8 +57,8 @@ struct FeedOptions {
   // It must hold at least one batch: its file bytes plus its decoded images.
   uint64_t budget_bytes = 256ull << 20;
   uint32_t batch_size = 32;
-  // Decoder threads; 0 = one per hardware thread. A separate reader thread
-  // does the (cheap) file reads and header parsing.
+  // Decoder threads; 0 = one per hardware thread (at most kMaxWorkers). A
+  // separate reader thread does the (cheap) file reads and header parsing.
   uint32_t workers = 0;
   uint32_t epochs = 1;
   ScaleFactor scale;                 // DCT scaling: 1, 1/2, 1/4, 1/8
@@ -77,12 +77,22 @@ struct FeedOptions {
   // Boundaries; null = the real disk / plain aligned host memory.
   const FileSystem* file_system = nullptr;
   HostStaging* staging = nullptr;
-  // Called (from a pipeline thread) for every skipped image.
+  // Called (from a pipeline thread) for every skipped image (OnError::kSkip;
+  // under kFail the first bad image is Next()'s error, not a skip). If it
+  // throws, the stream ends: Next() fails with the exception's message.
   std::function<void(const SkippedImage&)> on_skip;
 };
 
-// Checks option values (budget > 0, batch >= 1, epochs >= 1, rank < world).
+// More decoder threads than this is refused: past a few per core they only
+// cost memory (a stack each), and thousands exhaust the process's threads.
+inline constexpr uint32_t kMaxWorkers = 256;
+
+// Checks option values (budget > 0, batch >= 1, epochs >= 1, rank < world,
+// workers <= kMaxWorkers).
 Status ValidateOptions(const FeedOptions& options);
+
+// The decoder threads Start runs for `workers` (0 = one per hardware thread).
+uint32_t EffectiveWorkers(uint32_t workers);
 
 struct ImageInBatch {
   uint64_t file_index = 0;  // index into the list given to Feed::Start
@@ -111,7 +121,7 @@ struct FeedCore;
 class Feed {
  public:
   // Starts the pipeline over `files` (e.g. from ListImages). Fails on invalid
-  // options or an empty list.
+  // options, an empty list, or a thread that cannot be started.
   static Result<std::unique_ptr<Feed>> Start(std::vector<std::string> files, FeedOptions options);
   ~Feed();  // stops the threads; batches still held stay valid
   Feed(const Feed&) = delete;

@@ -5,7 +5,10 @@
 //      at the chosen DCT scale and fixed size;
 //   3. the caller reserves and allocates those bytes, then Decode() fills them.
 // Output is 8-bit RGB, rows packed (HWC). With a fixed size (--size WxH) the
-// scaled image is centre-cropped and/or zero-padded to exactly W x H.
+// scaled image is centre-cropped and/or zero-padded to exactly W x H. CMYK
+// and YCCK JPEGs (print workflows, Photoshop) are decoded to CMYK in scratch
+// memory and converted to RGB; a file with an Adobe APP14 marker stores its
+// inks inverted (0 = full ink), as Photoshop writes them.
 //
 // Thread safety: a JpegDecoder holds one TurboJPEG handle and is NOT safe to
 // share between threads; make one per thread. The free functions are pure.
@@ -44,6 +47,8 @@ inline constexpr uint32_t kChannels = 3;  // RGB
 struct JpegHeader {
   uint32_t width = 0;
   uint32_t height = 0;
+  bool cmyk = false;           // four-channel CMYK or YCCK
+  bool inverted_cmyk = false;  // CMYK with an Adobe marker: stored as 255 - ink
 };
 
 // Why an image cannot be used; the pipeline counts skips by kind.
@@ -61,7 +66,11 @@ struct DecodePlan {
   uint32_t width = 0;          // delivered (== fixed size when one is set)
   uint32_t height = 0;
   uint64_t output_bytes = 0;   // width * height * 3
-  uint64_t scratch_bytes = 0;  // a temporary full scaled image, only when cropping
+  // A temporary full scaled image: RGB when cropping, CMYK (4 bytes a pixel)
+  // for every CMYK source.
+  uint64_t scratch_bytes = 0;
+  bool cmyk = false;
+  bool inverted_cmyk = false;
 };
 
 // Computes the decode at `scale`, then crop/pad to `size` if given. Fails
@@ -70,6 +79,9 @@ std::optional<ImageError> PlanDecode(const JpegHeader& header, ScaleFactor scale
                                      const std::optional<ImageSize>& size, uint64_t max_pixels,
                                      DecodePlan* plan);
 
+// Never throws: a TurboJPEG handle that cannot be made (out of memory) is
+// reported by ReadHeader/Decode as an error value, so pipeline threads carry
+// on or stop cleanly.
 class JpegDecoder {
  public:
   JpegDecoder();
@@ -77,7 +89,7 @@ class JpegDecoder {
   JpegDecoder(const JpegDecoder&) = delete;
   JpegDecoder& operator=(const JpegDecoder&) = delete;
 
-  // Fails with kEmptyFile, kNotJpeg or kCorrupt.
+  // Fails with kEmptyFile, kNotJpeg or kCorrupt (kOverBudget: no handle).
   std::optional<ImageError> ReadHeader(const uint8_t* data, uint64_t size, JpegHeader* header);
 
   // Decodes into out (plan.output_bytes). scratch must hold plan.scratch_bytes
@@ -89,6 +101,10 @@ class JpegDecoder {
  private:
   // After an error TurboJPEG's handle can be left mid-stream; a new one is cheap.
   void Reset();
+  // Makes the handle if there is none; false when TurboJPEG cannot.
+  bool EnsureHandle();
+  std::optional<ImageError> DecodeCmyk(const uint8_t* data, uint64_t size, const DecodePlan& plan, uint8_t* out,
+                                       uint8_t* scratch);
   void* handle_;
 };
 

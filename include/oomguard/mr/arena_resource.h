@@ -38,6 +38,7 @@
 
 #include "oomguard/mr/memory_resource.h"
 #include "oomguard/mr/out_of_memory.h"
+#include "oomguard/thread_annotations.h"
 
 namespace oomguard::mr {
 
@@ -128,28 +129,28 @@ class ArenaResource final : public MemoryResource {
   void* do_allocate(std::size_t bytes, std::size_t alignment, Stream stream) override;
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment, Stream stream) override;
 
-  bool grow_locked(uint64_t needed, Stream stream, std::string* upstream_error);
-  bool expand_locked(uint64_t needed, std::string* upstream_error);
-  uint64_t release_locked();
+  bool grow_locked(uint64_t needed, Stream stream, std::string* upstream_error) REQUIRES(mu_);
+  bool expand_locked(uint64_t needed, std::string* upstream_error) REQUIRES(mu_);
+  uint64_t release_locked() REQUIRES(mu_);
   // Counts a region (or mapping) taken from or given back to the upstream, and tells the listener.
-  void grew_locked(uint64_t bytes);
-  void released_locked(uint64_t bytes);
-  OomReport report_locked(uint64_t bytes) const;
+  void grew_locked(uint64_t bytes) REQUIRES(mu_);
+  void released_locked(uint64_t bytes) REQUIRES(mu_);
+  OomReport report_locked(uint64_t bytes) const REQUIRES(mu_);
 
   MemoryResource& upstream_;
   ArenaOptions options_;
   uint64_t limit_ = 0;
-  mutable std::mutex mu_;
-  std::unique_ptr<BestFitBlocks> blocks_;
-  ArenaStats counters_;
-  ArenaListener* listener_ = nullptr;
+  mutable Mutex mu_;
+  std::unique_ptr<BestFitBlocks> blocks_ PT_GUARDED_BY(mu_);
+  ArenaStats counters_ GUARDED_BY(mu_);
+  ArenaListener* listener_ GUARDED_BY(mu_) = nullptr;
   // kExpandable in effect: the reserved range and the sizes mapped at its
   // start, one entry per map() call (unmapped from the end, in reverse). What
   // is mapped is the one region's size, blocks_->reserved_bytes().
   VirtualMemory* vm_ = nullptr;
   uintptr_t va_base_ = 0;
   uint64_t va_bytes_ = 0;
-  std::vector<uint64_t> mapped_chunks_;
+  std::vector<uint64_t> mapped_chunks_ GUARDED_BY(mu_);
 };
 
 }  // namespace oomguard::mr

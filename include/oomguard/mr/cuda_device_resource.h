@@ -21,6 +21,7 @@
 
 #include "oomguard/mr/cuda_driver.h"
 #include "oomguard/mr/memory_resource.h"
+#include "oomguard/thread_annotations.h"
 
 namespace oomguard::mr {
 
@@ -47,8 +48,8 @@ class CudaDeviceResource final : public MemoryResource, private VirtualMemory {
   [[noreturn]] void throw_oom(const char* call, CuResult r, uint64_t bytes) const;
 
   uint64_t granularity_ = 0;  // 0: no virtual memory
-  std::mutex mu_;
-  std::map<uint64_t, uint64_t> handles_;  // mapped address -> physical allocation
+  Mutex mu_;
+  std::map<uint64_t, uint64_t> handles_ GUARDED_BY(mu_);  // mapped address -> physical allocation
 
   CudaDriver& driver_;
   int ordinal_, device_;

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "oomguard/mr/memory_resource.h"
+#include "oomguard/thread_annotations.h"
 
 namespace oomguard::mr {
 
@@ -22,8 +23,8 @@ class HostResource final : public MemoryResource {
   void do_deallocate(void* p, std::size_t bytes, std::size_t alignment, Stream stream) override;
 
 #ifndef NDEBUG
-  std::mutex mu_;
-  std::unordered_map<void*, std::size_t> live_;
+  Mutex mu_;
+  std::unordered_map<void*, std::size_t> live_ GUARDED_BY(mu_);
 #endif
 };
 

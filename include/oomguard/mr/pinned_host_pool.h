@@ -22,6 +22,7 @@
 
 #include "oomguard/mr/arena_resource.h"
 #include "oomguard/result.h"
+#include "oomguard/thread_annotations.h"
 
 namespace oomguard::mr {
 
@@ -56,10 +57,10 @@ class PinnedHostPool final : public MemoryResource {
   MemoryResource& pageable_;
   PinnedPoolOptions options_;
   ArenaResource arena_;
-  mutable std::mutex mu_;
-  std::unordered_set<void*> pageable_live_;
-  uint64_t fallbacks_ = 0;
-  std::optional<std::string> warning_;
+  mutable Mutex mu_;
+  std::unordered_set<void*> pageable_live_ GUARDED_BY(mu_);
+  uint64_t fallbacks_ GUARDED_BY(mu_) = 0;
+  std::optional<std::string> warning_ GUARDED_BY(mu_);
 };
 
 }  // namespace oomguard::mr

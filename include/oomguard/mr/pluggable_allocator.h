@@ -5,7 +5,8 @@
 // that `make_upstream` returns for that device (CUDA, or a simulated device
 // for tests). Malloc() never throws (it is called through a C function): on
 // failure it returns nullptr, keeps the OOM report (last_report()) and, when
-// the configuration names a report file, writes the report there as JSON.
+// the configuration names a report file, writes the report there as JSON —
+// without holding the lock other devices' Malloc and Free need.
 // Free() of an unknown pointer is recorded in last_error(), never thrown.
 //
 // Thread safety: safe from many threads. Devices 0..kMaxDevices-1.
@@ -19,6 +20,7 @@
 
 #include "oomguard/mr/alloc_conf.h"
 #include "oomguard/mr/arena_resource.h"
+#include "oomguard/thread_annotations.h"
 
 namespace oomguard::mr {
 
@@ -44,15 +46,18 @@ class PluggableAllocator {
     std::unique_ptr<MemoryResource> upstream;
     std::unique_ptr<ArenaResource> arena;
   };
-  ArenaResource* arena_for(int device);  // nullptr (and last_error) on failure
-  void set_error(std::string message);
+  ArenaResource* arena_for(int device) EXCLUDES(mu_);  // nullptr (and last_error) on failure
+  void set_error(std::string message) noexcept EXCLUDES(mu_);
+  // Keeps the report and writes the report file, outside mu_.
+  void RecordOutOfMemory(const OomReport& report) noexcept;
 
-  AllocConf conf_;
-  UpstreamFactory make_upstream_;
-  mutable std::mutex mu_;
-  std::array<Device, kMaxDevices> devices_;
-  std::optional<OomReport> last_report_;
-  std::optional<std::string> last_error_;
+  const AllocConf conf_;
+  const UpstreamFactory make_upstream_;
+  mutable Mutex mu_;
+  std::array<Device, kMaxDevices> devices_ GUARDED_BY(mu_);
+  std::optional<OomReport> last_report_ GUARDED_BY(mu_);
+  std::optional<std::string> last_error_ GUARDED_BY(mu_);
+  Mutex report_file_mu_ ACQUIRED_BEFORE(mu_);  // serialises writers of conf_.report_path
 };
 
 // The upstream factory liboomguard_torch.so uses: a simulated device when

@@ -23,6 +23,7 @@
 #include <unordered_map>
 
 #include "oomguard/mr/memory_resource.h"
+#include "oomguard/thread_annotations.h"
 
 namespace oomguard::mr {
 
@@ -67,18 +68,20 @@ class SimulatedDeviceResource final : public MemoryResource, private VirtualMemo
   void release(void* base, uint64_t bytes) override;
   void map(void* at, uint64_t bytes) override;
   void unmap(void* at, uint64_t bytes) override;
-  uint64_t free_locked() const;  // capacity less what this process and others hold. Needs mu_.
-  // The failure for a request of `bytes` now (injected or device full), or nullptr. Needs mu_.
-  const char* failure_locked(uint64_t bytes);
-  [[noreturn]] void throw_oom_locked(std::unique_lock<std::mutex>& lock, uint64_t bytes, const char* failure);
+  uint64_t free_locked() const REQUIRES(mu_);  // capacity less what this process and others hold
+  // The failure for a request of `bytes` now (injected or device full), or nullptr.
+  const char* failure_locked(uint64_t bytes) REQUIRES(mu_);
+  // Throws OutOfMemory with the device's state.
+  [[noreturn]] void throw_oom_locked(uint64_t bytes, const char* failure) REQUIRES(mu_);
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   SimulatedDeviceOptions options_;
-  std::mt19937_64 rng_;
-  std::unordered_map<void*, std::size_t> live_;
-  std::map<uintptr_t, uint64_t> ranges_;  // reserved: base -> bytes
-  std::map<uintptr_t, uint64_t> mapped_;  // mapped: address -> bytes
-  uint64_t used_ = 0, peak_ = 0, calls_ = 0, injected_ = 0, map_calls_ = 0;
+  std::mt19937_64 rng_ GUARDED_BY(mu_);
+  std::unordered_map<void*, std::size_t> live_ GUARDED_BY(mu_);
+  std::map<uintptr_t, uint64_t> ranges_ GUARDED_BY(mu_);  // reserved: base -> bytes
+  std::map<uintptr_t, uint64_t> mapped_ GUARDED_BY(mu_);  // mapped: address -> bytes
+  uint64_t used_ GUARDED_BY(mu_) = 0, peak_ GUARDED_BY(mu_) = 0, calls_ GUARDED_BY(mu_) = 0,
+           injected_ GUARDED_BY(mu_) = 0, map_calls_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace oomguard::mr

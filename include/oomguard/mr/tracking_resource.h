@@ -22,6 +22,7 @@
 
 
 #include "oomguard/mr/arena_resource.h"
+#include "oomguard/thread_annotations.h"
 
 namespace oomguard::mr {
 
@@ -86,16 +87,16 @@ class TrackingResource final : public MemoryResource, private ArenaListener {
   void on_grow(uint64_t bytes) override;
   void on_release(uint64_t bytes) override;
   void* allocate_impl(std::size_t bytes, std::string_view tag, std::size_t alignment, Stream stream);
-  void record_locked(EventKind kind, uint64_t bytes, uint64_t id);
+  void record_locked(EventKind kind, uint64_t bytes, uint64_t id) REQUIRES(mu_);
 
   MemoryResource& upstream_;
   ArenaResource* arena_ = nullptr;
   TrackingOptions options_;
-  mutable std::mutex mu_;
-  std::unordered_map<void*, Live> live_;
-  std::vector<TraceEvent> events_;
-  TrackingStats stats_;
-  uint64_t next_id_ = 1;
+  mutable Mutex mu_;
+  std::unordered_map<void*, Live> live_ GUARDED_BY(mu_);
+  std::vector<TraceEvent> events_ GUARDED_BY(mu_);
+  TrackingStats stats_ GUARDED_BY(mu_);
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
 };
 
 // Plays the alloc/free events of a trace through `resource` (grow/release/oom
