@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -29,6 +30,7 @@ struct Explainer::State {
   std::string pending;  // AddText: partial line
   bool pending_truncated = false;
   std::vector<int> matches;
+  std::vector<int> number_hits;
   std::string scratch;
 
   void Line(std::string_view raw);
@@ -36,6 +38,7 @@ struct Explainer::State {
   void CountLines(std::string_view region);
   void AppendPending(std::string_view part);
   void Segment(std::string_view text);
+  void ExtractNumbers(std::string_view text, Observation& o);
   Observation& ObservationFor(Signal signal);
 };
 
@@ -154,27 +157,60 @@ void Explainer::State::Segment(std::string_view text) {
       case Signal::kContextPinMemory: context.pin_memory = true; break;
       case Signal::kContextWsl: context.wsl = true; break;
       case Signal::kContextPreallocation: context.preallocation = true; break;
+      case Signal::kContextPinningCall: context.pinning_call = true; break;
+      case Signal::kContextGpu: ++context.gpu_lines; break;
+      case Signal::kContextHost: ++context.host_lines; break;
       default: break;
     }
   }
   if (signal_index < 0) return;
   const Pattern& p = table[signal_index];
-  Observation& o = ObservationFor(p.signal);
+  Signal signal = p.signal;
+  LineDomain line_domain = LineDomain::kUnknown;
+  if (signal == Signal::kMemoryFamily || signal == Signal::kOomguardReport ||
+      signal == Signal::kOomguardReportField) {
+    line_domain = DomainOfLine(text);
+  }
+  if (signal == Signal::kMemoryFamily) {
+    // A family wording: the line's own words say which memory, when they do.
+    switch (line_domain) {
+      case LineDomain::kGpu: signal = Signal::kGpuOom; break;
+      case LineDomain::kHost: signal = Signal::kHostRamOom; break;
+      case LineDomain::kPinned: signal = Signal::kHostPinnedOom; break;
+      case LineDomain::kUnknown: break;
+    }
+  }
+  if (signal == Signal::kOomguardReportField) {
+    // A field of the report= JSON or the text report: numbers for the report, not a finding.
+    Observation& report = ObservationFor(Signal::kOomguardReport);
+    if (report.line_domain == LineDomain::kUnknown) report.line_domain = line_domain;
+    if (++report.field_lines <= kDetailedLines) ExtractNumbers(text, report);
+    return;
+  }
+  Observation& o = ObservationFor(signal);
   if (o.count == 0) {
     o.pattern = p.name;
     o.first_line = line_number;
   }
   ++o.count;
   if (o.framework.empty()) o.framework = p.framework[0] != '\0' ? p.framework : last_framework;
-
-  std::string clean = CleanLine(text);
-  bool repeat = !o.evidence.empty() && o.evidence.back().text == clean;
-  bool known = false;
-  for (const Evidence& e : o.evidence) known = known || e.text == clean;
-  if (!repeat) ++o.distinct_lines;
-  if (!known && o.evidence.size() < kMaxEvidence) o.evidence.push_back({line_number, clean});
+  if (p.tier < o.tier) o.tier = p.tier;
+  if (signal == Signal::kOomguardReport && o.oomguard_verdict == 0) o.oomguard_verdict = OomguardVerdictOfLine(text);
 
   if (std::optional<int> rank = RankOf(text); rank && o.ranks.size() < kMaxRanks) o.ranks.insert(*rank);
+  // The first lines of a kind say what there is to say (evidence, numbers, the
+  // back-off sequence); a log that repeats the message every step then costs
+  // one pattern match per line.
+  if (o.count > kDetailedLines) return;
+  if (o.line_domain == LineDomain::kUnknown) {
+    o.line_domain = line_domain != LineDomain::kUnknown ? line_domain : DomainOfLine(text);
+  }
+
+  std::string clean = CleanLine(text);
+  bool known = false;
+  for (const Evidence& e : o.evidence) known = known || e.text == clean;
+  if (!known && o.evidence.size() < kMaxEvidence) o.evidence.push_back({line_number, clean});
+
   if (ContainsCaseless(text, "expandable_segments") || ContainsCaseless(text, "max_split_size_mb")) {
     o.has_fragmentation_hint = true;
   }
@@ -186,12 +222,21 @@ void Explainer::State::Segment(std::string_view text) {
     o.mentions_host = true;
   }
 
-  // Numbers: the first extractor of each key that matches this line.
+  ExtractNumbers(text, o);
+}
+
+// Numbers: the first extractor of each key that matches this line.
+void Explainer::State::ExtractNumbers(std::string_view text, Observation& o) {
   const CompiledPatterns& compiled = Compiled();
   std::span<const NumberPattern> number_table = NumberPatterns();
   std::map<std::string, uint64_t> found;
   re2::StringPiece piece(text.data(), text.size());
-  for (size_t i = 0; i < number_table.size(); ++i) {
+  // One pass finds the extractors that can match; only those run with captures.
+  number_hits.clear();
+  compiled.number_set->Match(piece, &number_hits);
+  std::sort(number_hits.begin(), number_hits.end());
+  for (int hit : number_hits) {
+    size_t i = static_cast<size_t>(hit);
     if (found.count(number_table[i].key)) continue;
     std::string amount;
     if (RE2::PartialMatch(piece, *compiled.numbers[i], &amount)) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -72,7 +73,7 @@ TEST(PatternTable, PinnedHostComesBeforeGenericCudaOom) {
             "CUDA_ERROR_OUT_OF_MEMORY",
             &matches);
   ASSERT_FALSE(matches.empty());
-  EXPECT_EQ(table[matches[0]].signal, Signal::kGpuOom);
+  EXPECT_EQ(table[matches[0]].signal, Signal::kTfDeviceAllocFailed);
 }
 
 TEST(ParseGpuRow, NvidiaSmiAndGpustat) {
@@ -104,8 +105,14 @@ bool PrefilterHits(std::string_view line) {
 TEST(Prefilter, NeverHidesALineTheTableMatches) {
   std::vector<std::string> lines;
   for (const Pattern& p : Patterns()) lines.push_back(p.example);
-  for (const char* set : {"explain_dev.jsonl", "explain_more.jsonl"}) {
-    std::ifstream in(std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/explain/" + set);
+  // Every labelled set in tests/data/explain (the real corpus too, when present).
+  std::vector<std::string> sets;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/explain")) {
+    if (entry.path().extension() == ".jsonl") sets.push_back(entry.path().string());
+  }
+  ASSERT_GE(sets.size(), 2u);
+  for (const std::string& set : sets) {
+    std::ifstream in(set);
     std::string json_line;
     while (std::getline(in, json_line)) {
       std::string excerpt = nlohmann::json::parse(json_line).at("excerpt");
