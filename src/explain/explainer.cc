@@ -30,6 +30,11 @@ struct Explainer::State {
   std::string pending;  // AddText: partial line
   bool pending_truncated = false;
   std::vector<int> matches;
+  ShapeCache shapes;
+  bool sensitive_possible = true;  // false while Scan reads a block the sensitive gate found nothing in
+  std::string_view block_in_scan;  // the block Scan reads, empty outside Scan
+  size_t lines_in_block = 0;       // lines of that block that reached the table
+  static constexpr size_t kLinesBeforeGate = 256;
   std::vector<int> number_hits;
   std::string scratch;
 
@@ -48,12 +53,16 @@ struct Explainer::State {
 void Explainer::State::Scan(std::string_view block) {
   const RE2& prefilter = *Compiled().prefilter;
   const re2::StringPiece text(block.data(), block.size());
+  // Dense blocks (many lines reach the table) pay one pass of the sensitive
+  // gate so that repeated line shapes skip the per-line sensitive set.
+  block_in_scan = block;
+  lines_in_block = 0;
   size_t pos = 0;
   while (pos < block.size()) {
     re2::StringPiece hit;
     if (!prefilter.Match(text, pos, block.size(), RE2::UNANCHORED, &hit, 1)) {
       CountLines(block.substr(pos));
-      return;
+      break;
     }
     size_t hit_at = static_cast<size_t>(hit.data() - block.data());
     const void* before = memrchr(block.data() + pos, '\n', hit_at - pos);
@@ -70,6 +79,8 @@ void Explainer::State::Scan(std::string_view block) {
     Line(line);
     pos = line_end + 1;
   }
+  block_in_scan = {};
+  sensitive_possible = true;
 }
 
 // Counts the whole lines of `region` (and those over the length cap) without looking at them.
@@ -138,7 +149,10 @@ void Explainer::State::Segment(std::string_view text) {
     scratch = StripAnsi(text);
     text = scratch;
   }
-  MatchLine(text, &matches);
+  if (!block_in_scan.empty() && ++lines_in_block == kLinesBeforeGate) {
+    sensitive_possible = ShapeCache::SensitivePossible(block_in_scan);
+  }
+  shapes.Match(text, &matches, sensitive_possible);
   if (matches.empty()) return;
   std::span<const Pattern> table = Patterns();
   int signal_index = -1;

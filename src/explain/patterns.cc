@@ -114,7 +114,7 @@ constexpr Pattern kPatterns[] = {
     {"dali_cannot_allocate", S::kGpuOom, "dali", R"re(Can't allocate \d+ bytes on device)re",
      "Can't allocate 129499136 bytes on device 0."},
     {"cuda_error_code_2", S::kGpuOom, "",
-     R"re((?i)cuda runtime error \(2\)|\berror ?= ?2 ?: out of memory|Check failed ?: .{0,60}\(\s*(?:2 vs\.? ?0|0 vs\.? ?2)\s*\)\s*(?:Cuda Error: )?out of memory|failed with out of memory \(2\)|cuda execution failed with error 2\b)re",
+     R"re((?i)cuda runtime error \(2\)|\berror ?= ?2 ?: out of memory|Check failed ?: .{0,60}\(\s*(?:2 vs\.? ?0|0 vs\.? ?2)\s*\)\s*(?:Cuda Error: )?out of memory|failed with out of memory \(2\)|cuda execution failed with error 2\b|\berror 2\b.{0,20}memory)re",
      "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=383 error=2 : out of memory"},
     {"paddle_gpu_oom", S::kGpuOom, "paddlepaddle",
      R"re(Out of memory error on GPU \d|Cannot allocate [\d.]+ ?[KMGT]?i?B memory on GPU)re",
@@ -157,7 +157,7 @@ constexpr Pattern kPatterns[] = {
 
     // ---------------------------------------------------------------- /dev/shm
     {"dataloader_bus_error", S::kShmExhausted, "pytorch",
-     R"re((?i)bus error.{0,80}(?:shared memory|shm)|insufficient shared memory|killed by signal: Bus error|Signal 7 \(SIGBUS\)|out of shared memory|raise your shared memory limit)re",
+     R"re((?i)bus error.{0,80}(?:shared memory|shm)|insufficient shared memory|killed by signal: Bus error|out of shared memory|raise your shared memory limit)re",
      "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
      "memory (shm)."},
     {"shm_no_space", S::kShmExhausted, "",
@@ -241,8 +241,12 @@ constexpr Pattern kPatterns[] = {
 
     // ---------------------------------------------------------------- the wrong device
     {"no_cuda_device", S::kWrongDevice, "",
-     R"re(CUDA_ERROR_NO_DEVICE|No CUDA GPUs are available|cudaErrorNoDevice|(?i:no CUDA-capable device is detected|invalid device ordinal|CUDA_ERROR_INVALID_DEVICE|all CUDA-capable devices are busy or unavailable|Attempting to deserialize object on (?:a )?CUDA device|Expected all tensors to be on the same device|CUDA_VISIBLE_DEVICES\W{0,4}=\W{0,4}-1|No (?:GPU|CUDA) devices? (?:found|available|detected)|device_count\(\) (?:is|returned) 0))re",
+     R"re(CUDA_ERROR_NO_DEVICE|No CUDA GPUs are available|cudaErrorNoDevice|(?i:no CUDA-capable device is detected|invalid device ordinal|CUDA_ERROR_INVALID_DEVICE|all CUDA-capable devices are busy or unavailable|Attempting to deserialize object on (?:a )?CUDA device|Expected all tensors to be on the same device|No (?:GPU|CUDA) devices? (?:found|available|detected)))re",
      "Call to cuInit results in CUDA_ERROR_NO_DEVICE:"},
+    // Digits apart: the patterns that name a digit are few and small (ShapeCache).
+    {"no_cuda_device_count", S::kWrongDevice, "",
+     R"re(CUDA_VISIBLE_DEVICES\W{0,4}=\W{0,4}-1|device_count\(\) (?:is|returned) 0)re",
+     "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"-1\""},
     {"memory_on_main_gpu", S::kWrongDeviceMemory, "",
      R"re((?i)(?:GPU ?0|cuda:0|first GPU|main GPU|master GPU)\b.{0,60}(?:far |much |way )?more (?:memory )?than (?:the )?others?|(?:imbalanced|unbalanced|uneven) (?:GPU )?memory|(?:memory on|memory of|uses?|occup\w+|taking up) (?:the )?(?:(?:main|first|same) GPU|GPU ?0|cuda:0).{0,80}(?:resum|checkpoint|load|rank|process)|(?:resum|checkpoint|torch\.load).{0,80}(?:main|first|extra) GPU|map_location)re",
      "I'm wondering what is taking up memory on the main GPU when I am resuming training from a checkpoint.",
@@ -257,13 +261,16 @@ constexpr Pattern kPatterns[] = {
      "onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 2830172160",
      Tier::kFamily},
     {"oom_family", S::kMemoryFamily, "",
-     R"re((?i)\bout of (?:device |gpu |host |cpu |system )?memory\b|\bOOM\b|RESOURCE_EXHAUSTED|Resource ?exhausted|fail(?:s|ed)? to alloc(?:ate)?\b|(?:cannot|can't|could not|couldn't|unable to) allocate|allocation (?:failed|failure)|\bbad_alloc\b|\bENOMEM\b|memory allocation (?:failed|error)|(?:insufficient|not enough) (?:\w+ )?memory|MemoryAllocation|OutOfMemory|error 2\b.{0,20}memory|\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3)re",
+     R"re((?i)\bout of (?:device |gpu |host |cpu |system )?memory\b|\bOOM\b|RESOURCE_EXHAUSTED|Resource ?exhausted|fail(?:s|ed)? to alloc(?:ate)?\b|(?:cannot|can't|could not|couldn't|unable to) allocate|allocation (?:failed|failure)|\bbad_alloc\b|\bENOMEM\b|memory allocation (?:failed|error)|(?:insufficient|not enough) (?:\w+ )?memory|MemoryAllocation|OutOfMemory|\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3)re",
      "tensorflow.python.framework.errors_impl.ResourceExhaustedError: failed to allocate memory [Op:Mul]",
      Tier::kFamily},
 
     // ---------------------------------------------------------------- driver and libraries
+    {"driver_error_code", S::kDriverMismatch, "", R"re(Error (?:802|803|804)\b)re",
+     "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 803: system has unsupported display driver / "
+     "cuda driver combination"},
     {"driver_too_old", S::kDriverMismatch, "",
-     R"re((?i)driver on your system is too old|CUDA driver version is insufficient|cudaErrorInsufficientDriver|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|forward compatibility was attempted|Driver/library version mismatch|couldn.{1,3}t communicate with the NVIDIA driver|fabric ?manager|Found no NVIDIA driver|unsupported display driver|PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|kernel module .{0,40}does not match|NVIDIA kernel module.{0,60}not (?:loaded|found)|Error (?:802|803|804)\b|system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY)re",
+     R"re((?i)driver on your system is too old|CUDA driver version is insufficient|cudaErrorInsufficientDriver|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|forward compatibility was attempted|Driver/library version mismatch|couldn.{1,3}t communicate with the NVIDIA driver|fabric ?manager|Found no NVIDIA driver|unsupported display driver|PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|kernel module .{0,40}does not match|NVIDIA kernel module.{0,60}not (?:loaded|found)|system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY)re",
      "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11000)."},
     {"cuda_library_missing", S::kCudaLibraryMismatch, "",
      R"re((?i)Could not load dynamic library '?lib(?:cu|nccl|nvrtc|nvjpeg|nvToolsExt)|lib(?:cu\w*|nvrtc\w*|nccl\w*|nvjpeg\w*)\.so[.\d]*: cannot open shared object file|Cannot dlopen some GPU libraries|no kernel image is available for execution|Loaded runtime Cu\w* library: [\d.]+.{0,40} but source was compiled with|cuDNN compiled .{0,40}versions? mismatch|CUDNN_STATUS_VERSION_MISMATCH|DNN library is not found|Torch not compiled with CUDA enabled|is not compatible with the current PyTorch installation|undefined symbol: \w*(?:cuda|cudnn|nccl|cublas)\w*|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice|version mismatch between (?:cuDNN|CUDA)|cuDNN version incompatibility|Found cuDNN version \d+.{0,80}(?:built|compiled) against|Outdated cuDNN installation)re",
@@ -297,7 +304,7 @@ constexpr Pattern kPatterns[] = {
     {"framework_jax", S::kContextFramework, "jax", R"re(\bjax(?:lib)?[/.]|external/xla/|\bimport jax|\bflax\b)re",
      "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to execute XLA Runtime executable"},
     {"framework_pytorch", S::kContextFramework, "pytorch",
-     R"re(\btorch[/.]|\bimport torch|PyTorch|c10/cuda|site-packages/torch)re",
+     R"re(\btorch[/.]|\bimport torch|PyTorch|c\d\d/cuda|site-packages/torch)re",
      "File \"/usr/local/lib/python3.10/dist-packages/torch/nn/modules/module.py\", line 1501, in _call_impl"},
     {"framework_nccl", S::kContextFramework, "nccl", R"re(NCCL (?:WARN|INFO|error|version))re",
      "NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>"},
@@ -324,7 +331,7 @@ constexpr Pattern kPatterns[] = {
     {"host_mentioned", S::kContextHost, "",
      R"re((?i)\bcpu\b|cpu_|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider)re",
      "2024-01-01 10:00:00 INFO Using CPUExecutionProvider"},
-    {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL2?\b|microsoft-standard|/usr/lib/wsl/)re",
+    {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL\d?\b|microsoft-standard|/usr/lib/wsl/)re",
      "Linux version 5.15.90.1-microsoft-standard-WSL2"},
     {"preallocation_mentioned", S::kContextPreallocation, "",
      R"re((?i)XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION|ALLOCATOR)|allow_growth|per_process_gpu_memory_fraction|set_memory_growth|TF_FORCE_GPU_ALLOW_GROWTH|preallocat)re",
@@ -417,6 +424,34 @@ bool IsContext(Signal signal) { return signal >= Signal::kContextFramework; }
 std::span<const Pattern> Patterns() { return kPatterns; }
 std::span<const NumberPattern> NumberPatterns() { return kNumberPatterns; }
 
+namespace {
+
+// ".{0,80}" -> ".*": the same matches and more, at a fraction of the DFA states.
+std::string Widened(const char* regex) {
+  std::string wide = regex;
+  static const RE2* bounded_gap = new RE2(R"re(\.\{0,\d+\})re");
+  RE2::GlobalReplace(&wide, *bounded_gap, ".*");
+  return wide;
+}
+
+// Whether a regex can tell one digit from another: a digit written in it
+// outside a \xNN escape and a {m,n} count ("137", "[1-9]", "error=2").
+bool NamesADigit(std::string_view regex) {
+  for (size_t i = 0; i < regex.size(); ++i) {
+    char ch = regex[i];
+    if (ch == '\\') {
+      i += (i + 1 < regex.size() && regex[i + 1] == 'x') ? 3 : 1;
+    } else if (ch == '{') {
+      while (i < regex.size() && regex[i] != '}') ++i;
+    } else if (ch >= '0' && ch <= '9') {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 const CompiledPatterns& Compiled() {
   static const CompiledPatterns* compiled = [] {
     auto* c = new CompiledPatterns;
@@ -426,16 +461,33 @@ const CompiledPatterns& Compiled() {
     options.set_max_mem(64 << 20);
     c->set = std::make_unique<RE2::Set>(options, RE2::UNANCHORED);
     for (const Pattern& p : kPatterns) {
-      std::string error;
-      if (c->set->Add(p.regex, &error) < 0) std::abort();  // a bad table is a programming error
+      std::string error, wide = Widened(p.regex);
+      if (c->set->Add(wide, &error) < 0) std::abort();  // a bad table is a programming error
+      c->widened.push_back(wide != p.regex);
       c->each.push_back(std::make_unique<RE2>(p.regex, options));
+      if (!c->each.back()->ok()) std::abort();
     }
     if (!c->set->Compile()) std::abort();
+    c->sensitive_set = std::make_unique<RE2::Set>(options, RE2::UNANCHORED);
+    for (size_t i = 0; i < std::size(kPatterns); ++i) {
+      c->digit_sensitive.push_back(NamesADigit(kPatterns[i].regex));
+      if (!c->digit_sensitive.back()) continue;
+      std::string error;
+      if (c->sensitive_set->Add(Widened(kPatterns[i].regex), &error) < 0) std::abort();
+      c->sensitive_index.push_back(static_cast<int>(i));
+    }
+    if (!c->sensitive_set->Compile()) std::abort();
+    c->sensitive_gate = std::make_unique<RE2::Set>(options, RE2::UNANCHORED);
+    for (int i : c->sensitive_index) {
+      std::string error;  // (?m): ^ and $ at every line of the block
+      if (c->sensitive_gate->Add("(?m)" + Widened(kPatterns[i].regex), &error) < 0) std::abort();
+    }
+    if (!c->sensitive_gate->Compile()) std::abort();
     c->number_set = std::make_unique<RE2::Set>(options, RE2::UNANCHORED);
     for (const NumberPattern& n : kNumberPatterns) {
       c->numbers.push_back(std::make_unique<RE2>(n.regex, options));
       std::string error;
-      if (!c->numbers.back()->ok() || c->number_set->Add(n.regex, &error) < 0) std::abort();
+      if (!c->numbers.back()->ok() || c->number_set->Add(Widened(n.regex), &error) < 0) std::abort();
     }
     if (!c->number_set->Compile()) std::abort();
     c->prefilter = std::make_unique<RE2>(kPrefilter, options);
@@ -443,6 +495,41 @@ const CompiledPatterns& Compiled() {
     return c;
   }();
   return *compiled;
+}
+
+ShapeCache::ShapeCache() : entries_(kEntries) {}
+
+bool ShapeCache::SensitivePossible(std::string_view text) {
+  std::vector<int> hits;
+  return Compiled().sensitive_gate->Match(re2::StringPiece(text.data(), text.size()), &hits);
+}
+
+void ShapeCache::Match(std::string_view line, std::vector<int>* matches, bool sensitive_possible) {
+  if (line.size() > kMaxShape) return MatchLine(line, matches);
+  shape_.assign(line.data(), line.size());
+  for (char& ch : shape_) ch = static_cast<unsigned char>(ch - '1') <= 8 ? '0' : ch;
+  const CompiledPatterns& c = Compiled();
+  Entry& e = entries_[std::hash<std::string_view>{}(shape_) % kEntries];
+  if (e.used && e.shape == shape_) {
+    *matches = e.insensitive;
+    sensitive_.clear();
+    re2::StringPiece text(line.data(), line.size());
+    if (sensitive_possible && c.sensitive_set->Match(text, &sensitive_)) {
+      for (int s : sensitive_) {
+        int m = c.sensitive_index[s];
+        if (!c.widened[m] || RE2::PartialMatch(text, *c.each[m])) matches->push_back(m);
+      }
+      std::sort(matches->begin(), matches->end());
+    }
+    return;
+  }
+  MatchLine(line, matches);
+  e.used = true;
+  e.shape = shape_;
+  e.insensitive.clear();
+  for (int m : *matches) {
+    if (!c.digit_sensitive[m]) e.insensitive.push_back(m);
+  }
 }
 
 bool ParseGpuRow(std::string_view line, uint64_t* used_bytes, uint64_t* total_bytes, int* utilization) {
@@ -512,7 +599,12 @@ int OomguardVerdictOfLine(std::string_view line) {
 void MatchLine(std::string_view line, std::vector<int>* matches) {
   matches->clear();
   const CompiledPatterns& c = Compiled();
-  if (!c.set->Match(re2::StringPiece(line.data(), line.size()), matches)) return;
+  re2::StringPiece text(line.data(), line.size());
+  if (!c.set->Match(text, matches)) return;
+  // Confirm the candidates of widened patterns with their exact regex.
+  matches->erase(std::remove_if(matches->begin(), matches->end(),
+                                [&](int i) { return c.widened[i] && !RE2::PartialMatch(text, *c.each[i]); }),
+                 matches->end());
   std::sort(matches->begin(), matches->end());
 }
 

@@ -98,10 +98,22 @@ std::span<const NumberPattern> NumberPatterns();
 
 // The compiled table, built once per process.
 struct CompiledPatterns {
-  std::unique_ptr<RE2::Set> set;  // all of Patterns(), index = table index
+  // All of Patterns() with each bounded gap ".{0,N}" widened to ".*" (index =
+  // table index): a superset that keeps the set's DFA small, so one pass over a
+  // line stays fast; candidates whose pattern was widened are confirmed by `each`.
+  std::unique_ptr<RE2::Set> set;
+  std::vector<bool> widened;
   std::vector<std::unique_ptr<RE2>> each;
+  // Patterns whose regex names a digit ("exit code 137", "[1-9]"); all others
+  // answer the same for two lines that differ only in their digits.
+  std::vector<bool> digit_sensitive;
+  std::unique_ptr<RE2::Set> sensitive_set;  // the digit-sensitive patterns, widened like `set`
+  std::vector<int> sensitive_index;         // sensitive_set index -> table index
+  // The same patterns in multi-line mode, run once over a whole block: when it
+  // finds nothing, no line of the block can match a digit-sensitive pattern.
+  std::unique_ptr<RE2::Set> sensitive_gate;
   std::vector<std::unique_ptr<RE2>> numbers;  // NumberPatterns()
-  std::unique_ptr<RE2::Set> number_set;       // all of NumberPatterns(): which extractors can match, in one pass
+  std::unique_ptr<RE2::Set> number_set;       // NumberPatterns(), widened likewise: which extractors can match
   // Keywords one of which every pattern needs: text without a hit cannot match.
   std::unique_ptr<RE2> prefilter;
 };
@@ -121,5 +133,33 @@ int OomguardVerdictOfLine(std::string_view line);
 
 // Indices of the patterns matching `line`, in table order.
 void MatchLine(std::string_view line, std::vector<int>* matches);
+
+// MatchLine with a memory of line shapes: a line's shape is the line with every
+// digit replaced by '0'. Patterns that name no digit answer the same for every
+// line of one shape, so a log that repeats a message with other numbers (an
+// OOM every step, an allocator dump) costs one pass of the small digit-sensitive
+// set per line instead of the whole table. Bounded: kEntries shapes of at most
+// kMaxShape bytes (longer lines go to MatchLine). One per Explainer (not shared).
+class ShapeCache {
+ public:
+  ShapeCache();
+  // REQUIRES for sensitive_possible == false: SensitivePossible() was false for
+  // a text that holds `line`.
+  void Match(std::string_view line, std::vector<int>* matches, bool sensitive_possible = true);
+  // Whether any line of `text` may match a digit-sensitive pattern (one pass).
+  static bool SensitivePossible(std::string_view text);
+
+ private:
+  static constexpr size_t kEntries = 4096;
+  static constexpr size_t kMaxShape = 512;
+  struct Entry {
+    std::string shape;
+    std::vector<int> insensitive;  // matching patterns that name no digit
+    bool used = false;
+  };
+  std::vector<Entry> entries_;
+  std::string shape_;
+  std::vector<int> sensitive_;
+};
 
 }  // namespace oomguard::explain

@@ -145,3 +145,59 @@ TEST(Prefilter, SkipsOrdinaryLines) {
 
 }  // namespace
 }  // namespace oomguard::explain
+
+namespace oomguard::explain {
+namespace {
+
+// The shape cache answers exactly as the table: for every example line, the same
+// line with other digits (a cache hit on the same shape) and a digit-named
+// pattern's own numbers ("exit code 137" vs "exit code 138").
+TEST(ShapeCache, AgreesWithTheTableWhateverTheDigits) {
+  std::vector<std::string> lines;
+  for (const Pattern& p : Patterns()) {
+    std::string line = p.example;
+    lines.push_back(line);
+    for (int shift = 1; shift <= 3; ++shift) {
+      std::string other = line;
+      for (char& ch : other) {
+        if (ch >= '0' && ch <= '9') ch = static_cast<char>('0' + (ch - '0' + shift) % 10);
+      }
+      lines.push_back(other);
+    }
+  }
+  for (const char* extra : {"exit code 137", "exit code 138", "Error 802: system not yet initialized",
+                            "Error 902: system not yet initialized", "error=2 : out of memory", "error=3 : out of memory"}) {
+    lines.push_back(extra);
+  }
+  ShapeCache cache;
+  std::vector<int> direct, cached;
+  for (int round = 0; round < 2; ++round) {
+    for (const std::string& line : lines) {
+      MatchLine(line, &direct);
+      cache.Match(line, &cached);
+      EXPECT_EQ(cached, direct) << line;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace oomguard::explain
+
+namespace oomguard::explain {
+namespace {
+
+// The block gate never hides a digit-sensitive line: every example line of a
+// digit-sensitive pattern, alone or inside a block of other lines, opens it.
+TEST(ShapeCache, SensitiveGateOpensForEverySensitiveExample) {
+  const CompiledPatterns& c = Compiled();
+  ASSERT_FALSE(c.sensitive_index.empty());
+  for (int i : c.sensitive_index) {
+    std::string example = Patterns()[i].example;
+    EXPECT_TRUE(ShapeCache::SensitivePossible(example)) << Patterns()[i].name;
+    EXPECT_TRUE(ShapeCache::SensitivePossible("Epoch 1/10\n" + example + "\nloss: 0.5\n")) << Patterns()[i].name;
+  }
+  EXPECT_FALSE(ShapeCache::SensitivePossible("Epoch 1/10\nloss: 0.5\n"));
+}
+
+}  // namespace
+}  // namespace oomguard::explain
