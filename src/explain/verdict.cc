@@ -450,7 +450,7 @@ struct Decider {
     switch (o.oomguard_verdict) {
       case 1:  // cap_too_low
         f.summary = "oomguard's cap" + (L ? " of " + B(*L) : std::string()) + " is too low for " + request +
-                    ": the device may have room, the configured limit does not.";
+                    ": the memory itself may have room, the configured limit does not.";
         f.advice.push_back("Raise the cap: OOMGUARD_ALLOC_CONF fraction= or limit= (docs/guard.md), or lower the "
                            "step's peak (smaller batch, mixed precision, activation checkpointing).");
         break;
@@ -511,11 +511,18 @@ struct Decider {
     return f;
   }
 
-  Finding PreallocationProse(const Observation& o) const {
-    Finding f = Base(o, Cause::kFrameworkPreallocation, Domain::kGpu);
-    f.summary = "The framework reserves most of the GPU up front, whatever the model needs: that is preallocation, "
-                "not the model's size.";
+  // A GPU cause read from a description, not from an error message.
+  Finding Described(const Observation& o, Cause cause, std::string summary) const {
+    Finding f = Base(o, cause, Domain::kGpu);
+    f.summary = std::move(summary);
     Undecided(f, {Cause::kGpuDeviceOom}, "read from a description, not from an error message");
+    return f;
+  }
+
+  Finding PreallocationProse(const Observation& o) const {
+    Finding f = Described(o, Cause::kFrameworkPreallocation,
+                          "The framework reserves most of the GPU up front, whatever the model needs: that is "
+                          "preallocation, not the model's size.");
     f.advice.push_back("TensorFlow: tf.config.experimental.set_memory_growth(gpu, True) or "
                        "TF_FORCE_GPU_ALLOW_GROWTH=true; JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false or "
                        "XLA_PYTHON_CLIENT_MEM_FRACTION=.5.");
@@ -523,9 +530,9 @@ struct Decider {
   }
 
   Finding OtherProcessProse(const Observation& o) const {
-    Finding f = Base(o, Cause::kOtherProcessHoldsMemory, Domain::kGpu);
-    f.summary = "Another process (or a job that died without freeing it) holds GPU memory that this job needs.";
-    Undecided(f, {Cause::kGpuDeviceOom}, "read from a description, not from the allocator's numbers");
+    Finding f = Described(o, Cause::kOtherProcessHoldsMemory,
+                          "Another process (or a job that died without freeing it) holds GPU memory that this job "
+                          "needs.");
     f.advice.push_back("See who holds it: nvidia-smi --query-compute-apps=pid,used_memory --format=csv (or oomguard "
                        "devices); end stale processes (fuser -v /dev/nvidia*), or pick an idle GPU with "
                        "CUDA_VISIBLE_DEVICES.");
@@ -533,9 +540,9 @@ struct Decider {
   }
 
   Finding FragmentationProse(const Observation& o) const {
-    Finding f = Base(o, Cause::kFragmentation, Domain::kGpu);
-    f.summary = "The allocator's cache is fragmented: memory is free in total but not in blocks large enough.";
-    Undecided(f, {Cause::kGpuDeviceOom}, "read from a description, not from the allocator's numbers");
+    Finding f = Described(o, Cause::kFragmentation,
+                          "The allocator's cache is fragmented: memory is free in total but not in blocks large "
+                          "enough.");
     FragmentationAdvice(f);
     return f;
   }
