@@ -8,6 +8,7 @@
 
 #include "oomguard/doctor/cuda_visible_devices.h"
 #include "oomguard/doctor/devices.h"
+#include "oomguard/machine_facts.h"
 #include "oomguard/units.h"
 
 namespace oomguard::doctor {
@@ -32,15 +33,6 @@ std::string Trim(std::string s) {
   return s.substr(b);
 }
 
-// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 ..." -> "535.104.05"
-std::string KernelModuleVersion(const std::string& text) {
-  size_t p = text.find("Kernel Module");
-  if (p == std::string::npos) return "";
-  std::istringstream in(text.substr(p + 13));
-  std::string v;
-  in >> v;
-  return v;
-}
 
 // Fields of /proc/meminfo in bytes.
 std::map<std::string, uint64_t> ParseMeminfo(const std::string& text) {
@@ -173,7 +165,7 @@ Machine Inspect(const SystemView& sys, const GpuSnapshot& gpus) {
     }
   }
   if (std::optional<std::string> v = sys.ReadFile("/proc/driver/nvidia/version")) {
-    m.kernel_module = KernelModuleVersion(*v);
+    m.kernel_module = NvidiaDriverVersion(*v);  // the shared machine-facts parser (open modules too)
     if (m.kernel_module.empty()) m.kernel_module = "unknown";
   }
   std::vector<std::string> pci = sys.ListDir("/sys/bus/pci/devices");

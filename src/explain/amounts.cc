@@ -50,7 +50,9 @@ std::optional<uint64_t> ParseAmount(std::string_view text) {
     }
   }
   double value = std::strtod(digits.c_str(), nullptr) * scale;
-  if (!std::isfinite(value) || value < 0 || value >= 1.8e19) return std::nullopt;
+  if (!std::isnan(value) && value >= 1.8e19) return UINT64_MAX;  // an absurd size stays absurd, not unknown
+  if (!std::isfinite(value) || value < 0) return std::nullopt;
+  if (value >= 9.2e18) return static_cast<uint64_t>(value);  // beyond llround's range
   return static_cast<uint64_t>(std::llround(value));
 }
 

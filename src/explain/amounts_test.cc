@@ -23,7 +23,12 @@ TEST(ParseAmount, RejectsWhatIsNotAnAmount) {
   EXPECT_FALSE(ParseAmount("GiB"));
   EXPECT_FALSE(ParseAmount("."));
   EXPECT_FALSE(ParseAmount("12 apples"));
-  EXPECT_FALSE(ParseAmount("99999999999 EiB"));  // overflows 64 bits
+}
+
+TEST(ParseAmount, SaturatesWhatOverflows64Bits) {
+  // An absurd size stays absurd (impossible_request), not unknown.
+  EXPECT_EQ(ParseAmount("99999999999 EiB"), UINT64_MAX);
+  EXPECT_EQ(ParseAmount("17179869183.95 GiB"), UINT64_MAX);
 }
 
 TEST(DtypeBytes, KnownNames) {

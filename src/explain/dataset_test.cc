@@ -3,6 +3,7 @@
 // Prints the accuracy per set; docs/explain.md quotes it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -10,7 +11,10 @@
 #include <set>
 #include <string>
 
+#include <filesystem>
+
 #include "oomguard/explain/explainer.h"
+#include "scoring.h"
 
 namespace oomguard::explain {
 namespace {
@@ -92,6 +96,51 @@ TEST(DataSet, AddedExcerptsAreClassifiedAndCoverEveryClassTwice) {
                             "shm_exhausted", "leak_growth", "wrong_device", "driver_mismatch",
                             "cuda_library_mismatch", "impossible_request", "not_memory"}) {
     EXPECT_GE(per_class[cause], 2) << cause;
+  }
+}
+
+// The real corpus gathered from public threads (tests/data/explain/corpus_*.jsonl).
+// Only the development part (corpus_dev.jsonl) is a gate; any other part (the
+// held-out one) is printed, so it stays a measurement and never a tuning target.
+// The targets are 90% top cause, 98% domain and no memory log without a
+// finding; the gate holds the top-cause target and, for the two others, the
+// floor this code reaches (docs/explain.md states both), and says which target
+// is not met yet.
+constexpr int kTargetTopCausePercent = 90;
+constexpr int kTargetDomainPercent = 98;
+constexpr int kFloorDomainPercent = 93;
+constexpr int kFloorUnexplainedPercent = 6;  // of the memory logs
+
+TEST(DataSet, RealCorpusMeetsTheTargetsOnItsDevelopmentPart) {
+  std::filesystem::path dir = std::filesystem::path(OOMGUARD_SOURCE_DIR) / "tests/data/explain";
+  std::vector<std::filesystem::path> corpora;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("corpus_", 0) == 0 && entry.path().extension() == ".jsonl") corpora.push_back(entry.path());
+  }
+  std::sort(corpora.begin(), corpora.end());
+  if (corpora.empty()) GTEST_SKIP() << "no tests/data/explain/corpus_*.jsonl in this tree";
+  for (const std::filesystem::path& path : corpora) {
+    Result<CorpusScore> score = ScoreCorpus(path.string());
+    ASSERT_TRUE(score.ok()) << score.error();
+    const ScoreCounts& all = score->all;
+    std::string name = path.filename().string();
+    std::printf("[ accuracy ] %s: %d/%d top cause in accept, %d/%d domain, %d of %d memory logs without a finding\n",
+                name.c_str(), all.cause_ok, all.total, all.domain_ok, all.total, all.memory_unexplained,
+                all.memory_logs);
+    std::fputs(FormatScore(name, *score, false).c_str(), stdout);
+    if (name != "corpus_dev.jsonl" || all.total == 0) continue;
+    if (all.domain_ok * 100 < all.total * kTargetDomainPercent) {
+      std::printf("[ target   ] %s: domain below the %d%% target\n", name.c_str(), kTargetDomainPercent);
+    }
+    if (all.memory_unexplained > 0) {
+      std::printf("[ target   ] %s: %d memory logs without a finding (target 0)\n", name.c_str(),
+                  all.memory_unexplained);
+    }
+    EXPECT_GE(all.cause_ok * 100, all.total * kTargetTopCausePercent) << FormatScore(name, *score, true);
+    EXPECT_GE(all.domain_ok * 100, all.total * kFloorDomainPercent) << FormatScore(name, *score, true);
+    EXPECT_LE(all.memory_unexplained * 100, all.memory_logs * kFloorUnexplainedPercent)
+        << FormatScore(name, *score, true);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -29,6 +30,12 @@ struct Explainer::State {
   std::string pending;  // AddText: partial line
   bool pending_truncated = false;
   std::vector<int> matches;
+  ShapeCache shapes;
+  bool sensitive_possible = true;  // false while Scan reads a block the sensitive gate found nothing in
+  std::string_view block_in_scan;  // the block Scan reads, empty outside Scan
+  size_t lines_in_block = 0;       // lines of that block that reached the table
+  static constexpr size_t kLinesBeforeGate = 256;
+  std::vector<int> number_hits;
   std::string scratch;
 
   void Line(std::string_view raw);
@@ -36,6 +43,7 @@ struct Explainer::State {
   void CountLines(std::string_view region);
   void AppendPending(std::string_view part);
   void Segment(std::string_view text);
+  void ExtractNumbers(std::string_view text, Observation& o);
   Observation& ObservationFor(Signal signal);
 };
 
@@ -45,12 +53,16 @@ struct Explainer::State {
 void Explainer::State::Scan(std::string_view block) {
   const RE2& prefilter = *Compiled().prefilter;
   const re2::StringPiece text(block.data(), block.size());
+  // Dense blocks (many lines reach the table) pay one pass of the sensitive
+  // gate so that repeated line shapes skip the per-line sensitive set.
+  block_in_scan = block;
+  lines_in_block = 0;
   size_t pos = 0;
   while (pos < block.size()) {
     re2::StringPiece hit;
     if (!prefilter.Match(text, pos, block.size(), RE2::UNANCHORED, &hit, 1)) {
       CountLines(block.substr(pos));
-      return;
+      break;
     }
     size_t hit_at = static_cast<size_t>(hit.data() - block.data());
     const void* before = memrchr(block.data() + pos, '\n', hit_at - pos);
@@ -67,6 +79,8 @@ void Explainer::State::Scan(std::string_view block) {
     Line(line);
     pos = line_end + 1;
   }
+  block_in_scan = {};
+  sensitive_possible = true;
 }
 
 // Counts the whole lines of `region` (and those over the length cap) without looking at them.
@@ -135,7 +149,10 @@ void Explainer::State::Segment(std::string_view text) {
     scratch = StripAnsi(text);
     text = scratch;
   }
-  MatchLine(text, &matches);
+  if (!block_in_scan.empty() && ++lines_in_block == kLinesBeforeGate) {
+    sensitive_possible = ShapeCache::SensitivePossible(block_in_scan);
+  }
+  shapes.Match(text, &matches, sensitive_possible);
   if (matches.empty()) return;
   std::span<const Pattern> table = Patterns();
   int signal_index = -1;
@@ -154,27 +171,60 @@ void Explainer::State::Segment(std::string_view text) {
       case Signal::kContextPinMemory: context.pin_memory = true; break;
       case Signal::kContextWsl: context.wsl = true; break;
       case Signal::kContextPreallocation: context.preallocation = true; break;
+      case Signal::kContextPinningCall: context.pinning_call = true; break;
+      case Signal::kContextGpu: ++context.gpu_lines; break;
+      case Signal::kContextHost: ++context.host_lines; break;
       default: break;
     }
   }
   if (signal_index < 0) return;
   const Pattern& p = table[signal_index];
-  Observation& o = ObservationFor(p.signal);
+  Signal signal = p.signal;
+  LineDomain line_domain = LineDomain::kUnknown;
+  if (signal == Signal::kMemoryFamily || signal == Signal::kOomguardReport ||
+      signal == Signal::kOomguardReportField) {
+    line_domain = DomainOfLine(text);
+  }
+  if (signal == Signal::kMemoryFamily) {
+    // A family wording: the line's own words say which memory, when they do.
+    switch (line_domain) {
+      case LineDomain::kGpu: signal = Signal::kGpuOom; break;
+      case LineDomain::kHost: signal = Signal::kHostRamOom; break;
+      case LineDomain::kPinned: signal = Signal::kHostPinnedOom; break;
+      case LineDomain::kUnknown: break;
+    }
+  }
+  if (signal == Signal::kOomguardReportField) {
+    // A field of the report= JSON or the text report: numbers for the report, not a finding.
+    Observation& report = ObservationFor(Signal::kOomguardReport);
+    if (report.line_domain == LineDomain::kUnknown) report.line_domain = line_domain;
+    if (++report.field_lines <= kDetailedLines) ExtractNumbers(text, report);
+    return;
+  }
+  Observation& o = ObservationFor(signal);
   if (o.count == 0) {
     o.pattern = p.name;
     o.first_line = line_number;
   }
   ++o.count;
   if (o.framework.empty()) o.framework = p.framework[0] != '\0' ? p.framework : last_framework;
-
-  std::string clean = CleanLine(text);
-  bool repeat = !o.evidence.empty() && o.evidence.back().text == clean;
-  bool known = false;
-  for (const Evidence& e : o.evidence) known = known || e.text == clean;
-  if (!repeat) ++o.distinct_lines;
-  if (!known && o.evidence.size() < kMaxEvidence) o.evidence.push_back({line_number, clean});
+  if (p.tier < o.tier) o.tier = p.tier;
+  if (signal == Signal::kOomguardReport && o.oomguard_verdict == 0) o.oomguard_verdict = OomguardVerdictOfLine(text);
 
   if (std::optional<int> rank = RankOf(text); rank && o.ranks.size() < kMaxRanks) o.ranks.insert(*rank);
+  // The first lines of a kind say what there is to say (evidence, numbers, the
+  // back-off sequence); a log that repeats the message every step then costs
+  // one pattern match per line.
+  if (o.count > kDetailedLines) return;
+  if (o.line_domain == LineDomain::kUnknown) {
+    o.line_domain = line_domain != LineDomain::kUnknown ? line_domain : DomainOfLine(text);
+  }
+
+  std::string clean = CleanLine(text);
+  bool known = false;
+  for (const Evidence& e : o.evidence) known = known || e.text == clean;
+  if (!known && o.evidence.size() < kMaxEvidence) o.evidence.push_back({line_number, clean});
+
   if (ContainsCaseless(text, "expandable_segments") || ContainsCaseless(text, "max_split_size_mb")) {
     o.has_fragmentation_hint = true;
   }
@@ -186,12 +236,21 @@ void Explainer::State::Segment(std::string_view text) {
     o.mentions_host = true;
   }
 
-  // Numbers: the first extractor of each key that matches this line.
+  ExtractNumbers(text, o);
+}
+
+// Numbers: the first extractor of each key that matches this line.
+void Explainer::State::ExtractNumbers(std::string_view text, Observation& o) {
   const CompiledPatterns& compiled = Compiled();
   std::span<const NumberPattern> number_table = NumberPatterns();
   std::map<std::string, uint64_t> found;
   re2::StringPiece piece(text.data(), text.size());
-  for (size_t i = 0; i < number_table.size(); ++i) {
+  // One pass finds the extractors that can match; only those run with captures.
+  number_hits.clear();
+  compiled.number_set->Match(piece, &number_hits);
+  std::sort(number_hits.begin(), number_hits.end());
+  for (int hit : number_hits) {
+    size_t i = static_cast<size_t>(hit);
     if (found.count(number_table[i].key)) continue;
     std::string amount;
     if (RE2::PartialMatch(piece, *compiled.numbers[i], &amount)) {

@@ -44,4 +44,13 @@ std::string_view DomainName(Domain domain) {
   return "none";
 }
 
+std::string_view ConfidenceName(Confidence confidence) {
+  switch (confidence) {
+    case Confidence::kHigh: return "high";
+    case Confidence::kMedium: return "medium";
+    case Confidence::kLow: return "low";
+  }
+  return "low";
+}
+
 }  // namespace oomguard::explain

@@ -58,21 +58,28 @@ TEST(MachineFacts, NoDriverMeansNoGpus) {
   EXPECT_EQ(f.ram_total_bytes, 0u);
 }
 
-class FakeMachineFacts : public MachineFacts {
- public:
-  HereFacts Read() const override {
-    HereFacts f;
-    f.ram_total_bytes = 8ull << 30;
-    f.ram_available_bytes = 1ull << 30;
-    f.shm_total_bytes = 64ull << 20;
-    f.shm_free_bytes = 0;
-    f.wsl = true;
-    return f;
-  }
-};
+HereFacts SmallWslMachine() {
+  HereFacts f;
+  f.ram_total_bytes = 8ull << 30;
+  f.ram_available_bytes = 1ull << 30;
+  f.shm_total_bytes = 64ull << 20;
+  f.shm_free_bytes = 0;
+  f.wsl = true;
+  return f;
+}
+
+TEST(MachineFacts, DriverVersionOfProprietaryAndOpenModules) {
+  EXPECT_EQ(oomguard::NvidiaDriverVersion(
+                "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n"),
+            "535.104.05");
+  EXPECT_EQ(oomguard::NvidiaDriverVersion("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  "
+                                          "Release Build  (dvs-builder@U16-I3-B03-4-3)\n"),
+            "550.54.14");
+  EXPECT_EQ(oomguard::NvidiaDriverVersion("garbage\n1.2 on the second line\n"), "");
+}
 
 TEST(MachineFacts, FakeFactsReachTheAdvice) {
-  FakeMachineFacts fake;
+  FixedMachineFacts fake(SmallWslMachine());
   ExplainOptions options;
   options.here = fake.Read();
   Report r = ExplainText(

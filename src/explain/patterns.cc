@@ -25,6 +25,15 @@ constexpr Pattern kPatterns[] = {
      "RuntimeError: MPS backend out of memory (MPS allocated: 17.80 GB, other allocations: 356.56 MB, "
      "max allowed: 18.13 GB). Tried to allocate 256 bytes on shared pool."},
 
+    // ---------------------------------------------------------------- oomguard's own OOM report
+    // (src/mr/out_of_memory.cc: FormatOomReport's text and ToJson's report= file)
+    {"oomguard_report_head", S::kOomguardReport, "oomguard",
+     R"re(out of memory: cannot allocate [\d.]+ ?[KMGTPE]?i?B \(\d+ bytes\) from )re",
+     "out of memory: cannot allocate 100.00 MiB (104857600 bytes) from arena over CUDA device 0, limit 4.00 GiB"},
+    {"oomguard_report_verdict", S::kOomguardReport, "oomguard",
+     R"re(^\s*verdict: (?:cap too low|fragmentation|truly full|upstream refused):|^\s*"verdict": "(?:cap_too_low|fragmentation|truly_full|upstream_failed)")re",
+     "  \"verdict\": \"cap_too_low\","},
+
     // ---------------------------------------------------------------- pinned host memory
     {"tf_pinned_pool", S::kHostPinnedOom, "tensorflow",
      R"re((?i)could not allocate pinned host memory|\((?:cuda|gpu)_host_bfc\) ran out of memory)re",
@@ -35,7 +44,7 @@ constexpr Pattern kPatterns[] = {
      "E tensorflow/stream_executor/cuda/cuda_driver.cc:924] failed to alloc 8589934592 bytes on host: "
      "CUDA_ERROR_OUT_OF_MEMORY"},
     {"cuda_host_alloc_failed", S::kHostPinnedOom, "",
-     R"re((?i)(?:cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister)\w*.{0,80}(?:fail|out of memory|error))re",
+     R"re((?i)(?:cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister|CachingHostAllocator)\w*.{0,80}(?:fail|out of memory|error)|out of memory.{0,80}CachingHostAllocator)re",
      "RuntimeError: cudaHostRegister failed: out of memory"},
     {"torch_pin_memory_thread", S::kHostPinnedOom, "pytorch",
      R"re((?i)in pin memory thread)re",
@@ -64,6 +73,15 @@ constexpr Pattern kPatterns[] = {
      "checking; skipping this check. This is benign and only means that we won't check cudnn for "
      "out-of-bounds reads and writes."},
 
+    {"tf_bfc_garbage_collection", S::kGpuOomWarning, "tensorflow",
+     R"re(Garbage collection: deallocate free memory regions)re",
+     "W tensorflow/core/common_runtime/bfc_allocator.cc:343] Garbage collection: deallocate free memory regions "
+     "(i.e., allocations) so that we can re-allocate a larger region to avoid OOM due to memory fragmentation."},
+    {"tensorrt_tactic_skipped", S::kGpuOomWarning, "tensorrt",
+     R"re((?i)Skipping tactic.{0,80}insuf+icient memory|Device memory is insufficient to use tactic|sufficient workspace memory to run|\[W\].{0,40}Requested amount of GPU memory)re",
+     "[TRT] [W] Skipping tactic 3 due to insufficient memory on requested size of 4294967296 detected for "
+     "tactic 0x0000000000000004."},
+
     // ---------------------------------------------------------------- GPU OOM, generic
     {"tf_bfc_ran_out", S::kGpuOom, "",
      R"re((?i)Allocator \(\w*(?:GPU|gpu)\w*\) ran out of memory trying to allocate)re",
@@ -74,10 +92,12 @@ constexpr Pattern kPatterns[] = {
      "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with "
      "shape[256,1024,14,14] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator "
      "GPU_0_bfc"},
-    {"tf_failed_to_allocate_from_device", S::kGpuOom, "tensorflow",
+    {"tf_failed_to_allocate_from_device", S::kTfDeviceAllocFailed, "tensorflow",
      R"re((?i)failed to allocate [\d.]+\w* \(\d+ bytes\) from device)re",
      "E tensorflow/stream_executor/cuda/cuda_driver.cc:936] failed to allocate 3.77G (4046333952 bytes) "
      "from device: CUDA_ERROR_OUT_OF_MEMORY"},
+    {"tf_bfc_dump_summary", S::kGpuOom, "tensorflow", R"re(Sum Total of in-use chunks)re",
+     "I tensorflow/core/common_runtime/bfc_allocator.cc:678] Sum Total of in-use chunks: 4.02GiB", Tier::kFamily},
     {"xla_resource_exhausted", S::kGpuOom, "",
      R"re((?i)RESOURCE[_ ]EXHAUSTED:.{0,40}(?:out of memory|failed to allocate|allocat))re",
      "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
@@ -93,12 +113,30 @@ constexpr Pattern kPatterns[] = {
      "torch.cuda.OutOfMemoryError: CUDA out of memory."},
     {"dali_cannot_allocate", S::kGpuOom, "dali", R"re(Can't allocate \d+ bytes on device)re",
      "Can't allocate 129499136 bytes on device 0."},
+    {"cuda_error_code_2", S::kGpuOom, "",
+     R"re((?i)cuda runtime error \(2\)|\berror ?= ?2 ?: out of memory|Check failed ?: .{0,60}\(\s*(?:2 vs\.? ?0|0 vs\.? ?2)\s*\)\s*(?:Cuda Error: )?out of memory|failed with out of memory \(2\)|cuda execution failed with error 2\b|\berror 2\b.{0,20}memory)re",
+     "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=383 error=2 : out of memory"},
+    {"paddle_gpu_oom", S::kGpuOom, "paddlepaddle",
+     R"re(Out of memory error on GPU \d|Cannot allocate [\d.]+ ?[KMGT]?i?B memory on GPU)re",
+     "Out of memory error on GPU 0. Cannot allocate 56.000000MB memory on GPU 0, 7.782776GB memory has been "
+     "allocated and available memory is only 12.750000MB."},
+    {"tensorrt_oom", S::kGpuOom, "tensorrt",
+     R"re(Requested amount of GPU memory \(\d+ bytes\) could not be allocated|Error Code \d+: (?:Cuda Runtime \(out of memory\)|OutOfMemory)|GPU memory allocation failed during allocation of workspace)re",
+     "[TRT] [E] 1: [defaultAllocator.cpp::allocate::20] Error Code 1: Cuda Runtime (out of memory)"},
+    {"vllm_no_cache_memory", S::kGpuOom, "vllm",
+     R"re((?i)no (?:available )?memory for the cache blocks)re",
+     "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+     "initializing the engine."},
     {"cuda_error_oom", S::kGpuOom, "",
      R"re((?i)CUDA(?: error|Error|_ERROR)?[:_ ]+out[ _]of[ _]memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|cudaMalloc\w*.{0,40}(?:fail|out of memory)|hipErrorOutOfMemory)re",
      "RuntimeError: CUDA error: out of memory"},
     {"gpu_oom_prose", S::kGpuOom, "",
      R"re((?i)\b(?:GPU|VRAM|cuda) (?:ran )?out of memory|out of (?:GPU|video) memory|\bGPU OOM\b|OOM on (?:the )?GPU)re",
      "The model runs out of GPU memory after the first epoch."},
+
+    {"gpu_startup_free_memory", S::kGpuStartupMemory, "tensorflow",
+     R"re((?:^|\] |\s)(?:Total|Free) memory:\s*[\d.]+\s*[KMGT]i?B\s*$|totalMemory: [\d.]+\s*[KMGT]i?B freeMemory: [\d.]+\s*[KMGT]i?B)re",
+     "Free memory: 190.12MiB"},
 
     // ---------------------------------------------------------------- CUDA libraries without memory
     {"library_alloc_failed", S::kLibraryAllocFailure, "",
@@ -114,14 +152,19 @@ constexpr Pattern kPatterns[] = {
      "decoder/nvjpeg/decoupled_api/nvjpeg_decoder_decoupled_api.h:351] NVJPEG error \"5\" : "
      "NVJPEG_STATUS_ALLOCATOR_FAILURE n04418357/n04418357_26036.JPEG"},
 
+    {"nccl_unhandled_cuda_error", S::kCollectiveCudaError, "nccl", R"re((?i)unhandled cuda error)re",
+     "RuntimeError: NCCL error in: ../torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled cuda error, NCCL version 2.7.8"},
+
     // ---------------------------------------------------------------- /dev/shm
     {"dataloader_bus_error", S::kShmExhausted, "pytorch",
-     R"re((?i)bus error.{0,80}(?:shared memory|shm)|insufficient shared memory|killed by signal: Bus error|Signal 7 \(SIGBUS\)|out of shared memory|raise your shared memory limit)re",
+     R"re((?i)bus error.{0,80}(?:shared memory|shm)|insufficient shared memory|killed by signal: Bus error|out of shared memory|raise your shared memory limit)re",
      "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
      "memory (shm)."},
     {"shm_no_space", S::kShmExhausted, "",
-     R"re((?i)/dev/shm.{0,120}(?:no space left|not enough|too small|full|insufficient)|(?:no space left on device|not enough space).{0,120}/dev/shm)re",
+     R"re((?i)/dev/shm.{0,120}(?:no space left|not enough|too small|full|fill|insufficient)|(?:no space left on device|not enough space).{0,120}/dev/shm)re",
      "OSError: [Errno 28] No space left on device: '/dev/shm/psm_5a2f1c'"},
+    {"bus_error", S::kShmExhausted, "", R"re((?i)\bbus error\b|\bSIGBUS\b)re", "Bus error (core dumped)",
+     Tier::kFamily},
     {"torch_shm_object", S::kShmExhausted, "pytorch",
      R"re((?i)unable to (?:write to file|open shared memory object|allocate shared memory|mmap \d+ bytes from file) ?</torch_|unable to allocate shared memory)re",
      "RuntimeError: unable to write to file </torch_18692_1954506624>"},
@@ -130,7 +173,7 @@ constexpr Pattern kPatterns[] = {
      "NCCL WARN Error while creating shared memory segment /dev/shm/nccl-PGBY7V (size 9637888)"},
 
     // ---------------------------------------------------------------- host RAM
-    {"kernel_oom_killer", S::kHostRamOom, "os",
+    {"kernel_oom_killer", S::kKernelOomKiller, "os",
      R"re((?i)Out of memory: Kill(?:ed)? process|^\[[\d. ]+\] Killed process \d+ \(|oom-kill:|invoked oom-killer|Memory cgroup out of memory|oom_reaper: reaped|OOMKilled)re",
      "[1234567.890] Out of memory: Killed process 41279 (python) total-vm:62811840kB, anon-rss:31254784kB, "
      "file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:63020kB oom_score_adj:0"},
@@ -138,51 +181,119 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)DefaultCPUAllocator: (?:can't|not enough memory)|CPUAllocator\.cpp.{0,80}posix_memalign|can't allocate memory: you tried to allocate)re",
      "RuntimeError: [enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't allocate "
      "memory: you tried to allocate 1000000000000000 bytes. Error code 12 (Cannot allocate memory)"},
+    {"windows_paging_file", S::kHostRamOom, "os",
+     R"re((?i)paging file is too small|os error 1455|WinError 1455|\xe9\xa1\xb5\xe9\x9d\xa2\xe6\x96\x87\xe4\xbb\xb6\xe5\xa4\xaa\xe5\xb0\x8f)re",
+     "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "
+     "\"C:\\Python310\\lib\\site-packages\\torch\\lib\\cudnn_adv_infer64_8.dll\" or one of its dependencies."},
+    {"node_memory_pressure", S::kHostRamOom, "",
+     R"re((?i)killed due to (?:memory pressure|the node running low on memory)|node running low on memory|exceeds the memory usage threshold)re",
+     "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory."},
+    {"tf_exceeds_system_memory", S::kHostRamOom, "tensorflow",
+     R"re((?i)exceeds 10% of (?:free )?system memory)re",
+     "W tensorflow/core/framework/cpu_allocator_impl.cc:80] Allocation of 1207959552 exceeds 10% of free system "
+     "memory.", Tier::kFamily},
     {"numpy_unable_to_allocate", S::kHostRamOom, "numpy",
      R"re((?i)Unable to allocate [\d.]+ ?\w+ for an array)re",
      "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 7.45 GiB for an array with shape "
      "(1000000000,) and data type float64"},
     {"python_memory_error", S::kHostRamOom, "python",
-     R"re(^\s*(?:\w+\.)*MemoryError\b|^\s*std::bad_alloc\s*$|what\(\):\s+std::bad_alloc|Cannot allocate memory|\bENOMEM\b)re",
+     R"re(^\s*(?:\w+\.)*MemoryError\b|^\s*std::bad_alloc\s*$|what\(\):\s+std::bad_alloc\s*$|Cannot allocate memory|\bENOMEM\b)re",
      "MemoryError"},
-    {"dataloader_killed", S::kHostRamOom, "pytorch",
-     R"re((?i)DataLoader worker \(pid.{0,40}\) is killed by signal: Killed|DataLoader worker.{0,60}exited unexpectedly.{0,80}(?:Killed|SIGKILL|-9))re",
+    {"dataloader_killed", S::kWorkerKilled, "pytorch",
+     R"re((?i)(?:DataLoader|worker).{0,60} killed by signal: Killed|DataLoader worker.{0,60}exited unexpectedly.{0,80}(?:Killed|SIGKILL|-9))re",
      "RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed."},
     {"process_killed", S::kProcessKilled, "os",
-     R"re((?:^|[\]>:]\s*|\d+ )Killed(?:\s+\S.*)?\s*$|^\s*\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb|(?i:Signal 9 \(SIGKILL\)|exit(?:ed with)? (?:code|status) 137\b|exitcode\s*:\s*-9\b|died with <Signals\.SIGKILL: 9>))re",
+     R"re(\bKilled\b|^\s*\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb|(?i:Signal 9 \(SIGKILL\)|exit(?:ed with)? (?:code|status) 137\b|exit_?code\W{0,4}137\b|exitcode\s*:\s*-9\b|(?:return|run|exit) ?code ?[=:]? ?-9\b|died with <Signals\.SIGKILL: 9>|killed by signal 9\b))re",
      "Killed"},
+    {"launcher_killed_workers", S::kLauncherKilled, "",
+     R"re(Killing subprocess \d+|sigkill_handler)re",
+     "[2023-04-14 13:11:27,879] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 13266"},
 
     // ---------------------------------------------------------------- growth over time
     {"memory_growth_prose", S::kLeakGrowth, "",
-     R"re((?i)memory leak|leak(?:s|ing)? (?:GPU |host |CPU |RAM )?memory|memory (?:usage |consumption |use )?(?:keeps |is |was |kept |continues to |continuously |constantly |gradually |slowly |steadily )*(?:increas|grow|ris|go(?:es|ing)? up|climb)|(?:continuous|constant|steady|gradual|slow)(?: and \w+)? (?:rising|increase|growth|rise)\b|memory (?:grows|increases|rises|creeps)|(?:increas|grow|ris)ing (?:gpu |cpu |host )?memory|\xe6\x98\xbe\xe5\xad\x98.{0,30}(?:\xe5\xa2\x9e\xe5\x8a\xa0|\xe5\xa2\x9e\xe9\x95\xbf|\xe4\xb8\x8a\xe5\x8d\x87))re",
-     "The way of updating training and validation loss results in the continuous rising of gpu memory"},
+     R"re((?i)memory leak|leak(?:s|ing)? (?:GPU |host |CPU |RAM )?memory|memory (?:usage |consumption |use |allocation |allocated )?(?:keeps? |is |was |kept |continues to |continuously |constantly |gradually |slowly |steadily )*(?:increas|grow|ris|go(?:es|ing)? up|climb)|(?:continuous|constant|steady|gradual|slow)(?: and \w+)? (?:rising|increase|growth|rise)\b|memory (?:grows|increases|rises|creeps)|(?:increas|grow|ris)ing (?:gpu |cpu |host )?memory|\xe6\x98\xbe\xe5\xad\x98.{0,30}(?:\xe5\xa2\x9e\xe5\x8a\xa0|\xe5\xa2\x9e\xe9\x95\xbf|\xe4\xb8\x8a\xe5\x8d\x87)|\xe6\xb3\x84\xe9\x9c\xb2|\xe6\xb3\x84\xe6\xbc\x8f)re",
+     "The way of updating training and validation loss results in the continuous rising of gpu memory",
+     Tier::kProse},
+    {"usage_growth_prose", S::kLeakGrowth, "",
+     R"re((?i)\b(?:RAM|VRAM|usage|consumption|footprint|allocation) (?:keeps? |kept |continues to |is |was |just |steadily |slowly )*(?:increas|grow|ris|climb|go(?:es|ing)? up)|grows? until (?:it|the \w+) runs out)re",
+     "RAM usage keeps growing every epoch until the process is killed.", Tier::kProse},
+    {"preallocation_prose", S::kPreallocationProse, "",
+     R"re((?i)(?:uses?|using|used|takes?|taking|took|occup\w+|allocat\w+|grabs?|grabbing|grabbed|reserv\w+|consum\w+|eats?|hogs?)\s+(?:up\s+)?(?:almost |nearly |about |around |~)?(?:all|most|\d{2}\s?%|the (?:entire|whole))\s+(?:of\s+)?(?:the\s+|my\s+)?(?:available\s+)?(?:GPU|VRAM|video memory|gpu memory|device memory|memory of (?:the |my )?GPU|memory\b)|\d{2}\s?% (?:of (?:the )?)?(?:GPU |gpu )?(?:memory )?allocation|(?:regardless of|whatever|no matter) (?:the |which |what )?(?:model|batch)|[\d.]+\s*[GM]i?B (?:of (?:GPU |VRAM |device )?memory )?(?:is |are |gets? )?(?:already )?(?:taken|used|allocated|occupied|reserved|grabbed) (?:up )?(?:on|at|upon|right after|just by|after)\b|(?:upon|on|after|just by) (?:import|importing|loading) .{0,60}(?:GPU|memory)|preallocates anyway|still (?:pre)?allocates)re",
+     "TensorFlow uses 70% of the GPU memory whatever the model I load.", Tier::kProse},
+    {"preallocation_setting_prose", S::kPreallocationSetting, "",
+     R"re((?i)\bpreallocat\w*|XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION)|per_process_gpu_memory_fraction|gpu_memory_fraction|TF_FORCE_GPU_ALLOW_GROWTH|set_memory_growth|allow_growth)re",
+     "setting os.environ[\"XLA_PYTHON_CLIENT_PREALLOCATE\"] = \"false\" does not have any effect.", Tier::kProse},
+    {"other_process_prose", S::kOtherProcessProse, "",
+     R"re((?i)(?:still|keeps?|kept)\s+(?:holds?|holding|occup\w*|taking|using|consuming)\s+(?:up\s+)?(?:the\s+)?(?:GPU|VRAM|video|gpu)\s*memory|keeps? the GPU memory occupied|GPU memory (?:is )?(?:still )?(?:occupied|held|not (?:freed|released))|two \w+ processes running|another process (?:is )?(?:using|holding|occupying)|\b(?:labmate|colleague)s?\b.{0,60}(?:GPU|memory)|\xe4\xbb\x8d\xe7\x84\xb6\xe5\x8d\xa0\xe7\x94\xa8)re",
+     "After stopping the process it disappears from nvidia-smi, however it still holds GPU memory.", Tier::kProse},
+    {"allocator_stats", S::kAllocatorStats, "pytorch",
+     R"re((?i)\bAllocated\b[^:\n]{0,40}:\s*[\d.]+ ?[KMGT]i?B.{0,80}\bReserved\b[^:\n]{0,40}:\s*[\d.]+ ?[KMGT]i?B)re",
+     "  Allocated (real tensor memory): 60.93 GB     Reserved  (cached by PyTorch): 126.97 GB"},
+    {"host_usage_prose", S::kHostUsageProse, "",
+     R"re((?i)\b(?:CPU|host|system)(?: virtual)? memory (?:used|usage)\s*[=:]?\s*[\d.]+ ?[GT]i?B)re",
+     "When CPU Virtual Memory Used=137.59GB, problem occurs.", Tier::kProse},
+    {"fragmentation_prose", S::kFragmentationProse, "",
+     R"re((?i)memory fragmentation|fragmentation (?:issue|problem)|workaround for fragmentation|because of fragmentation)re",
+     "the current backend ooms because of memory fragmentation on a 4090", Tier::kProse},
+    {"pinned_prose", S::kPinnedProse, "",
+     R"re((?i)pin_memory\s*=\s*False|(?:setting|set|turn\w*|disabl\w+)\s+(?:off\s+)?pin_memory)re",
+     "I met a similar issue, and solved it by setting pin_memory=false.", Tier::kProse},
 
     // ---------------------------------------------------------------- the wrong device
     {"no_cuda_device", S::kWrongDevice, "",
-     R"re(CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|(?i:no CUDA-capable device is detected|invalid device ordinal|CUDA_ERROR_INVALID_DEVICE|all CUDA-capable devices are busy or unavailable|Attempting to deserialize object on (?:a )?CUDA device|Expected all tensors to be on the same device|CUDA_VISIBLE_DEVICES\W{0,4}=\W{0,4}-1|No (?:GPU|CUDA) devices? (?:found|available|detected)|device_count\(\) (?:is|returned) 0))re",
+     R"re(CUDA_ERROR_NO_DEVICE|No CUDA GPUs are available|cudaErrorNoDevice|(?i:no CUDA-capable device is detected|invalid device ordinal|CUDA_ERROR_INVALID_DEVICE|all CUDA-capable devices are busy or unavailable|Attempting to deserialize object on (?:a )?CUDA device|Expected all tensors to be on the same device|No (?:GPU|CUDA) devices? (?:found|available|detected)))re",
      "Call to cuInit results in CUDA_ERROR_NO_DEVICE:"},
-    {"memory_on_main_gpu", S::kWrongDevice, "",
-     R"re((?i)(?:memory on|memory of|uses?|occup\w+|taking up) (?:the )?(?:(?:main|first|same) GPU|GPU ?0|cuda:0).{0,80}(?:resum|checkpoint|load|rank|process)|(?:resum|checkpoint|torch\.load).{0,80}(?:main|first|extra) GPU|map_location)re",
-     "I'm wondering what is taking up memory on the main GPU when I am resuming training from a checkpoint."},
+    // Digits apart: the patterns that name a digit are few and small (ShapeCache).
+    {"no_cuda_device_count", S::kWrongDevice, "",
+     R"re(CUDA_VISIBLE_DEVICES\W{0,4}=\W{0,4}-1|device_count\(\) (?:is|returned) 0)re",
+     "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"-1\""},
+    {"memory_on_main_gpu", S::kWrongDeviceMemory, "",
+     R"re((?i)(?:GPU ?0|cuda:0|first GPU|main GPU|master GPU)\b.{0,60}(?:far |much |way )?more (?:memory )?than (?:the )?others?|(?:imbalanced|unbalanced|uneven) (?:GPU )?memory|(?:memory on|memory of|uses?|occup\w+|taking up) (?:the )?(?:(?:main|first|same) GPU|GPU ?0|cuda:0).{0,80}(?:resum|checkpoint|load|rank|process)|(?:resum|checkpoint|torch\.load).{0,80}(?:main|first|extra) GPU|map_location)re",
+     "I'm wondering what is taking up memory on the main GPU when I am resuming training from a checkpoint.",
+     Tier::kProse},
+
+    // ---------------------------------------------------------------- any framework's out-of-memory wording
+    // After the prose: a line that describes a cause (a leak, another process) and says "out of memory" is the cause.
+    // The line's words say which memory (DomainOfLine); without them, the log's.
+    {"onnxruntime_arena_failed", S::kMemoryFamily, "onnxruntime",
+     R"re(Failed to allocate memory for requested buffer of size \d+)re",
+     "onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, "
+     "onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 2830172160",
+     Tier::kFamily},
+    {"oom_family", S::kMemoryFamily, "",
+     R"re((?i)\bout of (?:device |gpu |host |cpu |system )?memory\b|\bOOM\b|RESOURCE_EXHAUSTED|Resource ?exhausted|fail(?:s|ed)? to alloc(?:ate)?\b|(?:cannot|can't|could not|couldn't|unable to) allocate|allocation (?:failed|failure)|\bbad_alloc\b|\bENOMEM\b|memory allocation (?:failed|error)|(?:insufficient|not enough) (?:\w+ )?memory|MemoryAllocation|OutOfMemory|\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3)re",
+     "tensorflow.python.framework.errors_impl.ResourceExhaustedError: failed to allocate memory [Op:Mul]",
+     Tier::kFamily},
 
     // ---------------------------------------------------------------- driver and libraries
+    {"driver_error_code", S::kDriverMismatch, "", R"re(Error (?:802|803|804)\b)re",
+     "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 803: system has unsupported display driver / "
+     "cuda driver combination"},
     {"driver_too_old", S::kDriverMismatch, "",
-     R"re((?i)driver on your system is too old|CUDA driver version is insufficient|cudaErrorInsufficientDriver|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|forward compatibility was attempted|Driver/library version mismatch|couldn't communicate with the NVIDIA driver|Found no NVIDIA driver|unsupported display driver|PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|kernel module .{0,40}does not match|NVIDIA kernel module.{0,60}not (?:loaded|found)|Error (?:803|804)\b)re",
+     R"re((?i)driver on your system is too old|CUDA driver version is insufficient|cudaErrorInsufficientDriver|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|forward compatibility was attempted|Driver/library version mismatch|couldn.{1,3}t communicate with the NVIDIA driver|fabric ?manager|Found no NVIDIA driver|unsupported display driver|PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|kernel module .{0,40}does not match|NVIDIA kernel module.{0,60}not (?:loaded|found)|system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY)re",
      "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11000)."},
     {"cuda_library_missing", S::kCudaLibraryMismatch, "",
-     R"re((?i)Could not load dynamic library '?lib(?:cu|nccl|nvrtc|nvjpeg|nvToolsExt)|lib(?:cu\w*|nvrtc\w*|nccl\w*|nvjpeg\w*)\.so[.\d]*: cannot open shared object file|Cannot dlopen some GPU libraries|no kernel image is available for execution|Loaded runtime Cu\w* library: [\d.]+ but source was compiled with|CUDNN_STATUS_VERSION_MISMATCH|DNN library is not found|Torch not compiled with CUDA enabled|is not compatible with the current PyTorch installation|undefined symbol: \w*(?:cuda|cudnn|nccl|cublas)\w*|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice|version mismatch between (?:cuDNN|CUDA)|cuDNN version incompatibility)re",
+     R"re((?i)Could not load dynamic library '?lib(?:cu|nccl|nvrtc|nvjpeg|nvToolsExt)|lib(?:cu\w*|nvrtc\w*|nccl\w*|nvjpeg\w*)\.so[.\d]*: cannot open shared object file|Cannot dlopen some GPU libraries|no kernel image is available for execution|Loaded runtime Cu\w* library: [\d.]+.{0,40} but source was compiled with|cuDNN compiled .{0,40}versions? mismatch|CUDNN_STATUS_VERSION_MISMATCH|DNN library is not found|Torch not compiled with CUDA enabled|is not compatible with the current PyTorch installation|undefined symbol: \w*(?:cuda|cudnn|nccl|cublas)\w*|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice|version mismatch between (?:cuDNN|CUDA)|cuDNN version incompatibility|Found cuDNN version \d+.{0,80}(?:built|compiled) against|Outdated cuDNN installation)re",
      "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
      "'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file: No such file or directory"},
 
     // ---------------------------------------------------------------- errors that are not memory
+    {"cuda_invalid_argument", S::kCudaInvalidArgument, "",
+     R"re((?i)CUDA error: invalid argument|failed with error invalid argument|cudaErrorInvalidValue)re",
+     "RuntimeError: CUDA error: invalid argument"},
     {"not_memory_cuda_error", S::kNotMemory, "",
-     R"re((?i)illegal memory access|device-side assert|misaligned address|unspecified launch failure|an illegal instruction|CUDNN_STATUS_(?:NOT_SUPPORTED|EXECUTION_FAILED|BAD_PARAM|MAPPING_ERROR|INTERNAL_ERROR)|CUBLAS_STATUS_(?:EXECUTION_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|INTERNAL_ERROR|NOT_SUPPORTED)|CUDA error: invalid (?:argument|configuration|resource handle|value)|cudaErrorLaunchFailure|CUDA_ERROR_ILLEGAL_ADDRESS|Watchdog caught collective operation timeout|NCCL (?:error|WARN).{0,80}(?:unhandled system error|remote process exited|Connection (?:closed|reset|refused))|Segmentation fault|SIGSEGV|Floating point exception)re",
+     R"re((?i)illegal memory access|device-side assert|misaligned address|unspecified launch failure|an illegal instruction|CUDNN_STATUS_(?:NOT_SUPPORTED|EXECUTION_FAILED|BAD_PARAM|MAPPING_ERROR|INTERNAL_ERROR)|CUBLAS_STATUS_(?:EXECUTION_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|INTERNAL_ERROR|NOT_SUPPORTED)|CUDA error: invalid (?:configuration|resource handle|value)|cudaErrorLaunchFailure|CUDA_ERROR_ILLEGAL_ADDRESS|Watchdog caught collective operation timeout|NCCL (?:error|WARN).{0,80}(?:unhandled system error|remote process exited|Connection (?:closed|reset|refused))|Segmentation fault|SIGSEGV|Floating point exception)re",
      "RuntimeError: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous input."},
 
     // ---------------------------------------------------------------- GPU status tables
     {"gpu_status_row", S::kGpuStatusRow, "",
      R"re(\d+\s*(?:MiB|MB)?\s*/\s*\d+\s*(?:MiB|MB)\b)re",
      "[0] Tesla V100-SXM2-16GB | 44'C,   0 % | 15836 / 16130 MB |"},
+
+    // ---------------------------------------------------------------- oomguard report fields (numbers only)
+    {"oomguard_report_field", S::kOomguardReportField, "oomguard",
+     R"re(^\s*"(?:requested|limit|allocated|reserved|free_in_pool|largest_free_block|device_free|device_total)_bytes": \d+|^\s*"resource": "|^  (?:limit|allocated|reserved|free in pool|largest free block)\s+[\d.]+ [KMGTPE]?i?B \(\d+ bytes\))re",
+     "  \"requested_bytes\": 104857600,"},
 
     // ---------------------------------------------------------------- contexts
     {"framework_tensorflow", S::kContextFramework, "tensorflow",
@@ -193,7 +304,7 @@ constexpr Pattern kPatterns[] = {
     {"framework_jax", S::kContextFramework, "jax", R"re(\bjax(?:lib)?[/.]|external/xla/|\bimport jax|\bflax\b)re",
      "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to execute XLA Runtime executable"},
     {"framework_pytorch", S::kContextFramework, "pytorch",
-     R"re(\btorch[/.]|\bimport torch|PyTorch|c10/cuda|site-packages/torch)re",
+     R"re(\btorch[/.]|\bimport torch|PyTorch|c\d\d/cuda|site-packages/torch)re",
      "File \"/usr/local/lib/python3.10/dist-packages/torch/nn/modules/module.py\", line 1501, in _call_impl"},
     {"framework_nccl", S::kContextFramework, "nccl", R"re(NCCL (?:WARN|INFO|error|version))re",
      "NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>"},
@@ -211,7 +322,16 @@ constexpr Pattern kPatterns[] = {
     {"pin_memory_mentioned", S::kContextPinMemory, "",
      R"re((?i)pin_memory\s*=\s*True|pin_memory\.py|pinned memory|_pin_memory_loop)re",
      "File \"/usr/lib/python3/dist-packages/torch/utils/data/_utils/pin_memory.py\", line 31, in _pin_memory_loop"},
-    {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL2?\b|microsoft-standard|/usr/lib/wsl/)re",
+    {"pinning_call", S::kContextPinningCall, "",
+     R"re((?i)pin_memory\.py|pin_memory\(\)|_pin_memory_loop|CachingHostAllocator|cudaHostRegister|cudaHostAlloc|in pin memory thread)re",
+     "    return data.pin_memory()"},
+    {"gpu_mentioned", S::kContextGpu, "",
+     R"re((?i)\bcuda|\bgpu|cudnn|cublas|nvidia|\bvram\b|\bnccl\b|tensorrt|\bhip\b|rocm|thrust::)re",
+     "Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 7000 MB memory)"},
+    {"host_mentioned", S::kContextHost, "",
+     R"re((?i)\bcpu\b|cpu_|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider)re",
+     "2024-01-01 10:00:00 INFO Using CPUExecutionProvider"},
+    {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL\d?\b|microsoft-standard|/usr/lib/wsl/)re",
      "Linux version 5.15.90.1-microsoft-standard-WSL2"},
     {"preallocation_mentioned", S::kContextPreallocation, "",
      R"re((?i)XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION|ALLOCATOR)|allow_growth|per_process_gpu_memory_fraction|set_memory_growth|TF_FORCE_GPU_ALLOW_GROWTH|preallocat)re",
@@ -231,12 +351,25 @@ constexpr const char* kPrefilter =
     R"re(undefined symbol|no_binary|nokernelimage|illegal|assert|misaligned|launch|_status_|invalid|watchdog|)re"
     R"re(segmentation|sigsegv|floating point|(?-i:\d ?Mi?B)|tensorflow|tf\.config|keras|jax|external/xla|flax|torch|)re"
     R"re(c10/cuda|dali|cupy|xgboost|numba|cudasupporterror|expandable_segments|pin_memory|wsl|microsoft|)re"
-    R"re(xla_python_client|allow_growth|memory_fraction|memory_growth|preallocat|\x1b)re";
+    R"re(xla_python_client|allow_growth|memory_fraction|memory_growth|preallocat|\x1b|verdict|"resource"|_bytes"|)re"
+    R"re(tactic|cache blocks|unhandled cuda|code ?[=:]? ?-9|killing subprocess|cpu|\bram\b|swap|usage|import|)re"
+    R"re(consumption|footprint|vram|regardless|whatever|no matter|launch|initiali|host|no cuda gpus|)re"
+    R"re(error 80|not yet initialized|systemnotready|system_not_ready|outdated|check failed|error ?= ?2|)re"
+    R"re(resource_?exhausted|bad_alloc|error 2|rocm|hip|imbalanced|unbalanced|uneven|than the others?|)re"
+    R"re(runs out|bytes\)|nvidia|tensorrt|cuda|paging file|1455|\xe9\xa1\xb5\xe9\x9d\xa2|low on memory|threshold|)re"
+    R"re(system memory|sigbus|(?-i:Killed)|137|sum total|allocation|\xe6\xb3\x84|fragment|labmate|colleague|)re"
+    R"re(two \w+ processes|another process|\xe4\xbb\x8d\xe7\x84\xb6|fabric|communicate|taken|thrust|)re"
+    R"re(\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98|reserved)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
 constexpr NumberPattern kNumberPatterns[] = {
     // requested
     {"requested_bytes", R"re(rounded to (\d+)\))re"},
+    {"requested_bytes", R"re(cannot allocate [\d.]+ ?\w* \((\d+) bytes\) from )re"},
+    {"requested_bytes", R"re(^\s*"requested_bytes": (\d+))re"},
+    {"requested_bytes", R"re(requested buffer of size (\d+))re"},
+    {"requested_bytes", R"re(Requested amount of GPU memory \((\d+) bytes\))re"},
+    {"requested_bytes", R"re(Cannot allocate ([\d.]+ ?[KMGT]?i?B) memory on)re"},
     {"requested_bytes", R"re(Tried to allocate (?:more than )?([\d.,]+ ?(?:[KMGTPE]i?B|bytes|B)))re"},
     {"requested_bytes", R"re((?i)failed to alloc(?:ate)? [\d.]+\w* \((\d+) bytes\))re"},
     {"requested_bytes", R"re((?i)failed to alloc(?:ate)? (\d+) bytes)re"},
@@ -248,12 +381,19 @@ constexpr NumberPattern kNumberPatterns[] = {
     {"requested_bytes", R"re((?i)arguments \((\d+)\) exceeds)re"},
     // capacity / limits
     {"total_bytes", R"re(([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)) total capacity)re"},
+    {"total_bytes", R"re((?:Total memory|totalMemory):\s*([\d.]+\s*[KMGT]i?B))re"},
+    {"total_bytes", R"re(^\s*"device_total_bytes": (\d+))re"},
+    {"limit_bytes", R"re(^\s*"limit_bytes": ([1-9]\d*))re"},
+    {"limit_bytes", R"re(^  limit\s+[\d.]+ \w+ \((\d+) bytes\))re"},
     {"total_bytes", R"re((?i)total capac\w* of ([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)))re"},
     {"total_bytes", R"re((?i)max allowed: ([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)))re"},
     {"limit_bytes", R"re((?i)base limit \((\d+)\))re"},
     {"limit_bytes", R"re(\bLimit:\s+(\d+))re"},
     // free
     {"free_bytes", R"re(([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)) free\b)re"},
+    {"free_bytes", R"re((?:Free memory|freeMemory):\s*([\d.]+\s*[KMGT]i?B))re"},
+    {"free_bytes", R"re(available memory is only\s+([\d.]+ ?[KMGT]?i?B))re"},
+    {"free_bytes", R"re(^\s*"device_free_bytes": (\d+))re"},
     {"free_bytes", R"re((?i)of which ([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)) (?:is )?free)re"},
     // in use
     {"allocated_bytes", R"re(([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)) already allocated)re"},
@@ -262,6 +402,13 @@ constexpr NumberPattern kNumberPatterns[] = {
     {"allocated_bytes", R"re((?i)\(total ([\d,]+) bytes\))re"},
     {"allocated_bytes", R"re((?i)MPS allocated: ([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)))re"},
     {"allocated_bytes", R"re(\bInUse:\s+(\d+))re"},
+    {"allocated_bytes", R"re((?i)\bAllocated\b[^:\n]{0,40}:\s*([\d.]+ ?[KMGT]i?B))re"},
+    {"allocated_bytes", R"re(([\d.]+ ?[KMGT]?i?B) memory has been allocated)re"},
+    {"allocated_bytes", R"re(^\s*"allocated_bytes": (\d+))re"},
+    {"allocated_bytes", R"re(^  allocated\s+[\d.]+ \w+ \((\d+) bytes\))re"},
+    {"reserved_bytes", R"re(^\s*"reserved_bytes": (\d+))re"},
+    {"reserved_bytes", R"re((?i)\bReserved\b[^:\n]{0,40}:\s*([\d.]+ ?[KMGT]i?B))re"},
+    {"reserved_bytes", R"re(^  reserved\s+[\d.]+ \w+ \((\d+) bytes\))re"},
     {"reserved_bytes", R"re(([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)) reserved in total by PyTorch)re"},
     {"reserved_unallocated_bytes", R"re((?i)([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)) is reserved by PyTorch but unallocated)re"},
     {"reserved_unallocated_bytes", R"re(([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)) cached\))re"},
@@ -277,6 +424,34 @@ bool IsContext(Signal signal) { return signal >= Signal::kContextFramework; }
 std::span<const Pattern> Patterns() { return kPatterns; }
 std::span<const NumberPattern> NumberPatterns() { return kNumberPatterns; }
 
+namespace {
+
+// ".{0,80}" -> ".*": the same matches and more, at a fraction of the DFA states.
+std::string Widened(const char* regex) {
+  std::string wide = regex;
+  static const RE2* bounded_gap = new RE2(R"re(\.\{0,\d+\})re");
+  RE2::GlobalReplace(&wide, *bounded_gap, ".*");
+  return wide;
+}
+
+// Whether a regex can tell one digit from another: a digit written in it
+// outside a \xNN escape and a {m,n} count ("137", "[1-9]", "error=2").
+bool NamesADigit(std::string_view regex) {
+  for (size_t i = 0; i < regex.size(); ++i) {
+    char ch = regex[i];
+    if (ch == '\\') {
+      i += (i + 1 < regex.size() && regex[i + 1] == 'x') ? 3 : 1;
+    } else if (ch == '{') {
+      while (i < regex.size() && regex[i] != '}') ++i;
+    } else if (ch >= '0' && ch <= '9') {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 const CompiledPatterns& Compiled() {
   static const CompiledPatterns* compiled = [] {
     auto* c = new CompiledPatterns;
@@ -286,17 +461,75 @@ const CompiledPatterns& Compiled() {
     options.set_max_mem(64 << 20);
     c->set = std::make_unique<RE2::Set>(options, RE2::UNANCHORED);
     for (const Pattern& p : kPatterns) {
-      std::string error;
-      if (c->set->Add(p.regex, &error) < 0) std::abort();  // a bad table is a programming error
+      std::string error, wide = Widened(p.regex);
+      if (c->set->Add(wide, &error) < 0) std::abort();  // a bad table is a programming error
+      c->widened.push_back(wide != p.regex);
       c->each.push_back(std::make_unique<RE2>(p.regex, options));
+      if (!c->each.back()->ok()) std::abort();
     }
     if (!c->set->Compile()) std::abort();
-    for (const NumberPattern& n : kNumberPatterns) c->numbers.push_back(std::make_unique<RE2>(n.regex, options));
+    c->sensitive_set = std::make_unique<RE2::Set>(options, RE2::UNANCHORED);
+    for (size_t i = 0; i < std::size(kPatterns); ++i) {
+      c->digit_sensitive.push_back(NamesADigit(kPatterns[i].regex));
+      if (!c->digit_sensitive.back()) continue;
+      std::string error;
+      if (c->sensitive_set->Add(Widened(kPatterns[i].regex), &error) < 0) std::abort();
+      c->sensitive_index.push_back(static_cast<int>(i));
+    }
+    if (!c->sensitive_set->Compile()) std::abort();
+    c->sensitive_gate = std::make_unique<RE2::Set>(options, RE2::UNANCHORED);
+    for (int i : c->sensitive_index) {
+      std::string error;  // (?m): ^ and $ at every line of the block
+      if (c->sensitive_gate->Add("(?m)" + Widened(kPatterns[i].regex), &error) < 0) std::abort();
+    }
+    if (!c->sensitive_gate->Compile()) std::abort();
+    c->number_set = std::make_unique<RE2::Set>(options, RE2::UNANCHORED);
+    for (const NumberPattern& n : kNumberPatterns) {
+      c->numbers.push_back(std::make_unique<RE2>(n.regex, options));
+      std::string error;
+      if (!c->numbers.back()->ok() || c->number_set->Add(Widened(n.regex), &error) < 0) std::abort();
+    }
+    if (!c->number_set->Compile()) std::abort();
     c->prefilter = std::make_unique<RE2>(kPrefilter, options);
     if (!c->prefilter->ok()) std::abort();
     return c;
   }();
   return *compiled;
+}
+
+ShapeCache::ShapeCache() : entries_(kEntries) {}
+
+bool ShapeCache::SensitivePossible(std::string_view text) {
+  std::vector<int> hits;
+  return Compiled().sensitive_gate->Match(re2::StringPiece(text.data(), text.size()), &hits);
+}
+
+void ShapeCache::Match(std::string_view line, std::vector<int>* matches, bool sensitive_possible) {
+  if (line.size() > kMaxShape) return MatchLine(line, matches);
+  shape_.assign(line.data(), line.size());
+  for (char& ch : shape_) ch = static_cast<unsigned char>(ch - '1') <= 8 ? '0' : ch;
+  const CompiledPatterns& c = Compiled();
+  Entry& e = entries_[std::hash<std::string_view>{}(shape_) % kEntries];
+  if (e.used && e.shape == shape_) {
+    *matches = e.insensitive;
+    sensitive_.clear();
+    re2::StringPiece text(line.data(), line.size());
+    if (sensitive_possible && c.sensitive_set->Match(text, &sensitive_)) {
+      for (int s : sensitive_) {
+        int m = c.sensitive_index[s];
+        if (!c.widened[m] || RE2::PartialMatch(text, *c.each[m])) matches->push_back(m);
+      }
+      std::sort(matches->begin(), matches->end());
+    }
+    return;
+  }
+  MatchLine(line, matches);
+  e.used = true;
+  e.shape = shape_;
+  e.insensitive.clear();
+  for (int m : *matches) {
+    if (!c.digit_sensitive[m]) e.insensitive.push_back(m);
+  }
 }
 
 bool ParseGpuRow(std::string_view line, uint64_t* used_bytes, uint64_t* total_bytes, int* utilization) {
@@ -315,10 +548,63 @@ bool ParseGpuRow(std::string_view line, uint64_t* used_bytes, uint64_t* total_by
   return true;
 }
 
+namespace {
+
+// Words that say which memory a line speaks of. Pinned before host before GPU:
+// "CUDA host allocation failed" is host memory, "pinned" is the host's too.
+constexpr const char* kPinnedWords =
+    R"re((?i)pinned|page-locked|cudaHostAlloc|cudaMallocHost|cuMemHostAlloc|cudaHostRegister|CachingHostAllocator|)re"
+    R"re(pin_memory|host_bfc)re";
+constexpr const char* kHostWords =
+    R"re((?i)\bcpu|cpu_|\bhost\b|\bram\b|system memory|\bswap\b|/dev/shm|DefaultCPUAllocator|mklcpu|)re"
+    R"re(CPUExecutionProvider|posix_memalign|\bmalloc\b|pool_host|host memory|pinned_memory_manager|\xe5\x86\x85\xe5\xad\x98)re";
+constexpr const char* kGpuWords =
+    R"re((?i)\bgpu|cuda|\bvram\b|cudnn|cublas|\bdevice\b|device:GPU|\bhip\b|rocm|tensorrt|\bTRT\b|nvjpeg|)re"
+    R"re(\bnccl\b|\bxla\b|\bmps\b|cudaMalloc|video memory|on device|thrust::|\xe6\x98\xbe\xe5\xad\x98)re";
+
+const RE2& Compile(const char* text) {
+  RE2::Options options;
+  options.set_encoding(RE2::Options::EncodingLatin1);
+  options.set_log_errors(false);
+  RE2* re = new RE2(text, options);
+  if (!re->ok()) std::abort();
+  return *re;
+}
+
+}  // namespace
+
+LineDomain DomainOfLine(std::string_view line) {
+  static const RE2& pinned = Compile(kPinnedWords);
+  static const RE2& host = Compile(kHostWords);
+  static const RE2& gpu = Compile(kGpuWords);
+  re2::StringPiece text(line.data(), line.size());
+  if (RE2::PartialMatch(text, pinned)) return LineDomain::kPinned;
+  if (RE2::PartialMatch(text, host)) return LineDomain::kHost;
+  if (RE2::PartialMatch(text, gpu)) return LineDomain::kGpu;
+  return LineDomain::kUnknown;
+}
+
+int OomguardVerdictOfLine(std::string_view line) {
+  static const RE2& verdict =
+      Compile(R"re((cap too low|cap_too_low)|(fragmentation)|(truly full|truly_full)|(upstream refused|upstream_failed))re");
+  std::string groups[4];
+  re2::StringPiece text(line.data(), line.size());
+  if (!RE2::PartialMatch(text, verdict, &groups[0], &groups[1], &groups[2], &groups[3])) return 0;
+  for (int i = 0; i < 4; ++i) {
+    if (!groups[i].empty()) return i + 1;
+  }
+  return 0;
+}
+
 void MatchLine(std::string_view line, std::vector<int>* matches) {
   matches->clear();
   const CompiledPatterns& c = Compiled();
-  if (!c.set->Match(re2::StringPiece(line.data(), line.size()), matches)) return;
+  re2::StringPiece text(line.data(), line.size());
+  if (!c.set->Match(text, matches)) return;
+  // Confirm the candidates of widened patterns with their exact regex.
+  matches->erase(std::remove_if(matches->begin(), matches->end(),
+                                [&](int i) { return c.widened[i] && !RE2::PartialMatch(text, *c.each[i]); }),
+                 matches->end());
   std::sort(matches->begin(), matches->end());
 }
 

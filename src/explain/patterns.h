@@ -18,22 +18,40 @@ namespace oomguard::explain {
 enum class Signal {
   // --- signals (the first matching one in table order wins for a line)
   kTorchOomNumbers,     // PyTorch/HIP caching allocator OOM with its numbers
+  kOomguardReport,      // oomguard's own OOM report (text or report= JSON): head or verdict line
   kHostPinnedOom,       // pinned (page-locked) host allocation failed
   kImpossibleHint,      // the framework says the size itself is wrong
   kGpuOomWarning,       // an allocator says its OOM is not a failure
   kGpuOom,              // a device allocation failed (with or without numbers)
+  kGpuStartupMemory,    // a framework's start-up line: the GPU's total / free memory
   kLibraryAllocFailure, // cuBLAS/cuDNN/cuFFT/nvJPEG could not get memory
   kLibraryInitFailure,  // cuBLAS/cuDNN could not initialize (usually no memory left)
   kDaliAllocFailure,    // DALI's decoder allocator failed (buffers grow with images)
+  kCollectiveCudaError, // NCCL's "unhandled cuda error": often a failed allocation, not always
   kShmExhausted,
+  kKernelOomKiller,     // the kernel's OOM killer names its victim
   kHostRamOom,
-  kProcessKilled,       // SIGKILL / "Killed" without saying by whom
+  kWorkerKilled,        // a DataLoader worker died of SIGKILL
+  kProcessKilled,       // SIGKILL / "Killed" / return code -9 without saying by whom
+  kLauncherKilled,      // a launcher killed its workers after one failed (DeepSpeed, torch.distributed)
+  kMemoryFamily,        // an out-of-memory wording of any framework; the domain comes from the line or the log
   kLeakGrowth,
-  kWrongDevice,
+  kPreallocationProse,  // "uses 70% of the GPU whatever the model", "60 GB taken on import"
+  kPreallocationSetting,// a preallocation setting named in prose (weak: never hides an error)
+  kOtherProcessProse,   // "a killed job still holds GPU memory", "my labmate's job"
+  kFragmentationProse,  // "OOMs because of memory fragmentation"
+  kTfDeviceAllocFailed, // TF could not reserve its region of the GPU at start-up
+  kAllocatorStats,      // a printout of allocated vs reserved (cached) memory
+  kHostUsageProse,      // "CPU memory used=137 GB" when the problem occurs
+  kPinnedProse,         // "solved by pin_memory=False"
+  kWrongDeviceMemory,   // memory lands on GPU 0 instead of each rank's device
+  kWrongDevice,         // the process does not see the GPU it expects
   kDriverMismatch,
   kCudaLibraryMismatch,
+  kCudaInvalidArgument, // "invalid argument": not memory, unless it failed while pinning host memory
   kNotMemory,
   kGpuStatusRow,        // an nvidia-smi / gpustat row: used / total per GPU
+  kOomguardReportField, // a numeric field of oomguard's OOM report (numbers only, no finding)
   // --- contexts
   kContextFramework,        // the line names the framework that wrote the log
   kContextExpandableOn,     // expandable_segments is already on
@@ -41,7 +59,20 @@ enum class Signal {
   kContextWsl,              // the log comes from WSL
   kContextPreallocation,    // TF/JAX preallocation is mentioned
   kContextTwoFrameworks,    // TF and another framework share the process
+  kContextPinningCall,      // the failure happened while pinning host memory (pin_memory(), cudaHostRegister)
+  kContextGpu,              // the line speaks of the GPU (CUDA, device, cuDNN, ...)
+  kContextHost,             // the line speaks of host memory (CPU, RAM, swap)
 };
+
+// How a pattern recognises a problem; it sets the finding's confidence.
+enum class Tier {
+  kSpecific,  // one framework's own message (high with its numbers, medium without)
+  kFamily,    // a wording many frameworks share ("out of memory", "failed to allocate"): medium
+  kProse,     // a person describing the problem, or a cue from context: low
+};
+
+// Which memory a line speaks of, from its words (kGpuWords / kHostWords / kPinnedWords).
+enum class LineDomain { kUnknown, kGpu, kHost, kPinned };
 
 bool IsContext(Signal signal);
 
@@ -51,6 +82,7 @@ struct Pattern {
   const char* framework;  // "" when the line does not say
   const char* regex;      // RE2 syntax, matched on raw bytes (Latin-1)
   const char* example;    // a real line this pattern recognizes (tested)
+  Tier tier = Tier::kSpecific;
 };
 
 // The table, in priority order.
@@ -66,9 +98,22 @@ std::span<const NumberPattern> NumberPatterns();
 
 // The compiled table, built once per process.
 struct CompiledPatterns {
-  std::unique_ptr<RE2::Set> set;  // all of Patterns(), index = table index
+  // All of Patterns() with each bounded gap ".{0,N}" widened to ".*" (index =
+  // table index): a superset that keeps the set's DFA small, so one pass over a
+  // line stays fast; candidates whose pattern was widened are confirmed by `each`.
+  std::unique_ptr<RE2::Set> set;
+  std::vector<bool> widened;
   std::vector<std::unique_ptr<RE2>> each;
+  // Patterns whose regex names a digit ("exit code 137", "[1-9]"); all others
+  // answer the same for two lines that differ only in their digits.
+  std::vector<bool> digit_sensitive;
+  std::unique_ptr<RE2::Set> sensitive_set;  // the digit-sensitive patterns, widened like `set`
+  std::vector<int> sensitive_index;         // sensitive_set index -> table index
+  // The same patterns in multi-line mode, run once over a whole block: when it
+  // finds nothing, no line of the block can match a digit-sensitive pattern.
+  std::unique_ptr<RE2::Set> sensitive_gate;
   std::vector<std::unique_ptr<RE2>> numbers;  // NumberPatterns()
+  std::unique_ptr<RE2::Set> number_set;       // NumberPatterns(), widened likewise: which extractors can match
   // Keywords one of which every pattern needs: text without a hit cannot match.
   std::unique_ptr<RE2> prefilter;
 };
@@ -78,7 +123,43 @@ const CompiledPatterns& Compiled();
 // and the row's GPU utilization in percent (-1 when the row has none).
 bool ParseGpuRow(std::string_view line, uint64_t* used_bytes, uint64_t* total_bytes, int* utilization);
 
+// Which memory `line` speaks of: pinned words win over host words, host words
+// over GPU words ("CUDA host allocation" is host memory).
+LineDomain DomainOfLine(std::string_view line);
+
+// The verdict line of oomguard's OOM report: 0 none, else the OomVerdict + 1
+// (1 cap_too_low, 2 fragmentation, 3 truly_full, 4 upstream_failed).
+int OomguardVerdictOfLine(std::string_view line);
+
 // Indices of the patterns matching `line`, in table order.
 void MatchLine(std::string_view line, std::vector<int>* matches);
+
+// MatchLine with a memory of line shapes: a line's shape is the line with every
+// digit replaced by '0'. Patterns that name no digit answer the same for every
+// line of one shape, so a log that repeats a message with other numbers (an
+// OOM every step, an allocator dump) costs one pass of the small digit-sensitive
+// set per line instead of the whole table. Bounded: kEntries shapes of at most
+// kMaxShape bytes (longer lines go to MatchLine). One per Explainer (not shared).
+class ShapeCache {
+ public:
+  ShapeCache();
+  // REQUIRES for sensitive_possible == false: SensitivePossible() was false for
+  // a text that holds `line`.
+  void Match(std::string_view line, std::vector<int>* matches, bool sensitive_possible = true);
+  // Whether any line of `text` may match a digit-sensitive pattern (one pass).
+  static bool SensitivePossible(std::string_view text);
+
+ private:
+  static constexpr size_t kEntries = 4096;
+  static constexpr size_t kMaxShape = 512;
+  struct Entry {
+    std::string shape;
+    std::vector<int> insensitive;  // matching patterns that name no digit
+    bool used = false;
+  };
+  std::vector<Entry> entries_;
+  std::string shape_;
+  std::vector<int> sensitive_;
+};
 
 }  // namespace oomguard::explain

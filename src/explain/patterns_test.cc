@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -72,7 +73,7 @@ TEST(PatternTable, PinnedHostComesBeforeGenericCudaOom) {
             "CUDA_ERROR_OUT_OF_MEMORY",
             &matches);
   ASSERT_FALSE(matches.empty());
-  EXPECT_EQ(table[matches[0]].signal, Signal::kGpuOom);
+  EXPECT_EQ(table[matches[0]].signal, Signal::kTfDeviceAllocFailed);
 }
 
 TEST(ParseGpuRow, NvidiaSmiAndGpustat) {
@@ -104,8 +105,14 @@ bool PrefilterHits(std::string_view line) {
 TEST(Prefilter, NeverHidesALineTheTableMatches) {
   std::vector<std::string> lines;
   for (const Pattern& p : Patterns()) lines.push_back(p.example);
-  for (const char* set : {"explain_dev.jsonl", "explain_more.jsonl"}) {
-    std::ifstream in(std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/explain/" + set);
+  // Every labelled set in tests/data/explain (the real corpus too, when present).
+  std::vector<std::string> sets;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/explain")) {
+    if (entry.path().extension() == ".jsonl") sets.push_back(entry.path().string());
+  }
+  ASSERT_GE(sets.size(), 2u);
+  for (const std::string& set : sets) {
+    std::ifstream in(set);
     std::string json_line;
     while (std::getline(in, json_line)) {
       std::string excerpt = nlohmann::json::parse(json_line).at("excerpt");
@@ -134,6 +141,62 @@ TEST(Prefilter, SkipsOrdinaryLines) {
   EXPECT_FALSE(PrefilterHits("Epoch 3/100 123/1000 [=====>........] - ETA: 3:59 - loss: 1.8528e-05 - acc: 0.0661"));
   EXPECT_FALSE(PrefilterHits("[rank3]: step 12345 | loss 2.3412 | grad_norm 0.812 | lr 3.0e-04 | 812.3 samples/s"));
   EXPECT_TRUE(PrefilterHits("12799MiB / 16280MiB"));
+}
+
+}  // namespace
+}  // namespace oomguard::explain
+
+namespace oomguard::explain {
+namespace {
+
+// The shape cache answers exactly as the table: for every example line, the same
+// line with other digits (a cache hit on the same shape) and a digit-named
+// pattern's own numbers ("exit code 137" vs "exit code 138").
+TEST(ShapeCache, AgreesWithTheTableWhateverTheDigits) {
+  std::vector<std::string> lines;
+  for (const Pattern& p : Patterns()) {
+    std::string line = p.example;
+    lines.push_back(line);
+    for (int shift = 1; shift <= 3; ++shift) {
+      std::string other = line;
+      for (char& ch : other) {
+        if (ch >= '0' && ch <= '9') ch = static_cast<char>('0' + (ch - '0' + shift) % 10);
+      }
+      lines.push_back(other);
+    }
+  }
+  for (const char* extra : {"exit code 137", "exit code 138", "Error 802: system not yet initialized",
+                            "Error 902: system not yet initialized", "error=2 : out of memory", "error=3 : out of memory"}) {
+    lines.push_back(extra);
+  }
+  ShapeCache cache;
+  std::vector<int> direct, cached;
+  for (int round = 0; round < 2; ++round) {
+    for (const std::string& line : lines) {
+      MatchLine(line, &direct);
+      cache.Match(line, &cached);
+      EXPECT_EQ(cached, direct) << line;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace oomguard::explain
+
+namespace oomguard::explain {
+namespace {
+
+// The block gate never hides a digit-sensitive line: every example line of a
+// digit-sensitive pattern, alone or inside a block of other lines, opens it.
+TEST(ShapeCache, SensitiveGateOpensForEverySensitiveExample) {
+  const CompiledPatterns& c = Compiled();
+  ASSERT_FALSE(c.sensitive_index.empty());
+  for (int i : c.sensitive_index) {
+    std::string example = Patterns()[i].example;
+    EXPECT_TRUE(ShapeCache::SensitivePossible(example)) << Patterns()[i].name;
+    EXPECT_TRUE(ShapeCache::SensitivePossible("Epoch 1/10\n" + example + "\nloss: 0.5\n")) << Patterns()[i].name;
+  }
+  EXPECT_FALSE(ShapeCache::SensitivePossible("Epoch 1/10\nloss: 0.5\n"));
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ std::string FormatReport(const Report& report, const std::string& source) {
   int index = 0;
   for (const Finding& f : report.findings) {
     out += "\n" + std::to_string(++index) + ". " + std::string(CauseName(f.cause)) + " (" + DomainWords(f.domain) +
-           ", " + f.framework + ")\n";
+           ", " + f.framework + ", " + std::string(ConfidenceName(f.confidence)) + " confidence)\n";
     out += "   " + f.summary + "\n";
     if (!f.alternatives.empty()) {
       out += "   Undecided: " + f.undecided_because + "; it could also be ";
@@ -125,6 +125,7 @@ nlohmann::json ReportToJson(const Report& report, const std::string& source) {
     jf["cause"] = std::string(CauseName(f.cause));
     jf["domain"] = std::string(DomainName(f.domain));
     jf["framework"] = f.framework;
+    jf["confidence"] = std::string(ConfidenceName(f.confidence));
     jf["summary"] = f.summary;
     jf["evidence"] = nlohmann::json::array();
     jf["evidence_lines"] = nlohmann::json::array();

@@ -51,12 +51,44 @@ int Importance(Cause cause) {
   return 14;
 }
 
+// DESIGN.md's contract: high = a specific message with its numbers; medium =
+// a family wording (or a specific one without the numbers that decide);
+// low = inferred from context or prose.
+Confidence ConfidenceOf(const Observation& o, const Finding& f) {
+  switch (o.tier) {
+    case Tier::kSpecific:
+      return f.alternatives.empty() && (!f.numbers.empty() || f.domain == Domain::kNone) ? Confidence::kHigh
+                                                                                       : Confidence::kMedium;
+    case Tier::kFamily:
+      return o.line_domain != LineDomain::kUnknown ? Confidence::kMedium : Confidence::kLow;
+    case Tier::kProse: return Confidence::kLow;
+  }
+  return Confidence::kLow;
+}
+
+// Signals that only hint at memory: a SIGKILL nobody explains, NCCL's unnamed
+// CUDA error, a setting or a pinned buffer named in prose. Their findings
+// never rank above a finding from an explicit error.
+bool IsWeak(Signal signal) {
+  switch (signal) {
+    case Signal::kProcessKilled:
+    case Signal::kLauncherKilled:
+    case Signal::kCollectiveCudaError:
+    case Signal::kPinnedProse:
+    case Signal::kPreallocationSetting:
+    case Signal::kGpuStartupMemory:  // only when it reports preallocation (a GPU that was free)
+      return true;
+    default: return false;
+  }
+}
+
 struct Decider {
   const LogContext& context;
   const ExplainOptions& options;
   std::string dominant_framework;
   bool expandable_on = false;
   std::optional<uint64_t> gpu_limit;  // a device capacity stated anywhere in the log
+  bool gpu_allocator_activity = false;  // GPU OOM lines or allocator warnings beside TF's region allocation
 
   Finding Base(const Observation& o, Cause cause, Domain domain) const {
     Finding f;
@@ -104,7 +136,11 @@ struct Decider {
       f.advice.push_back("Smaller batches or allocator settings will not help until that size is fixed.");
       return f;
     }
-    if (T && F && *F <= *T) {
+    // The old format counts only what PyTorch reserved: a cache far larger than
+    // the request that still cannot serve it is fragmentation, whatever else
+    // the device holds.
+    bool cache_far_above_request = !P && R && RU && Rs && *RU >= 2 * *R && *RU >= 256 * kMiB && *RU * 10 >= *Rs;
+    if (T && F && *F <= *T && !cache_far_above_request) {
       std::optional<uint64_t> ours = P ? P : Rs ? Rs : A;
       if (ours) {
         uint64_t others = *T - *F > *ours ? *T - *F - *ours : 0;
@@ -157,6 +193,13 @@ struct Decider {
       return f;
     }
     // Too few numbers to decide.
+    if (context.pinning_call && !F && !T) {
+      // CUDA reports a failed cudaHostAlloc/cudaHostRegister with the same words as a device OOM.
+      Finding pinned = HostPinned(o);
+      Undecided(pinned, {Cause::kGpuDeviceOom},
+                "the error was raised while pinning host memory, but its words are those of a device OOM");
+      return pinned;
+    }
     f.summary = R ? "A GPU allocation of " + B(*R) + " failed." : "A GPU allocation failed.";
     std::vector<Cause> alternatives = {Cause::kOtherProcessHoldsMemory, Cause::kFragmentation, Cause::kLeakGrowth};
     if (context.pin_memory || context.wsl || (options.here && options.here->wsl)) {
@@ -197,6 +240,13 @@ struct Decider {
       f.advice.push_back("TensorFlow and JAX reserve most of the GPU at start-up; other libraries on the same GPU "
                          "get the rest (TF: tf.config.experimental.set_memory_growth; JAX: "
                          "XLA_PYTHON_CLIENT_PREALLOCATE=false).");
+    } else if (f.framework == "vllm") {
+      f.advice.push_back("vLLM takes gpu_memory_utilization (0.9 by default) of the GPU for the weights, the "
+                         "activations and the KV cache: lower max_model_len or max_num_seqs, quantize or shard the "
+                         "model (tensor_parallel_size); raise gpu_memory_utilization only if nothing else uses the GPU.");
+    } else if (f.framework == "tensorrt") {
+      f.advice.push_back("TensorRT: lower the builder's workspace (IBuilderConfig::setMemoryPoolLimit) or the "
+                         "optimization profile's largest shapes, and leave room for the framework that shares the GPU.");
     } else if (f.framework == "cupy") {
       f.advice.push_back("CuPy keeps freed blocks in its pool: cupy.get_default_memory_pool().free_all_blocks(), "
                          "or cap it with set_limit(size=...).");
@@ -295,14 +345,17 @@ struct Decider {
                          " (a wrong shape, an overflow, the whole dataset at once).");
       return f;
     }
-    if (o.pattern == "kernel_oom_killer") {
+    if (o.signal == Signal::kKernelOomKiller) {
       f.framework = "os";
       f.summary = "The kernel's OOM killer ended the process: host RAM ran out, not the GPU.";
-    } else if (o.pattern == "dataloader_killed") {
+    } else if (o.signal == Signal::kWorkerKilled) {
       f.summary = "A DataLoader worker was killed (SIGKILL), almost always by the kernel's OOM killer: host RAM "
                   "ran out, not the GPU.";
-    } else if (o.pattern == "process_killed") {
-      f.summary = "The process was killed with SIGKILL; that is usually the kernel's OOM killer (host RAM).";
+    } else if (o.signal == Signal::kProcessKilled || o.signal == Signal::kLauncherKilled) {
+      f.summary = o.signal == Signal::kProcessKilled
+                      ? "The process was killed with SIGKILL; that is usually the kernel's OOM killer (host RAM)."
+                      : "The launcher killed its worker processes after one of them died; a worker killed with "
+                        "SIGKILL (return code -9) is usually the kernel's OOM killer (host RAM).";
       Undecided(f, {Cause::kNotMemory},
                 "the log does not say who sent SIGKILL (the OOM killer, a scheduler's limit or a person)");
       f.advice.push_back("Confirm with dmesg -T | grep -i -E 'killed process|oom' (or journalctl -k).");
@@ -337,7 +390,8 @@ struct Decider {
   }
 
   Finding Leak(const Observation& o, bool dali) const {
-    Domain domain = o.mentions_host && !o.mentions_gpu ? Domain::kHost : Domain::kGpu;
+    bool host_words = o.mentions_host || o.line_domain == LineDomain::kHost || o.line_domain == LineDomain::kPinned;
+    Domain domain = host_words && !o.mentions_gpu ? Domain::kHost : Domain::kGpu;
     Finding f = Base(o, Cause::kLeakGrowth, domain);
     if (dali) {
       f.summary = "DALI's nvJPEG decoder could not allocate: its buffers grow to the largest images seen, so GPU "
@@ -356,7 +410,7 @@ struct Decider {
   }
 
   Finding WrongDevice(const Observation& o) const {
-    bool memory = o.pattern == "memory_on_main_gpu";
+    bool memory = o.signal == Signal::kWrongDeviceMemory;
     Finding f = Base(o, Cause::kWrongDevice, memory ? Domain::kGpu : Domain::kNone);
     if (memory) {
       f.summary = "Memory lands on the wrong GPU: tensors are created or loaded on GPU 0 instead of each "
@@ -369,6 +423,178 @@ struct Decider {
                          "container's --gpus flag, and the device index in the code; oomguard devices lists "
                          "what is there.");
     }
+    return f;
+  }
+
+  // An out-of-memory wording whose line does not say which memory: the log's
+  // other lines decide (GPU words anywhere, else host words), GPU by default.
+  Finding Family(const Observation& o) const {
+    bool host = context.host_lines > 0 && context.gpu_lines == 0;
+    Finding f = host ? HostRam(o) : Gpu(o);
+    if (f.alternatives.empty() && (f.cause == Cause::kGpuDeviceOom || f.cause == Cause::kHostRamOom)) {
+      Undecided(f, {host ? Cause::kGpuDeviceOom : Cause::kHostRamOom},
+                std::string("the message does not say which memory ran out; the log's other lines speak of ") +
+                    (host ? "host memory" : context.gpu_lines ? "the GPU" : "neither, and most such logs are the GPU's"));
+    }
+    return f;
+  }
+
+  // oomguard's own report (the guard's OutOfMemory text or the plug-in's report= JSON).
+  Finding OomguardReport(const Observation& o) const {
+    Domain domain = o.line_domain == LineDomain::kPinned || o.line_domain == LineDomain::kHost ? Domain::kHost
+                                                                                               : Domain::kGpu;
+    Finding f = Base(o, Cause::kGpuDeviceOom, domain);
+    f.framework = "oomguard";
+    std::optional<uint64_t> R = Get(f.numbers, "requested_bytes"), L = Get(f.numbers, "limit_bytes");
+    std::string request = R ? "the request of " + B(*R) : std::string("the request");
+    switch (o.oomguard_verdict) {
+      case 1:  // cap_too_low
+        f.summary = "oomguard's cap" + (L ? " of " + B(*L) : std::string()) + " is too low for " + request +
+                    ": the memory itself may have room, the configured limit does not.";
+        f.advice.push_back("Raise the cap: OOMGUARD_ALLOC_CONF fraction= or limit= (docs/guard.md), or lower the "
+                           "step's peak (smaller batch, mixed precision, activation checkpointing).");
+        break;
+      case 2:
+        f.cause = Cause::kFragmentation;
+        f.summary = "oomguard's pool has enough free memory for " + request + " but no free block is large enough "
+                    "(fragmentation).";
+        f.advice.push_back("Allocate long-lived buffers first, reuse buffers of one size, or preallocate "
+                           "(OOMGUARD_ALLOC_CONF growth=off); keep tensor shapes constant.");
+        break;
+      case 4:
+        f.cause = Cause::kOtherProcessHoldsMemory;
+        f.summary = "oomguard's cap has room for " + request + " but the device refused it: other processes hold "
+                    "memory, or the cap is larger than the device.";
+        f.advice.push_back("See who holds the GPU: nvidia-smi --query-compute-apps=pid,used_memory --format=csv; "
+                           "or lower the cap below what is free.");
+        break;
+      default:
+        f.summary = "oomguard's arena is full: its live allocations hold the memory and " + request + " did not fit.";
+        f.advice.push_back("Lower the step's peak: a smaller batch, mixed precision, activation checkpointing; "
+                           "`oomguard fit MODEL` finds the largest batch that fits.");
+    }
+    if (domain == Domain::kHost && f.cause != Cause::kOtherProcessHoldsMemory) {
+      f.cause = o.line_domain == LineDomain::kPinned ? Cause::kHostPinnedOom : Cause::kHostRamOom;
+    }
+    return f;
+  }
+
+  // A framework's start-up line: the GPU was already mostly taken before training.
+  std::optional<Finding> StartupMemory(const Observation& o) const {
+    std::optional<uint64_t> T = Get(o.numbers, "total_bytes"), F = Get(o.numbers, "free_bytes");
+    if (!T || !F || *F > *T) return std::nullopt;
+    if (*F * 2 >= *T || *T - *F < kGiB) {
+      // The GPU was free: what follows is the framework taking (nearly) all of it.
+      Finding f = PreallocationProse(o);
+      f.numbers = {{"total_bytes", *T}, {"free_bytes", *F}};
+      f.summary = "TensorFlow found the GPU with " + B(*F) + " free of " + B(*T) + " and reserves nearly all of it "
+                  "for itself at start-up (preallocation): other processes and libraries on this GPU get the rest.";
+      Undecided(f, {Cause::kGpuDeviceOom}, "a start-up line only shows what the framework will take");
+      return f;
+    }
+    Finding f = Base(o, Cause::kOtherProcessHoldsMemory, Domain::kGpu);
+    f.numbers = {{"total_bytes", *T}, {"free_bytes", *F}, {"other_processes_bytes", *T - *F}};
+    f.summary = "At start-up the GPU had only " + B(*F) + " free of " + B(*T) + ": about " + B(*T - *F) +
+                " was held before this job allocated anything.";
+    f.advice.push_back("See who holds it: nvidia-smi --query-compute-apps=pid,used_memory --format=csv (or "
+                       "oomguard devices); stop them or pick an idle GPU with CUDA_VISIBLE_DEVICES.");
+    return f;
+  }
+
+  Finding CollectiveCudaError(const Observation& o) const {
+    Finding f = Base(o, Cause::kGpuDeviceOom, Domain::kGpu);
+    f.summary = "NCCL hit a CUDA error it does not name; most often a failed GPU allocation for its buffers.";
+    Undecided(f, {Cause::kNotMemory}, "NCCL does not say which CUDA error it got");
+    f.advice.push_back("Rerun with NCCL_DEBUG=INFO: 'Cuda failure 'out of memory'' confirms memory; leave room "
+                       "for NCCL's buffers (smaller batch, TF memory growth, lower XLA_PYTHON_CLIENT_MEM_FRACTION) or "
+                       "set NCCL_BUFFSIZE=2097152.");
+    return f;
+  }
+
+  // A GPU cause read from a description, not from an error message.
+  Finding Described(const Observation& o, Cause cause, std::string summary) const {
+    Finding f = Base(o, cause, Domain::kGpu);
+    f.summary = std::move(summary);
+    Undecided(f, {Cause::kGpuDeviceOom}, "read from a description, not from an error message");
+    return f;
+  }
+
+  Finding PreallocationProse(const Observation& o) const {
+    Finding f = Described(o, Cause::kFrameworkPreallocation,
+                          "The framework reserves most of the GPU up front, whatever the model needs: that is "
+                          "preallocation, not the model's size.");
+    f.advice.push_back("TensorFlow: tf.config.experimental.set_memory_growth(gpu, True) or "
+                       "TF_FORCE_GPU_ALLOW_GROWTH=true; JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false or "
+                       "XLA_PYTHON_CLIENT_MEM_FRACTION=.5.");
+    return f;
+  }
+
+  Finding OtherProcessProse(const Observation& o) const {
+    Finding f = Described(o, Cause::kOtherProcessHoldsMemory,
+                          "Another process (or a job that died without freeing it) holds GPU memory that this job "
+                          "needs.");
+    f.advice.push_back("See who holds it: nvidia-smi --query-compute-apps=pid,used_memory --format=csv (or oomguard "
+                       "devices); end stale processes (fuser -v /dev/nvidia*), or pick an idle GPU with "
+                       "CUDA_VISIBLE_DEVICES.");
+    return f;
+  }
+
+  Finding FragmentationProse(const Observation& o) const {
+    Finding f = Described(o, Cause::kFragmentation,
+                          "The allocator's cache is fragmented: memory is free in total but not in blocks large "
+                          "enough.");
+    FragmentationAdvice(f);
+    return f;
+  }
+
+  // TensorFlow could not reserve its region of the GPU: its preallocation met a
+  // GPU that was not free.
+  Finding TfDeviceAllocFailed(const Observation& o) const {
+    Finding f = Gpu(o);
+    // The numbers decided (e.g. larger than the GPU), or the allocator was
+    // already at work (BFC warnings, OOM lines): the region grew during the run.
+    if (f.alternatives.empty() || gpu_allocator_activity) return f;
+    f.cause = Cause::kFrameworkPreallocation;
+    f.summary = "TensorFlow could not reserve " +
+                (Get(f.numbers, "requested_bytes") ? B(*Get(f.numbers, "requested_bytes")) : std::string("its region")) +
+                " of the GPU for its allocator: it preallocates most of the GPU, and the GPU did not have that much "
+                "free.";
+    Undecided(f, {Cause::kOtherProcessHoldsMemory, Cause::kGpuDeviceOom},
+              "the message does not say what else holds the GPU");
+    f.advice.insert(f.advice.begin(),
+                    "Let TensorFlow grow instead of reserving: tf.config.experimental.set_memory_growth(gpu, True) "
+                    "(TF 1.x: config.gpu_options.allow_growth = True), or lower per_process_gpu_memory_fraction; check "
+                    "nvidia-smi for other processes on the same GPU.");
+    return f;
+  }
+
+  // A printout of the caching allocator: reserved far above allocated is a
+  // fragmented cache (or one that is never given back).
+  std::optional<Finding> AllocatorStats(const Observation& o) const {
+    std::optional<uint64_t> A = Get(o.numbers, "allocated_bytes"), Rs = Get(o.numbers, "reserved_bytes");
+    if (!A || !Rs || *Rs < 2 * *A || *Rs - *A < kGiB) return std::nullopt;
+    Finding f = Base(o, Cause::kFragmentation, Domain::kGpu);
+    f.numbers = {{"allocated_bytes", *A}, {"reserved_bytes", *Rs}, {"reserved_unallocated_bytes", *Rs - *A}};
+    f.summary = "The allocator holds " + B(*Rs) + " but its tensors use only " + B(*A) + ": " + B(*Rs - *A) +
+                " is cached in blocks it cannot reuse (fragmentation).";
+    Undecided(f, {Cause::kLeakGrowth}, "one printout does not show whether the cache keeps growing");
+    FragmentationAdvice(f);
+    return f;
+  }
+
+  Finding HostUsageProse(const Observation& o) const {
+    Finding f = HostRam(o);
+    f.summary = "Host memory use is named as the problem: RAM (and swap) run out.";
+    Undecided(f, {Cause::kLeakGrowth}, "read from a description, not from an error message");
+    return f;
+  }
+
+  Finding InvalidArgument(const Observation& o) const {
+    if (!context.pinning_call) return Simple(o);
+    Finding f = HostPinned(o);
+    f.summary = "Pinning host memory failed with 'invalid argument': CUDA refuses pinned requests it cannot map "
+                "(on some systems anything over 4 GiB), so this is pinned host memory, not a bad kernel argument.";
+    Undecided(f, {Cause::kNotMemory}, "CUDA's 'invalid argument' has other causes too");
     return f;
   }
 
@@ -435,6 +661,7 @@ void MergeInto(Finding& into, const Finding& from) {
     into.undecided_because.clear();
   }
   if (into.framework == "unknown") into.framework = from.framework;
+  into.confidence = std::min(into.confidence, from.confidence);
 }
 
 }  // namespace
@@ -454,16 +681,51 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
   d.expandable_on = context.expandable_segments_on || conf.find("expandable_segments:true") != std::string::npos;
   for (const Observation& o : observations) {
     if (auto limit = Get(o.numbers, "limit_bytes"); limit && o.signal == Signal::kImpossibleHint) d.gpu_limit = limit;
+    d.gpu_allocator_activity = d.gpu_allocator_activity || o.signal == Signal::kGpuOom ||
+                               o.signal == Signal::kGpuOomWarning || o.signal == Signal::kTorchOomNumbers;
   }
 
   std::vector<Finding> findings;
   std::vector<uint64_t> first_line;
+  std::vector<bool> weak;
+  std::vector<Signal> signal_of;
   const Observation* status_rows = nullptr;
   for (const Observation& o : observations) {
     Finding f;
     switch (o.signal) {
       case Signal::kTorchOomNumbers:
       case Signal::kGpuOom: f = d.Gpu(o); break;
+      case Signal::kMemoryFamily: f = d.Family(o); break;
+      case Signal::kOomguardReport:
+        if (o.count == 0) continue;  // report fields without a head or verdict line
+        f = d.OomguardReport(o);
+        break;
+      case Signal::kGpuStartupMemory: {
+        std::optional<Finding> held = d.StartupMemory(o);
+        if (!held) continue;
+        f = std::move(*held);
+        break;
+      }
+      case Signal::kCollectiveCudaError: f = d.CollectiveCudaError(o); break;
+      case Signal::kPreallocationProse:
+      case Signal::kPreallocationSetting: f = d.PreallocationProse(o); break;
+      case Signal::kOtherProcessProse: f = d.OtherProcessProse(o); break;
+      case Signal::kFragmentationProse: f = d.FragmentationProse(o); break;
+      case Signal::kTfDeviceAllocFailed: f = d.TfDeviceAllocFailed(o); break;
+      case Signal::kHostUsageProse: f = d.HostUsageProse(o); break;
+      case Signal::kAllocatorStats: {
+        std::optional<Finding> stats = d.AllocatorStats(o);
+        if (!stats) continue;
+        f = std::move(*stats);
+        break;
+      }
+      case Signal::kPinnedProse: {
+        f = d.HostPinned(o);
+        f.summary = "Pinned host memory is named as the problem (pin_memory turned off fixed it).";
+        d.Undecided(f, {Cause::kGpuDeviceOom}, "read from a description, not from an error message");
+        break;
+      }
+      case Signal::kCudaInvalidArgument: f = d.InvalidArgument(o); break;
       case Signal::kImpossibleHint: {
         f = d.Gpu(o);
         if (f.cause != Cause::kImpossibleRequest) {
@@ -482,20 +744,44 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
       case Signal::kHostPinnedOom: f = d.HostPinned(o); break;
       case Signal::kShmExhausted: f = d.Shm(o); break;
       case Signal::kHostRamOom:
+      case Signal::kKernelOomKiller:
+      case Signal::kWorkerKilled:
+      case Signal::kLauncherKilled:
       case Signal::kProcessKilled: f = d.HostRam(o); break;
       case Signal::kLeakGrowth: f = d.Leak(o, false); break;
-      case Signal::kWrongDevice: f = d.WrongDevice(o); break;
+      case Signal::kWrongDevice:
+      case Signal::kWrongDeviceMemory: f = d.WrongDevice(o); break;
       case Signal::kGpuStatusRow: status_rows = &o; continue;
       default: f = d.Simple(o); break;
     }
+    f.confidence = ConfidenceOf(o, f);
+    // A start-up line that shows a free GPU only predicts the framework's reservation.
+    if (o.signal == Signal::kGpuStartupMemory && f.cause == Cause::kFrameworkPreallocation) {
+      f.confidence = Confidence::kLow;
+    }
+    weak.push_back(IsWeak(o.signal) && !(o.signal == Signal::kGpuStartupMemory && f.cause != Cause::kFrameworkPreallocation));
+    signal_of.push_back(o.signal);
     findings.push_back(std::move(f));
     first_line.push_back(o.first_line);
   }
 
+  // A CUDA library that does not match explains its own failure to initialize.
+  bool library_mismatch = std::find(signal_of.begin(), signal_of.end(), Signal::kCudaLibraryMismatch) != signal_of.end();
+  for (size_t i = 0; library_mismatch && i < findings.size(); ++i) {
+    if (signal_of[i] == Signal::kLibraryInitFailure) {
+      findings[i].cause = Cause::kCudaLibraryMismatch;
+      findings[i].domain = Domain::kNone;
+      findings[i].alternatives.clear();
+      findings[i].undecided_because.clear();
+    }
+  }
+
   // GPU status rows: full GPUs with no OOM message of their own mean memory is held.
+  // An undecided GPU OOM does not explain a full GPU in the table; a decided one does.
   bool gpu_memory_finding = false;
   for (const Finding& f : findings) {
-    gpu_memory_finding = gpu_memory_finding || (f.domain == Domain::kGpu && f.cause != Cause::kNotMemory);
+    gpu_memory_finding = gpu_memory_finding || (f.domain == Domain::kGpu && f.cause != Cause::kNotMemory &&
+                                                f.alternatives.empty());
   }
   if (status_rows && status_rows->full_rows > 0) {
     if (!gpu_memory_finding) {
@@ -505,27 +791,32 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
                   "(fullest: " + B(status_rows->fullest_used) + " of " + B(status_rows->fullest_total) +
                   "): that memory is held before your job allocates.";
       d.Undecided(f, {Cause::kGpuDeviceOom}, "the table does not say whether the holder is this job or another");
+      f.confidence = Confidence::kLow;
       f.advice.push_back("Use a GPU that is free, or stop what holds it: nvidia-smi --query-compute-apps="
                          "pid,used_memory --format=csv; in containers the holders may be invisible.");
       findings.push_back(std::move(f));
       first_line.push_back(status_rows->first_line);
+      weak.push_back(false);
     }
   }
 
   // Merge findings with the same cause and domain, keeping the first.
   std::vector<Finding> merged;
   std::vector<uint64_t> merged_line;
+  std::vector<bool> merged_weak;
   for (size_t i = 0; i < findings.size(); ++i) {
     bool done = false;
     for (size_t j = 0; j < merged.size() && !done; ++j) {
       if (merged[j].cause == findings[i].cause && merged[j].domain == findings[i].domain) {
         MergeInto(merged[j], findings[i]);
+        merged_weak[j] = merged_weak[j] && weak[i];
         done = true;
       }
     }
     if (!done) {
       merged.push_back(std::move(findings[i]));
       merged_line.push_back(first_line[i]);
+      merged_weak.push_back(weak[i]);
     }
   }
   // A GPU OOM explained by its numbers (impossible, other process, fragmentation)
@@ -543,6 +834,7 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
         MergeInto(*specific, generic);
         merged.erase(merged.begin() + static_cast<long>(i));
         merged_line.erase(merged_line.begin() + static_cast<long>(i));
+        merged_weak.erase(merged_weak.begin() + static_cast<long>(i));
         break;
       }
     }
@@ -550,6 +842,9 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
   std::vector<size_t> order(merged.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    // A weak finding (a kill nobody explains, a hint in prose) never hides an explicit error.
+    bool wa = merged_weak[a], wb = merged_weak[b];
+    if (wa != wb) return wb;
     int ia = Importance(merged[a].cause), ib = Importance(merged[b].cause);
     if (ia != ib) return ia < ib;
     return merged_line[a] < merged_line[b];

@@ -113,12 +113,19 @@ TEST(Verdict, MessageWithoutNumbersSaysItCannotDecide) {
   ASSERT_FALSE(f.alternatives.empty());
   EXPECT_EQ(f.alternatives[0], Cause::kOtherProcessHoldsMemory);
   EXPECT_FALSE(f.undecided_because.empty());
-  // With pin_memory in the log, pinned host memory is named first.
+  // Raised while pinning host memory (the traceback goes through pin_memory.py):
+  // pinned host memory, with the device OOM its words name as the alternative.
   const Finding g = Only(ExplainText(
       "  File \"/usr/lib/python3/dist-packages/torch/utils/data/_utils/pin_memory.py\", line 31, in _pin_memory_loop\n"
       "RuntimeError: CUDA error: out of memory\n"));
+  EXPECT_EQ(g.cause, Cause::kHostPinnedOom);
   ASSERT_FALSE(g.alternatives.empty());
-  EXPECT_EQ(g.alternatives[0], Cause::kHostPinnedOom);
+  EXPECT_EQ(g.alternatives[0], Cause::kGpuDeviceOom);
+  // pin_memory=True in a config echo only names pinned memory as an alternative.
+  const Finding h = Only(ExplainText("DataLoader(batch_size=64, pin_memory=True)\nRuntimeError: CUDA error: out of memory\n"));
+  EXPECT_EQ(h.cause, Cause::kGpuDeviceOom);
+  ASSERT_FALSE(h.alternatives.empty());
+  EXPECT_EQ(h.alternatives[0], Cause::kHostPinnedOom);
 }
 
 TEST(Verdict, PinnedBackoffIsOneFindingWithItsSequence) {

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "oomguard/machine_facts.h"
+
 namespace oomguard::explain {
 
 // The cause vocabulary of DESIGN.md; a finding carries exactly one.
@@ -37,10 +39,16 @@ enum class Cause {
 // (the problem is not a lack of memory).
 enum class Domain { kGpu, kHost, kNone };
 
+// How sure a finding is (DESIGN.md): high = a specific message with its
+// numbers; medium = a family of out-of-memory wordings recognised without its
+// specifics; low = inferred from context or prose.
+enum class Confidence { kHigh, kMedium, kLow };
+
 // "gpu_device_oom", ...; the exact names of DESIGN.md.
 std::string_view CauseName(Cause cause);
 std::optional<Cause> CauseFromName(std::string_view name);
 std::string_view DomainName(Domain domain);  // "gpu", "host", "none"
+std::string_view ConfidenceName(Confidence confidence);  // "high", "medium", "low"
 
 // One line of the log that supports a finding (cleaned: no ANSI codes, no CR,
 // valid UTF-8, at most 400 bytes).
@@ -52,6 +60,7 @@ struct Evidence {
 struct Finding {
   Cause cause = Cause::kNotMemory;
   Domain domain = Domain::kNone;
+  Confidence confidence = Confidence::kMedium;
   std::string framework = "unknown";  // tensorflow, keras, pytorch, jax, nccl, dali, cupy, os, ...
   std::string summary;                // one sentence: which memory ran out and why
   std::vector<Evidence> evidence;     // distinct lines, first few
@@ -69,19 +78,9 @@ struct Finding {
   std::string undecided_because;
 };
 
-// Facts about this machine that sharpen a verdict (`explain --here`).
-struct HereFacts {
-  uint64_t ram_total_bytes = 0;
-  uint64_t ram_available_bytes = 0;
-  uint64_t swap_total_bytes = 0;
-  uint64_t swap_free_bytes = 0;
-  std::optional<uint64_t> shm_total_bytes;      // size of /dev/shm; nullopt when absent
-  std::optional<uint64_t> shm_free_bytes;
-  std::optional<uint64_t> memlock_limit_bytes;  // nullopt = unlimited
-  bool wsl = false;                             // running under WSL
-  std::optional<std::string> nvidia_driver;     // driver version; nullopt = no driver
-  std::vector<std::string> gpus;                // GPU model names from the driver
-};
+// Facts about this machine that sharpen a verdict (`explain --here`): the
+// shared machine-facts layer's value.
+using HereFacts = oomguard::MachineFacts;
 
 struct Report {
   std::vector<Finding> findings;  // most important first

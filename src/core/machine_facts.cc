@@ -1,13 +1,14 @@
-#include "oomguard/explain/machine_facts.h"
+#include "oomguard/machine_facts.h"
 
 #include <dirent.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
-namespace oomguard::explain {
+namespace oomguard {
 
 namespace {
 
@@ -18,13 +19,13 @@ std::string ReadText(const std::string& path) {
   return ss.str();
 }
 
-class LocalMachineFacts : public MachineFacts {
+class LocalMachineFacts : public MachineFactsSource {
  public:
   LocalMachineFacts(std::string proc_root, std::string shm_path)
       : proc_root_(std::move(proc_root)), shm_path_(std::move(shm_path)) {}
 
-  HereFacts Read() const override {
-    HereFacts facts;
+  MachineFacts Read() const override {
+    MachineFacts facts;
     ParseMeminfo(ReadText(proc_root_ + "/meminfo"), &facts);
     struct statvfs vfs;
     if (statvfs(shm_path_.c_str(), &vfs) == 0) {
@@ -39,15 +40,7 @@ class LocalMachineFacts : public MachineFacts {
     facts.wsl = version.find("microsoft") != std::string::npos || version.find("Microsoft") != std::string::npos;
     std::string driver = ReadText(proc_root_ + "/driver/nvidia/version");
     if (!driver.empty()) {
-      // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 ..."
-      std::istringstream words(driver.substr(0, driver.find('\n')));
-      std::string word, found;
-      while (words >> word) {
-        if (!word.empty() && std::isdigit(static_cast<unsigned char>(word[0])) && word.find('.') != std::string::npos) {
-          found = word;
-          break;
-        }
-      }
+      std::string found = NvidiaDriverVersion(driver);
       facts.nvidia_driver = found.empty() ? "unknown" : found;
       std::string gpus_dir = proc_root_ + "/driver/nvidia/gpus";
       if (DIR* dir = opendir(gpus_dir.c_str())) {
@@ -75,7 +68,7 @@ class LocalMachineFacts : public MachineFacts {
 
 }  // namespace
 
-void ParseMeminfo(const std::string& text, HereFacts* facts) {
+void ParseMeminfo(const std::string& text, MachineFacts* facts) {
   std::istringstream in(text);
   std::string key, unit;
   uint64_t value = 0;
@@ -92,8 +85,17 @@ void ParseMeminfo(const std::string& text, HereFacts* facts) {
   }
 }
 
-std::unique_ptr<MachineFacts> NewLocalMachineFacts(std::string proc_root, std::string shm_path) {
+std::string NvidiaDriverVersion(const std::string& proc_version_text) {
+  std::istringstream words(proc_version_text.substr(0, proc_version_text.find('\n')));
+  std::string word;
+  while (words >> word) {
+    if (std::isdigit(static_cast<unsigned char>(word[0])) && word.find('.') != std::string::npos) return word;
+  }
+  return "";
+}
+
+std::unique_ptr<MachineFactsSource> NewLocalMachineFacts(std::string proc_root, std::string shm_path) {
   return std::make_unique<LocalMachineFacts>(std::move(proc_root), std::move(shm_path));
 }
 
-}  // namespace oomguard::explain
+}  // namespace oomguard
