@@ -15,6 +15,7 @@ requires grad as it would inside a network; the pattern leaves that Add out.
 
     /usr/bin/python3 tools/gen_op_table.py                  # writes data/op_table.json (~1 min)
     /usr/bin/python3 tools/gen_op_table.py --check          # regenerates SAMPLE rows, exit 1 on drift
+                                                            # (and checks them at batch 3, not measured)
     /usr/bin/python3 tools/gen_op_table.py --compare-planner --oomguard build/oomguard \
         --out bench/results/op_table_vs_planner.json        # the planner's gaps, per op
     ... --compare-planner --gate bench/results/op_table_vs_planner.json --out /tmp/x.json
@@ -554,13 +555,27 @@ def header(failures):
     }
 
 
+def dump_table(head: dict, rows: list) -> str:
+    """JSON with one line per row field and per saved entry (readable diffs)."""
+    out = ['{\n "header": ' + json.dumps(head, indent=2).replace("\n", "\n ") + ',\n "rows": [']
+    for i, r in enumerate(rows):
+        fields = []
+        for k, v in r.items():
+            if k == "saved":
+                inner = ",\n".join("    " + json.dumps(e) for e in v)
+                fields.append('   "saved": [\n%s\n   ]' % inner if v else '   "saved": []')
+            else:
+                fields.append("   %s: %s" % (json.dumps(k), json.dumps(v)))
+        out.append("  {\n" + ",\n".join(fields) + "\n  }" + ("," if i + 1 < len(rows) else ""))
+    out.append(" ]\n}\n")
+    return "\n".join(out)
+
+
 def write_table(path: str):
     t0 = time.time()
     rows, failures = generate()
-    doc = {"header": header(failures), "rows": rows}
     with open(path, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+        f.write(dump_table(header(failures), rows))
     print("%s: %d rows, %d failures (%d export), %.1f s" % (
         os.path.relpath(path, ROOT), len(rows), len(failures),
         sum(1 for x in failures if x["stage"] == "export"), time.time() - t0))
@@ -596,6 +611,14 @@ def check(path: str):
                 print("DRIFT %s: %s committed %s, now %s" % (r["name"], key, json.dumps(c.get(key)),
                                                               json.dumps(r.get(key))))
                 bad += 1
+    # The rows' linear model (fixed + batch * per sample) at a batch the generator did not use.
+    for r in rows:
+        name, call, specs = next(o for o in OPS if o[0] == r["name"])
+        got = sum(e[1] for e in measure_saved(name, call, specs, PLAN_BATCH))
+        want = r["saved_fixed"] + PLAN_BATCH * r["saved_per_sample"]
+        if got != want:
+            print("NONLINEAR %s: at batch %d torch saves %d bytes, the row says %d" % (name, PLAN_BATCH, got, want))
+            bad += 1
     print("checked %d sample rows against %s: %s" % (len(rows), os.path.relpath(path, ROOT),
                                                      "drift" if bad else "no drift"))
     return 1 if bad else 0
@@ -603,7 +626,15 @@ def check(path: str):
 
 def _load():
     try:
-        return os.getloadavg()[0]
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
+def _git_head():
+    try:
+        p = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        return p.stdout.strip() or None
     except OSError:
         return None
 
@@ -668,6 +699,8 @@ def compare_planner(path: str, oomguard: str, out: str, gate: str | None, quiet:
         "machine": "%s, %s, %d cpus" % (platform.node(), platform.processor() or platform.machine(), os.cpu_count()),
         "load": _load(),
         "command": " ".join(["/usr/bin/python3", "tools/gen_op_table.py"] + sys.argv[1:]),
+        "torch_version": doc["header"].get("torch_version"),
+        "planner_commit": _git_head(),
         "table": os.path.relpath(path, ROOT),
         "batch": PLAN_BATCH,
         "compared": "oomguard plan --target cpu --loss none: bytes.activations_saved vs the table's "
