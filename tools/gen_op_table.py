@@ -42,7 +42,8 @@ ROOT = os.path.dirname(HERE)
 TABLE = os.path.join(ROOT, "data", "op_table.json")
 OPSET = 13
 BATCHES = (2, 4)
-PLAN_BATCH = 3  # the planner is checked at a batch the table was not measured at
+PLAN_BATCH = 3  # the planner (and --check) at batches the table was not measured at
+PLAN_BATCHES = (PLAN_BATCH, 6)
 # Relative tolerance for "the planner agrees" (saved bytes are exact integers on both sides).
 AGREE_TOL = 0.01
 # A disagreement of at most this many bytes is reported as "small" (still a gap, not gated).
@@ -639,6 +640,22 @@ def _git_head():
         return None
 
 
+def _plan_activations(oomguard: str, onnx_path: str, batch: int):
+    """((bytes.activations_saved, uncovered ops), None) or (None, one-line error) from `oomguard plan`."""
+    cmd = [oomguard, "plan", onnx_path, "--target", "cpu", "--batch", str(batch), "--loss", "none", "--json"]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return None, "plan timed out at batch %d" % batch
+    if p.returncode not in (0, 1):
+        return None, "plan exit %d: %s" % (p.returncode, p.stderr.strip()[:300])
+    try:
+        plan = json.loads(p.stdout)
+        return (plan["bytes"]["activations_saved"], [u.get("op") for u in plan.get("uncovered", [])]), None
+    except (ValueError, KeyError, TypeError) as e:
+        return None, "plan output: %s" % e
+
+
 def compare_planner(path: str, oomguard: str, out: str, gate: str | None, quiet: bool):
     doc = load_table(path)
     specs = {n: (c, s) for n, c, s in OPS}
@@ -663,31 +680,34 @@ def compare_planner(path: str, oomguard: str, out: str, gate: str | None, quiet:
                 res.update({"agree": False, "class": "export_error", "error": "export: " + _one_line(e)})
                 results.append(res)
                 continue
-            cmd = [oomguard, "plan", onnx_path, "--target", "cpu", "--batch", str(PLAN_BATCH),
-                   "--loss", "none", "--json"]
-            p = subprocess.run(cmd, capture_output=True, text=True)
-            want = row["activations_fixed"] + PLAN_BATCH * row["activations_per_sample"]
-            res["table_activations_bytes"] = want
-            if p.returncode not in (0, 1):
-                res.update({"agree": False, "class": "planner_error",
-                            "error": "plan exit %d: %s" % (p.returncode, p.stderr.strip()[:300])})
+            # Two batches the generator did not measure: the total at each, and the planner's split into
+            # bytes per sample and fixed bytes (which part of a rule is wrong).
+            got, uncovered, err = {}, [], None
+            for b in PLAN_BATCHES:
+                r, err = _plan_activations(oomguard, onnx_path, b)
+                if err:
+                    break
+                got[b], uncovered = r
+            b0, b1 = PLAN_BATCHES
+            want = {b: row["activations_fixed"] + b * row["activations_per_sample"] for b in PLAN_BATCHES}
+            res["table_activations_bytes"] = want[b0]
+            res["table_per_sample"] = row["activations_per_sample"]
+            res["table_fixed"] = row["activations_fixed"]
+            if err:
+                res.update({"agree": False, "class": "planner_error", "error": err})
                 results.append(res)
                 continue
-            try:
-                plan = json.loads(p.stdout)
-                got = plan["bytes"]["activations_saved"]
-            except (ValueError, KeyError) as e:
-                res.update({"agree": False, "class": "planner_error", "error": "plan output: %s" % e})
-                results.append(res)
-                continue
-            res["planner_activations_bytes"] = got
-            res["uncovered"] = [u.get("op") for u in plan.get("uncovered", [])]
-            res["ratio"] = round(got / want, 4) if want else (1.0 if got == 0 else None)
-            res["agree"] = abs(got - want) <= AGREE_TOL * want
-            res["difference_bytes"] = got - want
+            per = (got[b1] - got[b0]) // (b1 - b0)
+            res["planner_activations_bytes"] = got[b0]
+            res["planner_per_sample"] = per
+            res["planner_fixed"] = got[b0] - b0 * per
+            res["uncovered"] = uncovered
+            res["ratio"] = round(got[b0] / want[b0], 4) if want[b0] else (1.0 if got[b0] == 0 else None)
+            res["agree"] = all(abs(got[b] - want[b]) <= AGREE_TOL * want[b] for b in PLAN_BATCHES)
+            res["difference_bytes"] = got[b0] - want[b0]
             if res["agree"]:
                 res["class"] = "agree"
-            elif abs(got - want) <= SMALL_GAP_BYTES:
+            elif all(abs(got[b] - want[b]) <= SMALL_GAP_BYTES for b in PLAN_BATCHES):
                 res["class"] = "small"  # a few bytes that do not grow with the batch (scalars, index lists)
             else:
                 res["class"] = "gap"
@@ -702,9 +722,10 @@ def compare_planner(path: str, oomguard: str, out: str, gate: str | None, quiet:
         "torch_version": doc["header"].get("torch_version"),
         "planner_commit": _git_head(),
         "table": os.path.relpath(path, ROOT),
-        "batch": PLAN_BATCH,
-        "compared": "oomguard plan --target cpu --loss none: bytes.activations_saved vs the table's "
-                    "non-parameter saved bytes at the batch (fixed + batch * per sample)",
+        "batches": list(PLAN_BATCHES),
+        "compared": "oomguard plan --target cpu --loss none: bytes.activations_saved vs the table's activations "
+                    "(fixed + batch * per sample) at both batches; *_bytes fields are at the first batch, "
+                    "planner_per_sample/planner_fixed split the planner's figures the same way",
         "tolerance": AGREE_TOL,
         "agree": len(agree),
         "disagree": len(disagree),
@@ -722,7 +743,8 @@ def compare_planner(path: str, oomguard: str, out: str, gate: str | None, quiet:
             if not r["agree"]:
                 print("GAP %-30s table %s planner %s %s" % (r["name"], r.get("table_activations_bytes"),
                                                          r.get("planner_activations_bytes"), r.get("error", "")))
-    print("planner agrees on %d of %d single-op models (batch %d)" % (len(agree), len(results), PLAN_BATCH))
+    print("planner agrees on %d of %d single-op models (batches %s)" % (
+        len(agree), len(results), ",".join(map(str, PLAN_BATCHES))))
     if gate_ops is not None:
         lost = sorted(gate_ops - set(agree))
         for n in lost:
