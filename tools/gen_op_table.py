@@ -402,13 +402,15 @@ def measure_saved(name: str, call: str, specs, batch: int):
     model.train()
     xs = make_inputs(specs, batch, 99)
     params = {_storage(p)[0] for p in model.op.parameters()} | {_storage(b)[0] for b in model.op.buffers()}
-    saved = {}  # data_ptr -> [role_candidates, bytes], insertion ordered
+    saved = {}  # data_ptr -> bytes, insertion ordered
+    first = {}  # data_ptr -> (dtype, shape) of the first tensor saved on it
     packed = []
 
     def pack(t):
         k = _storage(t)
         if k is not None and k[0] not in saved:
             saved[k[0]] = k[1]
+            first[k[0]] = (str(t.dtype).replace("torch.", ""), list(t.shape))
         packed.append(t)
         return t
 
@@ -431,7 +433,7 @@ def measure_saved(name: str, call: str, specs, batch: int):
             role = "output"
         else:
             role = "other"
-        entries.append((role, nbytes, ptr in raw))
+        entries.append((role, nbytes, ptr in raw) + first[ptr])
     if outs:
         torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
     return entries
@@ -471,6 +473,22 @@ def _one_line(e: Exception) -> str:
     return s[0][:300] if s else type(e).__name__
 
 
+def _symbolic_shape(s0, s1, b0, b1):
+    """The saved tensor's shape with the batch named: a dim k*b0 at b0 and k*b1 at b1 is "N" or "k*N"."""
+    if len(s0) != len(s1):
+        return None
+    out = []
+    for d0, d1 in zip(s0, s1):
+        if d0 == d1:
+            out.append(d0)
+        elif d0 * b1 == d1 * b0 and d0 % b0 == 0:
+            k = d0 // b0
+            out.append("N" if k == 1 else "%d*N" % k)
+        else:
+            out.append("?")
+    return out
+
+
 def gen_row(name: str, call: str, specs):
     row = {"name": name, "call": call, "inputs": specs}
     export_error = None
@@ -483,9 +501,10 @@ def gen_row(name: str, call: str, specs):
     b0, b1 = BATCHES
     entries = []
     if len(runs[0]) == len(runs[1]) and all(a[0] == b[0] for a, b in zip(*runs)):
-        for (role, x0, graph_input), (_, x1, _) in zip(*runs):
+        for (role, x0, graph_input, dtype, s0), (_, x1, _, _, s1) in zip(*runs):
             per = (x1 - x0) // (b1 - b0)
-            e = {"role": role, "bytes_per_sample": per, "fixed_bytes": x0 - per * b0}
+            e = {"role": role, "bytes_per_sample": per, "fixed_bytes": x0 - per * b0, "dtype": dtype,
+                 "shape": _symbolic_shape(s0, s1, b0, b1)}
             if graph_input:
                 e["graph_input"] = True
             entries.append(e)
@@ -551,6 +570,8 @@ def header(failures):
         "graph_input": "an integer/bool input (indices, labels, masks) the op saves as given: in a one-op model "
                        "it is a graph input, which the planner counts under bytes.inputs",
         "activations": "activations_per_sample/_fixed: saved bytes less parameters and graph inputs",
+        "shape": "dtype and shape of the first tensor saved on the storage (a view may be smaller than its "
+                 "storage, whose bytes are counted); N is the batch",
         "ops": len(OPS),
         "failures": failures,
     }
