@@ -20,6 +20,7 @@ requires grad as it would inside a network; the pattern leaves that Add out.
         --out bench/results/op_table_vs_planner.json        # the planner's gaps, per op
     ... --compare-planner --gate bench/results/op_table_vs_planner.json --out /tmp/x.json
         # exit 1 when an op that agrees in the committed report no longer agrees
+    /usr/bin/python3 tools/gen_op_table.py --self-test      # the checker's own verdicts (no planner needed)
 
 Exit status: 0 ok, 1 drift / regression, 2 bad usage.
 """
@@ -774,6 +775,55 @@ def compare_planner(path: str, oomguard: str, out: str, gate: str | None, quiet:
     return 0
 
 
+def self_test():
+    """The checker's own verdicts: a drifted table fails --check, a planner that lost an op fails the gate."""
+    import contextlib
+    ok = True
+
+    def expect(what, got, want):
+        nonlocal ok
+        if got != want:
+            print("SELF-TEST FAIL %s: got %r, want %r" % (what, got, want))
+            ok = False
+
+    expect("shape N", _symbolic_shape([2, 8], [4, 8], 2, 4), ["N", 8])
+    expect("shape 10*N", _symbolic_shape([20, 16], [40, 16], 2, 4), ["10*N", 16])
+    expect("shape fixed", _symbolic_shape([4, 8], [4, 8], 2, 4), [4, 8])
+    with tempfile.TemporaryDirectory() as tmp:
+        doc = load_table(TABLE)
+        rows = [r for r in doc["rows"] if r["name"] in ("relu", "softmax", "linear")]
+        expect("roundtrip", json.loads(dump_table(doc["header"], rows))["rows"], rows)
+        drift = os.path.join(tmp, "drift.json")
+        bad = json.loads(json.dumps(doc))
+        for r in bad["rows"]:
+            if r["name"] == SAMPLE[0]:
+                r["saved"][-1]["bytes_per_sample"] += 4
+        with open(drift, "w") as f:
+            f.write(dump_table(bad["header"], bad["rows"]))
+        with contextlib.redirect_stdout(io.StringIO()):
+            rc = check(drift)
+        expect("--check on a drifted table", rc, 1)
+        # A planner that keeps nothing: every op with saved activations must be reported as lost.
+        fake = os.path.join(tmp, "fake_oomguard")
+        with open(fake, "w") as f:
+            f.write('#!/bin/sh\necho \'{"bytes": {"activations_saved": 0}, "uncovered": []}\'\n')
+        os.chmod(fake, 0o755)
+        small = os.path.join(tmp, "small.json")
+        with open(small, "w") as f:
+            f.write(dump_table(doc["header"], rows))
+        gate = os.path.join(tmp, "gate.json")
+        with open(gate, "w") as f:
+            json.dump({"ops": [{"name": r["name"], "agree": True} for r in rows]}, f)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = compare_planner(small, fake, os.path.join(tmp, "r.json"), gate, True)
+        expect("gate with a planner that keeps nothing", rc, 1)
+        expect("ops reported lost", sorted(l.split()[1].rstrip(":") for l in out.getvalue().splitlines()
+                                           if l.startswith("REGRESSION")), ["linear", "relu", "softmax"])
+    print("self-test: %s" % ("ok" if ok else "FAILED"))
+    return 0 if ok else 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--table", default=TABLE, help="the table to write or read (default data/op_table.json)")
@@ -783,12 +833,15 @@ def main():
     ap.add_argument("--out", default=None, help="--compare-planner report path")
     ap.add_argument("--gate", default=None, help="a committed report: exit 1 if an op agreeing there no longer does")
     ap.add_argument("--list", action="store_true", help="print the op names")
+    ap.add_argument("--self-test", action="store_true", help="the checker's own verdicts (drift, gate)")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args()
     if a.list:
         for n, c, _ in OPS:
             print(n, c)
         return 0
+    if a.self_test:
+        return self_test()
     if a.check and a.compare_planner:
         print("gen_op_table: --check and --compare-planner are separate runs", file=sys.stderr)
         return 2
