@@ -162,7 +162,7 @@ TEST(PluggableAllocator, ASlowReportFileDoesNotStallOtherDevices) {
   auto other = std::async(std::launch::async, [&] {
     void* p = alloc.Malloc(1 * MiB, 1, nullptr);
     alloc.Free(p, 1 * MiB, 1, nullptr);
-    return p != nullptr && alloc.stats_json()["devices"].size() == 2;
+    return p != nullptr && nlohmann::json::parse(alloc.stats_json())["devices"].size() == 2;
   });
   const bool answered = other.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
   // Read the FIFO to unblock the writer whatever happened, then check.
