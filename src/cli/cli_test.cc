@@ -143,6 +143,11 @@ TEST(Cli, SpecialFilesAreRefusedNotRead) {
       EXPECT_NE(r.err.find(path + ": not a regular file"), std::string::npos) << r.err;
     }
   }
+  for (const std::string& device : {std::string("/dev/zero"), std::string("/dev/urandom")}) {
+    auto r = RunCli("/usr/bin/timeout", {"10", OOMGUARD_EXE, "explain", device});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err, "oomguard explain: '" + device + "' is a device, not a log file\n");
+  }
   std::string root = "/tmp/oomguard_cli_root_" + std::to_string(getpid());
   mkdir(root.c_str(), 0700);
   ASSERT_EQ(mkfifo((root + "/fake.json").c_str(), 0600), 0);

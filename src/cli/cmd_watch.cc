@@ -64,7 +64,8 @@ nlohmann::json SummaryJson(const doctor::WatchSummary& s, const std::string& wha
   j["left_unwatched"] = s.left_unwatched;
   j["exit_status"] = s.exit.code ? nlohmann::json(*s.exit.code) : nlohmann::json();
   j["signal"] = s.exit.signal ? nlohmann::json(*s.exit.signal) : nlohmann::json();
-  j["samples"] = s.samples.size();
+  j["samples"] = s.samples_taken;
+  j["sample_stride"] = s.sample_stride;
   j["duration_seconds"] = last ? std::round(last->seconds * 10) / 10 : 0.0;
   j["peak_host_bytes"] = s.peak.host_bytes;
   j["peak_rss_bytes"] = s.peak.host.rss;
@@ -100,7 +101,7 @@ void PrintSummary(const doctor::WatchSummary& s, const std::string& what) {
   }
   double seconds = s.samples.empty() ? 0 : s.samples.back().seconds;
   std::fprintf(stderr, "\noomguard watch: %s %s after %.1f s (%zu samples)\n", what.c_str(), ended.c_str(), seconds,
-               s.samples.size());
+               s.samples_taken);
   std::fprintf(stderr, "  peak host %s (rss %s, swap %s, locked %s, pinned %s), peak GPU %s%s\n",
                FormatBytes(s.peak.host_bytes).c_str(), FormatBytes(s.peak.host.rss).c_str(),
                FormatBytes(s.peak.host.swap).c_str(), FormatBytes(s.peak.host.locked).c_str(),
@@ -118,7 +119,8 @@ void PrintSummary(const doctor::WatchSummary& s, const std::string& what) {
   }
   if (!s.left_unwatched.empty()) {
     std::string pids;
-    for (int pid : s.left_unwatched) pids += " " + std::to_string(pid);
+    for (size_t i = 0; i < s.left_unwatched.size() && i < 20; ++i) pids += " " + std::to_string(s.left_unwatched[i]);
+    if (s.left_unwatched.size() > 20) pids += " and " + std::to_string(s.left_unwatched.size() - 20) + " more";
     std::fprintf(stderr, "  still running, no longer watched:%s\n", pids.c_str());
   }
   if (!s.signals_forwarded.empty()) {
@@ -176,7 +178,7 @@ int RunWatch(int argc, char** argv) {
   std::string csv_path, plot_path;
   int pid = 0;
   std::vector<std::string> command;
-  app.add_option("--interval", interval_text, "seconds between samples (default 1)");
+  app.add_option("--interval", interval_text, "seconds between samples, at least 0.01 (default 1)");
   AddBytesOption(app, "--host-limit", &host_limit,
                  "host memory limit for the tree (default: its use + MemAvailable + SwapFree)");
   AddBytesOption(app, "--gpu-limit", &gpu_limit, "GPU memory limit (default: the GPU's capacity less other processes)");
@@ -207,6 +209,9 @@ int RunWatch(int argc, char** argv) {
     Result<double> v = ParseSeconds(*text);
     if (!v) return UsageError("watch", std::string(name) + ": " + v.error());
     *out = *v;
+  }
+  if (options.interval_seconds < 0.01) {  // sampling /proc faster than this only burns the CPU
+    return UsageError("watch", "--interval must be at least 0.01 s, got '" + interval_text + "'");
   }
   options.host_limit = host_limit;
   options.gpu_limit = gpu_limit;
@@ -273,8 +278,12 @@ int RunWatch(int argc, char** argv) {
       });
   if (live) std::fputs("\r\033[2K", stderr);
 
-  if (csv_file.is_open()) csv_file << doctor::SamplesCsv(summary);
-  if (plot_file.is_open()) plot_file << doctor::TimelineSvg(summary);
+  if (csv_file.is_open() && !(csv_file << doctor::SamplesCsv(summary) << std::flush)) {
+    PrintError("watch", "cannot write " + csv_path);
+  }
+  if (plot_file.is_open() && !(plot_file << doctor::TimelineSvg(summary) << std::flush)) {
+    PrintError("watch", "cannot write " + plot_path);
+  }
   if (json) {
     PrintJson(SummaryJson(summary, what, attached));
   } else {
