@@ -211,6 +211,14 @@ TEST(WatchCli, WatchesWhatTheRunLeavesBehind) {
   EXPECT_GE(j["processes_outlived_run"].get<int>(), 1);
   EXPECT_GE(j["duration_seconds"].get<double>(), 1.2);
   EXPECT_NE(r.err.find("orphan done"), std::string::npos) << r.err;
+  // A signal to watch after the run's own process ended goes to what it left behind.
+  r = RunCli("/usr/bin/timeout", {"--foreground", "--preserve-status", "1", OOMGUARD_EXE, "watch", "--interval", "0.1",
+                                  "--json", "--", "sh", "-c", "sleep 60 & exit 0"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["processes_outlived_run"], 1);
+  ASSERT_EQ(j["signals_forwarded"].size(), 1u);
+  EXPECT_LT(j["duration_seconds"].get<double>(), 5.0);
 }
 
 // Issue 15.7: the run's own exit status 1 or 2 is told apart from oomguard's.
