@@ -3,9 +3,13 @@
 // first (SIGINT, then SIGTERM, then SIGKILL). Exit 1 when it stopped the run,
 // 128+N when signal N ended a --pid watch, else the run's own exit status (0
 // for --pid); the JSON field exit_reason says which.
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -224,13 +228,14 @@ int RunWatch(int argc, char** argv) {
   }
 
   std::ofstream csv_file, plot_file;
-  if (!csv_path.empty()) {
-    csv_file.open(csv_path);
-    if (!csv_file) return UsageError("watch", "cannot write " + csv_path);
-  }
-  if (!plot_path.empty()) {
-    plot_file.open(plot_path);
-    if (!plot_file) return UsageError("watch", "cannot write " + plot_path);
+  for (auto [path, file] : {std::pair{&csv_path, &csv_file}, std::pair{&plot_path, &plot_file}}) {
+    if (path->empty()) continue;
+    // Opened without blocking first: a FIFO nobody reads would otherwise hang here.
+    int fd = open(path->c_str(), O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
+    if (fd < 0) return UsageError("watch", "cannot write " + *path + ": " + std::strerror(errno));
+    close(fd);
+    file->open(*path);
+    if (!*file) return UsageError("watch", "cannot write " + *path);
   }
 
   doctor::Sources sources;

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -270,13 +271,17 @@ TEST(WatchCli, BadInputExits2WithOneLine) {
     std::vector<std::string> args;
     std::string err;
   };
+  std::string fifo = TempPath("plot_fifo");  // nobody reads it: opening it must not hang
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   std::vector<Case> cases = {
       {{"watch"}, "oomguard watch: nothing to watch: give a command after -- (oomguard watch -- python train.py) or --pid\n"},
       {{"watch", "--pid", "1", "--", "true"}, "oomguard watch: give either --pid or a command after --, not both\n"},
       {{"watch", "--", "/no/such/program"}, "oomguard watch: cannot run '/no/such/program': No such file or directory\n"},
       {{"watch", "--interval", "0", "--", "true"}, ""},
       {{"watch", "--host-limit", "lots", "--", "true"}, ""},
-      {{"watch", "--csv", "/no/such/dir/x.csv", "--", "true"}, "oomguard watch: cannot write /no/such/dir/x.csv\n"},
+      {{"watch", "--csv", "/no/such/dir/x.csv", "--", "true"},
+       "oomguard watch: cannot write /no/such/dir/x.csv: No such file or directory\n"},
+      {{"watch", "--plot", fifo, "--", "true"}, "oomguard watch: cannot write " + fifo + ": No such device or address\n"},
       {{"watch", "--pid", "4194304"}, "oomguard watch: no process with pid 4194304\n"},
       {{"watch", "--pid", "999999999"}, "oomguard watch: --pid must be at most 4194304, got 999999999\n"},
   };
@@ -291,6 +296,7 @@ TEST(WatchCli, BadInputExits2WithOneLine) {
       EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     }
   }
+  std::remove(fifo.c_str());
 }
 
 }  // namespace
