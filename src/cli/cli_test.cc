@@ -116,6 +116,9 @@ TEST(Cli, HostileNumbersAreRefusedInOneLine) {
       {{"watch", "--pid", "0"}, "oomguard watch: --pid must be at least 1, got 0\n"},
       {{"watch", "--pid", "-1"}, "oomguard watch: --pid must be at least 1, got -1\n"},
       {{"watch", "--host-limit", "", "--", "true"}, ""},
+      {{"watch", "--csv", "", "--", "true"}, "oomguard watch: --csv needs a file name\n"},
+      {{"feed", "/tmp", "--budget", "1MiB", "--size", ""},
+       "oomguard feed: bad size '': use WxH with 1..65535 pixels each, e.g. 224x224\n"},
   };
   for (const Case& c : cases) {
     auto r = RunCli(OOMGUARD_EXE, c.args);

@@ -227,6 +227,8 @@ int RunWatch(int argc, char** argv) {
     return UsageError("watch", "nothing to watch: give a command after -- (oomguard watch -- python train.py) or --pid");
   }
 
+  if (app.count("--csv") > 0 && csv_path.empty()) return UsageError("watch", "--csv needs a file name");
+  if (app.count("--plot") > 0 && plot_path.empty()) return UsageError("watch", "--plot needs a file name");
   std::ofstream csv_file, plot_file;
   for (auto [path, file] : {std::pair{&csv_path, &csv_file}, std::pair{&plot_path, &plot_file}}) {
     if (path->empty()) continue;
