@@ -82,11 +82,7 @@ int Main(int argc, char** argv) {
     return kExitOk;
   }
   if (name == "--version") {
-    if (WantsJson(argc, argv)) {
-      PrintJson({{"version", "0.1.0"}});
-    } else {
-      std::printf("oomguard 0.1.0\n");
-    }
+    std::printf("oomguard 0.1.0\n");
     return kExitOk;
   }
   for (const Subcommand& s : kSubcommands) {
