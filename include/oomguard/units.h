@@ -51,7 +51,7 @@ Result<int64_t> ParseInteger(std::string_view text, int64_t min, int64_t max);
 // Parses a whole non-negative number in [min, max], up to 2^64-1.
 Result<uint64_t> ParseUnsigned(std::string_view text, uint64_t min, uint64_t max);
 
-// A number for a message: up to six significant digits, "1e+300" for huge ones.
+// A number for a message: up to ten significant digits, "1e+300" for huge ones.
 std::string FormatNumber(double v);
 
 }  // namespace oomguard

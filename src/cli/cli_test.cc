@@ -83,7 +83,7 @@ TEST(Cli, HostileNumbersAreRefusedInOneLine) {
       {{"feed", "/tmp", "--budget", "1MiB", "--step-ms", "1e300"},
        "oomguard feed: --step-ms must be a number like 12 or 0.5, got '1e300'\n"},
       {{"feed", "/tmp", "--budget", "1MiB", "--step-ms", "99999999999999999999"},
-       "oomguard feed: --step-ms must be at most 3.6e+06, got 99999999999999999999\n"},
+       "oomguard feed: --step-ms must be at most 3600000, got 99999999999999999999\n"},
       {{"feed", "/tmp", "--budget", "1MiB", "--workers", "4294967295"},
        "oomguard feed: --workers must be at most 1024, got 4294967295\n"},
       {{"feed", "/tmp", "--budget", "1MiB", "--batch", "0x10"},
@@ -110,12 +110,15 @@ TEST(Cli, HostileNumbersAreRefusedInOneLine) {
       {{"watch", "--interval", "nan", "--", "true"}, "oomguard watch: --interval: not a duration in seconds: 'nan'\n"},
       {{"watch", "--interval", "", "--", "true"}, "oomguard watch: --interval: not a duration in seconds: ''\n"},
       {{"watch", "--window", "99999999999999999999", "--", "true"},
-       "oomguard watch: --window: duration too long: '99999999999999999999' (at most 2.592e+06 s)\n"},
+       "oomguard watch: --window: duration too long: '99999999999999999999' (at most 2592000 s)\n"},
       {{"watch", "--high-water", "0x1", "--", "true"},
        "oomguard watch: --high-water must be a number like 12 or 0.5, got '0x1'\n"},
       {{"watch", "--pid", "0"}, "oomguard watch: --pid must be at least 1, got 0\n"},
       {{"watch", "--pid", "-1"}, "oomguard watch: --pid must be at least 1, got -1\n"},
       {{"watch", "--host-limit", "", "--", "true"}, ""},
+      {{"watch", "--csv", "", "--", "true"}, "oomguard watch: --csv needs a file name\n"},
+      {{"feed", "/tmp", "--budget", "1MiB", "--size", ""},
+       "oomguard feed: bad size '': use WxH with 1..65535 pixels each, e.g. 224x224\n"},
   };
   for (const Case& c : cases) {
     auto r = RunCli(OOMGUARD_EXE, c.args);
@@ -144,6 +147,11 @@ TEST(Cli, SpecialFilesAreRefusedNotRead) {
       EXPECT_EQ(Lines(r.err), 1) << r.err;
       EXPECT_NE(r.err.find(path + ": not a regular file"), std::string::npos) << r.err;
     }
+  }
+  for (const std::string& device : {std::string("/dev/zero"), std::string("/dev/urandom")}) {
+    auto r = RunCli("/usr/bin/timeout", {"10", OOMGUARD_EXE, "explain", device});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err, "oomguard explain: '" + device + "' is a device, not a log file\n");
   }
   std::string root = "/tmp/oomguard_cli_root_" + std::to_string(getpid());
   mkdir(root.c_str(), 0700);

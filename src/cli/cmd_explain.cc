@@ -1,6 +1,8 @@
 // oomguard explain [FILE|-] [--json] [--here]: read an error log and say which
 // memory ran out, why, and what to do. Exit 0 when the log was read (with or
 // without findings), 2 on bad input.
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -24,6 +26,10 @@ int RunExplain(int argc, char** argv) {
   app.add_flag("--here", here, "add facts from this machine (RAM, swap, /dev/shm, memlock, GPUs)");
   if (std::optional<int> code = Parse(app, "explain", argc, argv)) return *code;
 
+  // A log is a file or a stream (stdin, a FIFO); a device such as /dev/zero never ends.
+  if (struct stat st; path != "-" && stat(path.c_str(), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
+    return UsageError("explain", "'" + path + "' is a device, not a log file");
+  }
   explain::ExplainOptions options;
   if (here) options.here = explain::NewLocalMachineFacts()->Read();
   if (const char* conf = std::getenv("PYTORCH_CUDA_ALLOC_CONF")) options.pytorch_cuda_alloc_conf = conf;

@@ -91,7 +91,7 @@ int RunFeed(int argc, char** argv) {
   Result<feed::ScaleFactor> scale = feed::ParseScale(scale_text);
   if (!scale) return UsageError(kCmd, scale.error());
   options.scale = *scale;
-  if (!size_text.empty()) {
+  if (app.count("--size") > 0) {  // given, even empty: "" is a bad size, not no size
     Result<feed::ImageSize> size = feed::ParseImageSize(size_text);
     if (!size) return UsageError(kCmd, size.error());
     options.size = *size;

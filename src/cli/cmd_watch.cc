@@ -3,9 +3,13 @@
 // first (SIGINT, then SIGTERM, then SIGKILL). Exit 1 when it stopped the run,
 // 128+N when signal N ended a --pid watch, else the run's own exit status (0
 // for --pid); the JSON field exit_reason says which.
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -64,7 +68,8 @@ nlohmann::json SummaryJson(const doctor::WatchSummary& s, const std::string& wha
   j["left_unwatched"] = s.left_unwatched;
   j["exit_status"] = s.exit.code ? nlohmann::json(*s.exit.code) : nlohmann::json();
   j["signal"] = s.exit.signal ? nlohmann::json(*s.exit.signal) : nlohmann::json();
-  j["samples"] = s.samples.size();
+  j["samples"] = s.samples_taken;
+  j["sample_stride"] = s.sample_stride;
   j["duration_seconds"] = last ? std::round(last->seconds * 10) / 10 : 0.0;
   j["peak_host_bytes"] = s.peak.host_bytes;
   j["peak_rss_bytes"] = s.peak.host.rss;
@@ -100,7 +105,7 @@ void PrintSummary(const doctor::WatchSummary& s, const std::string& what) {
   }
   double seconds = s.samples.empty() ? 0 : s.samples.back().seconds;
   std::fprintf(stderr, "\noomguard watch: %s %s after %.1f s (%zu samples)\n", what.c_str(), ended.c_str(), seconds,
-               s.samples.size());
+               s.samples_taken);
   std::fprintf(stderr, "  peak host %s (rss %s, swap %s, locked %s, pinned %s), peak GPU %s%s\n",
                FormatBytes(s.peak.host_bytes).c_str(), FormatBytes(s.peak.host.rss).c_str(),
                FormatBytes(s.peak.host.swap).c_str(), FormatBytes(s.peak.host.locked).c_str(),
@@ -118,7 +123,8 @@ void PrintSummary(const doctor::WatchSummary& s, const std::string& what) {
   }
   if (!s.left_unwatched.empty()) {
     std::string pids;
-    for (int pid : s.left_unwatched) pids += " " + std::to_string(pid);
+    for (size_t i = 0; i < s.left_unwatched.size() && i < 20; ++i) pids += " " + std::to_string(s.left_unwatched[i]);
+    if (s.left_unwatched.size() > 20) pids += " and " + std::to_string(s.left_unwatched.size() - 20) + " more";
     std::fprintf(stderr, "  still running, no longer watched:%s\n", pids.c_str());
   }
   if (!s.signals_forwarded.empty()) {
@@ -186,7 +192,7 @@ int RunWatch(int argc, char** argv) {
   std::string csv_path, plot_path;
   int pid = 0;
   std::vector<std::string> command;
-  app.add_option("--interval", interval_text, "seconds between samples (default 1)");
+  app.add_option("--interval", interval_text, "seconds between samples, at least 0.01 (default 1)");
   AddBytesOption(app, "--host-limit", &host_limit,
                  "host memory limit for the tree (default: its use + MemAvailable + SwapFree)");
   AddBytesOption(app, "--gpu-limit", &gpu_limit, "GPU memory limit (default: the GPU's capacity less other processes)");
@@ -218,6 +224,9 @@ int RunWatch(int argc, char** argv) {
     if (!v) return UsageError("watch", std::string(name) + ": " + v.error());
     *out = *v;
   }
+  if (options.interval_seconds < 0.01) {  // sampling /proc faster than this only burns the CPU
+    return UsageError("watch", "--interval must be at least 0.01 s, got '" + interval_text + "'");
+  }
   options.host_limit = host_limit;
   options.gpu_limit = gpu_limit;
   if (host_limit && *host_limit == 0) return UsageError("watch", "--host-limit must be more than 0 bytes");
@@ -228,14 +237,17 @@ int RunWatch(int argc, char** argv) {
     return UsageError("watch", "nothing to watch: give a command after -- (oomguard watch -- python train.py) or --pid");
   }
 
+  if (app.count("--csv") > 0 && csv_path.empty()) return UsageError("watch", "--csv needs a file name");
+  if (app.count("--plot") > 0 && plot_path.empty()) return UsageError("watch", "--plot needs a file name");
   std::ofstream csv_file, plot_file;
-  if (!csv_path.empty()) {
-    csv_file.open(csv_path);
-    if (!csv_file) return UsageError("watch", "cannot write " + csv_path);
-  }
-  if (!plot_path.empty()) {
-    plot_file.open(plot_path);
-    if (!plot_file) return UsageError("watch", "cannot write " + plot_path);
+  for (auto [path, file] : {std::pair{&csv_path, &csv_file}, std::pair{&plot_path, &plot_file}}) {
+    if (path->empty()) continue;
+    // Opened without blocking first: a FIFO nobody reads would otherwise hang here.
+    int fd = open(path->c_str(), O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
+    if (fd < 0) return UsageError("watch", "cannot write " + *path + ": " + std::strerror(errno));
+    close(fd);
+    file->open(*path);
+    if (!*file) return UsageError("watch", "cannot write " + *path);
   }
 
   doctor::Sources sources;
@@ -288,8 +300,12 @@ int RunWatch(int argc, char** argv) {
       });
   if (live) std::fputs("\r\033[2K", stderr);
 
-  if (csv_file.is_open()) csv_file << doctor::SamplesCsv(summary);
-  if (plot_file.is_open()) plot_file << doctor::TimelineSvg(summary);
+  if (csv_file.is_open() && !(csv_file << doctor::SamplesCsv(summary) << std::flush)) {
+    PrintError("watch", "cannot write " + csv_path);
+  }
+  if (plot_file.is_open() && !(plot_file << doctor::TimelineSvg(summary) << std::flush)) {
+    PrintError("watch", "cannot write " + plot_path);
+  }
   if (json) {
     PrintJson(SummaryJson(summary, what, attached));
   } else {

@@ -155,7 +155,7 @@ Result<std::vector<uint64_t>> ParseByteList(std::string_view text) {
 
 std::string FormatNumber(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
+  std::snprintf(buf, sizeof buf, "%.10g", v);
   return buf;
 }
 

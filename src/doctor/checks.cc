@@ -386,7 +386,7 @@ std::vector<Check> RunDoctorChecks(const SystemView& sys, const GpuSnapshot& gpu
   if (!cvd_env) {
     cvd.detail = "unset: CUDA sees every GPU";
   } else {
-    cvd.detail = "CUDA_VISIBLE_DEVICES='" + *cvd_env + "'";
+    cvd.detail = "CUDA_VISIBLE_DEVICES='" + Shown(*cvd_env, 100) + "'";
   }
   if (!problems.empty()) {
     for (const std::string& p : problems) cvd.detail += "; " + p;

@@ -34,6 +34,11 @@ std::string Lower(std::string s) {
 
 }  // namespace
 
+std::string Shown(std::string_view text, size_t max_chars) {
+  if (text.size() <= max_chars) return std::string(text);
+  return std::string(text.substr(0, max_chars)) + "... (" + std::to_string(text.size()) + " characters)";
+}
+
 VisibleDevices ParseCudaVisibleDevices(const char* value) {
   VisibleDevices v;
   if (value == nullptr) return v;
@@ -52,7 +57,7 @@ VisibleDevices ParseCudaVisibleDevices(const char* value) {
     std::string entry = Trim(raw);
     pos = comma + 1;
     if (entry.size() != raw.size()) {
-      v.warnings.push_back("CUDA_VISIBLE_DEVICES entry '" + std::string(raw) +
+      v.warnings.push_back("CUDA_VISIBLE_DEVICES entry '" + Shown(raw) +
                            "' has spaces around it; write the list without spaces");
     }
     VisibleDeviceEntry e;
@@ -66,7 +71,7 @@ VisibleDevices ParseCudaVisibleDevices(const char* value) {
         e.index = static_cast<int>(*index);
       } else {
         valid = false;
-        why_not = "'" + entry + "' (no machine has more than " + std::to_string(kMaxCudaDevices) + " GPUs)";
+        why_not = "'" + Shown(entry) + "' (no machine has more than " + std::to_string(kMaxCudaDevices) + " GPUs)";
       }
     } else if (entry.rfind("GPU-", 0) == 0 && IsUuidBody(entry.substr(4))) {
       e.kind = VisibleDeviceEntry::Kind::kUuid;
@@ -77,10 +82,10 @@ VisibleDevices ParseCudaVisibleDevices(const char* value) {
     }
     if (!valid) {
       v.hidden_from = entry;
-      std::string why = entry.empty() ? "an empty entry" : "'" + entry + "'";
+      std::string why = entry.empty() ? "an empty entry" : "'" + Shown(entry) + "'";
       if (!why_not.empty()) why = why_not;
       if (!entry.empty() && entry[0] == '-' && IsDigits(entry.substr(1))) {
-        why = "'" + entry + "' (a negative index)";
+        why = "'" + Shown(entry) + "' (a negative index)";
       }
       std::string message = "CUDA_VISIBLE_DEVICES has " + why + ", which is not a device";
       message += v.entries.empty() ? ": CUDA sees no GPU at all"
@@ -91,7 +96,7 @@ VisibleDevices ParseCudaVisibleDevices(const char* value) {
     std::string key = e.kind == VisibleDeviceEntry::Kind::kIndex ? entry : Lower(entry);
     if (!seen.insert(key).second) {
       v.hidden_from = entry;
-      v.warnings.push_back("CUDA_VISIBLE_DEVICES lists '" + entry +
+      v.warnings.push_back("CUDA_VISIBLE_DEVICES lists '" + Shown(entry) +
                            "' twice; oomguard treats the list as ending at the repeat, remove it");
       return v;
     }
@@ -176,7 +181,7 @@ OrdinalMap MapCudaOrdinals(const GpuSnapshot& snapshot, const VisibleDevices& vi
         if (e.index >= 0 && static_cast<size_t>(e.index) < ordered.size()) {
           pick = ordered[e.index];
         } else {
-          map.warnings.push_back("CUDA_VISIBLE_DEVICES entry '" + e.text + "' is past the last GPU (" +
+          map.warnings.push_back("CUDA_VISIBLE_DEVICES entry '" + Shown(e.text) + "' is past the last GPU (" +
                                  std::to_string(n) + " found): CUDA ignores it and every entry after it");
           map.cut_at = at;
           break;
@@ -191,7 +196,7 @@ OrdinalMap MapCudaOrdinals(const GpuSnapshot& snapshot, const VisibleDevices& vi
           }
         }
         if (matches != 1) {
-          map.warnings.push_back("CUDA_VISIBLE_DEVICES entry '" + e.text + "' matches " +
+          map.warnings.push_back("CUDA_VISIBLE_DEVICES entry '" + Shown(e.text) + "' matches " +
                                  (matches == 0 ? std::string("no GPU") : std::to_string(matches) + " GPUs") +
                                  ": CUDA ignores it and every entry after it");
           map.cut_at = at;
@@ -203,7 +208,7 @@ OrdinalMap MapCudaOrdinals(const GpuSnapshot& snapshot, const VisibleDevices& vi
         continue;
       }
       if (taken[*pick]) {
-        map.warnings.push_back("CUDA_VISIBLE_DEVICES selects the GPU of '" + e.text +
+        map.warnings.push_back("CUDA_VISIBLE_DEVICES selects the GPU of '" + Shown(e.text) +
                                "' twice; oomguard treats the list as ending there");
         map.cut_at = at;
         break;

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -211,6 +212,14 @@ TEST(WatchCli, WatchesWhatTheRunLeavesBehind) {
   EXPECT_GE(j["processes_outlived_run"].get<int>(), 1);
   EXPECT_GE(j["duration_seconds"].get<double>(), 1.2);
   EXPECT_NE(r.err.find("orphan done"), std::string::npos) << r.err;
+  // A signal to watch after the run's own process ended goes to what it left behind.
+  r = RunCli("/usr/bin/timeout", {"--foreground", "--preserve-status", "1", OOMGUARD_EXE, "watch", "--interval", "0.1",
+                                  "--json", "--", "sh", "-c", "sleep 60 & exit 0"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["processes_outlived_run"], 1);
+  ASSERT_EQ(j["signals_forwarded"].size(), 1u);
+  EXPECT_LT(j["duration_seconds"].get<double>(), 5.0);
 }
 
 // Issue 15.7: the run's own exit status 1 or 2 is told apart from oomguard's.
@@ -262,13 +271,17 @@ TEST(WatchCli, BadInputExits2WithOneLine) {
     std::vector<std::string> args;
     std::string err;
   };
+  std::string fifo = TempPath("plot_fifo");  // nobody reads it: opening it must not hang
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   std::vector<Case> cases = {
       {{"watch"}, "oomguard watch: nothing to watch: give a command after -- (oomguard watch -- python train.py) or --pid\n"},
       {{"watch", "--pid", "1", "--", "true"}, "oomguard watch: give either --pid or a command after --, not both\n"},
       {{"watch", "--", "/no/such/program"}, "oomguard watch: cannot run '/no/such/program': No such file or directory\n"},
       {{"watch", "--interval", "0", "--", "true"}, ""},
       {{"watch", "--host-limit", "lots", "--", "true"}, ""},
-      {{"watch", "--csv", "/no/such/dir/x.csv", "--", "true"}, "oomguard watch: cannot write /no/such/dir/x.csv\n"},
+      {{"watch", "--csv", "/no/such/dir/x.csv", "--", "true"},
+       "oomguard watch: cannot write /no/such/dir/x.csv: No such file or directory\n"},
+      {{"watch", "--plot", fifo, "--", "true"}, "oomguard watch: cannot write " + fifo + ": No such device or address\n"},
       {{"watch", "--pid", "4194304"}, "oomguard watch: no process with pid 4194304\n"},
       {{"watch", "--pid", "999999999"}, "oomguard watch: --pid must be at most 4194304, got 999999999\n"},
   };
@@ -283,6 +296,7 @@ TEST(WatchCli, BadInputExits2WithOneLine) {
       EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     }
   }
+  std::remove(fifo.c_str());
 }
 
 }  // namespace

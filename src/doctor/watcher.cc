@@ -131,6 +131,7 @@ WatchSummary Watcher::Run(WatchedProcess& process, const SampleCallback& on_samp
   };
 
   std::vector<int> last_pids;
+  std::optional<Sample> last_sample;
   bool root_ended = false;
   while (true) {
     if (std::optional<ExitStatus> done = process.Poll()) {
@@ -184,7 +185,16 @@ WatchSummary Watcher::Run(WatchedProcess& process, const SampleCallback& on_samp
       a.step_at_limit = *a.step + *a.seconds_to_limit * steps.steps_per_second();
     }
     last_pids = std::move(pids);
-    summary.samples.push_back(s);
+    if (summary.samples_taken++ % summary.sample_stride == 0) {
+      summary.samples.push_back(s);
+      if (summary.samples.size() >= kMaxKeptSamples) {  // keep every other one, and half as many from now on
+        size_t kept = 0;
+        for (size_t i = 0; i < summary.samples.size(); i += 2) summary.samples[kept++] = summary.samples[i];
+        summary.samples.resize(kept);
+        summary.sample_stride *= 2;
+      }
+    }
+    last_sample = s;
     KeepPeak(s, &summary.peak);
     last = a;
     if (on_sample) on_sample(s, a);
@@ -217,6 +227,9 @@ WatchSummary Watcher::Run(WatchedProcess& process, const SampleCallback& on_samp
     }
   }
 
+  if (last_sample && (summary.samples.empty() || summary.samples.back().seconds != last_sample->seconds)) {
+    summary.samples.push_back(*last_sample);
+  }
   // Descendants of a process we only observe outlive it under another parent:
   // say which ones were still running when the watch ended.
   for (int pid : last_pids) {
@@ -239,7 +252,7 @@ WatchSummary Watcher::Run(WatchedProcess& process, const SampleCallback& on_samp
     summary.verdict = "sustained_growth";
     summary.predicted_seconds_to_limit = last.seconds_to_limit;
     summary.predicted_step_at_limit = last.step_at_limit;
-  } else if (summary.samples.size() < options_.growth.min_samples) {
+  } else if (summary.samples_taken < options_.growth.min_samples) {
     summary.verdict = "too_few_samples";
   } else {
     summary.verdict = "no_sustained_growth";

@@ -203,6 +203,24 @@ TEST(Watcher, ForwardsSignalsItIsAskedTo) {
   EXPECT_TRUE(s.signals_sent.empty());
 }
 
+// A run of half a day at one sample a second keeps at most kMaxKeptSamples
+// samples (every 4th by its end), the last one included: memory stays bounded.
+TEST(Watcher, LongRunKeepsABoundedNumberOfSamples) {
+  FakeClock clock;
+  FakeTable table(&clock, [](double) { return 50 * kMiB; });
+  FakeRun run(&clock, {}, 45000.5);
+  WatchOptions o = Options();
+  o.stop_before_oom = false;
+  o.growth.window_seconds = 10;
+  WatchSummary s = Watcher(o, &clock, &table, nullptr).Run(run);
+  EXPECT_GE(s.samples_taken, 45000u);
+  EXPECT_LE(s.samples.size(), kMaxKeptSamples);
+  EXPECT_EQ(s.sample_stride, 4u);
+  EXPECT_NEAR(s.samples.back().seconds, 45000, 1.0);
+  EXPECT_EQ(s.samples[1].seconds - s.samples[0].seconds, 4.0);
+  EXPECT_EQ(s.verdict, "no_sustained_growth");
+}
+
 // Issue 15.1: a process we only observe (--pid) is never sent a signal we
 // received; the signal ends the watch, and its descendants are named as left.
 TEST(Watcher, ObservedProcessIsNotSentReceivedSignals) {

@@ -18,7 +18,7 @@ uint64_t ResolveLimit(const MemoryResource& upstream, const ArenaOptions& option
   if (options.limit_fraction != 0.0) {
     if (!(options.limit_fraction > 0.0 && options.limit_fraction <= 1.0)) {
       throw std::invalid_argument("arena: limit fraction must be in (0, 1], got " +
-                                  std::to_string(options.limit_fraction));
+                                  FormatNumber(options.limit_fraction));
     }
     if (!device) {
       throw std::invalid_argument("arena: a limit fraction needs a device upstream; " + upstream.name() +

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "oomguard/edit_distance.h"
+#include "oomguard/units.h"
 
 namespace oomguard::plan {
 namespace {
@@ -69,7 +70,7 @@ Result<std::optional<uint64_t>> CapacityBytes(const std::optional<Gpu>& gpu,
                                               std::optional<uint64_t> memory,
                                               std::optional<double> fraction) {
   if (fraction && !(*fraction > 0.0 && *fraction <= 1.0)) {
-    return MakeError("--fraction must be in (0, 1], got " + std::to_string(*fraction));
+    return MakeError("--fraction must be in (0, 1], got " + FormatNumber(*fraction));
   }
   if (memory && *memory == 0) return MakeError("--memory must be more than 0 bytes");
   std::optional<uint64_t> base;

@@ -49,7 +49,11 @@ TEST(GpuCatalog, CapacityPrefersMemoryOverGpuAndAppliesFraction) {
 }
 
 TEST(GpuCatalog, CapacityRejectsBadFractionsAndZeroMemory) {
-  EXPECT_EQ(CapacityBytes(std::nullopt, 1000, 0.0).error(), "--fraction must be in (0, 1], got 0.000000");
+  EXPECT_EQ(CapacityBytes(std::nullopt, 1000, 0.0).error(), "--fraction must be in (0, 1], got 0");
+  // Issue 15.6: a number in a message is written compactly, never "1.000000" or 309 digits.
+  EXPECT_EQ(CapacityBytes(std::nullopt, 1000, 1.0000001).error(), "--fraction must be in (0, 1], got 1.0000001");
+  EXPECT_EQ(CapacityBytes(std::nullopt, 1000, 1.7976931348623157e308).error(),
+            "--fraction must be in (0, 1], got 1.797693135e+308");
   EXPECT_FALSE(CapacityBytes(std::nullopt, 1000, 1.5).ok());
   EXPECT_FALSE(CapacityBytes(std::nullopt, 1000, -0.1).ok());
   EXPECT_EQ(CapacityBytes(std::nullopt, 0, std::nullopt).error(), "--memory must be more than 0 bytes");

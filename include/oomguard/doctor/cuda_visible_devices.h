@@ -48,6 +48,9 @@ inline constexpr int kMaxCudaDevices = 32;
 // what needs one to judge (an index past the last GPU, a UUID matching none).
 VisibleDevices ParseCudaVisibleDevices(const char* value);
 
+// `text` for a message: cut after max_chars, saying how long it was.
+std::string Shown(std::string_view text, size_t max_chars = 40);
+
 enum class DeviceOrder { kFastestFirst, kPciBusId };
 // nullptr, "" and "FASTEST_FIRST" -> kFastestFirst; "PCI_BUS_ID" -> kPciBusId;
 // anything else is an error (CUDA itself falls back to FASTEST_FIRST).

@@ -78,6 +78,8 @@ Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string
 // signal this process received.
 Result<std::unique_ptr<WatchedProcess>> AttachToPid(int pid);
 
+inline constexpr size_t kMaxKeptSamples = 20000;
+
 struct WatchOptions {
   double interval_seconds = 1.0;
   std::optional<uint64_t> host_limit;  // default: the tree's use + MemAvailable + SwapFree
@@ -131,7 +133,13 @@ struct WatchSummary {
   // Processes of the tree still running when the watch ended, no longer watched (--pid).
   std::vector<int> left_unwatched;
   ExitStatus exit;
+  // The samples kept for the CSV and the plot: at most kMaxKeptSamples, so a
+  // run of weeks does not grow this process's memory. Past that, every
+  // sample_stride-th sample is kept (the stride doubles each time the list is
+  // full), and the last sample always.
   std::vector<Sample> samples;
+  size_t samples_taken = 0;
+  size_t sample_stride = 1;
   Sample peak;                   // the maximum of each field
   double host_growth_bytes_per_second = 0;
   double gpu_growth_bytes_per_second = 0;
