@@ -67,6 +67,17 @@ TEST(SvgPlot, EscapesEveryTextItWrites) {
   EXPECT_EQ(s.substr(s.size() - 7), "</svg>\n");
 }
 
+TEST(SvgPlot, BandGoesAlongTheTopAndBackAlongTheBottom) {
+  SvgPlot p(Box{500, 300, 50, 10, 20, 40}, 0, 10, 0, 100);
+  p.Band({0, 10}, {0, 50}, {100, 100}, "red", "layer", "a&b");
+  std::string s = p.Finish();
+  // Top edge left to right (y 100 -> pixel 20), then the bottom right to left (50 -> 140, 0 -> 260).
+  EXPECT_NE(s.find("<polygon class=\"layer\" fill=\"red\" stroke=\"none\" points=\"50,20 490,20 490,140 50,260 \">"
+                   "<title>a&amp;b</title></polygon>"),
+            std::string::npos)
+      << s;
+}
+
 TEST(Stack, PutsPanelsOneAboveTheOther) {
   std::string s = Stack({{"<svg a/>", 100, 50}, {"<svg b/>", 80, 30}});
   EXPECT_NE(s.find("height=\"80\""), std::string::npos);
