@@ -88,6 +88,7 @@ class SvgPlot {
   int legend_entries_ = 0;
   double legend_x_ = 0;  // where the next legend entry starts, from box_.left
   int legend_row_ = 0;
+  bool has_title_ = false;  // legends start lower, under the title
   std::ostringstream out_;
 };
 

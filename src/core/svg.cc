@@ -114,6 +114,7 @@ bool SvgPlot::Inside(double x, double y) const {
 }
 
 void SvgPlot::Title(const std::string& text) {
+  has_title_ = true;
   out_ << "<text class=\"title\" x=\"" << Num(box_.left) << "\" y=\"16\" font-size=\"14\" font-weight=\"bold\">"
        << Escape(text) << "</text>\n";
 }
@@ -228,7 +229,7 @@ void SvgPlot::LegendEntry(const std::string& name, const std::string& color) {
     legend_x_ = 0;
     ++legend_row_;
   }
-  const double x = box_.left + legend_x_, y = 26 + legend_row_ * 14;
+  const double x = box_.left + legend_x_, y = (has_title_ ? 36 : 26) + legend_row_ * 14;
   legend_x_ += step;
   out_ << "<g class=\"legend\"><line x1=\"" << Num(x) << "\" y1=\"" << Num(y - 4) << "\" x2=\"" << Num(x + 18)
        << "\" y2=\"" << Num(y - 4) << "\" stroke=\"" << Escape(color) << "\" stroke-width=\"3\"/><text x=\""
