@@ -164,6 +164,22 @@ def check_plan(exe, d, name, batch, fits):
           what + "timeline: where it runs out is marked only when it does not fit")
 
 
+def check_plan_without_device(exe, d):
+    """No --gpu/--memory: no verdict to colour, no what-ifs, no largest batch; the curve and timeline still drawn."""
+    path = os.path.join(d, "plan-no-device.html")
+    r = run([exe, "plan", "resnet18", "--batch", "8", "--html", path])
+    if not check(r.returncode == 0 and os.path.exists(path), "plan --html without a device: " + r.stderr.strip()):
+        return
+    page = parse_page(path)
+    what = "plan page without a device: "
+    check(bool(page.body) and "unknown" in classes_of(page.body[0][1]), what + "the verdict says unknown")
+    check(not [a for t, a in page.body if t == "tr" and "whatif" in classes_of(a)], what + "no what-ifs")
+    if check(len(page.svgs) == 2, what + "the curve and the timeline"):
+        check(not by_class(page.svgs[0], "capacity") and not by_class(page.svgs[0], "max-batch"),
+              what + "no capacity line, no largest batch")
+        check(len(by_class(page.svgs[1], "peak-marker")) == 1, what + "the timeline's peak")
+
+
 def check_split(exe, d):
     path = os.path.join(d, "split.html")
     r = run([exe, "split", "resnet50", "--global-batch", "96", "--gpu-memory", "11GiB,11GiB,24GiB", "--html", path])
@@ -217,6 +233,7 @@ def main():
         os.makedirs(d, exist_ok=True)
         checks = [lambda exe, d: check_plan(exe, d, "plan-fits.html", 128, True),
                   lambda exe, d: check_plan(exe, d, "plan-does-not-fit.html", 384, False),
+                  check_plan_without_device,
                   check_fit, check_split, check_watch]
         for fn in checks:
             try:

@@ -145,6 +145,8 @@ TEST(StepTimeline, TiesKeepTheEarlierPoint) {
   auto points = r.Finish([](int i) { return std::to_string(i); });
   ASSERT_FALSE(points.empty());
   EXPECT_EQ(points.front().event, 0u);
+  // Each kept point is the first event of its (even-aligned) group.
+  for (const TimelinePoint& p : points) EXPECT_EQ(p.event % 2, 0u) << p.event;
 }
 
 }  // namespace
