@@ -82,12 +82,20 @@ def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, **kw)
 
 
+def make_page(exe, d, name, args, codes=(0,)):
+    """Runs `oomguard ARGS --html d/NAME` and parses the page; None (a failure noted) when it was not written."""
+    path = os.path.join(d, name)
+    r = run([exe] + args + ["--html", path])
+    if not check(r.returncode in codes and os.path.exists(path),
+                 "%s --html %s: exit %d: %s" % (args[0], name, r.returncode, r.stderr.strip())):
+        return None
+    return parse_page(path)
+
+
 def check_fit(exe, d):
-    path = os.path.join(d, "fit.html")
-    r = run([exe, "fit", "resnet50", "--gpu", "rtx-3090", "--html", path])
-    if not check(r.returncode == 0 and os.path.exists(path), "fit --html failed: " + r.stderr.strip()):
+    page = make_page(exe, d, "fit.html", ["fit", "resnet50", "--gpu", "rtx-3090"])
+    if page is None:
         return
-    page = parse_page(path)
     check(len(page.svgs) == 1, "fit page: one chart")
     svg = page.svgs[0]
     check(len(by_class(svg, "xtick")) >= 3, "fit chart: x ticks")
@@ -104,13 +112,11 @@ def check_plan(exe, d, name, batch, fits):
     """The plan page, answer first, for a step that fits (fits=True) or does not."""
     path = os.path.join(d, name)
     args = ["plan", "resnet50", "--batch", str(batch), "--gpu", "rtx-3090"]
-    r = run([exe] + args + ["--html", path])
-    if not check(r.returncode == (0 if fits else 1) and os.path.exists(path),
-                 "plan --html %s: exit %d: %s" % (name, r.returncode, r.stderr.strip())):
+    page = make_page(exe, d, name, args, (0 if fits else 1,))
+    if page is None:
         return
     j = json.loads(run([exe] + args + ["--json"]).stdout)
     check(j["fits"] is fits, "plan --json: fits is %s for batch %d" % (fits, batch))
-    page = parse_page(path)
     what = "plan page (%s): " % name
     # The verdict is the first thing in the body and says red or green.
     if check(bool(page.body), what + "a body"):
@@ -166,11 +172,9 @@ def check_plan(exe, d, name, batch, fits):
 
 def check_plan_without_device(exe, d):
     """No --gpu/--memory: no verdict to colour, no what-ifs, no largest batch; the curve and timeline still drawn."""
-    path = os.path.join(d, "plan-no-device.html")
-    r = run([exe, "plan", "resnet18", "--batch", "8", "--html", path])
-    if not check(r.returncode == 0 and os.path.exists(path), "plan --html without a device: " + r.stderr.strip()):
+    page = make_page(exe, d, "plan-no-device.html", ["plan", "resnet18", "--batch", "8"])
+    if page is None:
         return
-    page = parse_page(path)
     what = "plan page without a device: "
     check(bool(page.body) and "unknown" in classes_of(page.body[0][1]), what + "the verdict says unknown")
     check(not [a for t, a in page.body if t == "tr" and "whatif" in classes_of(a)], what + "no what-ifs")
