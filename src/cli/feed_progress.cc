@@ -34,9 +34,8 @@ std::string FeedStatus(const FeedProgress& p) {
   char speed[96];
   std::snprintf(speed, sizeof speed, "%.0f img/s, %.1f MB/s", static_cast<double>(p.images) / secs,
                 static_cast<double>(p.file_bytes_read) / 1e6 / secs);
-  const double share = p.budget_bytes ? 100.0 * static_cast<double>(p.in_flight_bytes) /
-                                            static_cast<double>(p.budget_bytes)
-                                      : 0;
+  const double share =
+      p.budget_bytes ? 100.0 * static_cast<double>(p.in_flight_bytes) / static_cast<double>(p.budget_bytes) : 0;
   char budget[32];
   std::snprintf(budget, sizeof budget, "%.0f %%", share);
   return "epoch " + std::to_string(p.epoch) + " of " + std::to_string(p.epochs) + " · ETA " + eta + " · " + speed +

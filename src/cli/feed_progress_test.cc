@@ -28,8 +28,7 @@ TEST(FeedProgress, StatusHasEpochEtaSpeedAndBytesInFlight) {
   p.file_bytes_read = 50'000'000;
   p.in_flight_bytes = 384ull << 20;
   p.budget_bytes = 512ull << 20;
-  EXPECT_EQ(FeedStatus(p),
-            "epoch 1 of 3 · ETA 20 s · 99 img/s, 5.0 MB/s · in flight 384.00 MiB of 512.00 MiB (75 %)");
+  EXPECT_EQ(FeedStatus(p), "epoch 1 of 3 · ETA 20 s · 99 img/s, 5.0 MB/s · in flight 384.00 MiB of 512.00 MiB (75 %)");
 }
 
 TEST(FeedProgress, NoEtaBeforeTheFirstImageAndZeroAtTheEnd) {

@@ -60,7 +60,8 @@ std::string Where(const plan::StepPlan& plan, const plan::TimelinePoint& p) {
   if (p.node == "optimizer.step()") return "in optimizer.step()";
   if (p.node == "start of step") return "at the start of the step";
   std::string s = "at layer " + p.node;
-  if (const plan::LayerMemory* l = FindLayer(plan, p.node)) s += " (" + l->op_type + ", output " + Shape(l->output_shape) + ")";
+  if (const plan::LayerMemory* l = FindLayer(plan, p.node))
+    s += " (" + l->op_type + ", output " + Shape(l->output_shape) + ")";
   return s;
 }
 
@@ -82,7 +83,8 @@ const char* kStyle =
     ".unknown{background:#f1f1f1;border-color:#777}"
     ".warnings{background:#fff8e1;border-left:6px solid #f9a825;padding:6px 14px}"
     "table{border-collapse:collapse}td,th{padding:3px 10px;text-align:right;vertical-align:top;white-space:nowrap}"
-    "td.text,th.text{text-align:left;white-space:normal}td.name{word-break:break-all}tr.whatif.fits td.verdict-cell{color:#1b5e20;font-weight:bold}"
+    "td.text,th.text{text-align:left;white-space:normal}td.name{word-break:break-all}tr.whatif.fits "
+    "td.verdict-cell{color:#1b5e20;font-weight:bold}"
     "tr.whatif.still-too-big td.verdict-cell{color:#b71c1c}"
     ".swatch{display:inline-block;width:12px;height:12px;margin-right:6px;vertical-align:middle}"
     ".note{color:#555;font-size:14px}figure{margin:0}"
@@ -99,8 +101,9 @@ void Verdict(std::ostringstream& h, const plan::StepPlan& plan, const ResolvedPl
   h << "<section id=\"verdict\" class=\"verdict " << cls << "\" data-required-bytes=\"" << plan.required_bytes << '"';
   if (cap) h << " data-capacity-bytes=\"" << *cap << '"';
   h << ">\n";
-  const std::string device =
-      resolved.gpu ? std::string(resolved.gpu->name) : cap ? "a device of " + B(*cap) : std::string("no device given");
+  const std::string device = resolved.gpu ? std::string(resolved.gpu->name)
+                             : cap        ? "a device of " + B(*cap)
+                                          : std::string("no device given");
   if (!cap) {
     h << "<p class=\"headline\">NEEDS " << E(B(plan.required_bytes)) << "</p>\n"
       << "<p class=\"numbers\">No device to compare with: add <code>--gpu NAME</code> (see <code>oomguard gpus</code>)"
@@ -114,8 +117,8 @@ void Verdict(std::ostringstream& h, const plan::StepPlan& plan, const ResolvedPl
         << " of the capacity)</p>\n";
     } else {
       const uint64_t short_by = plan.required_bytes - *cap;
-      h << "<p class=\"headline\">DOES NOT FIT</p>\n<p class=\"numbers\">needs "
-        << E(B(plan.required_bytes)) << " of " << E(B(*cap)) << ": <b>short by " << E(B(short_by)) << "</b> ("
+      h << "<p class=\"headline\">DOES NOT FIT</p>\n<p class=\"numbers\">needs " << E(B(plan.required_bytes)) << " of "
+        << E(B(*cap)) << ": <b>short by " << E(B(short_by)) << "</b> ("
         << Pct(100.0 * static_cast<double>(short_by) / c) << " more than the device has)</p>\n";
     }
   }
@@ -168,16 +171,16 @@ void WhatIfs(std::ostringstream& h, const plan::StepPlan& plan, const ResolvedPl
     h << "<p class=\"note\">No what-if applies to this step.</p>\n";
     return;
   }
-  h << "<p class=\"note\">Each change re-planned at batch " << plan.batch << " against " << E(B(*resolved.capacity_bytes))
-    << ", ranked: what fits first, then by bytes saved.</p>\n"
+  h << "<p class=\"note\">Each change re-planned at batch " << plan.batch << " against "
+    << E(B(*resolved.capacity_bytes)) << ", ranked: what fits first, then by bytes saved.</p>\n"
     << "<table class=\"whatifs\"><tr><th>#</th><th class=\"text\">change</th><th>saves</th><th>then needs</th>"
        "<th class=\"text\">verdict</th><th>largest batch</th></tr>\n";
   int n = 0;
   for (const fit::AdviceItem& a : page.advice) {
-    h << "<tr class=\"whatif " << (a.fits ? "fits" : "still-too-big") << "\" data-action=\"" << E(a.action)
-      << "\"><td>" << ++n << "</td><td class=\"text\">" << E(a.description) << "</td><td>" << E(B(a.saves_bytes))
-      << "</td><td>" << E(B(a.required_bytes)) << "</td><td class=\"text verdict-cell\">"
-      << (a.fits ? "fits" : "still does not fit") << "</td><td>";
+    h << "<tr class=\"whatif " << (a.fits ? "fits" : "still-too-big") << "\" data-action=\"" << E(a.action) << "\"><td>"
+      << ++n << "</td><td class=\"text\">" << E(a.description) << "</td><td>" << E(B(a.saves_bytes)) << "</td><td>"
+      << E(B(a.required_bytes)) << "</td><td class=\"text verdict-cell\">" << (a.fits ? "fits" : "still does not fit")
+      << "</td><td>";
     if (a.action == "lower_batch" && a.micro_batch && a.accumulation_steps) {
       h << *a.micro_batch << " × " << *a.accumulation_steps << " steps";
     } else if (a.max_batch) {
@@ -243,8 +246,9 @@ void BatchCurve(std::ostringstream& h, const plan::StepPlan& plan, const Resolve
   {  // Beside the dot, right of it (below the rising curve) unless at the right edge.
     const double px = p.X(static_cast<double>(plan.batch)), py = p.Y(static_cast<double>(plan.required_bytes));
     const bool at_edge = static_cast<double>(plan.batch) > xt.back() * 0.8;
-    p.TextAt(at_edge ? px - 8 : px + 8, at_edge ? py - 8 : py + 4, "batch " + std::to_string(plan.batch) + " (this plan)",
-             at_edge ? "end" : "start", current_fits ? "#333" : "#c62828", "current-label");
+    p.TextAt(at_edge ? px - 8 : px + 8, at_edge ? py - 8 : py + 4,
+             "batch " + std::to_string(plan.batch) + " (this plan)", at_edge ? "end" : "start",
+             current_fits ? "#333" : "#c62828", "current-label");
   }
   auto mark = [&](int64_t batch, const char* cls, const std::string& color, const std::string& label, bool above) {
     std::optional<double> y = bytes_at(batch);
@@ -335,7 +339,8 @@ void Timeline(std::ostringstream& h, const plan::StepPlan& plan, const ResolvedP
   const std::vector<plan::TimelinePoint>& t = plan.timeline;
   if (t.empty()) return;
   const size_t peak = static_cast<size_t>(
-      std::max_element(t.begin(), t.end(), [](const auto& a, const auto& b) { return a.allocated_bytes < b.allocated_bytes; }) -
+      std::max_element(t.begin(), t.end(),
+                       [](const auto& a, const auto& b) { return a.allocated_bytes < b.allocated_bytes; }) -
       t.begin());
   const double peak_bytes = static_cast<double>(t[peak].allocated_bytes);
   const std::optional<uint64_t> cap = resolved.capacity_bytes;
@@ -414,19 +419,21 @@ void Timeline(std::ostringstream& h, const plan::StepPlan& plan, const ResolvedP
       }
     }
     const double y = static_cast<double>(t[first].allocated_bytes);
-    p.Dot(x_of[first], y, "#c62828", "oom-point", "runs out of memory here: " + t[first].phase + ", " + Where(plan, t[first]));
+    p.Dot(x_of[first], y, "#c62828", "oom-point",
+          "runs out of memory here: " + t[first].phase + ", " + Where(plan, t[first]));
     p.Text(x_of[first], y, "runs out here", x_of[first] > 0.5 ? "end" : "start", "#c62828", 18);
   }
   if (room && !room_in_view && *room > 0) {
     p.TextAt(p.X(1) - 4, p.Y(yt.back()) + 30, "room for tensors: " + B(static_cast<uint64_t>(*room)) + " (far above)",
              "end", "#2e7d32", "tensor-room-note");
   }
-  p.Axes({}, nullptr, yt, [](double v) { return FormatBytes(static_cast<uint64_t>(v)); },
-         "one training step, in time order →", "live tensor bytes");
+  p.Axes(
+      {}, nullptr, yt, [](double v) { return FormatBytes(static_cast<uint64_t>(v)); },
+      "one training step, in time order →", "live tensor bytes");
   h << "<figure class=\"timeline\" data-peak-bytes=\"" << t[peak].allocated_bytes << "\" data-peak-phase=\""
     << E(t[peak].phase) << "\">" << p.Finish() << "</figure>\n";
-  h << "<p class=\"note\">Peak: <b>" << E(B(t[peak].allocated_bytes)) << "</b> of live tensors in the " << E(t[peak].phase)
-    << " pass, " << E(Where(plan, t[peak])) << ".";
+  h << "<p class=\"note\">Peak: <b>" << E(B(t[peak].allocated_bytes)) << "</b> of live tensors in the "
+    << E(t[peak].phase) << " pass, " << E(Where(plan, t[peak])) << ".";
   if (plan.target == plan::Target::kCuda) {
     h << " On top of the tensors the device holds the CUDA context (" << E(B(plan.bytes.context))
       << "), the cuBLAS/cuDNN workspace (" << E(B(plan.bytes.workspace)) << ") and the caching allocator's rounding ("
@@ -476,8 +483,8 @@ void TopLayers(std::ostringstream& h, const plan::StepPlan& plan) {
 
 }  // namespace
 
-Result<PlanPage> PlanPageFor(const plan::Model& model, const ResolvedPlanOptions& resolved,
-                             const plan::StepPlan& plan, std::vector<fit::AdviceItem> advice) {
+Result<PlanPage> PlanPageFor(const plan::Model& model, const ResolvedPlanOptions& resolved, const plan::StepPlan& plan,
+                             std::vector<fit::AdviceItem> advice) {
   PlanPage page;
   page.advice = std::move(advice);
   fit::PlanFunction planner = [&model](const plan::PlanOptions& o) { return plan::PlanStep(model, o); };
@@ -485,7 +492,8 @@ Result<PlanPage> PlanPageFor(const plan::Model& model, const ResolvedPlanOptions
   int64_t last = std::max<int64_t>(2 * plan.batch, 8);
   if (resolved.capacity_bytes) {
     for (double margin : {0.0, page.margin_percent}) {
-      Result<uint64_t> budget = fit::UsableBytes({.capacity_bytes = *resolved.capacity_bytes, .margin_percent = margin});
+      Result<uint64_t> budget =
+          fit::UsableBytes({.capacity_bytes = *resolved.capacity_bytes, .margin_percent = margin});
       if (!budget) continue;
       fit::FitOptions options;
       options.budget_bytes = *budget;

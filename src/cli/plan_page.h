@@ -22,7 +22,7 @@ namespace oomguard::cli {
 // What the page shows beside the plan.
 struct PlanPage {
   std::vector<std::pair<int64_t, uint64_t>> curve;  // (batch, required bytes), ascending batch
-  std::vector<fit::AdviceItem> advice;               // ranked what-ifs (AdviseStep)
+  std::vector<fit::AdviceItem> advice;              // ranked what-ifs (AdviseStep)
   // With a capacity: the largest batch whose step fits the whole capacity (what
   // the verdict compares against; 0 when batch 1 does not) and the one
   // `oomguard fit` answers, which keeps margin_percent of the capacity free.
@@ -35,8 +35,8 @@ struct PlanPage {
 // Plans what the page needs: fit's search for the largest batch (with no margin
 // and with fit's default margin) and the memory-vs-batch curve around them and
 // `plan.batch`. Fails with the planner's error.
-Result<PlanPage> PlanPageFor(const plan::Model& model, const ResolvedPlanOptions& resolved,
-                             const plan::StepPlan& plan, std::vector<fit::AdviceItem> advice);
+Result<PlanPage> PlanPageFor(const plan::Model& model, const ResolvedPlanOptions& resolved, const plan::StepPlan& plan,
+                             std::vector<fit::AdviceItem> advice);
 
 // The page. Stable hooks for tests: the first element of <body> is
 // <section id="verdict" class="verdict fits|does-not-fit|unknown">; the

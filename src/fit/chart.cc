@@ -61,9 +61,11 @@ std::string FitChartHtml(const std::string& title, const std::vector<CurvePoint>
   plot.HLine(static_cast<double>(capacity_bytes), "#c00", "capacity", "capacity " + FormatBytes(capacity_bytes), "");
   // The budget's label under its line at the left, where the curve is low: the
   // two lines are only the margin apart.
-  plot.Line(0, static_cast<double>(budget_bytes), xt.back(), static_cast<double>(budget_bytes), "#c60", "budget", "6,4");
-  plot.TextAt(plot.X(0) + 5, plot.Y(static_cast<double>(budget_bytes)) + 14,
-              "budget " + FormatBytes(budget_bytes) + " (capacity − reserve − margin)", "start", "#c60", "budget-label");
+  const double budget = static_cast<double>(budget_bytes);
+  plot.Line(0, budget, xt.back(), budget, "#c60", "budget", "6,4");
+  plot.TextAt(plot.X(0) + 5, plot.Y(budget) + 14,
+              "budget " + FormatBytes(budget_bytes) + " (capacity − reserve − margin)", "start", "#c60",
+              "budget-label");
   std::vector<std::pair<double, double>> points;
   for (const CurvePoint& p : curve) {
     points.emplace_back(static_cast<double>(p.batch), static_cast<double>(p.required_bytes));
@@ -89,8 +91,9 @@ std::string FitChartHtml(const std::string& title, const std::vector<CurvePoint>
     if (p.batch == chosen_batch) at = &p;
   }
   if (chosen_batch >= 1 && at) {
-    answer << "Largest batch that fits: <b>" << chosen_batch << "</b> (needs " << svg::Escape(FormatBytes(at->required_bytes))
-           << " of the " << svg::Escape(FormatBytes(budget_bytes)) << " budget)";
+    answer << "Largest batch that fits: <b>" << chosen_batch << "</b> (needs "
+           << svg::Escape(FormatBytes(at->required_bytes)) << " of the " << svg::Escape(FormatBytes(budget_bytes))
+           << " budget)";
   } else {
     answer << "<b style=\"color:#c00\">Nothing fits</b>: even batch 1 needs more than the "
            << svg::Escape(FormatBytes(budget_bytes)) << " budget";
