@@ -3,7 +3,7 @@
 
     check_pictures.py --oomguard build/oomguard [--keep DIR]
 
-Makes the plan, fit and split pages and a watch plot of a short run that grows its memory, parses the SVG with
+Makes the plan page (a step that fits and one that does not), the fit and split pages and a watch plot of a short run that grows its memory, parses the SVG with
 xml.etree and the HTML with html.parser, and asserts what a reader needs: ticks on every axis, the capacity and
 the largest batch marked, the verdict first, the what-ifs present, the watch prediction drawn inside its plot at
 true scale, all-zero series left out. Exits 1 with one line per failed check.
@@ -29,15 +29,20 @@ def check(ok, what):
 
 
 class Page(html.parser.HTMLParser):
-    """Collects the page's text, classes in order, and its inline SVG documents."""
+    """Collects the page's text, classes in order, the elements of <body> in order (tag, attributes), and its
+    inline SVG documents."""
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.text, self.classes, self.svgs = [], [], []
-        self._svg_depth, self._svg = 0, []
+        self.text, self.classes, self.svgs, self.body = [], [], [], []
+        self._svg_depth, self._svg, self._in_body = 0, [], False
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
+        if tag == "body":
+            self._in_body = True
+        elif self._in_body and not self._svg_depth:
+            self.body.append((tag, a))
         if "class" in a:
             self.classes.append(a["class"])
         if tag == "svg":
@@ -77,18 +82,106 @@ def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, **kw)
 
 
+def make_page(exe, d, name, args, codes=(0,)):
+    """Runs `oomguard ARGS --html d/NAME` and parses the page; None (a failure noted) when it was not written."""
+    path = os.path.join(d, name)
+    r = run([exe] + args + ["--html", path])
+    if not check(r.returncode in codes and os.path.exists(path),
+                 "%s --html %s: exit %d: %s" % (args[0], name, r.returncode, r.stderr.strip())):
+        return None
+    return parse_page(path)
+
+
 def check_fit(exe, d):
-    path = os.path.join(d, "fit.html")
-    r = run([exe, "fit", "resnet50", "--gpu", "rtx-3090", "--html", path])
-    if not check(r.returncode == 0 and os.path.exists(path), "fit --html failed: " + r.stderr.strip()):
+    page = make_page(exe, d, "fit.html", ["fit", "resnet50", "--gpu", "rtx-3090"])
+    if page is None:
         return
-    page = parse_page(path)
     check(len(page.svgs) == 1, "fit page: one chart")
     svg = page.svgs[0]
     check(len(by_class(svg, "xtick")) >= 3, "fit chart: x ticks")
     check(len(by_class(svg, "ytick")) >= 3, "fit chart: y ticks")
     check(len(by_class(svg, "capacity")) == 1, "fit chart: the capacity line")
     check(len(by_class(svg, "chosen")) == 1, "fit chart: the largest batch marked")
+
+
+def classes_of(attrs):
+    return (attrs.get("class") or "").split()
+
+
+def check_plan(exe, d, name, batch, fits):
+    """The plan page, answer first, for a step that fits (fits=True) or does not."""
+    path = os.path.join(d, name)
+    args = ["plan", "resnet50", "--batch", str(batch), "--gpu", "rtx-3090"]
+    page = make_page(exe, d, name, args, (0 if fits else 1,))
+    if page is None:
+        return
+    j = json.loads(run([exe] + args + ["--json"]).stdout)
+    check(j["fits"] is fits, "plan --json: fits is %s for batch %d" % (fits, batch))
+    what = "plan page (%s): " % name
+    # The verdict is the first thing in the body and says red or green.
+    if check(bool(page.body), what + "a body"):
+        tag, attrs = page.body[0]
+        cls = classes_of(attrs)
+        check(attrs.get("id") == "verdict" and "verdict" in cls,
+              what + "the verdict comes first (found <%s %s>)" % (tag, attrs))
+        check(("fits" if fits else "does-not-fit") in cls, what + "the verdict's class is %s (%s)"
+              % ("fits" if fits else "does-not-fit", cls))
+        check(int(attrs.get("data-required-bytes", -1)) == j["required_bytes"],
+              what + "the verdict's bytes are plan --json's required_bytes")
+    text = " ".join(page.text)
+    check(("to spare" in text) if fits else ("short by" in text), what + "the headroom or the shortfall is stated")
+    check("%" in text, what + "the headroom or shortfall in %")
+    if not fits:
+        css = open(path, encoding="utf-8").read()
+        m = re.search(r"\.does-not-fit\{([^}]*)\}", css)
+        check(m is not None and re.search(r"background:#f[0-9a-f]{2}[0-9a-f]{3}", m.group(1)) is not None
+              and re.search(r"border-color:#[c-f][0-9a-f]2", m.group(1)) is not None,
+              what + "does-not-fit is drawn red (%s)" % (m.group(1) if m else "no rule"))
+    # The what-ifs: rows, as many as plan --json's advice.
+    rows = [a for t, a in page.body if t == "tr" and "whatif" in classes_of(a)]
+    check(len(rows) >= 1 and len(rows) == len(j["advice"]),
+          what + "a what-if row per advice item (%d rows, %d items)" % (len(rows), len(j["advice"])))
+    check([a.get("data-action") for a in rows] == [a["action"] for a in j["advice"]],
+          what + "the what-ifs in the ranked order of plan's advice")
+    # The batch curve and the timeline, in that order after the verdict.
+    if not check(len(page.svgs) == 2, what + "two pictures (curve, timeline), found %d" % len(page.svgs)):
+        return
+    curve, timeline = page.svgs
+    check(len(by_class(curve, "xtick")) >= 3, what + "curve: x ticks")
+    check(len(by_class(curve, "ytick")) >= 3, what + "curve: y ticks")
+    check(len(by_class(curve, "capacity")) == 1, what + "curve: the capacity line")
+    check(len(by_class(curve, "max-batch")) == 1, what + "curve: the largest batch marked (no margin)")
+    check(len(by_class(curve, "max-batch-margin")) == 1, what + "curve: the largest batch with fit's margin marked")
+    check("margin" in text and "oomguard fit" in text, what + "the margin is explained")
+    fig = [a for t, a in page.body if t == "figure" and "timeline" in classes_of(a)]
+    if check(len(fig) == 1, what + "one timeline figure"):
+        check(int(fig[0].get("data-peak-bytes", -1)) == j["peak_allocated_bytes"],
+              what + "timeline: its peak (%s) is plan --json's peak_allocated_bytes (%d)"
+              % (fig[0].get("data-peak-bytes"), j["peak_allocated_bytes"]))
+        check(fig[0].get("data-peak-phase") == j["peak_phase"], what + "timeline: the peak's phase is plan's")
+    marker = by_class(timeline, "peak-marker")
+    if check(len(marker) == 1, what + "timeline: the peak marked"):
+        title = marker[0].find(SVG + "title").text
+        check("(%d bytes)" % j["peak_allocated_bytes"] in title, what + "timeline: the peak's title has its bytes")
+        check(" at layer " in title, what + "timeline: the peak names its layer")
+    check(len(by_class(timeline, "layer")) >= 3, what + "timeline: stacked categories")
+    check(len(by_class(timeline, "ytick")) >= 3, what + "timeline: y ticks")
+    check(len(by_class(timeline, "oom-point")) == (0 if fits else 1),
+          what + "timeline: where it runs out is marked only when it does not fit")
+
+
+def check_plan_without_device(exe, d):
+    """No --gpu/--memory: no verdict to colour, no what-ifs, no largest batch; the curve and timeline still drawn."""
+    page = make_page(exe, d, "plan-no-device.html", ["plan", "resnet18", "--batch", "8"])
+    if page is None:
+        return
+    what = "plan page without a device: "
+    check(bool(page.body) and "unknown" in classes_of(page.body[0][1]), what + "the verdict says unknown")
+    check(not [a for t, a in page.body if t == "tr" and "whatif" in classes_of(a)], what + "no what-ifs")
+    if check(len(page.svgs) == 2, what + "the curve and the timeline"):
+        check(not by_class(page.svgs[0], "capacity") and not by_class(page.svgs[0], "max-batch"),
+              what + "no capacity line, no largest batch")
+        check(len(by_class(page.svgs[1], "peak-marker")) == 1, what + "the timeline's peak")
 
 
 def check_split(exe, d):
@@ -142,11 +235,15 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         d = args.keep or tmp
         os.makedirs(d, exist_ok=True)
-        for fn in (check_fit, check_split, check_watch):
+        checks = [lambda exe, d: check_plan(exe, d, "plan-fits.html", 128, True),
+                  lambda exe, d: check_plan(exe, d, "plan-does-not-fit.html", 384, False),
+                  check_plan_without_device,
+                  check_fit, check_split, check_watch]
+        for fn in checks:
             try:
                 fn(args.oomguard, d)
             except Exception as e:  # noqa: BLE001 — a crash of one check is a failure, the others still run
-                failures.append("%s raised %s: %s" % (fn.__name__, type(e).__name__, e))
+                failures.append("%s raised %s: %s" % (getattr(fn, "__name__", "check"), type(e).__name__, e))
     for f in failures:
         print("FAIL " + f)
     print("%d failed" % len(failures) if failures else "pictures: all checks passed")

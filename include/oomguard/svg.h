@@ -73,6 +73,10 @@ class SvgPlot {
   // A filled rectangle in data coordinates.
   void Rect(double x0, double y0, double x1, double y1, const std::string& color, const std::string& css_class,
             const std::string& tooltip);
+  // A filled band between two series over the same xs (one layer of a stacked
+  // area). REQUIRES: xs, lower and upper have the same size.
+  void Band(const std::vector<double>& xs, const std::vector<double>& lower, const std::vector<double>& upper,
+            const std::string& color, const std::string& css_class, const std::string& tooltip);
   void LegendEntry(const std::string& name, const std::string& color);
 
   std::string Finish();
@@ -82,6 +86,9 @@ class SvgPlot {
   Box box_;
   double x_lo_, x_hi_, y_lo_, y_hi_;
   int legend_entries_ = 0;
+  double legend_x_ = 0;  // where the next legend entry starts, from box_.left
+  int legend_row_ = 0;
+  bool has_title_ = false;  // legends start lower, under the title
   std::ostringstream out_;
 };
 

@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "feed_progress.h"
 #include "oomguard/feed/feed.h"
 #include "oomguard/feed/image_list.h"
 #include "oomguard/self_memory.h"
@@ -40,12 +41,6 @@ class SkipLog {
   Mutex mu_;
   int logged_ GUARDED_BY(mu_) = 0;
 };
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 }  // namespace
 
@@ -132,14 +127,18 @@ int RunFeed(int argc, char** argv) {
     if (step_ms > 0) {
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_ms));
     }
+    const uint32_t epoch = b->epoch() + 1;
     b->Release();
     feed::FeedStats s = stream.stats();
-    double secs = seconds_since_start();
-    bar.Update(s.images + s.skipped,
-               Fixed(s.images / std::max(secs, 1e-9), 0) + " img/s, " +
-                   Fixed(s.file_bytes_read / 1e6 / std::max(secs, 1e-9), 1) + " MB/s read, budget " +
-                   Fixed(100.0 * s.budget_in_use_bytes / s.budget_bytes, 0) + "% of " +
-                   FormatBytes(s.budget_bytes));
+    bar.Update(s.images + s.skipped, FeedStatus({.done = s.images + s.skipped,
+                                                 .total = per_epoch * epochs,
+                                                 .epoch = epoch,
+                                                 .epochs = epochs,
+                                                 .seconds = seconds_since_start(),
+                                                 .images = s.images,
+                                                 .file_bytes_read = s.file_bytes_read,
+                                                 .in_flight_bytes = s.budget_in_use_bytes,
+                                                 .budget_bytes = s.budget_bytes}));
   }
   const double seconds = seconds_since_start();
   bar.Finish();

@@ -10,6 +10,7 @@
 #include "oomguard/doctor/system_view.h"
 #include "plan_advice.h"
 #include "plan_options.h"
+#include "plan_page.h"
 #include "plan_report.h"
 
 namespace oomguard::cli {
@@ -31,28 +32,20 @@ int RunPlan(int argc, char** argv) {
   auto host = ResolveHostSection(host_values, **model, resolved->options, *result, *doctor::MakeRealSystem());
   if (!host) return UsageError("plan", host.error());
 
-  if (!values.html.empty()) {
-    // The memory-vs-batch curve: up to twice the batch (or to the capacity), 24 points.
-    std::vector<std::pair<int64_t, uint64_t>> curve;
-    int64_t end = std::max<int64_t>(2 * result->batch, 8);
-    for (int i = 1; i <= 24; ++i) {
-      plan::PlanOptions o = resolved->options;
-      o.batch = std::max<int64_t>(1, end * i / 24);
-      if (!curve.empty() && curve.back().first == *o.batch) continue;
-      auto p = plan::PlanStep(**model, o);
-      if (p) curve.emplace_back(*o.batch, p->required_bytes);
-    }
-    std::ofstream out(values.html, std::ios::binary);
-    out << PlanToHtml(*result, *resolved, curve,
-                      *host ? HostToHtml(**host, *result, resolved->capacity_bytes) : std::string());
-    if (!out.good()) return UsageError("plan", "cannot write " + values.html);
-  }
   PlanVerdict verdict = Judge(*result, *resolved);
   std::optional<bool> fits = *host ? CombinedFits(verdict.fits, **host) : verdict.fits;
   // What-ifs need a capacity to judge against; each is re-planned.
   std::vector<fit::AdviceItem> advice;
   if (resolved->capacity_bytes) {
     advice = AdviseStep(**model, resolved->options, *resolved->capacity_bytes, *result);
+  }
+  if (!values.html.empty()) {
+    Result<PlanPage> page = PlanPageFor(**model, *resolved, *result, advice);
+    if (!page) return UsageError("plan", page.error());
+    if (*host) page->host_html = HostToHtml(**host, *result, resolved->capacity_bytes);
+    std::ofstream out(values.html, std::ios::binary);
+    out << PlanToHtml(*result, *resolved, *page);
+    if (!out.good()) return UsageError("plan", "cannot write " + values.html);
   }
   if (values.json) {
     nlohmann::json j = PlanToJson(*result, *resolved);

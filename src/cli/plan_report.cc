@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <sstream>
 
-#include "oomguard/svg.h"
 #include "oomguard/units.h"
 
 namespace oomguard::cli {
@@ -193,103 +192,6 @@ std::string PlanToText(const plan::StepPlan& plan, const ResolvedPlanOptions& re
     }
   }
   return out.str();
-}
-
-std::string PlanToHtml(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved,
-                       const std::vector<std::pair<int64_t, uint64_t>>& curve, const std::string& host_html) {
-  PlanVerdict v = Judge(plan, resolved);
-  const double kGiB = 1024.0 * 1024.0 * 1024.0;
-  std::ostringstream h;
-  h << "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>oomguard plan: " << HtmlEscape(plan.model)
-    << "</title>\n<style>body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse}"
-       "td,th{padding:2px 10px;text-align:right}td:first-child,th:first-child{text-align:left}"
-       ".legend span{display:inline-block;width:12px;height:12px;margin-right:4px}</style></head><body>\n";
-  h << "<h1>" << HtmlEscape(plan.model) << ", batch " << plan.batch << "</h1>\n<p>"
-    << plan::Name(resolved.options.optimizer) << ", " << plan::Name(resolved.options.precision) << ", target "
-    << plan::Name(plan.target);
-  if (resolved.gpu) h << " (" << HtmlEscape(std::string(resolved.gpu->name)) << ")";
-  h << ". Peak allocated " << HtmlEscape(FormatBytes(plan.peak_allocated_bytes)) << " during "
-    << plan.peak_phase << "; needs " << HtmlEscape(FormatBytes(plan.required_bytes));
-  if (v.capacity_bytes) {
-    h << " of " << HtmlEscape(FormatBytes(*v.capacity_bytes)) << ": <b>" << (*v.fits ? "fits" : "does not fit")
-      << "</b>";
-  }
-  h << ".</p>\n<h2>Where the memory goes at the peak</h2>\n";
-  // Stacked bar.
-  std::vector<Category> cats = Categories(plan.at_peak);
-  uint64_t total = 0;
-  for (const Category& c : cats) total += c.bytes;
-  const int width = 800;
-  h << "<svg width=\"" << width << "\" height=\"40\" xmlns=\"http://www.w3.org/2000/svg\">";
-  double x = 0;
-  for (const Category& c : cats) {
-    if (!c.bytes || !total) continue;
-    double w = width * static_cast<double>(c.bytes) / static_cast<double>(total);
-    h << "<rect x=\"" << x << "\" y=\"0\" width=\"" << w << "\" height=\"40\" fill=\"" << c.color
-      << "\"><title>" << c.label << ": " << HtmlEscape(FormatBytes(c.bytes)) << "</title></rect>";
-    x += w;
-  }
-  h << "</svg>\n<table><tr><th>category</th><th>bytes</th><th>%</th></tr>\n";
-  for (const Category& c : cats) {
-    h << "<tr><td class=\"legend\"><span style=\"background:" << c.color << "\"></span>" << c.label << "</td><td>"
-      << HtmlEscape(FormatBytes(c.bytes)) << "</td><td>"
-      << Percent(total ? 100.0 * static_cast<double>(c.bytes) / static_cast<double>(total) : 0) << "</td></tr>\n";
-  }
-  h << "</table>\n" << host_html;
-  // Memory vs batch.
-  if (!curve.empty()) {
-    const int W = 800, H = 360, L = 70, B = 40;
-    double max_b = static_cast<double>(curve.back().first);
-    double max_y = 0;
-    for (const auto& [b, y] : curve) max_y = std::max(max_y, static_cast<double>(y));
-    if (v.capacity_bytes) max_y = std::max(max_y, static_cast<double>(*v.capacity_bytes));
-    max_y *= 1.1;
-    auto px = [&](double b) { return L + (W - L - 20) * b / max_b; };
-    auto py = [&](double y) { return H - B - (H - B - 20) * y / max_y; };
-    h << "<h2>Memory vs batch size</h2>\n<svg width=\"" << W << "\" height=\"" << H
-      << "\" xmlns=\"http://www.w3.org/2000/svg\" font-size=\"12\">";
-    h << "<line x1=\"" << L << "\" y1=\"" << H - B << "\" x2=\"" << W - 20 << "\" y2=\"" << H - B
-      << "\" stroke=\"#444\"/><line x1=\"" << L << "\" y1=\"20\" x2=\"" << L << "\" y2=\"" << H - B
-      << "\" stroke=\"#444\"/>";
-    for (int i = 0; i <= 4; ++i) {
-      double y = max_y * i / 4;
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.1f GiB", y / kGiB);
-      h << "<text x=\"" << L - 6 << "\" y=\"" << py(y) + 4 << "\" text-anchor=\"end\">" << buf << "</text>";
-    }
-    h << "<text x=\"" << (L + W) / 2 << "\" y=\"" << H - 8 << "\" text-anchor=\"middle\">batch size (max "
-      << curve.back().first << ")</text>";
-    h << "<polyline fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"2\" points=\"";
-    for (const auto& [b, y] : curve) h << px(static_cast<double>(b)) << "," << py(static_cast<double>(y)) << " ";
-    h << "\"/>";
-    h << "<circle cx=\"" << px(static_cast<double>(plan.batch)) << "\" cy=\""
-      << py(static_cast<double>(plan.required_bytes)) << "\" r=\"5\" fill=\"#e15759\"><title>batch " << plan.batch
-      << "</title></circle>";
-    if (v.capacity_bytes) {
-      h << "<line x1=\"" << L << "\" x2=\"" << W - 20 << "\" y1=\"" << py(static_cast<double>(*v.capacity_bytes))
-        << "\" y2=\"" << py(static_cast<double>(*v.capacity_bytes))
-        << "\" stroke=\"#e15759\" stroke-dasharray=\"6 4\"/><text x=\"" << W - 22 << "\" y=\""
-        << py(static_cast<double>(*v.capacity_bytes)) - 6 << "\" text-anchor=\"end\" fill=\"#e15759\">capacity "
-        << HtmlEscape(FormatBytes(*v.capacity_bytes)) << "</text>";
-    }
-    h << "</svg>\n";
-  }
-  // Layers.
-  std::vector<const plan::LayerMemory*> top;
-  for (const plan::LayerMemory& l : plan.layers) {
-    if (l.saved_bytes) top.push_back(&l);
-  }
-  std::stable_sort(top.begin(), top.end(), [](auto* a, auto* b) { return a->saved_bytes > b->saved_bytes; });
-  if (top.size() > 20) top.resize(20);
-  h << "<h2>Layers keeping the most for backward</h2>\n<table><tr><th>layer</th><th>op</th><th>output</th>"
-       "<th>saved</th><th>parameters</th></tr>\n";
-  for (const auto* l : top) {
-    h << "<tr><td>" << HtmlEscape(l->name) << "</td><td>" << HtmlEscape(l->op_type) << "</td><td>"
-      << HtmlEscape(Shape(l->output_shape)) << "</td><td>" << HtmlEscape(FormatBytes(l->saved_bytes)) << "</td><td>"
-      << HtmlEscape(FormatBytes(l->parameter_bytes)) << "</td></tr>\n";
-  }
-  h << "</table>\n<p style=\"color:#777\">Generated by oomguard plan.</p></body></html>\n";
-  return h.str();
 }
 
 }  // namespace oomguard::cli

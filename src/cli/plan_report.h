@@ -1,5 +1,5 @@
-// Rendering a StepPlan: the JSON object of docs/DESIGN.md, the human table and
-// the self-contained HTML page. Shared by plan (and usable by fit/split).
+// Rendering a StepPlan: the JSON object of docs/DESIGN.md and the human table
+// (the HTML page is plan_page.h). Shared by plan (and usable by fit/split).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -26,11 +26,5 @@ std::string HtmlEscape(const std::string& s);
 
 // The human report (categories with bars, top layers, verdict).
 std::string PlanToText(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved);
-
-// A self-contained HTML page: stacked bar of the breakdown and a memory-vs-batch
-// curve (points: batch, required bytes) with the capacity line. `host_html`
-// (the host side, when planned) goes after the device breakdown.
-std::string PlanToHtml(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved,
-                       const std::vector<std::pair<int64_t, uint64_t>>& curve, const std::string& host_html = {});
 
 }  // namespace oomguard::cli

@@ -114,6 +114,7 @@ bool SvgPlot::Inside(double x, double y) const {
 }
 
 void SvgPlot::Title(const std::string& text) {
+  has_title_ = true;
   out_ << "<text class=\"title\" x=\"" << Num(box_.left) << "\" y=\"16\" font-size=\"14\" font-weight=\"bold\">"
        << Escape(text) << "</text>\n";
 }
@@ -211,9 +212,25 @@ void SvgPlot::Rect(double x0, double y0, double x1, double y1, const std::string
        << Escape(tooltip) << "</title></rect>\n";
 }
 
+void SvgPlot::Band(const std::vector<double>& xs, const std::vector<double>& lower, const std::vector<double>& upper,
+                   const std::string& color, const std::string& css_class, const std::string& tooltip) {
+  const size_t n = std::min({xs.size(), lower.size(), upper.size()});
+  out_ << "<polygon class=\"" << Escape(css_class) << "\" fill=\"" << Escape(color) << "\" stroke=\"none\" points=\"";
+  for (size_t i = 0; i < n; ++i) out_ << Num(X(xs[i])) << ',' << Num(Y(upper[i])) << ' ';
+  for (size_t i = n; i-- > 0;) out_ << Num(X(xs[i])) << ',' << Num(Y(lower[i])) << ' ';
+  out_ << "\"><title>" << Escape(tooltip) << "</title></polygon>\n";
+}
+
 void SvgPlot::LegendEntry(const std::string& name, const std::string& color) {
-  // Entries run in rows of four across the top margin, under the title.
-  const double x = box_.left + (legend_entries_ % 4) * 170, y = 26 + (legend_entries_ / 4) * 14;
+  // Entries run in rows across the top margin, under the title, each as wide as
+  // its text needs (about 7 px a character at 12 px) and at least 170 px.
+  const double need = 34.0 + 7.0 * static_cast<double>(name.size()), step = std::max(170.0, need);
+  if (legend_entries_ > 0 && box_.left + legend_x_ + need > box_.width - box_.right) {
+    legend_x_ = 0;
+    ++legend_row_;
+  }
+  const double x = box_.left + legend_x_, y = (has_title_ ? 36 : 26) + legend_row_ * 14;
+  legend_x_ += step;
   out_ << "<g class=\"legend\"><line x1=\"" << Num(x) << "\" y1=\"" << Num(y - 4) << "\" x2=\"" << Num(x + 18)
        << "\" y2=\"" << Num(y - 4) << "\" stroke=\"" << Escape(color) << "\" stroke-width=\"3\"/><text x=\""
        << Num(x + 22) << "\" y=\"" << Num(y) << "\">" << Escape(name) << "</text></g>\n";

@@ -67,6 +67,28 @@ TEST(SvgPlot, EscapesEveryTextItWrites) {
   EXPECT_EQ(s.substr(s.size() - 7), "</svg>\n");
 }
 
+TEST(SvgPlot, BandGoesAlongTheTopAndBackAlongTheBottom) {
+  SvgPlot p(Box{500, 300, 50, 10, 20, 40}, 0, 10, 0, 100);
+  p.Band({0, 10}, {0, 50}, {100, 100}, "red", "layer", "a&b");
+  std::string s = p.Finish();
+  // Top edge left to right (y 100 -> pixel 20), then the bottom right to left (50 -> 140, 0 -> 260).
+  EXPECT_NE(s.find("<polygon class=\"layer\" fill=\"red\" stroke=\"none\" points=\"50,20 490,20 490,140 50,260 \">"
+                   "<title>a&amp;b</title></polygon>"),
+            std::string::npos)
+      << s;
+}
+
+TEST(SvgPlot, LegendsSitUnderTheTitleAndDoNotOverlap) {
+  SvgPlot p(Box{900, 400, 90, 20, 70, 40}, 0, 1, 0, 1);
+  p.Title("t");
+  p.LegendEntry("activations saved for backward", "red");  // 30 characters: wider than the 170 px slot
+  p.LegendEntry("b", "blue");
+  std::string s = p.Finish();
+  // Under the 14 px title at y 16, and the second entry starts after the first one's text (34 + 7 x 30 px).
+  EXPECT_NE(s.find("<text x=\"112\" y=\"36\">activations saved for backward</text>"), std::string::npos) << s;
+  EXPECT_NE(s.find("<text x=\"356\" y=\"36\">b</text>"), std::string::npos) << s;
+}
+
 TEST(Stack, PutsPanelsOneAboveTheOther) {
   std::string s = Stack({{"<svg a/>", 100, 50}, {"<svg b/>", 80, 30}});
   EXPECT_NE(s.find("height=\"80\""), std::string::npos);

@@ -111,7 +111,7 @@ svg::Panel MeasuredPanel(const WatchSummary& summary) {
   if (draw_gpu) y_top = std::max(y_top, double(gpu_limit));
   std::vector<double> yt = svg::ByteTicks(0, y_top * 1.05);
   std::vector<double> xt = svg::NiceTicks(0, t_end, 8);
-  svg::Box box{900, 400, 80, 20, 58, 50};
+  svg::Box box{900, 400, 92, 20, 58, 50};
   svg::SvgPlot plot(box, 0, xt.back(), 0, yt.back());
   plot.Title("oomguard watch: " + summary.verdict + " (measured)");
   plot.Axes(xt, Seconds, yt, Bytes, "seconds since the watch started", "memory");
@@ -142,7 +142,7 @@ svg::Panel ProjectionPanel(const WatchSummary& summary, const Projection& p) {
   const Series& x = p.gpu ? kSeries[5] : kSeries[0];
   std::vector<double> yt = svg::ByteTicks(0, p.limit * 1.05);
   std::vector<double> xt = svg::NiceTicks(0, std::max(p.at_t, p.from_t) * 1.02, 8);
-  svg::Box box{900, 300, 80, 20, 40, 50};
+  svg::Box box{900, 300, 92, 20, 40, 50};
   svg::SvgPlot plot(box, 0, xt.back(), 0, yt.back());
   plot.Title(std::string("prediction at true scale: ") + (p.gpu ? "GPU" : "host") + " memory reaches its limit at " +
              Seconds(p.at_t));

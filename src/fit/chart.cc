@@ -14,7 +14,8 @@ namespace {
 
 std::string Page(const std::string& title, const std::string& body) {
   return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + EscapeHtml(title) +
-         "</title>\n<style>body{font-family:sans-serif;margin:2em}svg text{font-size:12px}"
+         "</title>\n<style>body{font-family:sans-serif;margin:2em}svg text{font-size:12px;paint-order:stroke;"
+         "stroke:#fff;stroke-width:3px;stroke-linejoin:round}"
          "table{border-collapse:collapse}td,th{padding:2px 8px;text-align:right}</style>"
          "</head>\n<body>\n<h1>" + EscapeHtml(title) + "</h1>\n" + body + "</body></html>\n";
 }
@@ -53,13 +54,18 @@ std::string FitChartHtml(const std::string& title, const std::vector<CurvePoint>
   }
   const std::vector<double> xt = svg::NiceTicks(0, static_cast<double>(max_b), 8);
   const std::vector<double> yt = svg::ByteTicks(0, max_y * 1.05, 6);
-  svg::SvgPlot plot(svg::Box{760, 420, 80, 20, 44, 50}, 0, xt.back(), 0, yt.back());
+  svg::SvgPlot plot(svg::Box{760, 420, 92, 20, 44, 50}, 0, xt.back(), 0, yt.back());
   plot.Axes(
       xt, [](double b) { return svg::Num(b, 0); }, yt,
       [](double v) { return FormatBytes(static_cast<uint64_t>(v)); }, "batch", "memory per step");
   plot.HLine(static_cast<double>(capacity_bytes), "#c00", "capacity", "capacity " + FormatBytes(capacity_bytes), "");
-  plot.HLine(static_cast<double>(budget_bytes), "#c60", "budget",
-             "budget " + FormatBytes(budget_bytes) + " (after reserve and margin)");
+  // The budget's label under its line at the left, where the curve is low: the
+  // two lines are only the margin apart.
+  const double budget = static_cast<double>(budget_bytes);
+  plot.Line(0, budget, xt.back(), budget, "#c60", "budget", "6,4");
+  plot.TextAt(plot.X(0) + 5, plot.Y(budget) + 14,
+              "budget " + FormatBytes(budget_bytes) + " (capacity − reserve − margin)", "start", "#c60",
+              "budget-label");
   std::vector<std::pair<double, double>> points;
   for (const CurvePoint& p : curve) {
     points.emplace_back(static_cast<double>(p.batch), static_cast<double>(p.required_bytes));
@@ -69,10 +75,30 @@ std::string FitChartHtml(const std::string& title, const std::vector<CurvePoint>
   for (const CurvePoint& p : curve) {
     if (p.batch != chosen_batch) continue;
     const double bx = static_cast<double>(p.batch), by = static_cast<double>(p.required_bytes);
+    // A drop line to the batch axis, labelled at its foot: under the rising
+    // curve, away from the capacity and budget labels.
+    plot.Line(bx, 0, bx, by, "#090", "chosen-drop", "2,3");
     plot.Dot(bx, by, "#090", "chosen", "largest batch " + std::to_string(p.batch));
-    plot.Text(bx, by, "largest batch " + std::to_string(p.batch) + ": " + FormatBytes(p.required_bytes),
-              bx > xt.back() / 2 ? "end" : "start", "#090", 18);
+    const bool right_edge = bx > xt.back() * 0.75;
+    plot.TextAt(plot.X(bx) + (right_edge ? -5 : 5), plot.Y(0) - 8,
+                "largest batch " + std::to_string(p.batch) + ": " + FormatBytes(p.required_bytes),
+                right_edge ? "end" : "start", "#090", "chosen-label");
   }
+  std::ostringstream answer;
+  answer << "<p style=\"font-size:20px\">";
+  const CurvePoint* at = nullptr;
+  for (const CurvePoint& p : curve) {
+    if (p.batch == chosen_batch) at = &p;
+  }
+  if (chosen_batch >= 1 && at) {
+    answer << "Largest batch that fits: <b>" << chosen_batch << "</b> (needs "
+           << svg::Escape(FormatBytes(at->required_bytes)) << " of the " << svg::Escape(FormatBytes(budget_bytes))
+           << " budget)";
+  } else {
+    answer << "<b style=\"color:#c00\">Nothing fits</b>: even batch 1 needs more than the "
+           << svg::Escape(FormatBytes(budget_bytes)) << " budget";
+  }
+  answer << "</p>\n";
   std::ostringstream table;
   table << "<h2>Predicted memory by batch</h2>\n<table><tr><th>batch</th><th>required bytes</th><th>"
            "</th></tr>\n";
@@ -81,7 +107,7 @@ std::string FitChartHtml(const std::string& title, const std::vector<CurvePoint>
           << svg::Escape(FormatBytes(p.required_bytes)) << "</td></tr>\n";
   }
   table << "</table>\n";
-  return Page(title, plot.Finish() + table.str());
+  return Page(title, answer.str() + plot.Finish() + table.str());
 }
 
 std::string SplitChartHtml(const std::string& title, const SplitResult& split) {
@@ -91,7 +117,7 @@ std::string SplitChartHtml(const std::string& title, const SplitResult& split) {
   }
   const double n = static_cast<double>(std::max<size_t>(1, split.per_gpu.size()));
   const std::vector<double> yt = svg::ByteTicks(0, max_y * 1.05, 6);
-  svg::SvgPlot plot(svg::Box{760, 440, 80, 20, 44, 64}, 0, n, 0, yt.back());
+  svg::SvgPlot plot(svg::Box{760, 440, 92, 20, 44, 64}, 0, n, 0, yt.back());
   plot.Axes({}, nullptr, yt, [](double v) { return FormatBytes(static_cast<uint64_t>(v)); }, "", "memory per GPU");
   struct Part { const char* name; const char* color; };
   const Part parts[] = {{"model states", "#36c"}, {"activations", "#f90"}, {"inputs", "#6a6"},
@@ -115,11 +141,29 @@ std::string SplitChartHtml(const std::string& title, const SplitResult& split) {
     }
     plot.Line(x0 - 0.05, static_cast<double>(g.budget_bytes), x1 + 0.05, static_cast<double>(g.budget_bytes), "#c00",
               "budget");
+    plot.TextAt(plot.X(static_cast<double>(i) + 0.5), plot.Y(static_cast<double>(g.budget_bytes)) - 5,
+                "budget " + FormatBytes(g.budget_bytes), "middle", "#c00", "budget-label");
+    plot.TextAt(plot.X(static_cast<double>(i) + 0.5), plot.Y(acc) - 5, "needs " + FormatBytes(g.peak_bytes), "middle",
+                "black", "needs-label");
     const double cx = plot.X(static_cast<double>(i) + 0.5), base = plot.Y(0);
     plot.TextAt(cx, base + 16, "GPU " + std::to_string(g.index), "middle");
     plot.TextAt(cx, base + 30, "batch " + std::to_string(g.batch), "middle");
   }
-  return Page(title, plot.Finish());
+  std::ostringstream answer;
+  answer << "<p style=\"font-size:20px\">";
+  if (split.possible) {
+    answer << "<b style=\"color:#1b5e20\">Fits</b>: global batch " << split.global_batch << " as ";
+    std::string gpus;
+    for (size_t i = 0; i < split.per_gpu.size(); ++i) {
+      answer << (i ? " + " : "") << split.per_gpu[i].batch;
+      gpus += (i ? ", " : "") + std::to_string(split.per_gpu[i].index);
+    }
+    answer << " on GPUs " << gpus << "; each GPU stays under its budget (capacity − reserve − margin)";
+  } else {
+    answer << "<b style=\"color:#c00\">Does not split</b>: " << svg::Escape(split.reason);
+  }
+  answer << "</p>\n";
+  return Page(title, answer.str() + plot.Finish());
 }
 
 }  // namespace oomguard::fit

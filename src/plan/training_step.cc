@@ -7,6 +7,7 @@
 #include <set>
 
 #include "oomguard/plan/gpu_catalog.h"
+#include "step_timeline.h"
 
 namespace oomguard::plan {
 namespace {
@@ -100,6 +101,17 @@ class Simulator {
       at_peak_[kTransient] += t;
       phase_ = phase;
     }
+    RecordTimeline(phase, t);
+  }
+  void RecordTimeline(const char* phase, uint64_t temp) {
+    MemoryBreakdown b;
+    b.weights = live_[kWeights];
+    b.gradients = live_[kGradients];
+    b.optimizer_state = live_[kOptimizerState];
+    b.activations_saved = live_[kSaved];
+    b.inputs = live_[kInputs];
+    b.transient = live_[kTransient] + live_[kExtra] + temp;
+    timeline_.Record(phase, timeline_node_, b);
   }
 
   uint64_t ElemBytes(int id) const { return elem_bytes_[id]; }
@@ -120,6 +132,8 @@ class Simulator {
   std::vector<uint64_t> elem_bytes_;
   std::vector<bool> requires_grad_;
   std::vector<uint64_t> param_elems_;  // per tensor; changed by replace_layer_with_pooling
+  TimelineRecorder timeline_;
+  int timeline_node_ = TimelineRecorder::kStart;  // the op being simulated, for the timeline
 };
 
 void Simulator::ComputeTypes(const std::vector<LogicalOp>& ops) {
@@ -298,6 +312,7 @@ Result<StepPlan> Simulator::Run() {
   int segment_first_buffer = 0;
   for (size_t oi = 0; oi < ops.size(); ++oi) {
     const LogicalOp& op = ops[oi];
+    timeline_node_ = static_cast<int>(oi);
     if (segment[oi] >= 0 && (oi == 0 || segment[oi - 1] != segment[oi])) {
       segment_first_buffer = static_cast<int>(buffers_.size());
     }
@@ -440,6 +455,7 @@ Result<StepPlan> Simulator::Run() {
   }
 
   // Loss.
+  timeline_node_ = TimelineRecorder::kLoss;
   int loss_saved = -1, loss_scalar = -1;
   if (logits >= 0 && o_.loss == Loss::kCrossEntropy) {
     // log_softmax(logits) is saved (fp32); nll_loss keeps the labels.
@@ -475,6 +491,7 @@ Result<StepPlan> Simulator::Run() {
   for (size_t oi = ops.size(); oi-- > 0;) {
     const LogicalOp& op = ops[oi];
     const OpRule& rule = rules[oi];
+    timeline_node_ = static_cast<int>(oi);
     // Entering a checkpointed segment from its end: recompute its forward.
     if (segment[oi] >= 0 && (oi + 1 == ops.size() || segment[oi + 1] != segment[oi])) {
       std::map<int, int> recomputed;  // tensor id -> new buffer
@@ -566,6 +583,7 @@ Result<StepPlan> Simulator::Run() {
   } else {
     for (int id : param_ids) step_temp += temp_copies * Round(param_elems_[id] * master_bytes / state_shards);
   }
+  timeline_node_ = TimelineRecorder::kOptimizerStep;
   Observe("optimizer", step_temp);
   (void)labels;
   (void)loss_scalar;
@@ -573,6 +591,7 @@ Result<StepPlan> Simulator::Run() {
   // Results.
   plan.peak_allocated_bytes = peak_;
   plan.peak_phase = phase_;
+  plan.timeline = timeline_.Finish([&](int oi) { return m_.nodes[ops[oi].nodes[0]].name; });
   plan.bytes.weights = at_peak_[kWeights];
   plan.bytes.gradients = at_peak_[kGradients];
   plan.bytes.optimizer_state = at_peak_[kOptimizerState];

@@ -88,6 +88,23 @@ struct LayerMemory {
   uint64_t output_bytes = 0;
 };
 
+// One moment of the simulated step: what was live, by category, while one node
+// (or the loss, or the optimizer step) ran. What PyTorch's memory_viz shows
+// after a GPU run, predicted before any run.
+struct TimelinePoint {
+  uint64_t event = 0;     // index of the simulated event in the step (grows with time)
+  std::string phase;      // "forward", "backward" or "optimizer", as in StepPlan::peak_phase
+  std::string node;       // the ONNX node simulated; "loss", "optimizer.step()" or "start of step"
+  // Live tensor bytes by category (weights, gradients, optimizer_state,
+  // activations_saved, inputs, transient; the fixed costs are zero here).
+  MemoryBreakdown live;
+  uint64_t allocated_bytes = 0;  // the sum of `live`
+};
+
+// The timeline keeps at most this many points; longer steps are downsampled by
+// merging neighbours within a stage, keeping the larger (so the peak survives).
+inline constexpr size_t kMaxTimelinePoints = 1000;
+
 struct StepPlan {
   std::string model;
   int64_t batch = 0;
@@ -104,6 +121,10 @@ struct StepPlan {
   // Exactly what was live at the peak (sums to peak_allocated_bytes); unlike
   // `bytes`, whose activations_saved is the whole forward total.
   MemoryBreakdown at_peak;
+  // Live bytes over the step, in time order (at most kMaxTimelinePoints). Its
+  // largest allocated_bytes equals peak_allocated_bytes, and the first point
+  // reaching it has phase == peak_phase.
+  std::vector<TimelinePoint> timeline;
 };
 
 // Plans one step. Fails with a user-facing message (no batch, bad override...).
