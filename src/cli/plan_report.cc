@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "oomguard/svg.h"
 #include "oomguard/units.h"
 
 namespace oomguard::cli {
