@@ -24,6 +24,9 @@ int RunPlan(int argc, char** argv) {
   if (!model) return UsageError("plan", model.error());
   auto result = plan::PlanStep(**model, resolved->options);
   if (!result) return UsageError("plan", result.error());
+  if (values.strict) {
+    if (auto failure = StrictFailure(*result)) return UsageError("plan", *failure);
+  }
 
   if (!values.html.empty()) {
     // The memory-vs-batch curve: up to twice the batch (or to the capacity), 24 points.

@@ -45,6 +45,8 @@ void AddPlanOptions(CLI::App& app, PlanCliValues* v, PlanOptionsSpec spec) {
       ->type_name("NAME=DIMS")
       ->allow_extra_args(false);
   app.add_flag("--json", v->json, "print JSON on stdout");
+  app.add_flag("--strict", v->strict,
+               "treat warnings (an eval-mode or constant-folded export, operators without a rule) as errors (exit 2)");
   if (spec.with_html) app.add_option("--html", v->html, "also write a self-contained HTML report")->type_name("FILE");
 }
 
@@ -80,7 +82,7 @@ Result<ResolvedPlanOptions> ResolvePlanOptions(const PlanCliValues& v) {
   plan::PlanOptions& o = r.options;
   if (v.batch) {
     if (*v.batch <= 0) return MakeError("--batch must be at least 1, got " + std::to_string(*v.batch));
-    if (*v.batch > (int64_t{1} << 31)) return MakeError("--batch " + std::to_string(*v.batch) + " is absurdly large");
+    if (*v.batch > plan::kMaxBatch) return MakeError("--batch " + std::to_string(*v.batch) + " is absurdly large");
     o.batch = *v.batch;
   }
   auto optimizer = plan::ParseOptimizer(v.optimizer);

@@ -32,6 +32,7 @@ struct PlanCliValues {
   std::vector<std::string> inputs;  // "NAME=DIMS", DIMS like 3x240x320 or 3,240,320
   bool json = false;
   std::string html;
+  bool strict = false;  // warnings (eval-mode export, operators without a rule) are errors, exit 2
 };
 
 struct PlanOptionsSpec {

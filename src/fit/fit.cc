@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -43,10 +44,14 @@ class CachedPlanner {
   Result<const plan::StepPlan*> At(int64_t batch) {
     auto it = cache_.find(batch);
     if (it == cache_.end()) {
+      if (auto f = failed_.find(batch); f != failed_.end()) return MakeError(f->second);
       plan::PlanOptions o = base_;
       o.batch = batch;
       Result<plan::StepPlan> r = plan_(o);
-      if (!r) return MakeError(r.error());
+      if (!r) {
+        failed_.emplace(batch, r.error());
+        return MakeError(r.error());
+      }
       it = cache_.emplace(batch, std::move(r).value()).first;
     }
     return &it->second;
@@ -58,6 +63,7 @@ class CachedPlanner {
   const PlanFunction& plan_;
   const plan::PlanOptions& base_;
   std::map<int64_t, plan::StepPlan> cache_;
+  std::map<int64_t, std::string> failed_;
 };
 
 bool Monotone(const std::map<int64_t, plan::StepPlan>& plans) {
@@ -76,10 +82,13 @@ Result<FitResult> FindMaxBatch(const PlanFunction& plan, const plan::PlanOptions
   const uint64_t budget = options.budget_bytes;
   const int64_t limit = std::max<int64_t>(1, options.max_batch_limit);
   CachedPlanner planner(plan, base);
-  // fits(b): 1 fits, 0 does not, or the planner's error.
+  // The required bytes at batch b, or the planner's error at batch 1. A batch
+  // above 1 that cannot be planned (its tensors overflow what the planner
+  // represents) fits nowhere: it counts as needing every byte.
   auto required = [&](int64_t b) -> Result<uint64_t> {
     Result<const plan::StepPlan*> p = planner.At(b);
-    if (!p) return MakeError(p.error());
+    if (!p && b == 1) return MakeError(p.error());
+    if (!p) return std::numeric_limits<uint64_t>::max();
     return (*p)->required_bytes;
   };
 
@@ -172,8 +181,7 @@ Result<FitResult> FindMaxBatch(const PlanFunction& plan, const plan::PlanOptions
   result.plan = **planner.At(shown);
   if (lo > 0 && lo < limit) {
     Result<const plan::StepPlan*> next = planner.At(lo + 1);
-    if (!next) return MakeError(next.error());
-    result.next_plan = **next;
+    if (next) result.next_plan = **next;
   }
   result.plans_evaluated = planner.evaluated();
   return result;

@@ -45,6 +45,10 @@ class Model;
 // file and what is wrong (missing, not ONNX, truncated, no inputs...).
 Result<std::shared_ptr<const Model>> LoadModel(std::string_view path_or_zoo_name);
 
+// The largest batch the planner plans (--batch above it is refused; fit and
+// split clamp their search to it).
+inline constexpr int64_t kMaxBatch = int64_t{1} << 31;
+
 struct PlanOptions {
   std::optional<int64_t> batch;  // overrides the batch axis; required if the model's is symbolic
   Optimizer optimizer = Optimizer::kAdam;
@@ -88,6 +92,15 @@ struct LayerMemory {
   uint64_t output_bytes = 0;
 };
 
+// Operators the planner has no rule for, by type: the simulation assumed they
+// keep every input and output for backward, so the plan is only as good as
+// that assumption for these bytes.
+struct UncoveredOp {
+  std::string op;               // operator type ("com.example.MyOp", "NonMaxSuppression")
+  int nodes = 0;                // how many nodes of that type
+  uint64_t bytes_at_risk = 0;   // bytes of the tensors assumed kept for their backward
+};
+
 struct StepPlan {
   std::string model;
   int64_t batch = 0;
@@ -99,7 +112,8 @@ struct StepPlan {
   std::string peak_phase;  // "forward", "backward" or "optimizer"
   MemoryBreakdown bytes;
   std::vector<LayerMemory> layers;    // every node, in graph order
-  std::vector<std::string> warnings;  // e.g. operators without a rule, by name
+  std::vector<std::string> warnings;  // e.g. an eval-mode export, operators without a rule
+  std::vector<UncoveredOp> uncovered;  // sorted by bytes at risk, largest first
   uint64_t parameter_count = 0;
   // Exactly what was live at the peak (sums to peak_allocated_bytes); unlike
   // `bytes`, whose activations_saved is the whole forward total.
