@@ -30,13 +30,11 @@ int CudaCachingAllocator::NewBlock(const Block& b) {
 }
 
 void CudaCachingAllocator::Insert(int b) {
-  Pool(blocks_[b].small).insert({blocks_[b].size, blocks_[b].addr});
-  by_addr_[blocks_[b].addr] = b;
+  Pool(blocks_[b].small).insert({blocks_[b].size, blocks_[b].addr, b});
 }
 
 void CudaCachingAllocator::Erase(int b) {
-  Pool(blocks_[b].small).erase({blocks_[b].size, blocks_[b].addr});
-  by_addr_.erase(blocks_[b].addr);
+  Pool(blocks_[b].small).erase({blocks_[b].size, blocks_[b].addr, b});
 }
 
 bool CudaCachingAllocator::IsExpandableTail(int b) const {
@@ -45,19 +43,20 @@ bool CudaCachingAllocator::IsExpandableTail(int b) const {
 
 int CudaCachingAllocator::GetFreeBlock(uint64_t size, bool small) {
   std::set<PoolKey>& pool = Pool(small);
-  auto it = pool.lower_bound({size, 0});
+  auto it = pool.lower_bound({size, 0, 0});
   if (it == pool.end()) return -1;
   // Best fit counts the free end of an expandable segment as the size it can
   // grow to, so any other block that holds the request comes first.
-  if (IsExpandableTail(by_addr_.at(it->second))) {
+  if (IsExpandableTail(std::get<2>(*it))) {
     auto next = std::next(it);
     if (next != pool.end()) it = next;
   }
   // Do not return an oversized block for a small request, nor a block much
   // larger than an oversized request.
-  if (size < config_.max_split_size && it->first >= config_.max_split_size) return -1;
-  if (size >= config_.max_split_size && it->first >= size + kLargeBuffer) return -1;
-  int b = by_addr_.at(it->second);
+  const uint64_t found = std::get<0>(*it);
+  if (size < config_.max_split_size && found >= config_.max_split_size) return -1;
+  if (size >= config_.max_split_size && found >= size + kLargeBuffer) return -1;
+  int b = std::get<2>(*it);
   Erase(b);
   return b;
 }

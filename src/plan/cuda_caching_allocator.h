@@ -31,8 +31,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -86,7 +86,7 @@ class CudaCachingAllocator {
     bool allocated = false;
     int prev = -1, next = -1;  // address neighbours within the segment
   };
-  using PoolKey = std::pair<uint64_t, uint64_t>;  // (size, addr): best fit, lowest address first
+  using PoolKey = std::tuple<uint64_t, uint64_t, int>;  // (size, addr, block): best fit, lowest address first
 
   int NewBlock(const Block& b);
   std::set<PoolKey>& Pool(bool small) { return small ? small_pool_ : large_pool_; }
@@ -104,7 +104,6 @@ class CudaCachingAllocator {
   std::vector<Block> blocks_;
   std::vector<int> free_ids_;
   std::set<PoolKey> small_pool_, large_pool_;
-  std::map<uint64_t, int> by_addr_;  // free blocks by address, to find a pool entry's block
   uint64_t next_addr_ = 0;
   // Expandable segments, per pool (0 large, 1 small): the last block, and whether the segment exists.
   int last_[2] = {-1, -1};
