@@ -1,4 +1,5 @@
 // oomguard plan MODEL: predict one training step's memory.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -29,12 +30,15 @@ int RunPlan(int argc, char** argv) {
   }
 
   if (!values.html.empty()) {
-    // The memory-vs-batch curve: up to twice the batch (or to the capacity), 24 points.
+    // The memory-vs-batch curve: up to twice the batch, 24 points; fewer for a
+    // large graph (memory is close to affine in the batch, and each point is a plan).
     std::vector<std::pair<int64_t, uint64_t>> curve;
     int64_t end = std::max<int64_t>(2 * result->batch, 8);
-    for (int i = 1; i <= 24; ++i) {
+    const int points = static_cast<int>(
+        std::clamp<size_t>(200000 / std::max<size_t>(1, result->layers.size()), 4, 24));
+    for (int i = 1; i <= points; ++i) {
       plan::PlanOptions o = resolved->options;
-      o.batch = std::max<int64_t>(1, end * i / 24);
+      o.batch = std::max<int64_t>(1, end * i / points);
       if (!curve.empty() && curve.back().first == *o.batch) continue;
       auto p = plan::PlanStep(**model, o);
       if (p) curve.emplace_back(*o.batch, p->required_bytes);
