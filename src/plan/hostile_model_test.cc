@@ -252,6 +252,24 @@ TEST(ExportMode, EvalExportsWarnLoudlyWithTheCallToUse) {
   }
 }
 
+TEST(ExportMode, FitAndSplitCarryTheWarningAndStrictRefuses) {
+  std::string path = kData + "export_eval_opset14.onnx";
+  auto fit = nlohmann::json::parse(RunCli(kExe, {"fit", path, "--memory", "1GiB", "--json"}).out);
+  ASSERT_EQ(fit["warnings"].size(), 1u);
+  EXPECT_NE(fit["warnings"][0].get<std::string>().find("eval-mode"), std::string::npos);
+  auto split = nlohmann::json::parse(
+      RunCli(kExe, {"split", path, "--global-batch", "8", "--gpus", "2", "--memory", "1GiB", "--json"}).out);
+  ASSERT_EQ(split["warnings"].size(), 1u);
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"fit", path, "--memory", "1GiB", "--strict"},
+        std::vector<std::string>{"split", path, "--global-batch", "8", "--gpus", "2", "--memory", "1GiB", "--strict"}}) {
+    auto r = RunCli(kExe, args);
+    EXPECT_EQ(r.exit_code, 2) << args[0];
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.rfind("oomguard " + args[0] + ": --strict: this is an eval-mode", 0), 0u) << r.err;
+  }
+}
+
 TEST(ExportMode, TrainingExportsHaveNoWarningAndBuffersAreNotParameters) {
   for (const char* file : {"export_training_opset13.onnx", "export_training_opset14.onnx"}) {
     std::string path = kData + file;
