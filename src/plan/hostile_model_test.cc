@@ -287,3 +287,27 @@ TEST(ExportMode, TrainingExportsHaveNoWarningAndBuffersAreNotParameters) {
 
 }  // namespace
 }  // namespace oomguard::plan
+
+namespace oomguard::plan {
+namespace {
+
+TEST(CudaAllocConf, ExpandableSegmentsReserveLessAndBadKeysAreRefused) {
+  auto plan = [](const std::string& conf) {
+    auto r = RunCli(kExe, {"plan", "resnet50", "--batch", "64", "--json", "--cuda-alloc-conf", conf});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  auto base = plan("");
+  auto expandable = plan("expandable_segments:True");
+  EXPECT_LT(expandable["peak_reserved_bytes"].get<uint64_t>(), base["peak_reserved_bytes"].get<uint64_t>());
+  EXPECT_GE(expandable["peak_reserved_bytes"].get<uint64_t>(), expandable["peak_allocated_bytes"].get<uint64_t>());
+  auto r = RunCli(kExe, {"plan", "resnet50", "--batch", "2", "--cuda-alloc-conf", "max_split_size_mb:5"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "oomguard plan: --cuda-alloc-conf 'max_split_size_mb:5': max_split_size_mb must be an integer "
+                   "above 20\n");
+  r = RunCli(kExe, {"plan", "resnet50", "--batch", "2", "--cuda-alloc-conf", "bogus:1"});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace oomguard::plan

@@ -560,7 +560,8 @@ Result<StepPlan> Simulator::Run() {
   plan.at_peak = plan.bytes;
   plan.at_peak.activations_saved = at_peak_[kSaved];
   if (cuda) {
-    ReplayResult replay = ReplayTrainingStep(events_, step_begin_, buffers_.size());
+    ReplayResult replay = ReplayTrainingStep(events_, step_begin_, buffers_.size(),
+                                             {o_.cuda_max_split_size, o_.cuda_expandable_segments});
     plan.peak_allocated_bytes = std::max(peak_, replay.peak_allocated_bytes);
     plan.peak_reserved_bytes = std::max(replay.peak_reserved_bytes, plan.peak_allocated_bytes);
     bool has_matmul = false, has_conv = false;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -57,6 +58,9 @@ struct PlanOptions {
   Loss loss = Loss::kCrossEntropy;
   Target target = Target::kCuda;
   int cuda_compute_capability = 80;  // selects the CUDA context size (e.g. 86 for sm_86)
+  // PYTORCH_CUDA_ALLOC_CONF as the caching-allocator model sees it (cuda target).
+  bool cuda_expandable_segments = false;                            // expandable_segments:True
+  uint64_t cuda_max_split_size = std::numeric_limits<uint64_t>::max();  // max_split_size_mb, in bytes
   // Per-sample shape overrides (without the batch dimension): "input" -> {3, 240, 320}.
   std::map<std::string, std::vector<int64_t>> input_overrides;
 
