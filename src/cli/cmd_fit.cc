@@ -62,6 +62,13 @@ int RunFit(int argc, char** argv) {
     return UsageError(kCommand, "nothing to fit into: give --gpu NAME (oomguard gpus) or --memory BYTES");
   }
   if (max_batch_limit < 1) return UsageError(kCommand, "--max-batch must be at least 1");
+  std::string clamp_note;
+  if (max_batch_limit > plan::kMaxBatch) {
+    const auto& typed = app.get_option("--max-batch")->results();
+    clamp_note = "--max-batch " + (typed.empty() ? std::to_string(max_batch_limit) : typed.back()) +
+                 " clamped to " + std::to_string(plan::kMaxBatch) + ", the largest batch oomguard plans";
+    max_batch_limit = plan::kMaxBatch;
+  }
   Result<uint64_t> budget = fit::UsableBytes(
       {.capacity_bytes = *resolved->capacity_bytes, .reserve_bytes = reserve.value_or(0), .margin_percent = margin});
   if (!budget) return UsageError(kCommand, budget.error());
@@ -77,6 +84,9 @@ int RunFit(int argc, char** argv) {
   Result<fit::FitResult> found = fit::FindMaxBatch(planner, resolved->options, options);
   if (!found) return UsageError(kCommand, found.error());
   const fit::FitResult& r = *found;
+  if (values.strict) {
+    if (auto failure = StrictFailure(r.plan)) return UsageError(kCommand, *failure);
+  }
 
   // Advice at the answer (or at batch 1 when nothing fits): what each change buys.
   plan::PlanOptions at_answer = resolved->options;
@@ -101,6 +111,7 @@ int RunFit(int argc, char** argv) {
   const uint64_t margin_bytes = *resolved->capacity_bytes - reserve.value_or(0) - *budget;
   if (values.json) {
     nlohmann::json j = PlanToJson(r.plan, *resolved);
+    if (!clamp_note.empty()) j["warnings"].push_back(clamp_note);
     j["max_batch"] = r.max_batch;
     j["budget_bytes"] = *budget;
     j["reserve_bytes"] = reserve.value_or(0);
@@ -126,6 +137,8 @@ int RunFit(int argc, char** argv) {
   }
 
   std::ostringstream out;
+  out << UncoveredLine(r.plan);
+  if (!clamp_note.empty()) out << "note: " << clamp_note << "\n";
   const std::string where = resolved->gpu ? std::string(resolved->gpu->name) + " (" +
                                                 FormatBytes(*resolved->capacity_bytes) + ")"
                                           : FormatBytes(*resolved->capacity_bytes);

@@ -1,4 +1,5 @@
 // oomguard plan MODEL: predict one training step's memory.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -31,6 +32,10 @@ int RunPlan(int argc, char** argv) {
   if (!result) return UsageError("plan", result.error());
   auto host = ResolveHostSection(host_values, **model, resolved->options, *result, *doctor::MakeRealSystem());
   if (!host) return UsageError("plan", host.error());
+
+  if (values.strict) {
+    if (auto failure = StrictFailure(*result)) return UsageError("plan", *failure);
+  }
 
   PlanVerdict verdict = Judge(*result, *resolved);
   std::optional<bool> fits = *host ? CombinedFits(verdict.fits, **host) : verdict.fits;

@@ -15,6 +15,7 @@
 #include "oomguard/fit/split.h"
 #include "oomguard/units.h"
 #include "plan_options.h"
+#include "plan_report.h"
 
 namespace oomguard::cli {
 
@@ -168,6 +169,15 @@ int RunSplit(int argc, char** argv) {
     capacities.assign(*gpus, *resolved->capacity_bytes);
   }
   const int k = static_cast<int>(capacities.size());
+  std::string clamp_note;
+  if (global_batch && *global_batch / k > plan::kMaxBatch) {
+    const auto& typed = app.get_option("--global-batch")->results();
+    const int64_t clamped = plan::kMaxBatch * k;
+    clamp_note = "--global-batch " + (typed.empty() ? std::to_string(*global_batch) : typed.back()) +
+                 " clamped to " + std::to_string(clamped) + " (" + std::to_string(plan::kMaxBatch) +
+                 " per GPU, the largest batch oomguard plans)";
+    global_batch = clamped;
+  }
   if (global_batch && *global_batch < k) {
     return UsageError(kCommand, "global batch " + std::to_string(*global_batch) +
                                     " is smaller than the number of GPUs (" + std::to_string(k) + ")");
@@ -191,6 +201,19 @@ int RunSplit(int argc, char** argv) {
   Result<fit::SplitResult> split = fit::PlanSplit(planner, request);
   if (!split) return UsageError(kCommand, split.error());
   const fit::SplitResult& s = *split;
+  // Warnings and uncovered operators: from the first GPU's plan, else from batch 1.
+  plan::StepPlan shown;
+  if (!s.per_gpu.empty()) {
+    shown = s.per_gpu[0].plan;
+  } else {
+    plan::PlanOptions one = request.base;
+    one.batch = 1;
+    if (Result<plan::StepPlan> p = planner(one)) shown = std::move(p).value();
+  }
+  if (values.strict) {
+    if (auto failure = StrictFailure(shown)) return UsageError(kCommand, *failure);
+  }
+  if (!clamp_note.empty()) shown.warnings.push_back(clamp_note);
   std::vector<fit::AdviceItem> items;
   if (Result<std::vector<fit::AdviceItem>> a = fit::AdviseStrategies(planner, request, s)) items = *a;
   std::vector<fit::ModelInput> inputs;
@@ -219,11 +242,15 @@ int RunSplit(int argc, char** argv) {
 
   if (values.json) {
     nlohmann::json j = ToJson(s, values.model, capacities);
+    j["warnings"] = shown.warnings;
+    j["uncovered"] = UncoveredJson(shown.uncovered);
     j["advice"] = fit::ToJson(items);
     PrintJson(j);
     return s.possible ? kExitOk : kExitNo;
   }
   std::ostringstream out;
+  out << UncoveredLine(shown);
+  for (const std::string& w : shown.warnings) out << "WARNING: " << w << "\n";
   out << values.model << ": " << fit::Name(s.strategy) << " over " << k << " GPUs, global batch "
       << s.global_batch << (global_batch ? "" : " (the largest)") << "\n";
   if (s.even) {

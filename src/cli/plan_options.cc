@@ -45,6 +45,11 @@ void AddPlanOptions(CLI::App& app, PlanCliValues* v, PlanOptionsSpec spec) {
       ->type_name("NAME=DIMS")
       ->allow_extra_args(false);
   app.add_flag("--json", v->json, "print JSON on stdout");
+  app.add_option("--cuda-alloc-conf", v->cuda_alloc_conf,
+                 "PYTORCH_CUDA_ALLOC_CONF for the caching-allocator model, e.g. expandable_segments:True")
+      ->type_name("CONF");
+  app.add_flag("--strict", v->strict,
+               "treat warnings (an eval-mode or constant-folded export, operators without a rule) as errors (exit 2)");
   if (spec.with_html) app.add_option("--html", v->html, "also write a self-contained HTML report")->type_name("FILE");
 }
 
@@ -75,12 +80,45 @@ Result<std::pair<std::string, std::vector<int64_t>>> ParseInputOverride(const st
   return std::make_pair(name, shape);
 }
 
+Status ApplyCudaAllocConf(const std::string& conf, plan::PlanOptions* o) {
+  auto bad = [&](const std::string& why) { return MakeError("--cuda-alloc-conf '" + conf + "': " + why); };
+  size_t pos = 0;
+  while (pos < conf.size()) {
+    size_t end = conf.find(',', pos);
+    if (end == std::string::npos) end = conf.size();
+    const std::string item = conf.substr(pos, end - pos);
+    pos = end + 1;
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos) return bad("expected KEY:VALUE items separated by commas");
+    const std::string key = item.substr(0, colon), value = item.substr(colon + 1);
+    if (key == "expandable_segments") {
+      if (value != "True" && value != "False") return bad("expandable_segments is True or False");
+      o->cuda_expandable_segments = value == "True";
+    } else if (key == "max_split_size_mb") {
+      uint64_t mb = 0;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), mb);
+      // PyTorch requires more than 20 MiB (kLargeBuffer).
+      if (ec != std::errc() || ptr != value.data() + value.size() || mb <= 20 || mb > (uint64_t{1} << 30)) {
+        return bad("max_split_size_mb must be an integer above 20");
+      }
+      o->cuda_max_split_size = mb << 20;
+    } else if (key == "garbage_collection_threshold" || key == "roundup_power2_divisions" ||
+               key == "backend" || key == "release_lock_on_cudamalloc" || key == "pinned_use_cuda_host_register" ||
+               key == "pinned_num_register_threads") {
+      // Accepted; not modelled (they do not apply to one step on an otherwise idle device, or are host-side).
+    } else {
+      return bad("unknown key '" + key + "' (expected expandable_segments, max_split_size_mb, ...)");
+    }
+  }
+  return Status::Ok();
+}
+
 Result<ResolvedPlanOptions> ResolvePlanOptions(const PlanCliValues& v) {
   ResolvedPlanOptions r;
   plan::PlanOptions& o = r.options;
   if (v.batch) {
     if (*v.batch <= 0) return MakeError("--batch must be at least 1, got " + std::to_string(*v.batch));
-    if (*v.batch > (int64_t{1} << 31)) return MakeError("--batch " + std::to_string(*v.batch) + " is absurdly large");
+    if (*v.batch > plan::kMaxBatch) return MakeError("--batch " + std::to_string(*v.batch) + " is absurdly large");
     o.batch = *v.batch;
   }
   auto optimizer = plan::ParseOptimizer(v.optimizer);
@@ -98,6 +136,7 @@ Result<ResolvedPlanOptions> ResolvePlanOptions(const PlanCliValues& v) {
   auto target = plan::ParseTarget(v.target);
   if (!target) return MakeError(target.error());
   o.target = *target;
+  if (Status s = ApplyCudaAllocConf(v.cuda_alloc_conf, &o); !s) return MakeError(s.error());
   for (const std::string& text : v.inputs) {
     auto parsed = ParseInputOverride(text);
     if (!parsed) return MakeError(parsed.error());

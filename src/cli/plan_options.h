@@ -32,6 +32,8 @@ struct PlanCliValues {
   std::vector<std::string> inputs;  // "NAME=DIMS", DIMS like 3x240x320 or 3,240,320
   bool json = false;
   std::string html;
+  bool strict = false;
+  std::string cuda_alloc_conf;  // PYTORCH_CUDA_ALLOC_CONF, e.g. "expandable_segments:True,max_split_size_mb:128"  // warnings (eval-mode export, operators without a rule) are errors, exit 2
 };
 
 struct PlanOptionsSpec {
@@ -53,6 +55,10 @@ struct ResolvedPlanOptions {
 // (choose from sgd, momentum, ...)", "--batch must be at least 1, got 0",
 // "--input 'x=3xa': DIMS must be positive integers like 3x224x224".
 Result<ResolvedPlanOptions> ResolvePlanOptions(const PlanCliValues& values);
+
+// Applies a PYTORCH_CUDA_ALLOC_CONF string ("expandable_segments:True,max_split_size_mb:128";
+// other known keys are accepted and do not change the plan) to the options.
+Status ApplyCudaAllocConf(const std::string& conf, plan::PlanOptions* options);
 
 // Parses "NAME=DIMS" (DIMS "3x224x224" or "3,224,224").
 Result<std::pair<std::string, std::vector<int64_t>>> ParseInputOverride(const std::string& text);

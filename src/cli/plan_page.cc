@@ -510,7 +510,11 @@ Result<PlanPage> PlanPageFor(const plan::Model& model, const ResolvedPlanOptions
       }
     }
   }
-  Result<std::vector<fit::CurvePoint>> sampled = fit::SampleCurve(planner, resolved.options, last, plan.batch);
+  // Each curve point is a plan: fewer for a large graph (memory is close to affine in the batch).
+  const int curve_points =
+      static_cast<int>(std::clamp<size_t>(200000 / std::max<size_t>(1, plan.layers.size()), 4, 40));
+  Result<std::vector<fit::CurvePoint>> sampled =
+      fit::SampleCurve(planner, resolved.options, last, plan.batch, curve_points);
   if (!sampled) return MakeError(sampled.error());
   for (const fit::CurvePoint& c : *sampled) points.emplace(c.batch, c.required_bytes);
   page.curve.assign(points.begin(), points.end());

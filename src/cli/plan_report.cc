@@ -61,6 +61,35 @@ std::string Percent(double v) {
 
 std::string HtmlEscape(const std::string& s) { return svg::Escape(s); }
 
+nlohmann::json UncoveredJson(const std::vector<plan::UncoveredOp>& uncovered) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const plan::UncoveredOp& u : uncovered) {
+    a.push_back({{"op", u.op}, {"nodes", u.nodes}, {"bytes_at_risk", u.bytes_at_risk}});
+  }
+  return a;
+}
+
+std::string UncoveredLine(const plan::StepPlan& plan) {
+  if (plan.uncovered.empty()) return "";
+  uint64_t bytes = 0;
+  std::string ops;
+  for (size_t i = 0; i < plan.uncovered.size(); ++i) {
+    const plan::UncoveredOp& u = plan.uncovered[i];
+    bytes += u.bytes_at_risk;
+    if (i < 4) ops += (i ? ", " : "") + u.op + " ×" + std::to_string(u.nodes);
+  }
+  if (plan.uncovered.size() > 4) ops += ", …";
+  return "UNCOVERED: " + std::to_string(plan.uncovered.size()) + " operator type" +
+         (plan.uncovered.size() == 1 ? "" : "s") + " without a memory rule (" + ops + "); " + FormatBytes(bytes) +
+         " of this plan rests on a guess (they are assumed to keep all their inputs and outputs)\n";
+}
+
+std::optional<std::string> StrictFailure(const plan::StepPlan& plan) {
+  if (plan.warnings.empty()) return std::nullopt;
+  std::string more = plan.warnings.size() > 1 ? " (and " + std::to_string(plan.warnings.size() - 1) + " more)" : "";
+  return "--strict: " + plan.warnings.front() + more;
+}
+
 PlanVerdict Judge(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved) {
   PlanVerdict v;
   v.capacity_bytes = resolved.capacity_bytes;
@@ -107,6 +136,7 @@ nlohmann::json PlanToJson(const plan::StepPlan& plan, const ResolvedPlanOptions&
   }
   j["layers"] = layers;
   j["warnings"] = plan.warnings;
+  j["uncovered"] = UncoveredJson(plan.uncovered);
   j["advice"] = nlohmann::json::array();
   return j;
 }
@@ -115,10 +145,13 @@ std::string PlanToText(const plan::StepPlan& plan, const ResolvedPlanOptions& re
   PlanVerdict v = Judge(plan, resolved);
   const plan::PlanOptions& o = resolved.options;
   std::ostringstream out;
+  out << UncoveredLine(plan);
   out << plan.model << "  ·  batch " << plan.batch << "  ·  " << plan::Name(o.optimizer) << "  ·  "
       << plan::Name(o.precision) << "  ·  " << plan::Name(plan.target);
   if (resolved.gpu) out << " (" << resolved.gpu->name << ")";
-  out << "\n" << plan.parameter_count << " parameters\n\n";
+  out << "\n" << plan.parameter_count << " parameters\n";
+  for (const std::string& w : plan.warnings) out << "WARNING: " << w << "\n";
+  out << "\n";
 
   const bool cuda = plan.target == plan::Target::kCuda;
   auto line = [&](const std::string& label, uint64_t bytes, const std::string& note = "") {
@@ -172,8 +205,6 @@ std::string PlanToText(const plan::StepPlan& plan, const ResolvedPlanOptions& re
       out << buf << "\n";
     }
   }
-  for (const std::string& w : plan.warnings) out << "\nwarning: " << w;
-  if (!plan.warnings.empty()) out << "\n";
 
   out << "\n";
   if (!v.capacity_bytes) {

@@ -19,6 +19,15 @@ struct PlanVerdict {
 
 PlanVerdict Judge(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved);
 
+// "uncovered": [{"op":…, "nodes":N, "bytes_at_risk":…}]
+nlohmann::json UncoveredJson(const std::vector<plan::UncoveredOp>& uncovered);
+
+// The line a report starts with when operators lack a rule ("" when none do).
+std::string UncoveredLine(const plan::StepPlan& plan);
+
+// With --strict, any warning is an error: the line to print (exit 2), or nullopt.
+std::optional<std::string> StrictFailure(const plan::StepPlan& plan);
+
 nlohmann::json PlanToJson(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved);
 
 // Escapes <, >, & and " for HTML text and attributes.

@@ -128,6 +128,7 @@ Result<AdviceList> Advise(const PlanFunction& plan, const AdviceRequest& request
     if (!request.search_max_batch) return std::nullopt;
     FitOptions fo;
     fo.budget_bytes = budget;
+    fo.exhaustive_limit = 0;  // a what-if's largest batch is a hint: the bracket's answer, never every batch
     Result<FitResult> r = FindMaxBatch(plan, o, fo);
     if (!r) return std::nullopt;
     return r->max_batch;

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "oomguard/units.h"
 
@@ -35,36 +38,62 @@ uint64_t BatchIndependentBytes(const plan::StepPlan& p) {
 
 namespace {
 
-// Plans each batch at most once.
+// The caching allocator's fragmentation makes the required bytes wobble by a
+// few percent from one batch to the next (PyTorch's reserved memory does the
+// same): a decrease within this fraction is noise, not a broken curve.
+constexpr uint64_t kNoiseDivisor = 32;  // about 3 %
+
+// Plans each batch at most once. Keeps every batch's required bytes, but the
+// whole plan (every layer: megabytes for a large graph) only for the last few.
 class CachedPlanner {
  public:
   CachedPlanner(const PlanFunction& plan, const plan::PlanOptions& base) : plan_(plan), base_(base) {}
 
-  Result<const plan::StepPlan*> At(int64_t batch) {
-    auto it = cache_.find(batch);
-    if (it == cache_.end()) {
-      plan::PlanOptions o = base_;
-      o.batch = batch;
-      Result<plan::StepPlan> r = plan_(o);
-      if (!r) return MakeError(r.error());
-      it = cache_.emplace(batch, std::move(r).value()).first;
-    }
-    return &it->second;
+  // The required bytes at `batch`, or the planner's error.
+  Result<uint64_t> Required(int64_t batch) {
+    if (auto it = required_.find(batch); it != required_.end()) return it->second;
+    Result<const plan::StepPlan*> p = At(batch);
+    if (!p) return MakeError(p.error());
+    return (*p)->required_bytes;
   }
-  int evaluated() const { return static_cast<int>(cache_.size()); }
-  const std::map<int64_t, plan::StepPlan>& all() const { return cache_; }
+
+  Result<const plan::StepPlan*> At(int64_t batch) {
+    for (auto& [b, p] : recent_) {
+      if (b == batch) return &p;
+    }
+    if (auto f = failed_.find(batch); f != failed_.end()) return MakeError(f->second);
+    plan::PlanOptions o = base_;
+    o.batch = batch;
+    Result<plan::StepPlan> r = plan_(o);
+    if (!r) {
+      failed_.emplace(batch, r.error());
+      return MakeError(r.error());
+    }
+    required_[batch] = r->required_bytes;
+    if (recent_.size() == kRecent) recent_.erase(recent_.begin());
+    recent_.emplace_back(batch, std::move(r).value());
+    ++plans_;
+    return &recent_.back().second;
+  }
+  int evaluated() const { return plans_; }
+  const std::map<int64_t, uint64_t>& all() const { return required_; }
 
  private:
+  static constexpr size_t kRecent = 4;
   const PlanFunction& plan_;
   const plan::PlanOptions& base_;
-  std::map<int64_t, plan::StepPlan> cache_;
+  std::map<int64_t, uint64_t> required_;
+  std::vector<std::pair<int64_t, plan::StepPlan>> recent_;
+  std::map<int64_t, std::string> failed_;
+  int plans_ = 0;
 };
 
-bool Monotone(const std::map<int64_t, plan::StepPlan>& plans) {
+// Non-decreasing in the batch, up to the allocator's noise.
+bool Monotone(const std::map<int64_t, uint64_t>& required) {
   uint64_t prev = 0;
-  for (const auto& [batch, p] : plans) {
-    if (p.required_bytes < prev) return false;
-    prev = p.required_bytes;
+  for (const auto& [batch, r] : required) {
+    if (r + prev / kNoiseDivisor < prev) return false;
+    prev = std::max(prev, r);
   }
   return true;
 }
@@ -76,11 +105,14 @@ Result<FitResult> FindMaxBatch(const PlanFunction& plan, const plan::PlanOptions
   const uint64_t budget = options.budget_bytes;
   const int64_t limit = std::max<int64_t>(1, options.max_batch_limit);
   CachedPlanner planner(plan, base);
-  // fits(b): 1 fits, 0 does not, or the planner's error.
+  // The required bytes at batch b, or the planner's error at batch 1. A batch
+  // above 1 that cannot be planned (its tensors overflow what the planner
+  // represents) fits nowhere: it counts as needing every byte.
   auto required = [&](int64_t b) -> Result<uint64_t> {
-    Result<const plan::StepPlan*> p = planner.At(b);
-    if (!p) return MakeError(p.error());
-    return (*p)->required_bytes;
+    Result<uint64_t> r = planner.Required(b);
+    if (!r && b == 1) return MakeError(r.error());
+    if (!r) return std::numeric_limits<uint64_t>::max();
+    return *r;
   };
 
   FitResult result;
@@ -145,18 +177,24 @@ Result<FitResult> FindMaxBatch(const PlanFunction& plan, const plan::PlanOptions
 
   // Check the assumption the search rests on: the planned curve is monotone
   // and nothing just above the answer fits.
+  // A batch just above that fits again is noise when the first failing batch
+  // is within the noise of the budget.
   bool suspicious = !Monotone(planner.all());
   if (!suspicious && hi > 0) {
+    const uint64_t at_hi = *required(hi);
+    const bool near_budget = at_hi - budget <= budget / kNoiseDivisor;
     for (int k = 1; k <= options.verify_window && hi + k <= limit; ++k) {
       Result<uint64_t> f = required(hi + k);
       if (!f) return MakeError(f.error());
-      if (*f <= budget) suspicious = true;
+      if (*f <= budget && !near_budget) suspicious = true;
     }
     suspicious = suspicious || !Monotone(planner.all());
   }
-  if (suspicious && hi > 0) {  // (when the limit itself fits, the answer is the limit)
+  const int64_t top = std::min<int64_t>(limit, 2 * hi + options.verify_window);
+  // (When the limit itself fits, the answer is the limit; planning every batch
+  // is only affordable for small batches.)
+  if (suspicious && hi > 0 && top <= options.exhaustive_limit) {
     result.exhaustive_fallback = true;
-    const int64_t top = std::min<int64_t>(limit, 2 * hi + options.verify_window);
     lo = 0;
     for (int64_t b = 1; b <= top; ++b) {
       Result<uint64_t> f = required(b);
@@ -172,8 +210,7 @@ Result<FitResult> FindMaxBatch(const PlanFunction& plan, const plan::PlanOptions
   result.plan = **planner.At(shown);
   if (lo > 0 && lo < limit) {
     Result<const plan::StepPlan*> next = planner.At(lo + 1);
-    if (!next) return MakeError(next.error());
-    result.next_plan = **next;
+    if (next) result.next_plan = **next;
   }
   result.plans_evaluated = planner.evaluated();
   return result;

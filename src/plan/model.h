@@ -56,6 +56,8 @@ class Model {
   std::vector<int> outputs;  // graph outputs
   uint64_t parameter_count = 0;
   uint64_t parameter_bytes = 0;
+  int64_t opset = 0;                  // of the default ONNX domain
+  std::vector<std::string> warnings;  // from import, e.g. an eval-mode export
 };
 
 // Parses an ONNX model from memory. `name` labels errors and the plan.

@@ -9,6 +9,8 @@
 #include <exception>
 #include <unordered_map>
 
+#include "attribute_check.h"
+#include "export_mode.h"
 #include "model.h"
 
 namespace oomguard::plan {
@@ -288,6 +290,15 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
     m.outputs.push_back(id);
   }
   if (m.outputs.empty()) return MakeError(label + ": the model has no outputs");
+
+  // Refuse what would crash ONNX's shape inference or make shapes meaningless.
+  int64_t opset = 1;
+  for (const auto& o : proto.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+  }
+  if (Status s = CheckAttributes(m, opset, label); !s) return MakeError(s.error());
+  m.opset = opset;
+  if (auto w = DetectInferenceExport(m)) m.warnings.push_back(*w);
 
   // ONNX's own shape inference: symbolic shapes for every tensor it can reach.
   // Node-level failures are tolerated (error_mode 0); the planner's own shape

@@ -1,12 +1,16 @@
 // LoadModel (file or zoo name) and PlanStep (shapes, then the simulation).
 #include "oomguard/plan/planner.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
+#include "coverage.h"
 #include "model.h"
 #include "oomguard/edit_distance.h"
 #include "shapes.h"
@@ -18,19 +22,52 @@ Result<std::shared_ptr<const Model>> LoadModelFromBytes(std::string_view bytes, 
   return ParseModel(bytes, name);
 }
 
+namespace {
+
+// Protobuf cannot parse more than 2 GiB; weights belong in external data.
+constexpr uint64_t kMaxModelFileBytes = uint64_t{1} << 31;
+
+// Reads a regular file of at most kMaxModelFileBytes. Devices (/dev/zero),
+// FIFOs and sockets are refused before a byte is read: they have no size and
+// may never end (a FIFO is opened without blocking for a writer).
+Result<std::string> ReadModelFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return MakeError(path + ": cannot be read (" + std::strerror(errno) + ")");
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (fstat(fd, &st) != 0) return MakeError(path + ": cannot be read (" + std::strerror(errno) + ")");
+  if (S_ISDIR(st.st_mode)) return MakeError(path + ": is a directory, not an ONNX file");
+  if (!S_ISREG(st.st_mode)) {
+    return MakeError(path + ": not a regular file (a device, FIFO or socket); give an .onnx file");
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size > kMaxModelFileBytes) return MakeError(path + ": larger than 2 GiB; save it with external data");
+  std::string bytes(size, '\0');
+  size_t got = 0;
+  while (got < size) {  // a file that shrinks meanwhile reads short; one that grows is cut at its size
+    ssize_t r = read(fd, bytes.data() + got, size - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return MakeError(path + ": cannot be read (" + std::strerror(errno) + ")");
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  bytes.resize(got);
+  return bytes;
+}
+
+}  // namespace
+
 Result<std::shared_ptr<const Model>> LoadModel(std::string_view path_or_zoo_name) {
   std::string path(path_or_zoo_name);
   if (path.empty()) return MakeError("no model given (an .onnx file or a zoo name, see 'oomguard models')");
   struct stat st;
   if (stat(path.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) return MakeError(path + ": is a directory, not an ONNX file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return MakeError(path + ": cannot be read");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string bytes = ss.str();
-    if (bytes.size() > (1ull << 31)) return MakeError(path + ": larger than 2 GiB; save it with external data");
-    return ParseModel(bytes, path);
+    Result<std::string> bytes = ReadModelFile(path);
+    if (!bytes) return MakeError(bytes.error());
+    return ParseModel(*bytes, path);
   }
   for (const ZooFile& z : ZooFiles()) {
     if (z.name == path) return ParseModel(z.bytes, path);
@@ -76,7 +113,11 @@ Result<StepPlan> PlanStep(const Model& model, const PlanOptions& options) {
       return MakeError(model.name + ": cannot infer the shape of output '" + model.tensors[id].name + "'");
     }
   }
-  return SimulateTrainingStep(model, *shapes, options);
+  Result<StepPlan> plan = SimulateTrainingStep(model, *shapes, options);
+  if (!plan) return plan;
+  plan->warnings.insert(plan->warnings.begin(), model.warnings.begin(), model.warnings.end());
+  SortUncovered(&plan->uncovered);
+  return plan;
 }
 
 }  // namespace oomguard::plan

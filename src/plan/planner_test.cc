@@ -368,16 +368,6 @@ TEST(Planner, BadFilesFailWithAReason) {
   EXPECT_EQ(LoadModel("/nonexistent/model.onnx").error(), "/nonexistent/model.onnx: no such file");
 }
 
-TEST(CudaAllocator, RoundsLikeTheCachingAllocator) {
-  constexpr uint64_t kMiB = 1 << 20;
-  EXPECT_EQ(CudaBlockBytes(1), 512u);
-  EXPECT_EQ(CudaBlockBytes(512), 512u);
-  EXPECT_EQ(CudaBlockBytes(513), 1024u);
-  EXPECT_EQ(CudaBlockBytes(10 * kMiB), 10 * kMiB);
-  EXPECT_EQ(CudaBlockBytes(10 * kMiB + 1), 12 * kMiB);
-  EXPECT_EQ(CudaBlockBytes(0), 0u);
-}
-
 TEST(Planner, CudaAddsContextWorkspaceAndRounding) {
   PlanOptions o = Cpu(2);
   o.target = Target::kCuda;

@@ -73,7 +73,16 @@ class ShapePass {
   }
   void Set(const NodeInfo& n, size_t i, Dims dims, int dtype) {
     ConcreteTensor* o = Out(n, i);
-    if (!o || !SaneDims(dims)) return;
+    if (!o) return;
+    if (!SaneDims(dims)) {
+      bool overflow = std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d >= 0; });
+      if (overflow && s_.overflow.empty()) {
+        std::string shape;
+        for (int64_t d : dims) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+        s_.overflow = "the output of node '" + n.name + "' (" + n.op_type + ") would be [" + shape + "]";
+      }
+      return;
+    }
     o->known = true;
     o->dims = std::move(dims);
     o->dtype = dtype;

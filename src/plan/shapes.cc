@@ -79,6 +79,11 @@ Result<ConcreteShapes> InferConcreteShapes(const Model& model, const PlanOptions
     }
   }
   RunShapePass(model, &s);
+  auto overflow_error = [&](const std::string& what) {
+    return MakeError(model.name + ": " + what +
+                     ": a dimension above 2^40 or more than 1e17 elements, too large to plan");
+  };
+  if (!s.overflow.empty()) return overflow_error(s.overflow);
 
   // Whatever the pass could not resolve: ONNX's symbolic shape with the batch
   // substituted, when every other dimension is concrete.
@@ -95,6 +100,11 @@ Result<ConcreteShapes> InferConcreteShapes(const Model& model, const PlanOptions
           if (!symbol.empty() && t.dim_symbols[k] == symbol) d[k] = s.batch;
           else ok = false;
         }
+      }
+      if (ok && !SaneDims(d)) {
+        std::string shape;
+        for (int64_t x : d) shape += (shape.empty() ? "" : ", ") + std::to_string(x);
+        return overflow_error("tensor '" + t.name + "' would be [" + shape + "]");
       }
       if (ok && SaneDims(d)) {
         c.dims = d;

@@ -28,6 +28,9 @@ struct ConcreteShapes {
   int64_t batch = 0;
   std::vector<ConcreteTensor> tensors;  // indexed like Model::tensors
   std::vector<std::string> warnings;
+  // The first tensor whose dims overflow what the planner represents (a dim
+  // above 2^40 or 1e17 elements), described; empty when none does.
+  std::string overflow;
 };
 
 // Applies the batch (required when an input's first dimension is symbolic or

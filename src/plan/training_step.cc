@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "coverage.h"
+#include "cuda_caching_allocator.h"
 #include "oomguard/plan/gpu_catalog.h"
 #include "step_timeline.h"
 
@@ -45,7 +47,7 @@ class Simulator {
   Result<StepPlan> Run();
 
  private:
-  uint64_t Round(uint64_t bytes) const { return o_.target == Target::kCuda ? CudaBlockBytes(bytes) : bytes; }
+  uint64_t Round(uint64_t bytes) const { return o_.target == Target::kCuda ? CudaRoundSize(bytes) : bytes; }
 
   int Alloc(uint64_t bytes, Category c) {
     Buffer b;
@@ -54,21 +56,19 @@ class Simulator {
     b.refs = 1;
     buffers_.push_back(b);
     Count(b, +1);
-    return static_cast<int>(buffers_.size()) - 1;
+    int id = static_cast<int>(buffers_.size()) - 1;
+    if (o_.target == Target::kCuda) events_.push_back({AllocationEvent::kAlloc, id, b.bytes});
+    return id;
   }
   void Count(const Buffer& b, int sign) {
     uint64_t v = b.bytes;
     if (sign > 0) {
       live_[b.category] += v;
       total_ += v;
-      if (o_.target == Target::kCuda) (b.bytes <= kMiB ? small_ : large_) += v;
     } else {
       live_[b.category] -= v;
       total_ -= v;
-      if (o_.target == Target::kCuda) (b.bytes <= kMiB ? small_ : large_) -= v;
     }
-    small_peak_ = std::max(small_peak_, small_);
-    large_peak_ = std::max(large_peak_, large_);
   }
   void Ref(int b) {
     if (b >= 0) ++buffers_[b].refs;
@@ -77,7 +77,10 @@ class Simulator {
     if (b < 0) return;
     Buffer& buf = buffers_[b];
     if (buf.refs <= 0) return;
-    if (--buf.refs == 0) Count(buf, -1);
+    if (--buf.refs == 0) {
+      Count(buf, -1);
+      if (o_.target == Target::kCuda) events_.push_back({AllocationEvent::kFree, b, buf.bytes});
+    }
   }
   void Recategorize(int b, Category c) {
     if (b < 0 || buffers_[b].category == c) return;
@@ -92,9 +95,7 @@ class Simulator {
   // Checks the peak with `temp` bytes of scratch on top of the live buffers.
   void Observe(const char* phase, uint64_t temp) {
     uint64_t t = Round(temp);
-    if (o_.target == Target::kCuda && temp > 0) {
-      (t <= kMiB ? small_peak_ : large_peak_) = std::max(t <= kMiB ? small_peak_ : large_peak_, (t <= kMiB ? small_ : large_) + t);
-    }
+    if (o_.target == Target::kCuda && temp > 0) events_.push_back({AllocationEvent::kTemporary, -1, t});
     if (total_ + t > peak_) {
       peak_ = total_ + t;
       at_peak_ = live_;
@@ -127,7 +128,8 @@ class Simulator {
   std::array<uint64_t, kCategories> live_{};
   std::array<uint64_t, kCategories> at_peak_{};
   uint64_t total_ = 0, peak_ = 0;
-  uint64_t small_ = 0, large_ = 0, small_peak_ = 0, large_peak_ = 0;
+  std::vector<AllocationEvent> events_;  // cuda: the step's allocations, for the caching-allocator model
+  size_t step_begin_ = 0;               // events before it persist across steps
   std::string phase_ = "forward";
   std::vector<uint64_t> elem_bytes_;
   std::vector<bool> requires_grad_;
@@ -299,6 +301,7 @@ Result<StepPlan> Simulator::Run() {
     label_bytes = TensorBytes(logits);
   }
   int labels = label_bytes ? Alloc(label_bytes, kInputs) : -1;
+  step_begin_ = events_.size();
   Observe("forward", 0);
 
   // Forward.
@@ -317,7 +320,12 @@ Result<StepPlan> Simulator::Run() {
       segment_first_buffer = static_cast<int>(buffers_.size());
     }
     OpRule rule = RuleFor(op, ctx);
-    if (!rule.known) unknown_ops.insert(op.kind);
+    if (!rule.known) {
+      unknown_ops.insert(op.kind);
+      uint64_t at_risk = 0;
+      for (int id : rule.saved_tensors) at_risk += TensorBytes(id);
+      NoteUncovered(op.kind, at_risk, &plan.uncovered);
+    }
     LayerMemory layer;
     layer.name = m_.nodes[op.nodes[0]].name;
     layer.op_type = op.kind;
@@ -601,9 +609,10 @@ Result<StepPlan> Simulator::Run() {
   plan.at_peak = plan.bytes;
   plan.at_peak.activations_saved = at_peak_[kSaved];
   if (cuda) {
-    auto round_up = [](uint64_t v, uint64_t to) { return (v + to - 1) / to * to; };
-    plan.peak_reserved_bytes = round_up(small_peak_, 2 * kMiB) + round_up(large_peak_, 2 * kMiB);
-    plan.peak_reserved_bytes = std::max(plan.peak_reserved_bytes, peak_);
+    ReplayResult replay = ReplayTrainingStep(events_, step_begin_, buffers_.size(),
+                                             {o_.cuda_max_split_size, o_.cuda_expandable_segments});
+    plan.peak_allocated_bytes = std::max(peak_, replay.peak_allocated_bytes);
+    plan.peak_reserved_bytes = std::max(replay.peak_reserved_bytes, plan.peak_allocated_bytes);
     bool has_matmul = false, has_conv = false;
     for (const LogicalOp& op : ops) {
       has_matmul = has_matmul || op.kind == "Gemm" || op.kind == "MatMul";
@@ -630,12 +639,6 @@ Result<StepPlan> Simulator::Run() {
 }
 
 }  // namespace
-
-uint64_t CudaBlockBytes(uint64_t requested) {
-  if (requested == 0) return 0;
-  if (requested > 10 * kMiB) return (requested + 2 * kMiB - 1) / (2 * kMiB) * (2 * kMiB);
-  return (requested + 511) / 512 * 512;
-}
 
 Result<StepPlan> SimulateTrainingStep(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options) {
   return Simulator(model, shapes, options).Run();

@@ -15,8 +15,4 @@ namespace oomguard::plan {
 // (replace_layer_with_pooling naming no suitable layer).
 Result<StepPlan> SimulateTrainingStep(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options);
 
-// The CUDA caching allocator's block size for a request: 512-byte multiples,
-// requests above 10 MiB rounded to 2 MiB.
-uint64_t CudaBlockBytes(uint64_t requested);
-
 }  // namespace oomguard::plan

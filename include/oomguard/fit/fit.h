@@ -41,9 +41,15 @@ struct FitOptions {
   uint64_t budget_bytes = 0;  // a step fits when required_bytes <= budget_bytes
   int64_t max_batch_limit = 1'000'000;  // never searched beyond this batch
   // After the search, these batches above the answer are planned as well; if
-  // any fits, or the planned curve is not monotone, the search falls back to
-  // planning every batch from 1 to twice the first failing batch.
+  // any fits (while the first failing batch is more than ~3 % over the budget:
+  // the caching allocator's fragmentation noise), or the planned curve is not
+  // monotone beyond that noise, the search falls back to planning every batch
+  // from 1 to twice the first failing batch.
   int verify_window = 2;
+  // The fallback plans every batch only up to this one; above, the bracket's
+  // answer stands (the search still ends with a batch that fits and one above
+  // it that does not).
+  int64_t exhaustive_limit = 256;
 };
 
 struct FitResult {

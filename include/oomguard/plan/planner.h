@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -45,6 +46,10 @@ class Model;
 // file and what is wrong (missing, not ONNX, truncated, no inputs...).
 Result<std::shared_ptr<const Model>> LoadModel(std::string_view path_or_zoo_name);
 
+// The largest batch the planner plans (--batch above it is refused; fit and
+// split clamp their search to it).
+inline constexpr int64_t kMaxBatch = int64_t{1} << 31;
+
 struct PlanOptions {
   std::optional<int64_t> batch;  // overrides the batch axis; required if the model's is symbolic
   Optimizer optimizer = Optimizer::kAdam;
@@ -53,6 +58,9 @@ struct PlanOptions {
   Loss loss = Loss::kCrossEntropy;
   Target target = Target::kCuda;
   int cuda_compute_capability = 80;  // selects the CUDA context size (e.g. 86 for sm_86)
+  // PYTORCH_CUDA_ALLOC_CONF as the caching-allocator model sees it (cuda target).
+  bool cuda_expandable_segments = false;                            // expandable_segments:True
+  uint64_t cuda_max_split_size = std::numeric_limits<uint64_t>::max();  // max_split_size_mb, in bytes
   // Per-sample shape overrides (without the batch dimension): "input" -> {3, 240, 320}.
   std::map<std::string, std::vector<int64_t>> input_overrides;
 
@@ -105,6 +113,15 @@ struct TimelinePoint {
 // merging neighbours within a stage, keeping the larger (so the peak survives).
 inline constexpr size_t kMaxTimelinePoints = 1000;
 
+// Operators the planner has no rule for, by type: the simulation assumed they
+// keep every input and output for backward, so the plan is only as good as
+// that assumption for these bytes.
+struct UncoveredOp {
+  std::string op;               // operator type ("com.example.MyOp", "NonMaxSuppression")
+  int nodes = 0;                // how many nodes of that type
+  uint64_t bytes_at_risk = 0;   // bytes of the tensors assumed kept for their backward
+};
+
 struct StepPlan {
   std::string model;
   int64_t batch = 0;
@@ -116,7 +133,8 @@ struct StepPlan {
   std::string peak_phase;  // "forward", "backward" or "optimizer"
   MemoryBreakdown bytes;
   std::vector<LayerMemory> layers;    // every node, in graph order
-  std::vector<std::string> warnings;  // e.g. operators without a rule, by name
+  std::vector<std::string> warnings;  // e.g. an eval-mode export, operators without a rule
+  std::vector<UncoveredOp> uncovered;  // sorted by bytes at risk, largest first
   uint64_t parameter_count = 0;
   // Exactly what was live at the peak (sums to peak_allocated_bytes); unlike
   // `bytes`, whose activations_saved is the whole forward total.

@@ -1,0 +1,167 @@
+// The caching-allocator model against the rules of c10/cuda/CUDACachingAllocator.cpp.
+#include "cuda_caching_allocator.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace oomguard::plan {
+namespace {
+
+constexpr uint64_t kKiB = 1024, kMiB = 1024 * 1024;
+
+TEST(CudaCachingAllocator, RoundSizeIsKMinBlockSizeMultiples) {
+  EXPECT_EQ(CudaRoundSize(0), 0u);
+  EXPECT_EQ(CudaRoundSize(1), 512u);
+  EXPECT_EQ(CudaRoundSize(512), 512u);
+  EXPECT_EQ(CudaRoundSize(513), 1024u);
+  EXPECT_EQ(CudaRoundSize(10 * kMiB + 1), 10 * kMiB + 512);  // no 2 MiB rounding of the request
+}
+
+TEST(CudaCachingAllocator, SegmentSizesFollowGetAllocationSize) {
+  EXPECT_EQ(CudaAllocationSize(512), kSmallBuffer);
+  EXPECT_EQ(CudaAllocationSize(kSmallSize), kSmallBuffer);
+  EXPECT_EQ(CudaAllocationSize(kSmallSize + 512), kLargeBuffer);
+  EXPECT_EQ(CudaAllocationSize(kMinLargeAlloc - 512), kLargeBuffer);
+  EXPECT_EQ(CudaAllocationSize(kMinLargeAlloc), 10 * kMiB);
+  EXPECT_EQ(CudaAllocationSize(kMinLargeAlloc + 512), 12 * kMiB);
+}
+
+TEST(CudaCachingAllocator, SmallRequestsShareA2MiBSegment) {
+  CudaCachingAllocator a;
+  a.Malloc(1000);
+  a.Malloc(1000);
+  EXPECT_EQ(a.stats().allocated_bytes, 2048u);
+  EXPECT_EQ(a.stats().reserved_bytes, 2 * kMiB);
+  for (int i = 0; i < 2046; ++i) a.Malloc(1000);  // 2048 blocks of 1 KiB fill the segment exactly
+  EXPECT_EQ(a.stats().reserved_bytes, 2 * kMiB);
+  a.Malloc(1);
+  EXPECT_EQ(a.stats().reserved_bytes, 4 * kMiB);
+  EXPECT_EQ(a.stats().segments, 2u);
+}
+
+TEST(CudaCachingAllocator, MidSizedRequestsSplitA20MiBSegment) {
+  CudaCachingAllocator a;
+  for (int i = 0; i < 4; ++i) a.Malloc(5 * kMiB);  // 4 x 5 MiB: one 20 MiB segment, the last takes the rest
+  EXPECT_EQ(a.stats().reserved_bytes, kLargeBuffer);
+  EXPECT_EQ(a.stats().allocated_bytes, 20 * kMiB);
+  a.Malloc(5 * kMiB);
+  EXPECT_EQ(a.stats().reserved_bytes, 2 * kLargeBuffer);
+}
+
+TEST(CudaCachingAllocator, LargeRequestKeepsTheRemainderOnlyWhenAbove1MiB) {
+  // 11 MiB: a 12 MiB segment; the 1 MiB remainder is not above kSmallSize, so the
+  // whole 12 MiB block is allocated (and counted by max_memory_allocated).
+  CudaCachingAllocator a;
+  int64_t h = a.Malloc(11 * kMiB);
+  EXPECT_EQ(a.BlockSize(h), 12 * kMiB);
+  EXPECT_EQ(a.stats().allocated_bytes, 12 * kMiB);
+  // 10.5 MiB: also a 12 MiB segment, but the 1.5 MiB remainder is split off.
+  CudaCachingAllocator b;
+  int64_t g = b.Malloc(10 * kMiB + 512 * kKiB);
+  EXPECT_EQ(b.BlockSize(g), 10 * kMiB + 512 * kKiB);
+  EXPECT_EQ(b.stats().allocated_bytes, 10 * kMiB + 512 * kKiB);
+  EXPECT_EQ(b.stats().reserved_bytes, 12 * kMiB);
+  // The remainder serves a later large request without a new segment.
+  b.Malloc(1 * kMiB + 512 * kKiB);
+  EXPECT_EQ(b.stats().reserved_bytes, 12 * kMiB);
+  EXPECT_EQ(b.stats().segments, 1u);
+}
+
+TEST(CudaCachingAllocator, FreedNeighboursMergeAndAreReused) {
+  CudaCachingAllocator a;
+  int64_t x = a.Malloc(5 * kMiB), y = a.Malloc(5 * kMiB);
+  a.Malloc(5 * kMiB);
+  a.Free(y);
+  a.Free(x);
+  EXPECT_EQ(a.stats().allocated_bytes, 5 * kMiB);
+  int64_t z = a.Malloc(10 * kMiB);  // the merged 10 MiB block, no new segment
+  EXPECT_EQ(a.BlockSize(z), 10 * kMiB);
+  EXPECT_EQ(a.stats().reserved_bytes, kLargeBuffer);
+}
+
+TEST(CudaCachingAllocator, BestFitTakesTheSmallestBlockThatHolds) {
+  CudaCachingAllocator a;
+  int64_t big = a.Malloc(16 * kMiB);   // 16 MiB segment, block 16 MiB
+  int64_t mid = a.Malloc(12 * kMiB);   // 12 MiB segment
+  a.Free(big);
+  a.Free(mid);
+  int64_t h = a.Malloc(11 * kMiB);  // takes the 12 MiB block whole (remainder 1 MiB is not split)
+  EXPECT_EQ(a.BlockSize(h), 12 * kMiB);
+  int64_t k = a.Malloc(4 * kMiB);  // splits the 16 MiB block (remainder 12 MiB)
+  EXPECT_EQ(a.BlockSize(k), 4 * kMiB);
+  EXPECT_EQ(a.stats().reserved_bytes, 28 * kMiB);
+}
+
+TEST(CudaCachingAllocator, MaxSplitSizeKeepsOversizeBlocksWhole) {
+  CudaCachingAllocator a({.max_split_size = 4 * kMiB});
+  int64_t h = a.Malloc(5 * kMiB);  // at or above max_split_size: never split
+  EXPECT_EQ(a.BlockSize(h), kLargeBuffer);
+  a.Free(h);
+  a.Malloc(3 * kMiB);  // below max_split_size: may not take the oversize 20 MiB block
+  EXPECT_EQ(a.stats().reserved_bytes, 2 * kLargeBuffer);
+  // An oversize request takes the best fit (the 17 MiB left of the second
+  // segment, within kLargeBuffer of the request) whole.
+  int64_t g = a.Malloc(6 * kMiB);
+  EXPECT_EQ(a.BlockSize(g), 17 * kMiB);
+  EXPECT_EQ(a.stats().reserved_bytes, 2 * kLargeBuffer);
+}
+
+TEST(CudaCachingAllocator, ExpandableSegmentsGrowInPages) {
+  CudaCachingAllocator a({.expandable_segments = true});
+  int64_t h = a.Malloc(5 * kMiB);
+  EXPECT_EQ(a.BlockSize(h), 5 * kMiB);
+  EXPECT_EQ(a.stats().reserved_bytes, kLargeBuffer);
+  a.Malloc(30 * kMiB);  // 15 MiB free at the end: one more 20 MiB page
+  EXPECT_EQ(a.stats().reserved_bytes, 2 * kLargeBuffer);
+  EXPECT_EQ(a.stats().allocated_bytes, 35 * kMiB);
+  a.Malloc(11 * kMiB);  // 11 MiB with only 5 MiB left: every block is 512-rounded, nothing whole
+  EXPECT_EQ(a.stats().allocated_bytes, 46 * kMiB);
+  EXPECT_EQ(a.stats().reserved_bytes, 3 * kLargeBuffer);
+  a.Malloc(1000);
+  EXPECT_EQ(a.stats().reserved_bytes, 3 * kLargeBuffer + kSmallBuffer);
+}
+
+TEST(CudaCachingAllocator, ExpandableSegmentsReuseFreedSpaceBeforeGrowing) {
+  CudaCachingAllocator a({.expandable_segments = true});
+  int64_t x = a.Malloc(8 * kMiB);
+  a.Malloc(8 * kMiB);
+  a.Free(x);
+  a.Malloc(6 * kMiB);  // fits the freed 8 MiB at the start, not the 4 MiB tail
+  a.Malloc(4 * kMiB);  // the tail
+  EXPECT_EQ(a.stats().reserved_bytes, kLargeBuffer);
+}
+
+// Random traffic: the books balance (allocated is the sum of live blocks, a
+// block holds its request, everything freed leaves nothing allocated).
+TEST(CudaCachingAllocator, RandomTrafficKeepsTheBooks) {
+  for (bool expandable : {false, true}) {
+    CudaCachingAllocator a({.expandable_segments = expandable});
+    std::mt19937_64 rng(7);
+    std::vector<std::pair<int64_t, uint64_t>> live;
+    for (int i = 0; i < 20000; ++i) {
+      if (live.empty() || rng() % 3 != 0) {
+        uint64_t size = 1 + rng() % (rng() % 2 ? kSmallSize : 40 * kMiB);
+        int64_t h = a.Malloc(size);
+        ASSERT_GE(a.BlockSize(h), CudaRoundSize(size));
+        live.emplace_back(h, size);
+      } else {
+        size_t k = rng() % live.size();
+        a.Free(live[k].first);
+        live[k] = live.back();
+        live.pop_back();
+      }
+      if (i % 997 == 0) {
+        uint64_t sum = 0;
+        for (auto& [h, s] : live) sum += a.BlockSize(h);
+        ASSERT_EQ(sum, a.stats().allocated_bytes);
+        ASSERT_LE(a.stats().allocated_bytes, a.stats().reserved_bytes);
+      }
+    }
+    for (auto& [h, s] : live) a.Free(h);
+    EXPECT_EQ(a.stats().allocated_bytes, 0u);
+  }
+}
+
+}  // namespace
+}  // namespace oomguard::plan
