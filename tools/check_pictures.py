@@ -154,15 +154,22 @@ def check_plan(exe, d, name, batch, fits):
     check(len(by_class(curve, "max-batch-margin")) == 1, what + "curve: the largest batch with fit's margin marked")
     check("margin" in text and "oomguard fit" in text, what + "the margin is explained")
     fig = [a for t, a in page.body if t == "figure" and "timeline" in classes_of(a)]
+    want = j["peak_allocated_bytes"]
+    # On --target cuda the plan's peak adds the caching allocator's block rounding to the timeline's tensor
+    # bytes: within 2 %, never above. On cpu they are equal.
+    def agrees(v):
+        return v == want if j.get("target") == "cpu" else 0.98 * want <= v <= want
+    peak_bytes = None
     if check(len(fig) == 1, what + "one timeline figure"):
-        check(int(fig[0].get("data-peak-bytes", -1)) == j["peak_allocated_bytes"],
-              what + "timeline: its peak (%s) is plan --json's peak_allocated_bytes (%d)"
-              % (fig[0].get("data-peak-bytes"), j["peak_allocated_bytes"]))
+        peak_bytes = int(fig[0].get("data-peak-bytes", -1))
+        check(agrees(peak_bytes), what + "timeline: its peak (%s) is plan --json's peak_allocated_bytes (%d)"
+              % (peak_bytes, want))
         check(fig[0].get("data-peak-phase") == j["peak_phase"], what + "timeline: the peak's phase is plan's")
     marker = by_class(timeline, "peak-marker")
     if check(len(marker) == 1, what + "timeline: the peak marked"):
         title = marker[0].find(SVG + "title").text
-        check("(%d bytes)" % j["peak_allocated_bytes"] in title, what + "timeline: the peak's title has its bytes")
+        check(peak_bytes is not None and "(%d bytes)" % peak_bytes in title,
+              what + "timeline: the peak's title has its bytes")
         check(" at layer " in title, what + "timeline: the peak names its layer")
     check(len(by_class(timeline, "layer")) >= 3, what + "timeline: stacked categories")
     check(len(by_class(timeline, "ytick")) >= 3, what + "timeline: y ticks")

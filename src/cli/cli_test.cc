@@ -85,7 +85,7 @@ TEST(Cli, HostileNumbersAreRefusedInOneLine) {
       {{"feed", "/tmp", "--budget", "1MiB", "--step-ms", "99999999999999999999"},
        "oomguard feed: --step-ms must be at most 3600000, got 99999999999999999999\n"},
       {{"feed", "/tmp", "--budget", "1MiB", "--workers", "4294967295"},
-       "oomguard feed: --workers must be at most 1024, got 4294967295\n"},
+       "oomguard feed: --workers must be at most 256, got 4294967295\n"},
       {{"feed", "/tmp", "--budget", "1MiB", "--batch", "0x10"},
        "oomguard feed: --batch must be a whole number like 12, got '0x10'\n"},
       {{"feed", "/tmp", "--budget", "1MiB", "--seed", ""}, "oomguard feed: --seed must not be empty\n"},

@@ -58,7 +58,7 @@ int RunFeed(int argc, char** argv) {
                  "hard limit on bytes in flight: files read, decoded images, unreleased batches")
       ->required();
   AddNumberOption(app, "--batch", &batch, 0, 1 << 20, "images per batch (default 32)");
-  AddNumberOption(app, "--workers", &workers, 0, 1024, "decoder threads (default: one per core)");
+  AddNumberOption(app, "--workers", &workers, 0, 256, "decoder threads (default: one per core; at most 256)");
   AddNumberOption(app, "--epochs", &epochs, 0, 1 << 20, "passes over the data (default 1)");
   app.add_option("--scale", scale_text, "decode at 1, 1/2, 1/4 or 1/8 of the size (DCT scaling)");
   app.add_option("--size", size_text, "centre-crop / zero-pad every image to WxH, e.g. 224x224");

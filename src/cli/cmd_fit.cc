@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "commands.h"
@@ -51,7 +52,8 @@ int RunFit(int argc, char** argv) {
   double margin = fit::kDefaultMarginPercent;
   AddNumberOption(app, "--margin", &margin, 0, 100, "safety margin, percent of the capacity");
   int64_t max_batch_limit = 1'000'000;
-  AddNumberOption(app, "--max-batch", &max_batch_limit, 1, int64_t{1} << 40, "never search beyond this batch");
+  AddNumberOption(app, "--max-batch", &max_batch_limit, 1, std::numeric_limits<int64_t>::max(),
+                  "never search beyond this batch (above 2^31 it is clamped, with a note)");
   HostCliValues host_values;
   AddHostOptions(app, &host_values);
   if (std::optional<int> rc = Parse(app, kCommand, argc, argv)) return *rc;

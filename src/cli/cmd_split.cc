@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "commands.h"
@@ -115,7 +116,8 @@ int RunSplit(int argc, char** argv) {
   double margin = fit::kDefaultMarginPercent;
   double bucket_mib = 25;
   std::vector<std::string> emit;
-  auto* gb = AddNumberOption(app, "--global-batch", &global_batch, 1, int64_t{1} << 40, "the global batch to split");
+  auto* gb = AddNumberOption(app, "--global-batch", &global_batch, 1, std::numeric_limits<int64_t>::max(),
+                            "the global batch to split (above 2^31 per GPU it is clamped, with a note)");
   auto* mx = app.add_flag("--maximize", maximize, "find the largest global batch instead");
   gb->excludes(mx);
   AddNumberOption(app, "--gpus", &gpus, 1, kMaxListEntries, "number of GPUs (with --gpu NAME or --memory BYTES)");

@@ -165,7 +165,7 @@ TEST_F(FeedCli, BadInputIsOneLineAndExit2) {
        "oomguard feed: " + dir_ + "/sub0/img0.jpg.gz is neither a folder, a JPEG image nor a list file (it holds "
        "binary data)\n"},
       {{"feed", dir_, "--budget", "1MiB", "--workers", "100000"},
-       "oomguard feed: --workers 100000 is more than the limit of 256 decoder threads\n"},
+       "oomguard feed: --workers must be at most 256, got 100000\n"},
       // One 32x24 image (~0.8 KB file + 2.3 KB pixels) fits 3500 bytes; a batch of two does not.
       {{"feed", dir_, "--budget", "3500", "--batch", "2"},
        "oomguard feed: a batch of 2 images does not fit the budget of 3.42 KiB (3500 bytes) (its files and "

@@ -29,7 +29,14 @@ void ExpectTimelineAgrees(const StepPlan& plan, const std::string& what) {
   EXPECT_LE(plan.timeline.size(), kMaxTimelinePoints);
   auto peak = std::max_element(plan.timeline.begin(), plan.timeline.end(),
                                [](const auto& a, const auto& b) { return a.allocated_bytes < b.allocated_bytes; });
-  EXPECT_EQ(peak->allocated_bytes, plan.peak_allocated_bytes);
+  if (plan.target == Target::kCuda) {
+    // On CUDA the plan's peak is the caching-allocator replay's: it adds each block's rounding (an unsplit
+    // block counts whole), which the timeline of tensor bytes does not show. Within 2 %, never above.
+    EXPECT_LE(peak->allocated_bytes, plan.peak_allocated_bytes);
+    EXPECT_GE(static_cast<double>(peak->allocated_bytes), 0.98 * static_cast<double>(plan.peak_allocated_bytes));
+  } else {
+    EXPECT_EQ(peak->allocated_bytes, plan.peak_allocated_bytes);
+  }
   EXPECT_EQ(peak->phase, plan.peak_phase);
   EXPECT_FALSE(peak->node.empty());
   for (size_t i = 0; i < plan.timeline.size(); ++i) {
