@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "oomguard/explain/explainer.h"
+#include "oomguard/explain/report_format.h"
 #include "report_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
