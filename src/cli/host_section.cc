@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "oomguard/doctor/system_view.h"
+#include "oomguard/svg.h"
 #include "oomguard/units.h"
 #include "plan_report.h"
 
@@ -242,7 +243,7 @@ std::string HostToHtml(const HostSection& h, const plan::StepPlan& step, std::op
   o << "<h2>Host and device</h2>\n<table><tr><th></th><th>host RAM</th><th>device</th></tr>\n"
     << "<tr><td>needs</td><td>" << FormatBytes(p.peak_bytes) << "</td><td>" << FormatBytes(step.required_bytes)
     << "</td></tr>\n<tr><td>capacity</td><td>" << cap(h.limits.memory_bytes) << "</td><td>" << cap(device_capacity)
-    << "</td></tr>\n</table>\n<p><b>" << HtmlEscape(VerdictLine(h, step, device_capacity)) << "</b></p>\n";
+    << "</td></tr>\n</table>\n<p><b>" << svg::Escape(VerdictLine(h, step, device_capacity)) << "</b></p>\n";
   const int width = 800;
   o << "<svg width=\"" << width << "\" height=\"40\" xmlns=\"http://www.w3.org/2000/svg\">";
   double x = 0;
@@ -250,24 +251,24 @@ std::string HostToHtml(const HostSection& h, const plan::StepPlan& step, std::op
     if (!part.bytes || !p.peak_bytes) continue;
     double w = width * static_cast<double>(part.bytes) / static_cast<double>(p.peak_bytes);
     o << "<rect x=\"" << x << "\" y=\"0\" width=\"" << w << "\" height=\"40\" fill=\"" << part.color << "\"><title>"
-      << part.label << ": " << HtmlEscape(FormatBytes(part.bytes)) << "</title></rect>";
+      << part.label << ": " << svg::Escape(FormatBytes(part.bytes)) << "</title></rect>";
     x += w;
   }
   o << "</svg>\n<table><tr><th>host part</th><th>bytes</th></tr>\n";
   for (const Part& part : Parts(p)) {
     o << "<tr><td class=\"legend\"><span style=\"background:" << part.color << "\"></span>" << part.label
-      << "</td><td>" << HtmlEscape(FormatBytes(part.bytes)) << "</td></tr>\n";
+      << "</td><td>" << svg::Escape(FormatBytes(part.bytes)) << "</td></tr>\n";
   }
   o << "</table>\n";
   if (!h.advice.empty()) {
     o << "<h3>What if, on the host</h3>\n<ol>\n";
     for (const host::HostAdvice& a : h.advice) {
-      o << "<li>" << HtmlEscape(a.action) << ": saves " << HtmlEscape(FormatBytes(a.saves_bytes)) << " &rarr; "
-        << HtmlEscape(FormatBytes(a.peak_bytes)) << (a.fits ? ", fits" : ", still does not fit") << "</li>\n";
+      o << "<li>" << svg::Escape(a.action) << ": saves " << svg::Escape(FormatBytes(a.saves_bytes)) << " &rarr; "
+        << svg::Escape(FormatBytes(a.peak_bytes)) << (a.fits ? ", fits" : ", still does not fit") << "</li>\n";
     }
     o << "</ol>\n";
   }
-  for (const std::string& w : h.verdict.warnings) o << "<p>warning: " << HtmlEscape(w) << "</p>\n";
+  for (const std::string& w : h.verdict.warnings) o << "<p>warning: " << svg::Escape(w) << "</p>\n";
   return o.str();
 }
 

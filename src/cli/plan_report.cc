@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <sstream>
 
-#include "oomguard/svg.h"
 #include "oomguard/units.h"
 
 namespace oomguard::cli {
@@ -59,7 +58,6 @@ std::string Percent(double v) {
 
 }  // namespace
 
-std::string HtmlEscape(const std::string& s) { return svg::Escape(s); }
 
 nlohmann::json UncoveredJson(const std::vector<plan::UncoveredOp>& uncovered) {
   nlohmann::json a = nlohmann::json::array();

@@ -30,8 +30,6 @@ std::optional<std::string> StrictFailure(const plan::StepPlan& plan);
 
 nlohmann::json PlanToJson(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved);
 
-// Escapes <, >, & and " for HTML text and attributes.
-std::string HtmlEscape(const std::string& s);
 
 // The human report (categories with bars, top layers, verdict).
 std::string PlanToText(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved);

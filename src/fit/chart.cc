@@ -13,16 +13,14 @@ namespace oomguard::fit {
 namespace {
 
 std::string Page(const std::string& title, const std::string& body) {
-  return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + EscapeHtml(title) +
+  return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + svg::Escape(title) +
          "</title>\n<style>body{font-family:sans-serif;margin:2em}svg text{font-size:12px;paint-order:stroke;"
          "stroke:#fff;stroke-width:3px;stroke-linejoin:round}"
          "table{border-collapse:collapse}td,th{padding:2px 8px;text-align:right}</style>"
-         "</head>\n<body>\n<h1>" + EscapeHtml(title) + "</h1>\n" + body + "</body></html>\n";
+         "</head>\n<body>\n<h1>" + svg::Escape(title) + "</h1>\n" + body + "</body></html>\n";
 }
 
 }  // namespace
-
-std::string EscapeHtml(const std::string& text) { return svg::Escape(text); }
 
 Result<std::vector<CurvePoint>> SampleCurve(const PlanFunction& plan, const plan::PlanOptions& base,
                                             int64_t last, int64_t chosen, int points) {

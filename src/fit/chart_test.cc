@@ -68,7 +68,6 @@ TEST(SplitChartHtml, OneStackedBarPerGpuWithItsBudget) {
   EXPECT_NE(html.find(">batch 6</text>"), std::string::npos);
 }
 
-TEST(EscapeHtml, EscapesMarkup) { EXPECT_EQ(EscapeHtml("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"); }
 
 }  // namespace
 }  // namespace oomguard::fit

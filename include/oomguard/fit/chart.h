@@ -29,7 +29,5 @@ std::string FitChartHtml(const std::string& title, const std::vector<CurvePoint>
 // the rest) with each GPU's budget marked.
 std::string SplitChartHtml(const std::string& title, const SplitResult& split);
 
-// Escapes &, <, >, " and ' for HTML text and attributes.
-std::string EscapeHtml(const std::string& text);
 
 }  // namespace oomguard::fit
