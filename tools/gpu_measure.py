@@ -51,6 +51,18 @@ def train_step(model, opt, inputs, labels):
     return loss
 
 
+def steady_step_peaks(model, opt, inputs, labels):
+    """One warm-up step (optimizer state, cuBLAS/cuDNN handles), then the allocator's peaks over the next."""
+    import torch
+    train_step(model, opt, inputs, labels)
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    train_step(model, opt, inputs, labels)
+    torch.cuda.synchronize()
+    return {"max_memory_allocated": torch.cuda.max_memory_allocated(),
+            "max_memory_reserved": torch.cuda.max_memory_reserved()}
+
+
 def measure_plan(name, batches, optimizers):
     import torch
     from models import SPECS
@@ -64,14 +76,8 @@ def measure_plan(name, batches, optimizers):
             inputs = [t.cuda() for t in spec.example_inputs(batch)]
             labels = spec.example_labels(batch).cuda()
             base_allocated = torch.cuda.memory_allocated()
-            train_step(model, opt, inputs, labels)  # warm-up: optimizer state, cuBLAS/cuDNN handles
-            torch.cuda.synchronize()
-            torch.cuda.reset_peak_memory_stats()
-            train_step(model, opt, inputs, labels)
-            torch.cuda.synchronize()
             row = {"model": name, "batch": batch, "optimizer": opt_name,
-                   "max_memory_allocated": torch.cuda.max_memory_allocated(),
-                   "max_memory_reserved": torch.cuda.max_memory_reserved(),
+                   **steady_step_peaks(model, opt, inputs, labels),
                    "allocated_before_model": base_allocated,
                    "nvml_process_bytes": nvml_process_bytes()}
             row.update(header())
@@ -94,13 +100,7 @@ def measure_dp(name, batch):
         opt = make_optimizer("sgd", model.parameters())
         inputs = [t.cuda() for t in spec.example_inputs(batch)]
         labels = spec.example_labels(batch).cuda()
-        train_step(model, opt, inputs, labels)
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        train_step(model, opt, inputs, labels)
-        torch.cuda.synchronize()
-        rows[mode] = {"max_memory_allocated": torch.cuda.max_memory_allocated(),
-                      "max_memory_reserved": torch.cuda.max_memory_reserved()}
+        rows[mode] = steady_step_peaks(model, opt, inputs, labels)
         del model, opt, inputs, labels
     out = {"model": name, "batch": batch, "gpus": torch.cuda.device_count(), **rows,
            "central_extra_bytes": rows["dataparallel"]["max_memory_allocated"]
