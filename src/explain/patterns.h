@@ -35,6 +35,7 @@ enum class Signal {
   kProcessKilled,       // SIGKILL / "Killed" / return code -9 without saying by whom
   kLauncherKilled,      // a launcher killed its workers after one failed (DeepSpeed, torch.distributed)
   kMemoryFamily,        // an out-of-memory wording of any framework; the domain comes from the line or the log
+  kMemoryProse,         // memory named as the problem in prose ("uses too much memory"): weak, any domain
   kLeakGrowth,
   kPreallocationProse,  // "uses 70% of the GPU whatever the model", "60 GB taken on import"
   kPreallocationSetting,// a preallocation setting named in prose (weak: never hides an error)
@@ -83,6 +84,9 @@ struct Pattern {
   const char* regex;      // RE2 syntax, matched on raw bytes (Latin-1)
   const char* example;    // a real line this pattern recognizes (tested)
   Tier tier = Tier::kSpecific;
+  // The memory a family wording implies when its line names none ("std::bad_alloc",
+  // "exceeded memory limit": host); kUnknown: the lines around it decide, then the log.
+  LineDomain implied = LineDomain::kUnknown;
 };
 
 // The table, in priority order.
