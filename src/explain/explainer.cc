@@ -33,10 +33,6 @@ struct Explainer::State {
   bool pending_truncated = false;
   std::vector<int> matches;
   ShapeCache shapes;
-  bool sensitive_possible = true;  // false while Scan reads a block the sensitive gate found nothing in
-  std::string_view block_in_scan;  // the block Scan reads, empty outside Scan
-  size_t lines_in_block = 0;       // lines of that block that reached the table
-  static constexpr size_t kLinesBeforeGate = 256;
   std::vector<int> number_hits;
   std::string scratch;
 
@@ -68,10 +64,6 @@ void Explainer::State::NoteDomainWords(bool gpu) {
 void Explainer::State::Scan(std::string_view block) {
   const RE2& prefilter = *Compiled().prefilter;
   const re2::StringPiece text(block.data(), block.size());
-  // Dense blocks (many lines reach the table) pay one pass of the sensitive
-  // gate so that repeated line shapes skip the per-line sensitive set.
-  block_in_scan = block;
-  lines_in_block = 0;
   size_t pos = 0;
   while (pos < block.size()) {
     re2::StringPiece hit;
@@ -94,8 +86,6 @@ void Explainer::State::Scan(std::string_view block) {
     Line(line);
     pos = line_end + 1;
   }
-  block_in_scan = {};
-  sensitive_possible = true;
 }
 
 // Counts the whole lines of `region` (and those over the length cap) without looking at them.
@@ -164,10 +154,7 @@ void Explainer::State::Segment(std::string_view text) {
     scratch = StripAnsi(text);
     text = scratch;
   }
-  if (!block_in_scan.empty() && ++lines_in_block == kLinesBeforeGate) {
-    sensitive_possible = ShapeCache::SensitivePossible(block_in_scan);
-  }
-  shapes.Match(text, &matches, sensitive_possible);
+  shapes.Match(text, &matches);
   if (matches.empty()) return;
   std::span<const Pattern> table = Patterns();
   int signal_index = -1;
@@ -204,7 +191,7 @@ void Explainer::State::Segment(std::string_view text) {
   LineDomain line_domain = LineDomain::kUnknown;
   if (signal == Signal::kMemoryFamily || signal == Signal::kMemoryProse || signal == Signal::kOomguardReport ||
       signal == Signal::kOomguardReportField) {
-    line_domain = DomainOfLine(text);
+    line_domain = shapes.Domain(text);
   }
   if (signal == Signal::kMemoryFamily) {
     // A family wording: the line's own words say which memory, when they do.
@@ -247,7 +234,7 @@ void Explainer::State::Segment(std::string_view text) {
   // one pattern match per line.
   if (o.count > kDetailedLines) return;
   if (o.line_domain == LineDomain::kUnknown) {
-    o.line_domain = line_domain != LineDomain::kUnknown ? line_domain : DomainOfLine(text);
+    o.line_domain = line_domain != LineDomain::kUnknown ? line_domain : shapes.Domain(text);
   }
 
   std::string clean = CleanLine(text);

@@ -209,6 +209,32 @@ TEST(General, AFewHundredMiBFreeOnANearlyFullGpuIsNotFragmentation) {
   EXPECT_EQ(f.domain, Domain::kGpu);
 }
 
+TEST(General, OtherWordingsOfTheSameCauses) {
+  // A pinned allocation named after the failure.
+  const Finding pinned = Top(ExplainText("cudaErrorMemoryAllocation: out of memory in cudaMallocHost\n"));
+  EXPECT_EQ(pinned.cause, Cause::kHostPinnedOom);
+  // Another user's job on the same GPU; PaddlePaddle's routine hint is not such a claim (above).
+  EXPECT_EQ(Top(ExplainText("Another user's job is using 20GB on the same GPU so my job fails\n")).cause,
+            Cause::kOtherProcessHoldsMemory);
+  EXPECT_EQ(Top(ExplainText("nvidia-smi shows 10GB used by a zombie process after killing the training\n")).cause,
+            Cause::kOtherProcessHoldsMemory);
+  // Checkpoints loaded onto GPU 0 by every rank; one GPU far above the others.
+  EXPECT_EQ(Top(ExplainText("torch.load puts the checkpoint on GPU 0 for every rank\n")).cause, Cause::kWrongDevice);
+  EXPECT_EQ(Top(ExplainText("When I train with 4 GPUs, GPU 0 has much higher memory usage than the other GPUs.\n"))
+                .cause,
+            Cause::kWrongDevice);
+  // Host memory named in prose, with the words that say host.
+  for (const char* log : {"System RAM usage hits 100% when building the index and the machine becomes unresponsive\n",
+                          "My RAM fills up completely and the system freezes\n",
+                          "Loading the checkpoint uses 60GB of CPU RAM\n"}) {
+    const Finding f = Top(ExplainText(log));
+    EXPECT_EQ(f.domain, Domain::kHost) << log;
+    EXPECT_EQ(f.confidence, Confidence::kLow) << log;
+  }
+  // "gets killed" on a leak's line makes it the host's.
+  EXPECT_EQ(Top(ExplainText("Memory usage grows every epoch and the process gets killed\n")).domain, Domain::kHost);
+}
+
 TEST(General, HeldOutCorpusIsOpenedOnlyWhenAskedFor) {
   EXPECT_TRUE(IsHeldOutCorpus("corpus_heldout.jsonl"));
   EXPECT_FALSE(IsHeldOutCorpus("corpus_dev.jsonl"));

@@ -47,7 +47,7 @@ constexpr Pattern kPatterns[] = {
      "E tensorflow/stream_executor/cuda/cuda_driver.cc:924] failed to alloc 8589934592 bytes on host: "
      "CUDA_ERROR_OUT_OF_MEMORY"},
     {"cuda_host_alloc_failed", S::kHostPinnedOom, "",
-     R"re((?i)(?:cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister|CachingHostAllocator)\w*.{0,80}(?:fail|out of memory|error)|out of memory.{0,80}CachingHostAllocator)re",
+     R"re((?i)(?:cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister|CachingHostAllocator)\w*.{0,80}(?:fail|out of memory|error)|(?:out of memory|fail\w*|error)\b.{0,80}(?:CachingHostAllocator|cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister))re",
      "RuntimeError: cudaHostRegister failed: out of memory"},
     {"torch_pin_memory_thread", S::kHostPinnedOom, "pytorch",
      R"re((?i)in pin memory thread)re",
@@ -253,7 +253,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bpreallocat\w*|XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION)|per_process_gpu_memory_fraction|gpu_memory_fraction|TF_FORCE_GPU_ALLOW_GROWTH|set_memory_growth|allow_growth)re",
      "setting os.environ[\"XLA_PYTHON_CLIENT_PREALLOCATE\"] = \"false\" does not have any effect.", Tier::kProse},
     {"other_process_prose", S::kOtherProcessProse, "",
-     R"re((?i)(?:still|keeps?|kept)\s+(?:holds?|holding|occup\w*|taking|using|consuming)\s+(?:up\s+)?(?:the\s+)?(?:GPU|VRAM|video|gpu)\s*memory|keeps? the GPU memory occupied|GPU memory (?:is )?(?:still )?(?:occupied|held|not (?:freed|released))|two \w+ processes running|another process (?:is )?(?:using|holding|occupying)|\b(?:labmate|colleague)s?\b.{0,60}(?:GPU|memory)|\xe4\xbb\x8d\xe7\x84\xb6\xe5\x8d\xa0\xe7\x94\xa8)re",
+     R"re((?i)(?:still|keeps?|kept)\s+(?:holds?|holding|occup\w*|taking|using|consuming)\s+(?:up\s+)?(?:the\s+)?(?:GPU|VRAM|video|gpu)\s*memory|(?:zombie|orphan(?:ed)?|defunct|stale|leftover|dangling|ghost) (?:python |training )?process|(?:memory|GPU|VRAM)\b.{0,40}(?:even |already )(?:before|prior to) (?:the )?(?:training|running|starting|launching|job|model)|keeps? the GPU memory occupied|GPU memory (?:is )?(?:still )?(?:occupied|held|not (?:freed|released))|two \w+ processes running|another process (?:is )?(?:using|holding|occupying)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user|training|experiment)s?\b.{0,40}\b(?:using|holding|occup\w+|taking|uses|holds|takes|running|runs) .{0,30}(?:GPU|VRAM|memory|[\d.]+ ?[GM]i?B)|(?:processes|jobs|users) (?:are )?shar\w+ (?:the|one|a) (?:same )?GPU|\b(?:labmate|colleague)s?\b.{0,60}(?:GPU|memory)|\xe4\xbb\x8d\xe7\x84\xb6\xe5\x8d\xa0\xe7\x94\xa8)re",
      "After stopping the process it disappears from nvidia-smi, however it still holds GPU memory.", Tier::kProse},
     {"allocator_stats", S::kAllocatorStats, "pytorch",
      R"re((?i)\bAllocated\b[^:\n]{0,40}:\s*[\d.]+ ?[KMGT]i?B.{0,80}\bReserved\b[^:\n]{0,40}:\s*[\d.]+ ?[KMGT]i?B)re",
@@ -277,7 +277,7 @@ constexpr Pattern kPatterns[] = {
      R"re(CUDA_VISIBLE_DEVICES\W{0,4}=\W{0,4}-1|device_count\(\) (?:is|returned) 0)re",
      "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"-1\""},
     {"memory_on_main_gpu", S::kWrongDeviceMemory, "",
-     R"re((?i)(?:GPU ?0|cuda:0|first GPU|main GPU|master GPU)\b.{0,60}(?:far |much |way )?more (?:memory )?than (?:the )?others?|(?:imbalanced|unbalanced|uneven) (?:GPU )?memory|(?:memory on|memory of|uses?|occup\w+|taking up) (?:the )?(?:(?:main|first|same) GPU|GPU ?0|cuda:0).{0,80}(?:resum|checkpoint|load|rank|process)|(?:resum|checkpoint|torch\.load).{0,80}(?:main|first|extra) GPU|map_location)re",
+     R"re((?i)(?:GPU ?0|cuda:0|first GPU|main GPU|master GPU)\b.{0,60}(?:far |much |way )?(?:more|higher|larger|bigger)\b.{0,30}than (?:the |all )?(?:others?|rest|remaining)|(?:imbalanced|unbalanced|uneven) (?:GPU )?memory|(?:memory on|memory of|uses?|occup\w+|taking up) (?:the )?(?:(?:main|first|same) GPU|GPU ?0|cuda:0).{0,80}(?:resum|checkpoint|load|rank|process)|(?:resum|checkpoint|torch\.load).{0,80}(?:(?:main|first|extra) GPU|GPU ?:?0\b|cuda:0)|(?:GPU ?:?0|cuda:0)\b.{0,40}\b(?:for|from|by|in|of) (?:every|each|all) (?:\w+ )?(?:process|rank|worker)|map_location)re",
      "I'm wondering what is taking up memory on the main GPU when I am resuming training from a checkpoint.",
      Tier::kProse},
 
@@ -291,7 +291,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)Input type \(torch\.\w+\) and weight type \(torch\.cuda\.|Input type \(torch\.cuda\.\w+\) and weight type \(torch\.\w+\)|expected\b.{0,40}\b(?:cuda|gpu)\b.{0,40}\bgot\b.{0,30}\bcpu\b|expected\b.{0,40}\bcpu\b.{0,40}\bgot\b.{0,30}\bcuda\b|is on CPU, but expected .{0,30}(?:GPU|CUDA))re",
      "RuntimeError: Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same"},
     {"memory_on_every_gpu", S::kWrongDeviceMemory, "",
-     R"re((?i)not (?:just|only) (?:on )?(?:GPU ?:?0|cuda:0)|(?:every|each|all|multiple|extra) (?:processe?s?|ranks?|workers?)\b.{0,60}(?:GPU ?:?0|cuda:0|first GPU|same GPU)|(?:extra|additional|unexpected) (?:processe?s?|memory|contexts?|allocations?) on (?:the )?(?:GPU ?:?0|cuda:0|first GPU))re",
+     R"re((?i)not (?:just|only) (?:on )?(?:GPU ?:?0|cuda:0)|(?:every|each|all|multiple|extra) (?:\w+ )?(?:processe?s?|ranks?|workers?)\b.{0,60}(?:GPU ?:?0|cuda:0|first GPU|same GPU)|(?:extra|additional|unexpected) (?:processe?s?|memory|contexts?|allocations?) on (?:the )?(?:GPU ?:?0|cuda:0|first GPU))re",
      "accelerate launch increases allocated memory on all GPUs, not just GPU:0, by amount proportional to total "
      "number of available GPUs",
      Tier::kProse},
@@ -314,7 +314,7 @@ constexpr Pattern kPatterns[] = {
 
     // Memory named as the problem in prose, no error: weak, the domain from the words around it.
     {"memory_pressure_prose", S::kMemoryProse, "",
-     R"re((?i)(?:too much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage )?(?:explod|spik|blows? up)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+) (?:up )?(?:all|most) (?:of )?(?:the |my )?(?:available )?(?:RAM|system memory|host memory|CPU memory|swap)\b)re",
+     R"re((?i)(?:too much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage )?(?:explod|spik|blows? up)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:memory|RAM|VRAM|swap) (?:usage )?(?:fills? up|filled up|is filling up|gets filled|maxe[sd] out)|(?:memory|RAM|VRAM|swap) (?:usage |use )?(?:hits|hit|reaches|reached|goes to|went to|climbs to|is at|stays at) (?:almost |nearly |about |~)?\d{2,3} ?%|(?:uses?|using|used|takes?|taking|consumes?|consuming|needs?|requires?) (?:over |more than |about |around |~)?[\d.]+ ?[GT]i?B (?:of )?(?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM)\b|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+) (?:up )?(?:all|most) (?:of )?(?:the |my )?(?:available )?(?:RAM|system memory|host memory|CPU memory|swap)\b)re",
      "Inference uses too much GPU memory", Tier::kProse},
     {"memory_not_freed_prose", S::kMemoryProse, "",
      R"re((?i)memory (?:is |was |gets )?(?:not |never |isn'?t |wasn'?t )(?:fully |completely |properly )?(?:freed|released|cleared|returned|given back)|(?:does not|doesn'?t|didn'?t|did not|won'?t|cannot|can'?t|never) (?:free|release|clear)\w* (?:up )?(?:the |any |all )?(?:\w+ )?memory)re",
@@ -388,11 +388,13 @@ constexpr Pattern kPatterns[] = {
     {"pinning_call", S::kContextPinningCall, "",
      R"re((?i)pin_memory\.py|pin_memory\(\)|_pin_memory_loop|CachingHostAllocator|cudaHostRegister|cudaHostAlloc|in pin memory thread)re",
      "    return data.pin_memory()"},
+    // Contexts name no digit (patterns_test.cc): one that did would make every GPU line of a
+    // dense log pay the digit-sensitive set (ShapeCache); GPU model numbers are in kGpuWords.
     {"gpu_mentioned", S::kContextGpu, "",
-     R"re((?i)\bcuda|\bgpu|cudnn|cublas|nvidia|\bvram\b|\bnccl\b|tensorrt|\bhip\b|rocm|thrust::|device memory|video memory|graphics card|\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b|\b[AHVP]100\b)re",
+     R"re((?i)\bcuda|\bgpu|cudnn|cublas|nvidia|\bvram\b|\bnccl\b|tensorrt|\bhip\b|rocm|thrust::|device memory|video memory|graphics card|\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b)re",
      "Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 7000 MB memory)"},
     {"host_mentioned", S::kContextHost, "",
-     R"re((?i)\bcpu\b|cpu_|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:PC|computer|laptop|desktop|machine|system|OS) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re",
+     R"re((?i)\bcpu\b|cpu_|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:gets|got|was|is|being|getting) killed\b|\b(?:PC|computer|laptop|desktop|machine|system|OS) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re",
      "2024-01-01 10:00:00 INFO Using CPUExecutionProvider"},
     {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL\d?\b|microsoft-standard|/usr/lib/wsl/)re",
      "Linux version 5.15.90.1-microsoft-standard-WSL2"},
@@ -423,7 +425,7 @@ constexpr const char* kPrefilter =
     R"re(system memory|sigbus|(?-i:Killed)|137|sum total|allocation|\xe6\xb3\x84|fragment|labmate|colleague|)re"
     R"re(two \w+ processes|another process|\xe4\xbb\x8d\xe7\x84\xb6|fabric|communicate|taken|thrust|)re"
     R"re(\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98|reserved|cgroup|\brss\b|heap|slurmstepd|)re"
-    R"re(\bsrun\b|ulimit|memlock|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|\b80[234]\b|malloc)re";
+    R"re(\bsrun\b|ulimit|memlock|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
 constexpr NumberPattern kNumberPatterns[] = {
@@ -541,12 +543,12 @@ const CompiledPatterns& Compiled() {
       c->sensitive_index.push_back(static_cast<int>(i));
     }
     if (!c->sensitive_set->Compile()) std::abort();
-    c->sensitive_gate = std::make_unique<RE2::Set>(options, RE2::UNANCHORED);
+    c->blind_set = std::make_unique<RE2::Set>(options, RE2::UNANCHORED);
     for (int i : c->sensitive_index) {
-      std::string error;  // (?m): ^ and $ at every line of the block
-      if (c->sensitive_gate->Add("(?m)" + Widened(kPatterns[i].regex), &error) < 0) std::abort();
+      std::string error;
+      if (c->blind_set->Add(Widened(DigitBlind(kPatterns[i].regex).c_str()), &error) < 0) std::abort();
     }
-    if (!c->sensitive_gate->Compile()) std::abort();
+    if (!c->blind_set->Compile()) std::abort();
     c->number_set = std::make_unique<RE2::Set>(options, RE2::UNANCHORED);
     for (const NumberPattern& n : kNumberPatterns) {
       c->numbers.push_back(std::make_unique<RE2>(n.regex, options));
@@ -561,24 +563,53 @@ const CompiledPatterns& Compiled() {
   return *compiled;
 }
 
-ShapeCache::ShapeCache() : entries_(kEntries) {}
-
-bool ShapeCache::SensitivePossible(std::string_view text) {
-  std::vector<int> hits;
-  return Compiled().sensitive_gate->Match(re2::StringPiece(text.data(), text.size()), &hits);
+std::string DigitBlind(std::string_view regex) {
+  std::string out;
+  bool in_class = false;
+  for (size_t i = 0; i < regex.size(); ++i) {
+    char ch = regex[i];
+    if (ch == '\\') {
+      size_t n = (i + 1 < regex.size() && regex[i + 1] == 'x') ? 4 : 2;
+      out.append(regex.substr(i, n));
+      i += n - 1;
+    } else if (ch == '{' && !in_class) {
+      while (i < regex.size() && regex[i] != '}') out += regex[i++];
+      if (i < regex.size()) out += '}';
+    } else if (ch >= '0' && ch <= '9') {
+      out += "\\d";
+      // A range of digits in a class ("1-9") is any digit too.
+      if (in_class && i + 2 < regex.size() && regex[i + 1] == '-' && regex[i + 2] >= '0' && regex[i + 2] <= '9') i += 2;
+    } else {
+      if (ch == '[' && !in_class) {
+        in_class = true;
+        out += ch;
+        if (i + 1 < regex.size() && regex[i + 1] == '^') out += regex[++i];
+        if (i + 1 < regex.size() && regex[i + 1] == ']') out += regex[++i];  // "[]..." starts with a literal ]
+        continue;
+      }
+      if (ch == ']' && in_class) in_class = false;
+      out += ch;
+    }
+  }
+  return out;
 }
 
-void ShapeCache::Match(std::string_view line, std::vector<int>* matches, bool sensitive_possible) {
+ShapeCache::ShapeCache() : entries_(kEntries) {}
+
+void ShapeCache::Match(std::string_view line, std::vector<int>* matches) {
+  last_ = nullptr;
   if (line.size() > kMaxShape) return MatchLine(line, matches);
   shape_.assign(line.data(), line.size());
   for (char& ch : shape_) ch = static_cast<unsigned char>(ch - '1') <= 8 ? '0' : ch;
   const CompiledPatterns& c = Compiled();
   Entry& e = entries_[std::hash<std::string_view>{}(shape_) % kEntries];
+  last_ = &e;
   if (e.used && e.shape == shape_) {
     *matches = e.insensitive;
+    if (!e.may_sensitive) return;
     sensitive_.clear();
     re2::StringPiece text(line.data(), line.size());
-    if (sensitive_possible && c.sensitive_set->Match(text, &sensitive_)) {
+    if (c.sensitive_set->Match(text, &sensitive_)) {
       for (int s : sensitive_) {
         int m = c.sensitive_index[s];
         if (!c.widened[m] || RE2::PartialMatch(text, *c.each[m])) matches->push_back(m);
@@ -590,10 +621,18 @@ void ShapeCache::Match(std::string_view line, std::vector<int>* matches, bool se
   MatchLine(line, matches);
   e.used = true;
   e.shape = shape_;
+  e.domain = -1;
   e.insensitive.clear();
   for (int m : *matches) {
     if (!c.digit_sensitive[m]) e.insensitive.push_back(m);
   }
+  e.may_sensitive = c.blind_set->Match(re2::StringPiece(shape_.data(), shape_.size()), nullptr);
+}
+
+LineDomain ShapeCache::Domain(std::string_view line) {
+  if (last_ == nullptr) return DomainOfLine(line);
+  if (last_->domain < 0) last_->domain = static_cast<int>(DomainOfLine(line));
+  return static_cast<LineDomain>(last_->domain);
 }
 
 bool ParseGpuRow(std::string_view line, uint64_t* used_bytes, uint64_t* total_bytes, int* utilization) {
@@ -614,7 +653,8 @@ bool ParseGpuRow(std::string_view line, uint64_t* used_bytes, uint64_t* total_by
 
 namespace {
 
-// Words that say which memory a line speaks of. Pinned before host before GPU:
+// Words that say which memory a line speaks of; they name no digit (ShapeCache::Domain
+// remembers the answer per line shape). Pinned before host before GPU:
 // "CUDA host allocation failed" is host memory, "pinned" is the host's too.
 constexpr const char* kPinnedWords =
     R"re((?i)pinned|page-locked|cudaHostAlloc|cudaMallocHost|cuMemHostAlloc|cudaHostRegister|CachingHostAllocator|)re"
@@ -623,11 +663,12 @@ constexpr const char* kHostWords =
     R"re((?i)\bcpu|cpu_|\bhost\b|\bram\b|system memory|\bswap\b|/dev/shm|DefaultCPUAllocator|mklcpu|)re"
     R"re(CPUExecutionProvider|posix_memalign|\bmalloc\b|pool_host|host memory|pinned_memory_manager|\xe5\x86\x85\xe5\xad\x98|)re"
     R"re(cgroup|OOMKilled|\brss\b|physical memory|heap space|slurmstepd|\bsrun\b|ulimit|memlock|)re"
+    R"re(\b(?:gets|got|was|is|being|getting) killed\b|)re"
     R"re(\b(?:PC|computer|laptop|desktop|machine|system|OS) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re";
 constexpr const char* kGpuWords =
     R"re((?i)\bgpu|cuda|\bvram\b|cudnn|cublas|\bdevice\b|device:GPU|\bhip\b|rocm|tensorrt|\bTRT\b|nvjpeg|)re"
     R"re(\bnccl\b|\bxla\b|\bmps\b|cudaMalloc|video memory|on device|thrust::|\xe6\x98\xbe\xe5\xad\x98|nvidia|graphics|)re"
-    R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b|\b[AHVP]100\b)re";
+    R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b)re";
 
 const RE2& Compile(const char* text) {
   RE2::Options options;
