@@ -105,6 +105,8 @@ TEST(General, NotebookKernelThatDiesIsAWeakMemoryFindingFromItsContext) {
   const Finding gpu = Top(ExplainText("but it fails with the GPU (jupyter kernel dies): tree_method='gpu_hist'\n"));
   EXPECT_EQ(gpu.cause, Cause::kGpuDeviceOom);
   EXPECT_EQ(gpu.domain, Domain::kGpu);
+  // Advice to restart the kernel is not a kernel that died.
+  EXPECT_TRUE(ExplainText("After a kernel restart the import works.\n").findings.empty());
   // Weak: an explicit error in the same log speaks first.
   Report both = ExplainText("RuntimeError: CUDA error: an illegal memory access was encountered\n"
                             "The kernel appears to have died. It will restart automatically.\n");

@@ -321,7 +321,7 @@ constexpr Pattern kPatterns[] = {
      "GPU allocated memory is not released", Tier::kProse},
     // A notebook kernel that died: usually memory (host, unless the words around it say GPU), never certain.
     {"notebook_kernel_died", S::kMemoryProse, "",
-     R"re((?i)\bkernel\w* (?:appears to have |has |keeps |always |just |then )?(?:died|dies|dying|crash\w*|restart\w*)|kernel crashed while executing)re",
+     R"re((?i)\bkernel\w* (?:appears to have |has |keeps |always |just |then )?(?:died|dies|dying|crash\w*|keeps restarting)|\bkernel restarting\b)re",
      "The kernel appears to have died. It will restart automatically.", Tier::kProse, LineDomain::kHost},
 
     // ---------------------------------------------------------------- driver and libraries
