@@ -233,6 +233,22 @@ TEST(General, OtherWordingsOfTheSameCauses) {
     EXPECT_EQ(f.domain, Domain::kHost) << log;
     EXPECT_EQ(f.confidence, Confidence::kLow) << log;
   }
+  // Needs against has, more memory than before, a footprint that doubles, asking to lower the peak: GPU prose.
+  for (const char* log : {"vllm serve fails on startup: the model weights alone need 140 GiB but the GPU has 80 GiB\n",
+                          "After upgrading torch the same script needs 3 GB more VRAM\n",
+                          "The memory footprint doubles when I enable gradient checkpointing on the GPU\n",
+                          "Is there any way to lower the peak memory of loss.backward() on the GPU?\n"}) {
+    const Finding f = Top(ExplainText(log));
+    EXPECT_EQ(f.cause, Cause::kGpuDeviceOom) << log;
+    EXPECT_EQ(f.domain, Domain::kGpu) << log;
+    EXPECT_EQ(f.confidence, Confidence::kLow) << log;
+  }
+  EXPECT_EQ(Top(ExplainText("free -h shows the swap is full and the training hangs\n")).domain, Domain::kHost);
+  // vLLM's memory profile that leaves a negative KV cache.
+  EXPECT_EQ(Top(ExplainText("the current vLLM instance can use total_gpu_memory (79.19GiB) x gpu_memory_utilization "
+                            "(0.90) = 71.27GiB; the rest of the memory reserved for KV Cache is -2.05GiB.\n"))
+                .cause,
+            Cause::kGpuDeviceOom);
   // "gets killed" on a leak's line makes it the host's.
   EXPECT_EQ(Top(ExplainText("Memory usage grows every epoch and the process gets killed\n")).domain, Domain::kHost);
 }
