@@ -100,47 +100,63 @@ TEST(DataSet, AddedExcerptsAreClassifiedAndCoverEveryClassTwice) {
 }
 
 // The real corpus gathered from public threads (tests/data/explain/corpus_*.jsonl).
-// Only the development part (corpus_dev.jsonl) is a gate; any other part (the
-// held-out one) is printed, so it stays a measurement and never a tuning target.
+// Only the development part (corpus_dev.jsonl) is a gate. The held-out part is
+// not opened here unless OOMGUARD_EXPLAIN_HELDOUT=1 (then it is printed, never
+// gated), so that running the tests does not turn it into a tuning target.
 // The targets are 90% top cause, 98% domain and no memory log without a
-// finding; the gate holds the top-cause target and, for the two others, the
-// floor this code reaches (docs/explain.md states both), and says which target
-// is not met yet.
-constexpr int kTargetTopCausePercent = 90;
+// finding; the gate holds the floor this code reaches on the development part
+// (docs/explain.md states both) and says which target is not met yet.
 constexpr int kTargetDomainPercent = 98;
-constexpr int kFloorDomainPercent = 93;
-constexpr int kFloorUnexplainedPercent = 6;  // of the memory logs
+constexpr int kFloorTopCausePercent = 97;
+constexpr int kFloorDomainPercent = 95;
+constexpr int kFloorUnexplainedPercent = 4;  // of the memory logs
 
-TEST(DataSet, RealCorpusMeetsTheTargetsOnItsDevelopmentPart) {
-  std::filesystem::path dir = std::filesystem::path(OOMGUARD_SOURCE_DIR) / "tests/data/explain";
+std::filesystem::path CorpusDir() { return std::filesystem::path(OOMGUARD_SOURCE_DIR) / "tests/data/explain"; }
+
+void PrintAccuracy(const std::string& name, const CorpusScore& score) {
+  const ScoreCounts& all = score.all;
+  std::printf("[ accuracy ] %s: %d/%d top cause in accept, %d/%d domain, %d of %d memory logs without a finding\n",
+              name.c_str(), all.cause_ok, all.total, all.domain_ok, all.total, all.memory_unexplained,
+              all.memory_logs);
+  std::fputs(FormatScore(name, score, false).c_str(), stdout);
+}
+
+TEST(DataSet, RealCorpusDevelopmentPartHoldsItsFloor) {
+  std::filesystem::path path = CorpusDir() / "corpus_dev.jsonl";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no tests/data/explain/corpus_dev.jsonl in this tree";
+  Result<CorpusScore> score = ScoreCorpus(path.string());
+  ASSERT_TRUE(score.ok()) << score.error();
+  const std::string name = path.filename().string();
+  PrintAccuracy(name, *score);
+  const ScoreCounts& all = score->all;
+  ASSERT_GT(all.total, 0);
+  if (all.domain_ok * 100 < all.total * kTargetDomainPercent) {
+    std::printf("[ target   ] %s: domain below the %d%% target\n", name.c_str(), kTargetDomainPercent);
+  }
+  if (all.memory_unexplained > 0) {
+    std::printf("[ target   ] %s: %d memory logs without a finding (target 0)\n", name.c_str(), all.memory_unexplained);
+  }
+  EXPECT_GE(all.cause_ok * 100, all.total * kFloorTopCausePercent) << FormatScore(name, *score, true);
+  EXPECT_GE(all.domain_ok * 100, all.total * kFloorDomainPercent) << FormatScore(name, *score, true);
+  EXPECT_LE(all.memory_unexplained * 100, all.memory_logs * kFloorUnexplainedPercent)
+      << FormatScore(name, *score, true);
+}
+
+// Any other part: printed only (the held-out one only when asked for).
+TEST(DataSet, RealCorpusOtherPartsAreOnlyReported) {
   std::vector<std::filesystem::path> corpora;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+  for (const auto& entry : std::filesystem::directory_iterator(CorpusDir())) {
     std::string name = entry.path().filename().string();
-    if (name.rfind("corpus_", 0) == 0 && entry.path().extension() == ".jsonl") corpora.push_back(entry.path());
+    if (name.rfind("corpus_", 0) != 0 || entry.path().extension() != ".jsonl" || name == "corpus_dev.jsonl") continue;
+    if (IsHeldOutCorpus(name) && !HeldOutReadingAllowed()) continue;
+    corpora.push_back(entry.path());
   }
   std::sort(corpora.begin(), corpora.end());
-  if (corpora.empty()) GTEST_SKIP() << "no tests/data/explain/corpus_*.jsonl in this tree";
+  if (corpora.empty()) GTEST_SKIP() << "no other corpus part to report (held-out: OOMGUARD_EXPLAIN_HELDOUT=1)";
   for (const std::filesystem::path& path : corpora) {
     Result<CorpusScore> score = ScoreCorpus(path.string());
     ASSERT_TRUE(score.ok()) << score.error();
-    const ScoreCounts& all = score->all;
-    std::string name = path.filename().string();
-    std::printf("[ accuracy ] %s: %d/%d top cause in accept, %d/%d domain, %d of %d memory logs without a finding\n",
-                name.c_str(), all.cause_ok, all.total, all.domain_ok, all.total, all.memory_unexplained,
-                all.memory_logs);
-    std::fputs(FormatScore(name, *score, false).c_str(), stdout);
-    if (name != "corpus_dev.jsonl" || all.total == 0) continue;
-    if (all.domain_ok * 100 < all.total * kTargetDomainPercent) {
-      std::printf("[ target   ] %s: domain below the %d%% target\n", name.c_str(), kTargetDomainPercent);
-    }
-    if (all.memory_unexplained > 0) {
-      std::printf("[ target   ] %s: %d memory logs without a finding (target 0)\n", name.c_str(),
-                  all.memory_unexplained);
-    }
-    EXPECT_GE(all.cause_ok * 100, all.total * kTargetTopCausePercent) << FormatScore(name, *score, true);
-    EXPECT_GE(all.domain_ok * 100, all.total * kFloorDomainPercent) << FormatScore(name, *score, true);
-    EXPECT_LE(all.memory_unexplained * 100, all.memory_logs * kFloorUnexplainedPercent)
-        << FormatScore(name, *score, true);
+    PrintAccuracy(path.filename().string(), *score);
   }
 }
 

@@ -24,6 +24,8 @@ struct Explainer::State {
   std::vector<Observation> observations;  // in order of first appearance
   LogContext context;
   std::string last_framework;  // the framework named most recently
+  uint64_t last_gpu_line = 0;   // the last line that spoke of the GPU (0: none yet)
+  uint64_t last_host_line = 0;  // ... of host memory (RAM, CPU, pinned, /dev/shm, cgroup)
   uint64_t line_number = 0;
   uint64_t bytes = 0;
   uint64_t truncated = 0;
@@ -31,10 +33,6 @@ struct Explainer::State {
   bool pending_truncated = false;
   std::vector<int> matches;
   ShapeCache shapes;
-  bool sensitive_possible = true;  // false while Scan reads a block the sensitive gate found nothing in
-  std::string_view block_in_scan;  // the block Scan reads, empty outside Scan
-  size_t lines_in_block = 0;       // lines of that block that reached the table
-  static constexpr size_t kLinesBeforeGate = 256;
   std::vector<int> number_hits;
   std::string scratch;
 
@@ -44,8 +42,21 @@ struct Explainer::State {
   void AppendPending(std::string_view part);
   void Segment(std::string_view text);
   void ExtractNumbers(std::string_view text, Observation& o);
+  void NoteDomainWords(bool gpu);
   Observation& ObservationFor(Signal signal);
 };
+
+// A line that speaks of the GPU (or of host memory): it colours the family and
+// prose lines of the window around it.
+void Explainer::State::NoteDomainWords(bool gpu) {
+  if ((gpu ? last_gpu_line : last_host_line) == line_number) return;  // once per line
+  (gpu ? last_gpu_line : last_host_line) = line_number;
+  for (Observation& o : observations) {
+    if (UsesDomainWindow(o.signal) && line_number <= o.window_end) {
+      ++(gpu ? o.near_gpu : o.near_host);
+    }
+  }
+}
 
 // Most lines of a log match nothing. One DFA pass of the prefilter over the
 // block finds the next line that might match; the lines before it are only
@@ -53,10 +64,6 @@ struct Explainer::State {
 void Explainer::State::Scan(std::string_view block) {
   const RE2& prefilter = *Compiled().prefilter;
   const re2::StringPiece text(block.data(), block.size());
-  // Dense blocks (many lines reach the table) pay one pass of the sensitive
-  // gate so that repeated line shapes skip the per-line sensitive set.
-  block_in_scan = block;
-  lines_in_block = 0;
   size_t pos = 0;
   while (pos < block.size()) {
     re2::StringPiece hit;
@@ -79,8 +86,6 @@ void Explainer::State::Scan(std::string_view block) {
     Line(line);
     pos = line_end + 1;
   }
-  block_in_scan = {};
-  sensitive_possible = true;
 }
 
 // Counts the whole lines of `region` (and those over the length cap) without looking at them.
@@ -149,10 +154,7 @@ void Explainer::State::Segment(std::string_view text) {
     scratch = StripAnsi(text);
     text = scratch;
   }
-  if (!block_in_scan.empty() && ++lines_in_block == kLinesBeforeGate) {
-    sensitive_possible = ShapeCache::SensitivePossible(block_in_scan);
-  }
-  shapes.Match(text, &matches, sensitive_possible);
+  shapes.Match(text, &matches);
   if (matches.empty()) return;
   std::span<const Pattern> table = Patterns();
   int signal_index = -1;
@@ -172,8 +174,14 @@ void Explainer::State::Segment(std::string_view text) {
       case Signal::kContextWsl: context.wsl = true; break;
       case Signal::kContextPreallocation: context.preallocation = true; break;
       case Signal::kContextPinningCall: context.pinning_call = true; break;
-      case Signal::kContextGpu: ++context.gpu_lines; break;
-      case Signal::kContextHost: ++context.host_lines; break;
+      case Signal::kContextGpu:
+        ++context.gpu_lines;
+        NoteDomainWords(true);
+        break;
+      case Signal::kContextHost:
+        ++context.host_lines;
+        NoteDomainWords(false);
+        break;
       default: break;
     }
   }
@@ -181,9 +189,9 @@ void Explainer::State::Segment(std::string_view text) {
   const Pattern& p = table[signal_index];
   Signal signal = p.signal;
   LineDomain line_domain = LineDomain::kUnknown;
-  if (signal == Signal::kMemoryFamily || signal == Signal::kOomguardReport ||
+  if (signal == Signal::kMemoryFamily || signal == Signal::kMemoryProse || signal == Signal::kOomguardReport ||
       signal == Signal::kOomguardReportField) {
-    line_domain = DomainOfLine(text);
+    line_domain = shapes.Domain(text);
   }
   if (signal == Signal::kMemoryFamily) {
     // A family wording: the line's own words say which memory, when they do.
@@ -207,6 +215,15 @@ void Explainer::State::Segment(std::string_view text) {
     o.first_line = line_number;
   }
   ++o.count;
+  if (UsesDomainWindow(signal)) {
+    // The lines just before count now, those just after as they come (NoteDomainWords).
+    if (o.count <= kDetailedLines) {
+      if (last_gpu_line && line_number - last_gpu_line <= kDomainWindow) ++o.near_gpu;
+      if (last_host_line && line_number - last_host_line <= kDomainWindow) ++o.near_host;
+    }
+    o.window_end = line_number + kDomainWindow;
+    if (o.implied == LineDomain::kUnknown) o.implied = p.implied;
+  }
   if (o.framework.empty()) o.framework = p.framework[0] != '\0' ? p.framework : last_framework;
   if (p.tier < o.tier) o.tier = p.tier;
   if (signal == Signal::kOomguardReport && o.oomguard_verdict == 0) o.oomguard_verdict = OomguardVerdictOfLine(text);
@@ -217,7 +234,7 @@ void Explainer::State::Segment(std::string_view text) {
   // one pattern match per line.
   if (o.count > kDetailedLines) return;
   if (o.line_domain == LineDomain::kUnknown) {
-    o.line_domain = line_domain != LineDomain::kUnknown ? line_domain : DomainOfLine(text);
+    o.line_domain = line_domain != LineDomain::kUnknown ? line_domain : shapes.Domain(text);
   }
 
   std::string clean = CleanLine(text);

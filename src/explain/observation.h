@@ -21,6 +21,8 @@ inline constexpr size_t kMaxRanks = 256;
 // Lines of one kind read in full (evidence, numbers, words); later ones are only
 // counted (and their rank noted). Twice kMaxRequests: a back-off prints two lines per attempt.
 inline constexpr uint64_t kDetailedLines = 2 * kMaxRequests;
+// Lines before and after a family wording whose domain words decide its memory.
+inline constexpr uint64_t kDomainWindow = 6;
 
 struct Observation {
   Signal signal = Signal::kNotMemory;
@@ -39,10 +41,20 @@ struct Observation {
   Tier tier = Tier::kProse;                   // the most specific tier among its lines
   LineDomain line_domain = LineDomain::kUnknown;  // the first domain its lines' words name
   int oomguard_verdict = 0;                   // OomguardVerdictOfLine of the report's verdict line
+  // Family and prose lines that name no memory: lines within kDomainWindow of
+  // them that speak of the GPU or of host memory (the context window).
+  uint64_t near_gpu = 0, near_host = 0;
+  uint64_t window_end = 0;  // the last line whose words still count
+  LineDomain implied = LineDomain::kUnknown;  // the first line's wording's own memory (Pattern::implied)
   // GPU status rows: the fullest row.
   uint64_t full_rows = 0;
   uint64_t fullest_used = 0, fullest_total = 0;
 };
+
+// Signals whose memory, when their line names none, comes from the lines around them.
+inline bool UsesDomainWindow(Signal signal) {
+  return signal == Signal::kMemoryFamily || signal == Signal::kMemoryProse || signal == Signal::kLeakGrowth;
+}
 
 struct LogContext {
   std::map<std::string, uint64_t> framework_lines;  // lines naming each framework

@@ -21,6 +21,9 @@ constexpr Pattern kPatterns[] = {
      R"re((?:CUDA|HIP|XPU) out of memory\. Tried to allocate|Tried to allocate [\d.]+ ?[KMGT]?i?B \(GPU \d+; )re",
      "RuntimeError: CUDA out of memory. Tried to allocate 60.00 MiB (GPU 0; 11.17 GiB total capacity; "
      "505.96 MiB already allocated; 12.50 MiB free; 530.00 MiB reserved in total by PyTorch)"},
+    {"torch_oom_numbers_wrapped", S::kTorchOomNumbers, "pytorch",
+     R"re(GPU \d+ has a total capac\w* of [\d.]+ ?[KMGT]i?B|[\d.]+ ?[KMGT]i?B is reserved by PyTorch but unallocated)re",
+     "Tried to allocate 26.00 MiB. GPU 0 has a total capacity of 15.92 GiB of which 13.60 GiB is free. "},
     {"torch_mps_oom", S::kGpuOom, "pytorch", R"re(MPS backend out of memory)re",
      "RuntimeError: MPS backend out of memory (MPS allocated: 17.80 GB, other allocations: 356.56 MB, "
      "max allowed: 18.13 GB). Tried to allocate 256 bytes on shared pool."},
@@ -44,7 +47,7 @@ constexpr Pattern kPatterns[] = {
      "E tensorflow/stream_executor/cuda/cuda_driver.cc:924] failed to alloc 8589934592 bytes on host: "
      "CUDA_ERROR_OUT_OF_MEMORY"},
     {"cuda_host_alloc_failed", S::kHostPinnedOom, "",
-     R"re((?i)(?:cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister|CachingHostAllocator)\w*.{0,80}(?:fail|out of memory|error)|out of memory.{0,80}CachingHostAllocator)re",
+     R"re((?i)(?:cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister|CachingHostAllocator)\w*.{0,80}(?:fail|out of memory|error)|(?:out of memory|fail\w*|error)\b.{0,80}(?:CachingHostAllocator|cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister))re",
      "RuntimeError: cudaHostRegister failed: out of memory"},
     {"torch_pin_memory_thread", S::kHostPinnedOom, "pytorch",
      R"re((?i)in pin memory thread)re",
@@ -127,6 +130,15 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)no (?:available )?memory for the cache blocks)re",
      "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
      "initializing the engine."},
+    {"vllm_kv_cache_too_small", S::kGpuOom, "vllm",
+     R"re((?i)tokens that can be stored in (?:the )?KV cache|memory reserved for (?:the )?KV cache is -|KV cache is needed, which is larger than the available KV cache memory|(?:insufficient|not enough|no) (?:GPU )?(?:memory|blocks|space) (?:left )?for (?:the )?KV[ _-]?cache)re",
+     "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored "
+     "in KV cache (20672). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+     "initializing the engine."},
+    {"vllm_memory_held_at_startup", S::kOtherProcessProse, "vllm",
+     R"re((?i)Free memory on device .{0,40}on startup is less than desired GPU memory utilization|GPU memory was not properly cleaned up before initializing|other processes sharing the same (?:container|GPU|node) release GPU memory|Error in memory profiling)re",
+     "ValueError: Free memory on device (14.68/79.19 GiB) on startup is less than desired GPU memory utilization "
+     "(0.9, 71.27 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."},
     {"cuda_error_oom", S::kGpuOom, "",
      R"re((?i)CUDA(?: error|Error|_ERROR)?[:_ ]+out[ _]of[ _]memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|cudaMalloc\w*.{0,40}(?:fail|out of memory)|hipErrorOutOfMemory)re",
      "RuntimeError: CUDA error: out of memory"},
@@ -177,10 +189,24 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)Out of memory: Kill(?:ed)? process|^\[[\d. ]+\] Killed process \d+ \(|oom-kill:|invoked oom-killer|Memory cgroup out of memory|oom_reaper: reaped|OOMKilled)re",
      "[1234567.890] Out of memory: Killed process 41279 (python) total-vm:62811840kB, anon-rss:31254784kB, "
      "file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:63020kB oom_score_adj:0"},
+    {"oom_killer_words", S::kKernelOomKiller, "os",
+     R"re((?i)\boom[-_ ]?kill(?:ed|ing|er|s)?\b|out-of-memory handler)re",
+     "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=191.batch cgroup. Some of your processes may have "
+     "been killed by the cgroup out-of-memory handler."},
+    {"node_low_on_memory", S::kHostRamOom, "kubernetes",
+     R"re((?i)low on resource: memory|\bMemoryPressure\b)re",
+     "The node was low on resource: memory. Container kilo was using 30332Ki, which exceeds its request of 0."},
+    {"session_used_all_ram", S::kHostRamOom, "",
+     R"re((?i)(?:used|using|uses|use) (?:up )?all (?:the )?available (?:RAM|system memory|host memory))re",
+     "Your session crashed after using all available RAM."},
     {"torch_cpu_allocator", S::kHostRamOom, "pytorch",
      R"re((?i)DefaultCPUAllocator: (?:can't|not enough memory)|CPUAllocator\.cpp.{0,80}posix_memalign|can't allocate memory: you tried to allocate)re",
      "RuntimeError: [enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't allocate "
      "memory: you tried to allocate 1000000000000000 bytes. Error code 12 (Cannot allocate memory)"},
+    // A compiler (LLVM, gcc, ptxas) that runs out of memory: the host's, whatever it compiles for.
+    {"compiler_out_of_memory", S::kHostRamOom, "",
+     R"re((?i)LLVM ERROR: out of memory|cc1plus: out of memory|virtual memory exhausted|ptxas.{0,40}out of memory)re",
+     "LLVM ERROR: out of memory", Tier::kFamily},
     {"windows_paging_file", S::kHostRamOom, "os",
      R"re((?i)paging file is too small|os error 1455|WinError 1455|\xe9\xa1\xb5\xe9\x9d\xa2\xe6\x96\x87\xe4\xbb\xb6\xe5\xa4\xaa\xe5\xb0\x8f)re",
      "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "
@@ -205,6 +231,9 @@ constexpr Pattern kPatterns[] = {
     {"process_killed", S::kProcessKilled, "os",
      R"re(\bKilled\b|^\s*\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb|(?i:Signal 9 \(SIGKILL\)|exit(?:ed with)? (?:code|status) 137\b|exit_?code\W{0,4}137\b|exitcode\s*:\s*-9\b|(?:return|run|exit) ?code ?[=:]? ?-9\b|died with <Signals\.SIGKILL: 9>|killed by signal 9\b))re",
      "Killed"},
+    {"process_killed_status", S::kProcessKilled, "os",
+     R"re((?i)exit(?:ed)?(?: with)?[ _]?(?:code|status)\W{0,8}(?:is |was |of )?(?:137|-9)\b|\bExited \(137\)|\bcode[:=]? ?137\b|(?:exited on|terminated by|died with|received|got|by) signal:? 9\b|\bsignal: killed\b|(?:zsh|bash|fish|sh): killed\b|^\[\d+\]\s*[+-]?\s*\d+ killed\b|\bSIGKILL\b)re",
+     "      Exit Code:    137"},
     {"launcher_killed_workers", S::kLauncherKilled, "",
      R"re(Killing subprocess \d+|sigkill_handler)re",
      "[2023-04-14 13:11:27,879] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 13266"},
@@ -215,7 +244,7 @@ constexpr Pattern kPatterns[] = {
      "The way of updating training and validation loss results in the continuous rising of gpu memory",
      Tier::kProse},
     {"usage_growth_prose", S::kLeakGrowth, "",
-     R"re((?i)\b(?:RAM|VRAM|usage|consumption|footprint|allocation) (?:keeps? |kept |continues to |is |was |just |steadily |slowly )*(?:increas|grow|ris|climb|go(?:es|ing)? up)|grows? until (?:it|the \w+) runs out)re",
+     R"re((?i)\b(?:RAM|VRAM|RSS|usage|consumption|footprint|allocation|reserved|allocated|cached|memory_reserved\(\)|memory_allocated\(\))\W{0,2} (?:keeps? |kept |continues to |is |was |just |steadily |slowly )*(?:increas|grow|ris|climb|go(?:es|ing)? up)|grows? until (?:it|the \w+) runs out)re",
      "RAM usage keeps growing every epoch until the process is killed.", Tier::kProse},
     {"preallocation_prose", S::kPreallocationProse, "",
      R"re((?i)(?:uses?|using|used|takes?|taking|took|occup\w+|allocat\w+|grabs?|grabbing|grabbed|reserv\w+|consum\w+|eats?|hogs?)\s+(?:up\s+)?(?:almost |nearly |about |around |~)?(?:all|most|\d{2}\s?%|the (?:entire|whole))\s+(?:of\s+)?(?:the\s+|my\s+)?(?:available\s+)?(?:GPU|VRAM|video memory|gpu memory|device memory|memory of (?:the |my )?GPU|memory\b)|\d{2}\s?% (?:of (?:the )?)?(?:GPU |gpu )?(?:memory )?allocation|(?:regardless of|whatever|no matter) (?:the |which |what )?(?:model|batch)|[\d.]+\s*[GM]i?B (?:of (?:GPU |VRAM |device )?memory )?(?:is |are |gets? )?(?:already )?(?:taken|used|allocated|occupied|reserved|grabbed) (?:up )?(?:on|at|upon|right after|just by|after)\b|(?:upon|on|after|just by) (?:import|importing|loading) .{0,60}(?:GPU|memory)|preallocates anyway|still (?:pre)?allocates)re",
@@ -224,7 +253,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bpreallocat\w*|XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION)|per_process_gpu_memory_fraction|gpu_memory_fraction|TF_FORCE_GPU_ALLOW_GROWTH|set_memory_growth|allow_growth)re",
      "setting os.environ[\"XLA_PYTHON_CLIENT_PREALLOCATE\"] = \"false\" does not have any effect.", Tier::kProse},
     {"other_process_prose", S::kOtherProcessProse, "",
-     R"re((?i)(?:still|keeps?|kept)\s+(?:holds?|holding|occup\w*|taking|using|consuming)\s+(?:up\s+)?(?:the\s+)?(?:GPU|VRAM|video|gpu)\s*memory|keeps? the GPU memory occupied|GPU memory (?:is )?(?:still )?(?:occupied|held|not (?:freed|released))|two \w+ processes running|another process (?:is )?(?:using|holding|occupying)|\b(?:labmate|colleague)s?\b.{0,60}(?:GPU|memory)|\xe4\xbb\x8d\xe7\x84\xb6\xe5\x8d\xa0\xe7\x94\xa8)re",
+     R"re((?i)(?:still|keeps?|kept)\s+(?:holds?|holding|occup\w*|taking|using|consuming)\s+(?:up\s+)?(?:the\s+)?(?:GPU|VRAM|video|gpu)\s*memory|(?:zombie|orphan(?:ed)?|defunct|stale|leftover|dangling|ghost) (?:python |training )?process|(?:memory|GPU|VRAM)\b.{0,40}(?:even |already )(?:before|prior to) (?:the )?(?:training|running|starting|launching|job|model)|keeps? the GPU memory occupied|GPU memory (?:is )?(?:still )?(?:occupied|held|not (?:freed|released))|two \w+ processes running|another process (?:is )?(?:using|holding|occupying)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user|training|experiment)s?\b.{0,40}\b(?:using|holding|occup\w+|taking|uses|holds|takes|running|runs) .{0,30}(?:GPU|VRAM|memory|[\d.]+ ?[GM]i?B)|(?:processes|jobs|users) (?:are )?shar\w+ (?:the|one|a) (?:same )?GPU|\b(?:labmate|colleague)s?\b.{0,60}(?:GPU|memory)|\xe4\xbb\x8d\xe7\x84\xb6\xe5\x8d\xa0\xe7\x94\xa8)re",
      "After stopping the process it disappears from nvidia-smi, however it still holds GPU memory.", Tier::kProse},
     {"allocator_stats", S::kAllocatorStats, "pytorch",
      R"re((?i)\bAllocated\b[^:\n]{0,40}:\s*[\d.]+ ?[KMGT]i?B.{0,80}\bReserved\b[^:\n]{0,40}:\s*[\d.]+ ?[KMGT]i?B)re",
@@ -248,27 +277,61 @@ constexpr Pattern kPatterns[] = {
      R"re(CUDA_VISIBLE_DEVICES\W{0,4}=\W{0,4}-1|device_count\(\) (?:is|returned) 0)re",
      "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"-1\""},
     {"memory_on_main_gpu", S::kWrongDeviceMemory, "",
-     R"re((?i)(?:GPU ?0|cuda:0|first GPU|main GPU|master GPU)\b.{0,60}(?:far |much |way )?more (?:memory )?than (?:the )?others?|(?:imbalanced|unbalanced|uneven) (?:GPU )?memory|(?:memory on|memory of|uses?|occup\w+|taking up) (?:the )?(?:(?:main|first|same) GPU|GPU ?0|cuda:0).{0,80}(?:resum|checkpoint|load|rank|process)|(?:resum|checkpoint|torch\.load).{0,80}(?:main|first|extra) GPU|map_location)re",
+     R"re((?i)(?:GPU ?0|cuda:0|first GPU|main GPU|master GPU)\b.{0,60}(?:far |much |way )?(?:more|higher|larger|bigger)\b.{0,30}than (?:the |all )?(?:others?|rest|remaining)|(?:imbalanced|unbalanced|uneven) (?:GPU )?memory|(?:memory on|memory of|uses?|occup\w+|taking up) (?:the )?(?:(?:main|first|same) GPU|GPU ?0|cuda:0).{0,80}(?:resum|checkpoint|load|rank|process)|(?:resum|checkpoint|torch\.load).{0,80}(?:(?:main|first|extra) GPU|GPU ?:?0\b|cuda:0)|(?:GPU ?:?0|cuda:0)\b.{0,40}\b(?:for|from|by|in|of) (?:every|each|all) (?:\w+ )?(?:process|rank|worker)|map_location)re",
      "I'm wondering what is taking up memory on the main GPU when I am resuming training from a checkpoint.",
      Tier::kProse},
 
     // ---------------------------------------------------------------- any framework's out-of-memory wording
     // After the prose: a line that describes a cause (a leak, another process) and says "out of memory" is the cause.
     // The line's words say which memory (DomainOfLine); without them, the log's.
+    {"cuda_not_available", S::kWrongDevice, "",
+     R"re((?i)\bno (?:cuda|nvidia|gpu)(?: (?:gp\w*|gpus?|devices?|cards?))? (?:is |are |was |were )?(?:available|found|detected)\b|\bCUDA (?:is )?not available\b|cuda\.is_available\(\)\W{0,4}(?:returns?|is|==?)\W{0,4}False)re",
+     "UserWarning: User provided device_type of 'cuda', but CUDA is not available. Disabling"},
+    {"tensors_on_two_devices", S::kWrongDevice, "",
+     R"re((?i)Input type \(torch\.\w+\) and weight type \(torch\.cuda\.|Input type \(torch\.cuda\.\w+\) and weight type \(torch\.\w+\)|expected\b.{0,40}\b(?:cuda|gpu)\b.{0,40}\bgot\b.{0,30}\bcpu\b|expected\b.{0,40}\bcpu\b.{0,40}\bgot\b.{0,30}\bcuda\b|is on CPU, but expected .{0,30}(?:GPU|CUDA))re",
+     "RuntimeError: Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same"},
+    {"memory_on_every_gpu", S::kWrongDeviceMemory, "",
+     R"re((?i)not (?:just|only) (?:on )?(?:GPU ?:?0|cuda:0)|(?:every|each|all|multiple|extra) (?:\w+ )?(?:processe?s?|ranks?|workers?)\b.{0,60}(?:GPU ?:?0|cuda:0|first GPU|same GPU)|(?:extra|additional|unexpected) (?:processe?s?|memory|contexts?|allocations?) on (?:the )?(?:GPU ?:?0|cuda:0|first GPU))re",
+     "accelerate launch increases allocated memory on all GPUs, not just GPU:0, by amount proportional to total "
+     "number of available GPUs",
+     Tier::kProse},
     {"onnxruntime_arena_failed", S::kMemoryFamily, "onnxruntime",
      R"re(Failed to allocate memory for requested buffer of size \d+)re",
      "onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, "
      "onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 2830172160",
      Tier::kFamily},
+    {"memory_limit_exceeded", S::kMemoryFamily, "",
+     R"re((?i)exceed(?:s|ed|ing)? (?:the |its |their |your |job |step |container |pod )?(?:\w+ )?memory limits?\b|memory limits? (?:exceeded|reached)|over (?:the |its )?memory limit)re",
+     "slurmstepd: error: Job 42664148 exceeded memory limit (10889240 > 4194304), being killed",
+     Tier::kFamily, LineDomain::kHost},
+    {"bad_alloc_family", S::kMemoryFamily, "",
+     R"re((?i)\bbad_alloc\b|\bMemoryError\b|java heap space|\bmalloc\(?\)? failed|failed to malloc)re",
+     "terminate called after throwing an instance of 'std::bad_alloc'", Tier::kFamily, LineDomain::kHost},
     {"oom_family", S::kMemoryFamily, "",
-     R"re((?i)\bout of (?:device |gpu |host |cpu |system )?memory\b|\bOOM\b|RESOURCE_EXHAUSTED|Resource ?exhausted|fail(?:s|ed)? to alloc(?:ate)?\b|(?:cannot|can't|could not|couldn't|unable to) allocate|allocation (?:failed|failure)|\bbad_alloc\b|\bENOMEM\b|memory allocation (?:failed|error)|(?:insufficient|not enough) (?:\w+ )?memory|MemoryAllocation|OutOfMemory|\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3)re",
+     R"re((?i)\bout of (?:\w+ ){0,2}(?:memory|VRAM|RAM)\b|\bOOM(?:s|ed|ing)?\b|(?:memory|VRAM|RAM|swap) (?:is |was |gets |got |became )?(?:completely |totally |almost )?(?:full|exhausted|maxed out)\b|RESOURCE_EXHAUSTED|Resource ?exhausted|fail(?:s|ed)? to alloc(?:ate)?\b|(?:cannot|can't|could not|couldn't|unable to) allocate|allocation (?:failed|failure)|\bbad_alloc\b|\bENOMEM\b|memory allocation (?:failed|error)|(?:insufficient|not enough) (?:\w+ )?(?:memory|VRAM|RAM)\b|MemoryAllocation|OutOfMemory|\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3)re",
      "tensorflow.python.framework.errors_impl.ResourceExhaustedError: failed to allocate memory [Op:Mul]",
      Tier::kFamily},
+
+    // Memory named as the problem in prose, no error: weak, the domain from the words around it.
+    {"memory_pressure_prose", S::kMemoryProse, "",
+     R"re((?i)(?:too much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage |footprint |consumption )?(?:explod|spik|blows? up|skyrocket|shoots? up|balloon|doubl|tripl|quadrupl)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|[\d.]+ ?[GM]i?B (?:more|extra|additional) (?:GPU |CPU |video )?(?:memory|VRAM|RAM)\b|\b(?:need|needs|needed|require|requires|required|take|takes) (?:about |around |over |~)?[\d.]+ ?[GMT]i?B\b.{0,60}\b(?:has|have|had|only|with) (?:only )?[\d.]+ ?[GMT]i?B|(?:reduce|lower|decrease|cut) (?:the )?(?:peak |GPU |CPU |VRAM |RAM |host |device )*memory(?: usage| consumption| footprint)?\b|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:memory|RAM|VRAM|swap) (?:usage )?(?:fills? up|filled up|is filling up|gets filled|maxe[sd] out)|(?:memory|RAM|VRAM|swap) (?:usage |use )?(?:hits|hit|reaches|reached|goes to|went to|climbs to|is at|stays at) (?:almost |nearly |about |~)?\d{2,3} ?%|(?:uses?|using|used|takes?|taking|consumes?|consuming|needs?|requires?) (?:over |more than |about |around |~)?[\d.]+ ?[GT]i?B (?:of )?(?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM)\b|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+) (?:up )?(?:all|most) (?:of )?(?:the |my )?(?:available )?(?:RAM|system memory|host memory|CPU memory|swap)\b)re",
+     "Inference uses too much GPU memory", Tier::kProse},
+    {"memory_not_freed_prose", S::kMemoryProse, "",
+     R"re((?i)memory (?:is |was |gets )?(?:not |never |isn'?t |wasn'?t )(?:fully |completely |properly )?(?:freed|released|cleared|returned|given back)|(?:does not|doesn'?t|didn'?t|did not|won'?t|cannot|can'?t|never) (?:free|release|clear)\w* (?:up )?(?:the |any |all )?(?:\w+ )?memory)re",
+     "GPU allocated memory is not released", Tier::kProse},
+    // A notebook kernel that died: usually memory (host, unless the words around it say GPU), never certain.
+    {"notebook_kernel_died", S::kMemoryProse, "",
+     R"re((?i)\bkernel\w* (?:appears to have |has |keeps |always |just |then )?(?:died|dies|dying|crash\w*|keeps restarting)|\bkernel restarting\b)re",
+     "The kernel appears to have died. It will restart automatically.", Tier::kProse, LineDomain::kHost},
 
     // ---------------------------------------------------------------- driver and libraries
     {"driver_error_code", S::kDriverMismatch, "", R"re(Error (?:802|803|804)\b)re",
      "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 803: system has unsupported display driver / "
      "cuda driver combination"},
+    {"driver_error_code_words", S::kDriverMismatch, "",
+     R"re((?i)\b80[234]:? (?:system )?error\b|\berror(?: code)?:? ?80[234]\b)re",
+     "Currently `nvidia-fabricmanage`r is not installed so on A100, H100, H200 and B200 instances, CUDA "
+     "initialization fails with 802 system error."},
     {"driver_too_old", S::kDriverMismatch, "",
      R"re((?i)driver on your system is too old|CUDA driver version is insufficient|cudaErrorInsufficientDriver|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|forward compatibility was attempted|Driver/library version mismatch|couldn.{1,3}t communicate with the NVIDIA driver|fabric ?manager|Found no NVIDIA driver|unsupported display driver|PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|kernel module .{0,40}does not match|NVIDIA kernel module.{0,60}not (?:loaded|found)|system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY)re",
      "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11000)."},
@@ -325,11 +388,13 @@ constexpr Pattern kPatterns[] = {
     {"pinning_call", S::kContextPinningCall, "",
      R"re((?i)pin_memory\.py|pin_memory\(\)|_pin_memory_loop|CachingHostAllocator|cudaHostRegister|cudaHostAlloc|in pin memory thread)re",
      "    return data.pin_memory()"},
+    // Contexts name no digit (patterns_test.cc): one that did would make every GPU line of a
+    // dense log pay the digit-sensitive set (ShapeCache); GPU model numbers are in kGpuWords.
     {"gpu_mentioned", S::kContextGpu, "",
-     R"re((?i)\bcuda|\bgpu|cudnn|cublas|nvidia|\bvram\b|\bnccl\b|tensorrt|\bhip\b|rocm|thrust::)re",
+     R"re((?i)\bcuda|\bgpu|cudnn|cublas|nvidia|\bvram\b|\bnccl\b|tensorrt|\bhip\b|rocm|thrust::|device memory|video memory|graphics card|\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b)re",
      "Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 7000 MB memory)"},
     {"host_mentioned", S::kContextHost, "",
-     R"re((?i)\bcpu\b|cpu_|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider)re",
+     R"re((?i)\bcpu\b|cpu_|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:gets|got|was|is|being|getting) killed\b|\b(?:PC|computer|laptop|desktop|machine|system|OS) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re",
      "2024-01-01 10:00:00 INFO Using CPUExecutionProvider"},
     {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL\d?\b|microsoft-standard|/usr/lib/wsl/)re",
      "Linux version 5.15.90.1-microsoft-standard-WSL2"},
@@ -359,7 +424,8 @@ constexpr const char* kPrefilter =
     R"re(runs out|bytes\)|nvidia|tensorrt|cuda|paging file|1455|\xe9\xa1\xb5\xe9\x9d\xa2|low on memory|threshold|)re"
     R"re(system memory|sigbus|(?-i:Killed)|137|sum total|allocation|\xe6\xb3\x84|fragment|labmate|colleague|)re"
     R"re(two \w+ processes|another process|\xe4\xbb\x8d\xe7\x84\xb6|fabric|communicate|taken|thrust|)re"
-    R"re(\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98|reserved)re";
+    R"re(\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98|reserved|cgroup|\brss\b|heap|slurmstepd|)re"
+    R"re(\bsrun\b|ulimit|memlock|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
 constexpr NumberPattern kNumberPatterns[] = {
@@ -477,12 +543,12 @@ const CompiledPatterns& Compiled() {
       c->sensitive_index.push_back(static_cast<int>(i));
     }
     if (!c->sensitive_set->Compile()) std::abort();
-    c->sensitive_gate = std::make_unique<RE2::Set>(options, RE2::UNANCHORED);
+    c->blind_set = std::make_unique<RE2::Set>(options, RE2::UNANCHORED);
     for (int i : c->sensitive_index) {
-      std::string error;  // (?m): ^ and $ at every line of the block
-      if (c->sensitive_gate->Add("(?m)" + Widened(kPatterns[i].regex), &error) < 0) std::abort();
+      std::string error;
+      if (c->blind_set->Add(Widened(DigitBlind(kPatterns[i].regex).c_str()), &error) < 0) std::abort();
     }
-    if (!c->sensitive_gate->Compile()) std::abort();
+    if (!c->blind_set->Compile()) std::abort();
     c->number_set = std::make_unique<RE2::Set>(options, RE2::UNANCHORED);
     for (const NumberPattern& n : kNumberPatterns) {
       c->numbers.push_back(std::make_unique<RE2>(n.regex, options));
@@ -497,24 +563,53 @@ const CompiledPatterns& Compiled() {
   return *compiled;
 }
 
-ShapeCache::ShapeCache() : entries_(kEntries) {}
-
-bool ShapeCache::SensitivePossible(std::string_view text) {
-  std::vector<int> hits;
-  return Compiled().sensitive_gate->Match(re2::StringPiece(text.data(), text.size()), &hits);
+std::string DigitBlind(std::string_view regex) {
+  std::string out;
+  bool in_class = false;
+  for (size_t i = 0; i < regex.size(); ++i) {
+    char ch = regex[i];
+    if (ch == '\\') {
+      size_t n = (i + 1 < regex.size() && regex[i + 1] == 'x') ? 4 : 2;
+      out.append(regex.substr(i, n));
+      i += n - 1;
+    } else if (ch == '{' && !in_class) {
+      while (i < regex.size() && regex[i] != '}') out += regex[i++];
+      if (i < regex.size()) out += '}';
+    } else if (ch >= '0' && ch <= '9') {
+      out += "\\d";
+      // A range of digits in a class ("1-9") is any digit too.
+      if (in_class && i + 2 < regex.size() && regex[i + 1] == '-' && regex[i + 2] >= '0' && regex[i + 2] <= '9') i += 2;
+    } else {
+      if (ch == '[' && !in_class) {
+        in_class = true;
+        out += ch;
+        if (i + 1 < regex.size() && regex[i + 1] == '^') out += regex[++i];
+        if (i + 1 < regex.size() && regex[i + 1] == ']') out += regex[++i];  // "[]..." starts with a literal ]
+        continue;
+      }
+      if (ch == ']' && in_class) in_class = false;
+      out += ch;
+    }
+  }
+  return out;
 }
 
-void ShapeCache::Match(std::string_view line, std::vector<int>* matches, bool sensitive_possible) {
+ShapeCache::ShapeCache() : entries_(kEntries) {}
+
+void ShapeCache::Match(std::string_view line, std::vector<int>* matches) {
+  last_ = nullptr;
   if (line.size() > kMaxShape) return MatchLine(line, matches);
   shape_.assign(line.data(), line.size());
   for (char& ch : shape_) ch = static_cast<unsigned char>(ch - '1') <= 8 ? '0' : ch;
   const CompiledPatterns& c = Compiled();
   Entry& e = entries_[std::hash<std::string_view>{}(shape_) % kEntries];
+  last_ = &e;
   if (e.used && e.shape == shape_) {
     *matches = e.insensitive;
+    if (!e.may_sensitive) return;
     sensitive_.clear();
     re2::StringPiece text(line.data(), line.size());
-    if (sensitive_possible && c.sensitive_set->Match(text, &sensitive_)) {
+    if (c.sensitive_set->Match(text, &sensitive_)) {
       for (int s : sensitive_) {
         int m = c.sensitive_index[s];
         if (!c.widened[m] || RE2::PartialMatch(text, *c.each[m])) matches->push_back(m);
@@ -526,10 +621,18 @@ void ShapeCache::Match(std::string_view line, std::vector<int>* matches, bool se
   MatchLine(line, matches);
   e.used = true;
   e.shape = shape_;
+  e.domain = -1;
   e.insensitive.clear();
   for (int m : *matches) {
     if (!c.digit_sensitive[m]) e.insensitive.push_back(m);
   }
+  e.may_sensitive = c.blind_set->Match(re2::StringPiece(shape_.data(), shape_.size()), nullptr);
+}
+
+LineDomain ShapeCache::Domain(std::string_view line) {
+  if (last_ == nullptr) return DomainOfLine(line);
+  if (last_->domain < 0) last_->domain = static_cast<int>(DomainOfLine(line));
+  return static_cast<LineDomain>(last_->domain);
 }
 
 bool ParseGpuRow(std::string_view line, uint64_t* used_bytes, uint64_t* total_bytes, int* utilization) {
@@ -550,17 +653,22 @@ bool ParseGpuRow(std::string_view line, uint64_t* used_bytes, uint64_t* total_by
 
 namespace {
 
-// Words that say which memory a line speaks of. Pinned before host before GPU:
+// Words that say which memory a line speaks of; they name no digit (ShapeCache::Domain
+// remembers the answer per line shape). Pinned before host before GPU:
 // "CUDA host allocation failed" is host memory, "pinned" is the host's too.
 constexpr const char* kPinnedWords =
     R"re((?i)pinned|page-locked|cudaHostAlloc|cudaMallocHost|cuMemHostAlloc|cudaHostRegister|CachingHostAllocator|)re"
     R"re(pin_memory|host_bfc)re";
 constexpr const char* kHostWords =
     R"re((?i)\bcpu|cpu_|\bhost\b|\bram\b|system memory|\bswap\b|/dev/shm|DefaultCPUAllocator|mklcpu|)re"
-    R"re(CPUExecutionProvider|posix_memalign|\bmalloc\b|pool_host|host memory|pinned_memory_manager|\xe5\x86\x85\xe5\xad\x98)re";
+    R"re(CPUExecutionProvider|posix_memalign|\bmalloc\b|pool_host|host memory|pinned_memory_manager|\xe5\x86\x85\xe5\xad\x98|)re"
+    R"re(cgroup|OOMKilled|\brss\b|physical memory|heap space|slurmstepd|\bsrun\b|ulimit|memlock|)re"
+    R"re(\b(?:gets|got|was|is|being|getting) killed\b|)re"
+    R"re(\b(?:PC|computer|laptop|desktop|machine|system|OS) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re";
 constexpr const char* kGpuWords =
     R"re((?i)\bgpu|cuda|\bvram\b|cudnn|cublas|\bdevice\b|device:GPU|\bhip\b|rocm|tensorrt|\bTRT\b|nvjpeg|)re"
-    R"re(\bnccl\b|\bxla\b|\bmps\b|cudaMalloc|video memory|on device|thrust::|\xe6\x98\xbe\xe5\xad\x98)re";
+    R"re(\bnccl\b|\bxla\b|\bmps\b|cudaMalloc|video memory|on device|thrust::|\xe6\x98\xbe\xe5\xad\x98|nvidia|graphics|)re"
+    R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b)re";
 
 const RE2& Compile(const char* text) {
   RE2::Options options;

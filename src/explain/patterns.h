@@ -35,6 +35,7 @@ enum class Signal {
   kProcessKilled,       // SIGKILL / "Killed" / return code -9 without saying by whom
   kLauncherKilled,      // a launcher killed its workers after one failed (DeepSpeed, torch.distributed)
   kMemoryFamily,        // an out-of-memory wording of any framework; the domain comes from the line or the log
+  kMemoryProse,         // memory named as the problem in prose ("uses too much memory"): weak, any domain
   kLeakGrowth,
   kPreallocationProse,  // "uses 70% of the GPU whatever the model", "60 GB taken on import"
   kPreallocationSetting,// a preallocation setting named in prose (weak: never hides an error)
@@ -83,6 +84,9 @@ struct Pattern {
   const char* regex;      // RE2 syntax, matched on raw bytes (Latin-1)
   const char* example;    // a real line this pattern recognizes (tested)
   Tier tier = Tier::kSpecific;
+  // The memory a family wording implies when its line names none ("std::bad_alloc",
+  // "exceeded memory limit": host); kUnknown: the lines around it decide, then the log.
+  LineDomain implied = LineDomain::kUnknown;
 };
 
 // The table, in priority order.
@@ -109,9 +113,10 @@ struct CompiledPatterns {
   std::vector<bool> digit_sensitive;
   std::unique_ptr<RE2::Set> sensitive_set;  // the digit-sensitive patterns, widened like `set`
   std::vector<int> sensitive_index;         // sensitive_set index -> table index
-  // The same patterns in multi-line mode, run once over a whole block: when it
-  // finds nothing, no line of the block can match a digit-sensitive pattern.
-  std::unique_ptr<RE2::Set> sensitive_gate;
+  // The digit-sensitive patterns with every digit they name read as \d (and
+  // widened): a superset that answers the same for every line of one shape, so
+  // the shape cache asks it once per shape whether the sensitive set can match.
+  std::unique_ptr<RE2::Set> blind_set;
   std::vector<std::unique_ptr<RE2>> numbers;  // NumberPatterns()
   std::unique_ptr<RE2::Set> number_set;       // NumberPatterns(), widened likewise: which extractors can match
   // Keywords one of which every pattern needs: text without a hit cannot match.
@@ -134,20 +139,25 @@ int OomguardVerdictOfLine(std::string_view line);
 // Indices of the patterns matching `line`, in table order.
 void MatchLine(std::string_view line, std::vector<int>* matches);
 
+// A regex with every digit it names outside a {m,n} count read as \d ("137"
+// -> "\d\d\d", "[1-9]" -> "[\d]"): a superset of the regex whose answer does
+// not depend on which digits a line holds.
+std::string DigitBlind(std::string_view regex);
+
 // MatchLine with a memory of line shapes: a line's shape is the line with every
 // digit replaced by '0'. Patterns that name no digit answer the same for every
-// line of one shape, so a log that repeats a message with other numbers (an
-// OOM every step, an allocator dump) costs one pass of the small digit-sensitive
-// set per line instead of the whole table. Bounded: kEntries shapes of at most
-// kMaxShape bytes (longer lines go to MatchLine). One per Explainer (not shared).
+// line of one shape, so a log that repeats a message with other numbers (an OOM
+// every step, an allocator dump) costs a hash lookup per line; the small set of
+// digit-sensitive patterns runs only on lines whose shape its digit-blind
+// superset matches. The shape also remembers DomainOfLine (its words name no
+// digit). Bounded: kEntries shapes of at most kMaxShape bytes (longer lines go
+// to MatchLine). One per Explainer (not shared).
 class ShapeCache {
  public:
   ShapeCache();
-  // REQUIRES for sensitive_possible == false: SensitivePossible() was false for
-  // a text that holds `line`.
-  void Match(std::string_view line, std::vector<int>* matches, bool sensitive_possible = true);
-  // Whether any line of `text` may match a digit-sensitive pattern (one pass).
-  static bool SensitivePossible(std::string_view text);
+  void Match(std::string_view line, std::vector<int>* matches);
+  // DomainOfLine(line) for the line last given to Match.
+  LineDomain Domain(std::string_view line);
 
  private:
   static constexpr size_t kEntries = 4096;
@@ -155,9 +165,12 @@ class ShapeCache {
   struct Entry {
     std::string shape;
     std::vector<int> insensitive;  // matching patterns that name no digit
+    bool may_sensitive = false;    // the digit-blind sensitive set matches this shape
+    int domain = -1;               // DomainOfLine, -1 until asked
     bool used = false;
   };
   std::vector<Entry> entries_;
+  Entry* last_ = nullptr;  // the entry of the line last matched, null when it was not cached
   std::string shape_;
   std::vector<int> sensitive_;
 };

@@ -1,6 +1,8 @@
 #include "scoring.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -111,6 +113,13 @@ std::string FormatScore(const std::string& name, const CorpusScore& score, bool 
     }
   }
   return out;
+}
+
+bool IsHeldOutCorpus(const std::string& file_name) { return file_name.find("heldout") != std::string::npos; }
+
+bool HeldOutReadingAllowed() {
+  const char* allowed = std::getenv("OOMGUARD_EXPLAIN_HELDOUT");
+  return allowed != nullptr && std::strcmp(allowed, "1") == 0;
 }
 
 }  // namespace oomguard::explain

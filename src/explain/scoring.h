@@ -47,4 +47,10 @@ Result<CorpusScore> ScoreCorpus(const std::string& path);
 // A table: one row per framework and a total row, then each miss.
 std::string FormatScore(const std::string& name, const CorpusScore& score, bool list_misses);
 
+// The held-out part of a corpus (a file name that holds "heldout") is measured
+// once, with explain_score; tests open it only when OOMGUARD_EXPLAIN_HELDOUT=1,
+// so that nobody tunes on its answers by running the tests.
+bool IsHeldOutCorpus(const std::string& file_name);
+bool HeldOutReadingAllowed();
+
 }  // namespace oomguard::explain

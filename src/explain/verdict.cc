@@ -75,6 +75,7 @@ bool IsWeak(Signal signal) {
     case Signal::kLauncherKilled:
     case Signal::kCollectiveCudaError:
     case Signal::kPinnedProse:
+    case Signal::kMemoryProse:
     case Signal::kPreallocationSetting:
     case Signal::kGpuStartupMemory:  // only when it reports preallocation (a GPU that was free)
       return true;
@@ -170,8 +171,11 @@ struct Decider {
       return f;
     }
     // Free beyond the request plus the allocator's rounding slack: the memory is
-    // there but not in one piece.
-    if (R && F && *F >= *R + 256 * kMiB) {
+    // there but not in one piece. On a nearly full device the driver and the
+    // runtime keep a few percent that no allocation gets, so the slack is at
+    // least 5% of the device.
+    uint64_t slack = std::max<uint64_t>(256 * kMiB, T ? *T / 20 : 0);
+    if (R && F && *F >= *R + slack) {
       f.cause = Cause::kFragmentation;
       f.summary = "The GPU reports " + B(*F) + " free, more than the " + B(*R) +
                   " requested, yet the allocation failed: the free memory is not usable as one block.";
@@ -391,7 +395,10 @@ struct Decider {
 
   Finding Leak(const Observation& o, bool dali) const {
     bool host_words = o.mentions_host || o.line_domain == LineDomain::kHost || o.line_domain == LineDomain::kPinned;
-    Domain domain = host_words && !o.mentions_gpu ? Domain::kHost : Domain::kGpu;
+    bool gpu_words = o.mentions_gpu || o.line_domain == LineDomain::kGpu;
+    // The line's words (GPU words win), else the lines around it, else the log's; the GPU by default.
+    bool host = gpu_words ? false : host_words ? true : HostByContext(o);
+    Domain domain = host ? Domain::kHost : Domain::kGpu;
     Finding f = Base(o, Cause::kLeakGrowth, domain);
     if (dali) {
       f.summary = "DALI's nvJPEG decoder could not allocate: its buffers grow to the largest images seen, so GPU "
@@ -426,15 +433,36 @@ struct Decider {
     return f;
   }
 
-  // An out-of-memory wording whose line does not say which memory: the log's
-  // other lines decide (GPU words anywhere, else host words), GPU by default.
+  // Which memory a line that names none speaks of: the lines around it (the
+  // context window), else the memory its wording implies ("std::bad_alloc",
+  // "exceeded memory limit"), else the whole log (host words and no GPU words).
+  bool HostByContext(const Observation& o) const {
+    if (o.near_host != o.near_gpu) return o.near_host > o.near_gpu;
+    if (o.implied != LineDomain::kUnknown) return o.implied != LineDomain::kGpu;
+    return context.host_lines > 0 && context.gpu_lines == 0;
+  }
+
+  // An out-of-memory wording whose line does not say which memory (or prose that
+  // names memory as the problem): the wording's own domain, else the lines
+  // around it, else the log's, GPU by default.
   Finding Family(const Observation& o) const {
-    bool host = context.host_lines > 0 && context.gpu_lines == 0;
-    Finding f = host ? HostRam(o) : Gpu(o);
-    if (f.alternatives.empty() && (f.cause == Cause::kGpuDeviceOom || f.cause == Cause::kHostRamOom)) {
+    bool pinned = o.line_domain == LineDomain::kPinned;
+    bool host = pinned || o.line_domain == LineDomain::kHost ||
+                (o.line_domain == LineDomain::kUnknown && HostByContext(o));
+    Finding f = pinned ? HostPinned(o) : host ? HostRam(o) : Gpu(o);
+    if (f.alternatives.empty() && (f.cause == Cause::kGpuDeviceOom || f.cause == Cause::kHostRamOom ||
+                                   f.cause == Cause::kHostPinnedOom)) {
+      std::string words = o.line_domain != LineDomain::kUnknown ? "the line's words"
+                          : o.near_host != o.near_gpu         ? "the lines around it speak of " +
+                                                            std::string(host ? "host memory" : "the GPU")
+                          : o.implied != LineDomain::kUnknown ? "its wording is usually " +
+                                                                    std::string(host ? "host memory's" : "the GPU's")
+                          : context.host_lines || context.gpu_lines
+                              ? "the log's other lines speak of " + std::string(host ? "host memory" : "the GPU")
+                              : "no line names the memory, and most such logs are the GPU's";
       Undecided(f, {host ? Cause::kGpuDeviceOom : Cause::kHostRamOom},
-                std::string("the message does not say which memory ran out; the log's other lines speak of ") +
-                    (host ? "host memory" : context.gpu_lines ? "the GPU" : "neither, and most such logs are the GPU's"));
+                o.signal == Signal::kMemoryProse ? "memory is named as the problem in prose, not by an error; " + words
+                                                 : "the message does not say which memory ran out; " + words);
     }
     return f;
   }
@@ -695,7 +723,8 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
     switch (o.signal) {
       case Signal::kTorchOomNumbers:
       case Signal::kGpuOom: f = d.Gpu(o); break;
-      case Signal::kMemoryFamily: f = d.Family(o); break;
+      case Signal::kMemoryFamily:
+      case Signal::kMemoryProse: f = d.Family(o); break;
       case Signal::kOomguardReport:
         if (o.count == 0) continue;  // report fields without a head or verdict line
         f = d.OomguardReport(o);
@@ -808,7 +837,15 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
     bool done = false;
     for (size_t j = 0; j < merged.size() && !done; ++j) {
       if (merged[j].cause == findings[i].cause && merged[j].domain == findings[i].domain) {
-        MergeInto(merged[j], findings[i]);
+        if (merged_weak[j] && !weak[i]) {
+          // An explicit error speaks for the finding; the hint that came first only adds its lines.
+          Finding hint = std::move(merged[j]);
+          merged[j] = std::move(findings[i]);
+          MergeInto(merged[j], hint);
+          merged_line[j] = std::min(merged_line[j], first_line[i]);
+        } else {
+          MergeInto(merged[j], findings[i]);
+        }
         merged_weak[j] = merged_weak[j] && weak[i];
         done = true;
       }
