@@ -237,6 +237,7 @@ TEST(Cli, EveryDefaultIsShownOneWay) {
       {"plan", "--prefetch-factor", "2"},
       {"fit", "--margin", "5"},
       {"fit", "--max-batch", "1000000"},
+      {"fit", "--reserve", "0"},
       {"split", "--strategy", "ddp"},
       {"split", "--bucket-mib", "25"},
       {"feed", "--batch", "32"},
