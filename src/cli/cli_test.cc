@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "run_cli_for_test.h"
 
@@ -133,6 +135,131 @@ TEST(Cli, HostileNumbersAreRefusedInOneLine) {
       EXPECT_EQ(r.err.rfind("oomguard " + c.args[0] + ": ", 0), 0u) << r.err;
     }
   }
+}
+
+// Issue 14: --input takes at most 16 dimensions after the batch, and an empty
+// --gpu is an error, not "no GPU given"; each is one line and exit 2.
+TEST(Cli, InputDimensionsAreCappedAndAnEmptyGpuIsRefused) {
+  std::string dims17 = "1";
+  for (int i = 1; i < 17; ++i) dims17 += "x1";
+  std::string dims50k = "1";  // one argument under the kernel's 128 KiB
+  for (int i = 1; i < 50000; ++i) dims50k += ",1";
+  const std::string empty_gpu = "must not be empty: name a GPU (oomguard gpus) or auto\n";
+  struct Case {
+    std::vector<std::string> args;
+    std::string err;
+  };
+  const std::vector<Case> cases = {
+      {{"plan", "resnet18", "--batch", "2", "--input", "input=" + dims17},
+       "oomguard plan: --input 'input=" + dims17 + "': at most 16 dimensions after the batch, got 17\n"},
+      {{"plan", "resnet18", "--batch", "2", "--input", "input=" + dims50k},
+       "oomguard plan: --input '" + ("input=" + dims50k).substr(0, 60) +
+           "...': at most 16 dimensions after the batch, got 50000\n"},
+      {{"fit", "resnet18", "--memory", "8GiB", "--input", "input=" + dims17}, ""},
+      {{"plan", "resnet18", "--batch", "2", "--gpu", ""}, "oomguard plan: --gpu " + empty_gpu},
+      {{"plan", "resnet18", "--batch", "2", "--gpu="}, "oomguard plan: --gpu: 1 required TEXT missing (see 'oomguard plan --help')\n"},
+      {{"fit", "resnet18", "--gpu", ""}, "oomguard fit: --gpu " + empty_gpu},
+      {{"split", "resnet18", "--global-batch", "8", "--gpus", "2", "--gpu", ""}, "oomguard split: --gpu " + empty_gpu},
+  };
+  for (const Case& c : cases) {
+    auto r = RunCli(OOMGUARD_EXE, c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args.back().substr(0, 40) << ": " << r.err;
+    EXPECT_EQ(Lines(r.err), 1) << r.err.substr(0, 300);
+    EXPECT_TRUE(r.out.empty());
+    if (!c.err.empty()) {
+      EXPECT_EQ(r.err, c.err);
+    } else {
+      EXPECT_NE(r.err.find("at most 16 dimensions after the batch, got 17"), std::string::npos) << r.err;
+    }
+  }
+  // Sixteen is allowed: the parser accepts it and the model then says it wants three.
+  std::string dims16 = dims17.substr(2);
+  auto r = RunCli(OOMGUARD_EXE, {"plan", "resnet18", "--batch", "2", "--input", "input=" + dims16});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("dimensions after the batch, got 16"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("at most 16"), std::string::npos) << r.err;
+  // Not giving --gpu at all is still fine.
+  r = RunCli(OOMGUARD_EXE, {"plan", "resnet18", "--batch", "2", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Issue 14: every command shows each default one way: "[default: X]" at the end
+// of the option's --help line, "default": "X" in --help --json (null when there
+// is none), the same in the man page, and in no other form.
+TEST(Cli, EveryDefaultIsShownOneWay) {
+  nlohmann::json top = nlohmann::json::parse(RunCli(OOMGUARD_EXE, {"--help", "--json"}).out);
+  std::map<std::string, std::map<std::string, nlohmann::json>> defaults;  // command -> option -> default
+  const std::regex number_in_parentheses(R"(\(\d+(\.\d+)?\))");
+  ASSERT_GE(top["commands"].size(), 10u);
+  for (const nlohmann::json& command : top["commands"]) {
+    const std::string name = command["name"];
+    auto text = RunCli(OOMGUARD_EXE, {name, "--help"});
+    auto json = RunCli(OOMGUARD_EXE, {name, "--help", "--json"});
+    ASSERT_EQ(text.exit_code, 0) << name;
+    nlohmann::json help = nlohmann::json::parse(json.out);
+    size_t with_default = 0;
+    for (const nlohmann::json& o : help["options"]) {
+      const std::string option = o["name"], description = o["help"];
+      const std::string where = name + " " + option + ": " + description;
+      EXPECT_EQ(Lower(description).find("default"), std::string::npos) << where;
+      EXPECT_FALSE(std::regex_search(description, number_in_parentheses)) << where;
+      ASSERT_TRUE(o.contains("default")) << where;
+      defaults[name][option] = o["default"];
+      if (o["default"].is_null()) continue;
+      ASSERT_TRUE(o["default"].is_string()) << where;
+      const std::string value = o["default"];
+      EXPECT_FALSE(value.empty()) << where;
+      ++with_default;
+      EXPECT_NE(text.out.find(description + " [default: " + value + "]\n"), std::string::npos) << where << "\n"
+                                                                                              << text.out;
+      if (o["value"].is_string()) {  // CLI11's own form, "TEXT=adam", is gone
+        EXPECT_EQ(text.out.find(o["value"].get<std::string>() + "=" + value), std::string::npos) << where;
+      }
+    }
+    size_t shown = 0;
+    for (size_t at = text.out.find("[default: "); at != std::string::npos; at = text.out.find("[default: ", at + 1)) {
+      ++shown;
+    }
+    EXPECT_EQ(shown, with_default) << name << "\n" << text.out;
+    EXPECT_EQ(Lower(text.out).find("(default"), std::string::npos) << name << "\n" << text.out;
+  }
+  // Options that have a default show it: each kind of option (bound to a
+  // variable, a number, a default that is not a value) in each command.
+  const std::vector<std::tuple<std::string, std::string, std::string>> expected = {
+      {"plan", "--optimizer", "adam"},
+      {"plan", "--optimizer-impl", "what PyTorch uses on the target"},
+      {"plan", "--fraction", "1"},
+      {"plan", "--prefetch-factor", "2"},
+      {"fit", "--margin", "5"},
+      {"fit", "--max-batch", "1000000"},
+      {"fit", "--reserve", "0"},
+      {"split", "--strategy", "ddp"},
+      {"split", "--bucket-mib", "25"},
+      {"feed", "--batch", "32"},
+      {"feed", "--workers", "one per core"},
+      {"feed", "--on-error", "skip"},
+      {"watch", "--interval", "1"},
+      {"watch", "--high-water", "0.9"},
+      {"watch", "--host-limit", "its use + MemAvailable + SwapFree"},
+  };
+  for (const auto& [command, option, value] : expected) {
+    ASSERT_TRUE(defaults[command].count(option)) << command << " " << option;
+    EXPECT_EQ(defaults[command][option], value) << command << " " << option;
+  }
+  // Absent means "not given": no default to show.
+  for (const auto& [command, option] : std::vector<std::pair<std::string, std::string>>{
+           {"plan", "--gpu"}, {"plan", "--memory"}, {"watch", "--pid"}, {"watch", "--csv"}, {"feed", "--size"}}) {
+    ASSERT_TRUE(defaults[command].count(option)) << command << " " << option;
+    EXPECT_TRUE(defaults[command][option].is_null()) << command << " " << option;
+  }
+  auto man = RunCli(OOMGUARD_EXE, {"man"});
+  EXPECT_NE(man.out.find("[default: adam]"), std::string::npos);
+  EXPECT_NE(man.out.find("[default: one per core]"), std::string::npos);
 }
 
 // Issue 15.10: every file read is bounded: /dev/zero, a FIFO nobody writes

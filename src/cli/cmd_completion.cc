@@ -17,6 +17,7 @@ struct OptionDoc {
   std::vector<std::string> names;  // "-b", "--batch"
   std::string value;               // "INT", "BYTES"; empty for a flag
   std::string help;
+  std::string default_value;  // empty: none
 };
 
 struct CommandDoc {
@@ -51,6 +52,7 @@ CommandDoc Describe(const Subcommand& s) {
     if (d.names.empty()) continue;  // a positional argument
     if (o.contains("value") && o["value"].is_string()) d.value = o["value"].get<std::string>();
     d.help = o.value("help", "");
+    if (o.contains("default") && o["default"].is_string()) d.default_value = o["default"].get<std::string>();
     doc.options.push_back(std::move(d));
   }
   return doc;
@@ -130,7 +132,9 @@ std::string ManPage(const std::vector<CommandDoc>& docs) {
       out << ".TP\n.B ";
       for (size_t i = 0; i < o.names.size(); ++i) out << (i ? ", " : "") << Roff(o.names[i]);
       if (!o.value.empty()) out << " \\fI" << Roff(o.value) << "\\fR";
-      out << "\n" << Roff(o.help.empty() ? "(no description)" : o.help) << "\n";
+      out << "\n" << Roff(o.help.empty() ? "(no description)" : o.help);
+      if (!o.default_value.empty()) out << " [default: " << Roff(o.default_value) << "]";
+      out << "\n";
     }
     out << ".PP\nExample:\n.RS\n.nf\n" << Roff(d.command->example) << "\n.fi\n.RE\n";
   }

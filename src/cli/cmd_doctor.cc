@@ -17,7 +17,7 @@ int RunDoctor(int argc, char** argv) {
   doctor::DoctorOptions options;
   app.add_flag("--json", json, "print JSON on stdout");
   app.add_flag("--require-gpu", options.require_gpu,
-               "a machine without any NVIDIA GPU fails (default: it is a warning, CPU training still works)");
+               "a machine without any NVIDIA GPU fails (without this flag it is a warning: CPU training still works)");
   if (auto rc = Parse(app, "doctor", argc, argv)) return *rc;
 
   doctor::Sources sources;

@@ -57,18 +57,20 @@ int RunFeed(int argc, char** argv) {
   AddBytesOption(app, "--budget", &budget,
                  "hard limit on bytes in flight: files read, decoded images, unreleased batches")
       ->required();
-  AddNumberOption(app, "--batch", &batch, 0, 1 << 20, "images per batch (default 32)");
-  AddNumberOption(app, "--workers", &workers, 0, 256, "decoder threads (default: one per core; at most 256)");
-  AddNumberOption(app, "--epochs", &epochs, 0, 1 << 20, "passes over the data (default 1)");
-  app.add_option("--scale", scale_text, "decode at 1, 1/2, 1/4 or 1/8 of the size (DCT scaling)");
+  AddNumberOption(app, "--batch", &batch, 0, 1 << 20, "images per batch");
+  ShowDefault(AddNumberOption(app, "--workers", &workers, 0, 256, "decoder threads, at most 256"), "one per core");
+  AddNumberOption(app, "--epochs", &epochs, 0, 1 << 20, "passes over the data");
+  app.add_option("--scale", scale_text, "decode at 1, 1/2, 1/4 or 1/8 of the size (DCT scaling)")
+      ->capture_default_str();
   app.add_option("--size", size_text, "centre-crop / zero-pad every image to WxH, e.g. 224x224");
   app.add_option("--on-error", on_error, "skip (count and log bad files) or fail (stop at the first)")
+      ->capture_default_str()
       ->check(CLI::IsMember({"skip", "fail"}));
   AddNumberOption(app, "--rank", &rank, 0, 1 << 20, "this process's shard (0-based)");
   AddNumberOption(app, "--world-size", &world_size, 0, 1 << 20, "number of shards (processes)");
-  AddNumberOption(app, "--step-ms", &step_ms, 0, 3'600'000, "hold each batch this long, like a training step (default 0)");
+  AddNumberOption(app, "--step-ms", &step_ms, 0, 3'600'000, "hold each batch this long, like a training step");
   AddNumberOption(app, "--seed", &seed, 0, UINT64_MAX, "shuffle seed (same on every rank)");
-  AddNumberOption(app, "--max-pixels", &max_pixels, 0, UINT64_MAX, "skip source images with more pixels (default 100000000)");
+  AddNumberOption(app, "--max-pixels", &max_pixels, 0, UINT64_MAX, "skip source images with more pixels");
   app.add_flag("--json", json, "machine output on stdout");
   if (std::optional<int> rc = Parse(app, kCmd, argc, argv)) return *rc;
 

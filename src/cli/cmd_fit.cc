@@ -48,7 +48,8 @@ int RunFit(int argc, char** argv) {
   PlanCliValues values;
   AddPlanOptions(app, &values, {.with_batch = false, .with_html = true});
   std::optional<uint64_t> reserve;
-  AddBytesOption(app, "--reserve", &reserve, "memory held by other processes on the device (e.g. 1GiB)");
+  ShowDefault(AddBytesOption(app, "--reserve", &reserve, "memory held by other processes on the device (e.g. 1GiB)"),
+              "0");
   double margin = fit::kDefaultMarginPercent;
   AddNumberOption(app, "--margin", &margin, 0, 100, "safety margin, percent of the capacity");
   int64_t max_batch_limit = 1'000'000;

@@ -124,7 +124,7 @@ int RunSplit(int argc, char** argv) {
   app.add_option("--gpu-memory", gpu_memory, "memory of each GPU, comma-separated (e.g. 11GiB,11GiB,24GiB)")
       ->type_name("LIST");
   app.add_option("--strategy", strategy_name, "dp, ddp, zero1, zero2 or zero3")->capture_default_str();
-  AddBytesOption(app, "--reserve", &reserve, "memory held by other processes on each GPU");
+  ShowDefault(AddBytesOption(app, "--reserve", &reserve, "memory held by other processes on each GPU"), "0");
   AddNumberOption(app, "--margin", &margin, 0, 100, "safety margin, percent of each GPU's capacity");
   AddNumberOption(app, "--bucket-mib", &bucket_mib, 1.0 / (1 << 20), 1 << 20, "DDP/ZeRO gradient bucket size in MiB (two are alive)");
   app.add_option("--emit", emit, "write per-rank settings: --emit torchrun FILE (.json, else an env file)")

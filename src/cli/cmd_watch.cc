@@ -144,11 +144,11 @@ void PrintSummary(const doctor::WatchSummary& s, const std::string& what) {
   std::fprintf(stderr, "  verdict: %s\n", verdict.c_str());
 }
 
-// The live status line. Until the growth detector has `min_samples` samples a
-// rate would be noise, so it says how many it is still collecting instead.
-void DrawStatus(const doctor::Sample& s, const doctor::Assessment& a, size_t min_samples) {
-  std::string line = "\r\033[2Kwatch " + std::to_string(static_cast<int>(s.seconds)) + "s  " +
-                     std::to_string(s.processes) + " proc  host " + FormatBytes(s.host_bytes);
+// The live status line's text. Until the growth detector has `min_samples`
+// samples a rate would be noise, so it says how many it is still collecting instead.
+std::string StatusLine(const doctor::Sample& s, const doctor::Assessment& a, size_t min_samples) {
+  std::string line = "watch " + std::to_string(static_cast<int>(s.seconds)) + "s  " + std::to_string(s.processes) +
+                     " proc  host " + FormatBytes(s.host_bytes);
   if (s.host_limit) line += "/" + FormatBytes(s.host_limit);
   const bool collecting = a.host.samples < min_samples;
   if (!collecting) line += " " + Rate(a.host.bytes_per_second);
@@ -157,10 +157,8 @@ void DrawStatus(const doctor::Sample& s, const doctor::Assessment& a, size_t min
     if (!collecting) line += " " + Rate(a.gpu.bytes_per_second);
   }
   if (collecting) {
-    line += "  collecting (" + std::to_string(a.host.samples) + " of " + std::to_string(min_samples) + " samples)";
-    std::fputs(line.c_str(), stderr);
-    std::fflush(stderr);
-    return;
+    return line + "  collecting (" + std::to_string(a.host.samples) + " of " + std::to_string(min_samples) +
+           " samples)";
   }
   if (a.step) line += "  step " + std::to_string(*a.step);
   if (a.seconds_to_limit) {
@@ -174,9 +172,54 @@ void DrawStatus(const doctor::Sample& s, const doctor::Assessment& a, size_t min
   } else {
     line += (a.host.sustained || a.gpu.sustained) ? "  growing" : "  steady";
   }
-  std::fputs(line.c_str(), stderr);
-  std::fflush(stderr);
+  return line;
 }
+
+// The status line on our stderr (a terminal), and the run's own output passed
+// through around it: the line is cleared before the run's bytes are written
+// and drawn again after them. While the run has left an unfinished line on the
+// terminal (a prompt, a progress bar of its own) the status waits, so that it
+// never overwrites the run's text. Disabled, it only passes the output on.
+class LiveStatus {
+ public:
+  explicit LiveStatus(bool enabled) : enabled_(enabled) {}
+
+  void Show(std::string line) {
+    if (!enabled_) return;
+    line_ = std::move(line);
+    if (!run_mid_line_) Draw();
+  }
+
+  // `to_terminal`: whether `to` is the terminal the status is drawn on.
+  void PassThrough(const std::string& bytes, FILE* to, bool to_terminal) {
+    Clear();
+    std::fwrite(bytes.data(), 1, bytes.size(), to);
+    std::fflush(to);
+    if (!enabled_) return;
+    if (to_terminal && !bytes.empty()) run_mid_line_ = bytes.back() != '\n';
+    if (!run_mid_line_ && !line_.empty()) Draw();
+  }
+
+  void Clear() {
+    if (!shown_) return;
+    std::fputs(kClearLine, stderr);
+    std::fflush(stderr);
+    shown_ = false;
+  }
+
+ private:
+  static constexpr const char* kClearLine = "\r\033[2K";
+  void Draw() {
+    std::fputs((kClearLine + line_).c_str(), stderr);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+
+  const bool enabled_;
+  std::string line_;
+  bool shown_ = false;
+  bool run_mid_line_ = false;
+};
 
 }  // namespace
 
@@ -190,23 +233,25 @@ int RunWatch(int argc, char** argv) {
               term_grace_text = "5";
   std::optional<uint64_t> host_limit, gpu_limit;
   std::string csv_path, plot_path;
-  int pid = 0;
+  std::optional<int> pid_given;
   std::vector<std::string> command;
-  app.add_option("--interval", interval_text, "seconds between samples, at least 0.01 (default 1)");
-  AddBytesOption(app, "--host-limit", &host_limit,
-                 "host memory limit for the tree (default: its use + MemAvailable + SwapFree)");
-  AddBytesOption(app, "--gpu-limit", &gpu_limit, "GPU memory limit (default: the GPU's capacity less other processes)");
+  app.add_option("--interval", interval_text, "seconds between samples, at least 0.01")->capture_default_str();
+  ShowDefault(AddBytesOption(app, "--host-limit", &host_limit, "host memory limit for the tree"),
+              "its use + MemAvailable + SwapFree");
+  ShowDefault(AddBytesOption(app, "--gpu-limit", &gpu_limit, "GPU memory limit"),
+              "the GPU's capacity less other processes' use");
   app.add_flag("--stop-before-oom", options.stop_before_oom,
                "stop the run (SIGINT, then SIGTERM, then SIGKILL) before it reaches a limit");
-  app.add_option("--stop-seconds", stop_seconds_text, "stop when the predicted time to a limit is below this (60)");
+  app.add_option("--stop-seconds", stop_seconds_text, "stop when the predicted time to a limit is below this")
+      ->capture_default_str();
   AddNumberOption(app, "--high-water", &options.high_water, 0.01, 1.0,
-                  "stop when usage crosses this fraction of a limit (0.9)");
-  app.add_option("--window", window_text, "seconds of samples the growth estimate looks at (60)");
-  app.add_option("--sigint-grace", int_grace_text, "seconds from SIGINT to SIGTERM (10)");
-  app.add_option("--sigterm-grace", term_grace_text, "seconds from SIGTERM to SIGKILL (5)");
+                  "stop when usage crosses this fraction of a limit");
+  app.add_option("--window", window_text, "seconds of samples the growth estimate looks at")->capture_default_str();
+  app.add_option("--sigint-grace", int_grace_text, "seconds from SIGINT to SIGTERM")->capture_default_str();
+  app.add_option("--sigterm-grace", term_grace_text, "seconds from SIGTERM to SIGKILL")->capture_default_str();
   app.add_option("--csv", csv_path, "write every sample to this CSV file");
   app.add_option("--plot", plot_path, "write an SVG timeline to this file");
-  AddNumberOption(app, "--pid", &pid, 1, 4194304, "watch a running process (and its children) instead of starting one");
+  AddNumberOption(app, "--pid", &pid_given, 1, 4194304, "watch a running process (and its children) instead of starting one");
   bool steps = false;
   app.add_flag("--steps", steps,
                "read a step counter from the run's stdout ('step 120', 'iter: 5', '[120/500]') to predict the "
@@ -214,6 +259,7 @@ int RunWatch(int argc, char** argv) {
   app.add_flag("--json", json, "print the summary as JSON on stdout (the run's stdout goes to stderr)");
   app.add_option("command", command, "the command to run, after --");
   if (auto rc = Parse(app, "watch", argc, argv)) return *rc;
+  const int pid = pid_given.value_or(0);
 
   for (auto [text, out, name] : {std::tuple{&interval_text, &options.interval_seconds, "--interval"},
                                  std::tuple{&stop_seconds_text, &options.stop_seconds, "--stop-seconds"},
@@ -253,13 +299,16 @@ int RunWatch(int argc, char** argv) {
   doctor::Sources sources;
   if (std::string error; !doctor::OpenSources(&sources, &error)) return UsageError("watch", error);
 
+  // The live status is drawn only on a terminal. There the run's stderr
+  // passes through a pipe, so the status line is cleared before its text.
+  const bool live = StderrIsTerminal();
   std::string what;
   Result<std::unique_ptr<doctor::WatchedProcess>> process = MakeError("");
   if (pid != 0) {
     process = doctor::AttachToPid(pid);
     what = "pid " + std::to_string(pid);
   } else {
-    process = doctor::StartChild(command, json, steps);
+    process = doctor::StartChild(command, {.stdout_to_stderr = json, .capture_stdout = steps, .capture_stderr = live});
     what = "'" + command[0] + "'";
   }
   if (!process) return UsageError("watch", process.error());
@@ -279,13 +328,14 @@ int RunWatch(int argc, char** argv) {
   std::unique_ptr<doctor::Clock> clock = doctor::MakeRealClock();
   std::unique_ptr<doctor::ProcessTable> table = doctor::MakeRealProcessTable();
   doctor::Watcher watcher(options, clock.get(), table.get(), sources.gpus.get());
-  bool live = StderrIsTerminal();
+  LiveStatus status(live);
   FILE* pass_to = json ? stderr : stdout;
+  const bool pass_to_terminal = json || StdoutIsTerminal();
   doctor::WatchSummary summary = watcher.Run(
       **process,
-      live ? doctor::SampleCallback([min = options.growth.min_samples](const doctor::Sample& s,
-                                                                      const doctor::Assessment& a) {
-        DrawStatus(s, a, min);
+      live ? doctor::SampleCallback([&status, min = options.growth.min_samples](const doctor::Sample& s,
+                                                                               const doctor::Assessment& a) {
+        status.Show(StatusLine(s, a, min));
       })
            : doctor::SampleCallback(),
       [] {
@@ -293,12 +343,9 @@ int RunWatch(int argc, char** argv) {
         g_forward_signal = 0;
         return sig;
       },
-      [pass_to, live](const std::string& out) {
-        if (live) std::fputs("\r\033[2K", stderr);
-        std::fwrite(out.data(), 1, out.size(), pass_to);
-        std::fflush(pass_to);
-      });
-  if (live) std::fputs("\r\033[2K", stderr);
+      [&](const std::string& out) { status.PassThrough(out, pass_to, pass_to_terminal); },
+      [&](const std::string& err) { status.PassThrough(err, stderr, true); });
+  status.Clear();
 
   if (csv_file.is_open() && !(csv_file << doctor::SamplesCsv(summary) << std::flush)) {
     PrintError("watch", "cannot write " + csv_path);

@@ -48,7 +48,28 @@ bool WantsJson(int argc, char** argv) {
 
 namespace {
 const char* g_help_example = nullptr;
+
+// CLI11's help with each default moved from the value column ("TEXT=adam") to
+// the end of the description ("[default: adam]").
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    std::string opts = CLI::Formatter::make_option_opts(opt);
+    const std::string& value = opt->get_default_str();
+    if (!value.empty()) {
+      if (size_t at = opts.find("=" + value); at != std::string::npos) opts.erase(at, value.size() + 1);
+    }
+    return opts;
+  }
+  std::string make_option_desc(const CLI::Option* opt) const override {
+    std::string desc = opt->get_description();
+    if (!opt->get_default_str().empty()) desc += " [default: " + opt->get_default_str() + "]";
+    return desc;
+  }
+};
 }  // namespace
+
+CLI::Option* ShowDefault(CLI::Option* option, const std::string& text) { return option->default_str(text); }
 
 void SetHelpExample(const char* example) { g_help_example = example; }
 
@@ -59,6 +80,7 @@ nlohmann::json HelpJson(const CLI::App& app) {
     o["name"] = opt->get_name();
     o["help"] = opt->get_description();
     o["value"] = opt->get_type_size() == 0 ? nlohmann::json() : nlohmann::json(opt->get_type_name());
+    o["default"] = opt->get_default_str().empty() ? nlohmann::json() : nlohmann::json(opt->get_default_str());
     options.push_back(o);
   }
   nlohmann::json j = {{"command", app.get_name()}, {"description", app.get_description()}, {"options", options}};
@@ -68,6 +90,7 @@ nlohmann::json HelpJson(const CLI::App& app) {
 
 std::optional<int> Parse(CLI::App& app, std::string_view command, int argc, char** argv) {
   if (g_help_example != nullptr) app.footer(std::string("\nExample:\n  ") + g_help_example);
+  app.formatter(std::make_shared<HelpFormatter>());
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -34,8 +34,16 @@ void SetHelpExample(const char* example);
 // True when argv holds --json before any "--".
 bool WantsJson(int argc, char** argv);
 
-// An app's help as JSON: {"command", "description", "options": [{"name", "help", "value"}]}.
+// An app's help as JSON: {"command", "description", "options": [{"name", "help", "value", "default"}]}
+// ("value" and "default" null when the option takes no value or has no default).
 nlohmann::json HelpJson(const CLI::App& app);
+
+// Every default is shown one way: "[default: TEXT]" at the end of the option's
+// --help line, "default": "TEXT" in --help --json and the man page. It is the
+// option's CLI11 default string, set by capture_default_str() (an option bound
+// to a variable), by AddNumberOption (a plain number: its initial value), or
+// here (a default that is not a value: "one per core").
+CLI::Option* ShowDefault(CLI::Option* option, const std::string& text);
 
 // Adds an option that takes a byte count ("512MiB", "1.5GiB", "24GB", 4096);
 // *out is set only when the option was given and parses.
@@ -67,6 +75,7 @@ std::string LongestName(const std::string& names);
 // floating-point number or an optional of one), parsed by the one parser of
 // units.h: no exponent, hex, nan or empty text, and a one-line message naming
 // the range otherwise. *out is set only when the option was given and parses.
+// A plain number's initial value is shown as its default; an optional has none.
 template <typename T, typename V = typename detail::NumberOf<T>::type>
 CLI::Option* AddNumberOption(CLI::App& app, const std::string& name, T* out, std::type_identity_t<V> min,
                              std::type_identity_t<V> max, const std::string& help) {
@@ -84,8 +93,10 @@ CLI::Option* AddNumberOption(CLI::App& app, const std::string& name, T* out, std
       set(ParseUnsigned(text, min, max));
     }
   };
-  return app.add_option_function<std::string>(name, parse, help)
-      ->type_name(std::is_floating_point_v<V> ? "NUMBER" : "INT");
+  CLI::Option* option = app.add_option_function<std::string>(name, parse, help)
+                            ->type_name(std::is_floating_point_v<V> ? "NUMBER" : "INT");
+  if constexpr (std::is_same_v<T, V>) ShowDefault(option, FormatNumber(static_cast<double>(*out)));
+  return option;
 }
 
 // Writes JSON to stdout, two-space indented, with a trailing newline.

@@ -71,17 +71,21 @@ void AddHostOptions(CLI::App& app, HostCliValues* v) {
   const char* group = "Host side (docs/host.md)";
   app.add_option("--sample", v->sample, "one item as the input pipeline holds it, DIMS:DTYPE (e.g. 3x480x640:uint8)")
       ->group(group);
-  app.add_option("--loader-workers", v->loader_workers, "DataLoader num_workers (0: the main process loads)")
+  ShowDefault(app.add_option("--loader-workers", v->loader_workers, "DataLoader num_workers (0: the main process loads)"),
+              "0")
       ->group(group);
-  app.add_option("--prefetch-factor", v->prefetch_factor, "batches each worker keeps ready (PyTorch's default 2)")
+  ShowDefault(app.add_option("--prefetch-factor", v->prefetch_factor, "batches each worker keeps ready, as in PyTorch"),
+              "2")
       ->group(group);
   app.add_flag("--pin-memory", v->pin_memory, "DataLoader pin_memory=True")->group(group);
   app.add_flag("--persistent-workers", v->persistent_workers, "DataLoader persistent_workers=True")->group(group);
-  app.add_option("--queue", v->queue, "items held in a queue or shuffle buffer")->group(group);
-  app.add_option("--dataset-in-memory", v->dataset_in_memory, "items preloaded (decoded) in memory")->group(group);
-  AddBytesOption(app, "--host-memory", &v->host_memory, "host RAM to plan against (default: this machine's MemTotal)")
+  ShowDefault(app.add_option("--queue", v->queue, "items held in a queue or shuffle buffer"), "0")->group(group);
+  ShowDefault(app.add_option("--dataset-in-memory", v->dataset_in_memory, "items preloaded (decoded) in memory"), "0")
       ->group(group);
-  AddBytesOption(app, "--memlock", &v->memlock, "locked-memory limit (default: this process's ulimit -l)")
+  ShowDefault(AddBytesOption(app, "--host-memory", &v->host_memory, "host RAM to plan against"),
+              "this machine's MemTotal")
+      ->group(group);
+  ShowDefault(AddBytesOption(app, "--memlock", &v->memlock, "locked-memory limit"), "this process's ulimit -l")
       ->group(group);
 }
 

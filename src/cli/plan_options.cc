@@ -1,5 +1,6 @@
 #include "plan_options.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "common.h"
@@ -31,16 +32,24 @@ void AddPlanOptions(CLI::App& app, PlanCliValues* v, PlanOptionsSpec spec) {
   }
   app.add_option("--optimizer", v->optimizer, "sgd, momentum, adam, adamw, rmsprop or adagrad")
       ->capture_default_str();
-  app.add_option("--optimizer-impl", v->optimizer_impl,
-                 "loop, foreach or fused (default: what PyTorch uses on the target)")
-      ->capture_default_str();
+  ShowDefault(app.add_option("--optimizer-impl", v->optimizer_impl, "loop, foreach or fused"),
+              "what PyTorch uses on the target");
   app.add_option("--precision", v->precision, "fp32, amp-fp16, amp-bf16, fp16 or bf16")->capture_default_str();
   app.add_option("--loss", v->loss, "cross_entropy, mse or none")->capture_default_str();
   app.add_option("--target", v->target, "cuda (PyTorch on a CUDA GPU) or cpu (PyTorch eager on CPU)")
       ->capture_default_str();
-  app.add_option("--gpu", v->gpu, "a GPU from the catalog (oomguard gpus), or auto for the local GPU");
+  // Given empty ('--gpu ""', an unset shell variable) it is an error, not "no GPU".
+  app.add_option_function<std::string>(
+         "--gpu",
+         [v](const std::string& name) {
+           if (name.empty()) throw OptionValueError("--gpu must not be empty: name a GPU (oomguard gpus) or auto");
+           v->gpu = name;
+         },
+         "a GPU from the catalog (oomguard gpus), or auto for the local GPU")
+      ->type_name("TEXT");
   AddBytesOption(app, "--memory", &v->memory, "device memory to plan against (e.g. 11GiB); overrides --gpu");
-  AddNumberOption(app, "--fraction", &v->fraction, 1e-6, 1, "use only this fraction of the memory, in (0, 1]");
+  ShowDefault(AddNumberOption(app, "--fraction", &v->fraction, 1e-6, 1, "use only this fraction of the memory, in (0, 1]"),
+              "1");
   app.add_option("--input", v->inputs, "per-sample input shape override NAME=DIMS (e.g. input=3x240x320); repeatable")
       ->type_name("NAME=DIMS")
       ->allow_extra_args(false);
@@ -55,13 +64,20 @@ void AddPlanOptions(CLI::App& app, PlanCliValues* v, PlanOptionsSpec spec) {
 
 Result<std::pair<std::string, std::vector<int64_t>>> ParseInputOverride(const std::string& text) {
   auto bad = [&](const std::string& why) {
-    return MakeError("--input '" + text + "': " + why);
+    const std::string shown = text.size() > 60 ? text.substr(0, 60) + "..." : text;
+    return MakeError("--input '" + shown + "': " + why);
   };
   size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0) return bad("expected NAME=DIMS like input=3x224x224");
   std::string name = text.substr(0, eq);
   std::string dims = text.substr(eq + 1);
   if (dims.empty()) return bad("DIMS must be positive integers like 3x224x224");
+  const size_t count = 1 + static_cast<size_t>(std::count_if(dims.begin(), dims.end(),
+                                                             [](char c) { return c == 'x' || c == ','; }));
+  if (count > kMaxInputDims) {
+    return bad("at most " + std::to_string(kMaxInputDims) + " dimensions after the batch, got " +
+               std::to_string(count));
+  }
   std::vector<int64_t> shape;
   size_t pos = 0;
   while (pos <= dims.size()) {

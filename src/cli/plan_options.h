@@ -60,7 +60,11 @@ Result<ResolvedPlanOptions> ResolvePlanOptions(const PlanCliValues& values);
 // other known keys are accepted and do not change the plan) to the options.
 Status ApplyCudaAllocConf(const std::string& conf, plan::PlanOptions* options);
 
-// Parses "NAME=DIMS" (DIMS "3x224x224" or "3,224,224").
+// The most dimensions --input gives after the batch: PyTorch's CUDA kernels
+// take tensors of up to 25 dimensions, and no training input comes near.
+inline constexpr size_t kMaxInputDims = 16;
+
+// Parses "NAME=DIMS" (DIMS "3x224x224" or "3,224,224"; at most kMaxInputDims).
 Result<std::pair<std::string, std::vector<int64_t>>> ParseInputOverride(const std::string& text);
 
 }  // namespace oomguard::cli

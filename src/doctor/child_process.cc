@@ -29,36 +29,44 @@ ExitStatus FromWaitStatus(int status) {
 
 // Our child, and after it has ended whatever it left running: this process is
 // a child subreaper, so those processes are adopted here and reaped here.
+// Reads what is in a non-blocking pipe now, up to about 1 MiB (the rest
+// stays for the next call); closes it (-1) once every writer has closed it.
+std::string Drain(int* fd) {
+  std::string out;
+  if (*fd < 0) return out;
+  char buf[4096];
+  while (true) {
+    ssize_t n = read(*fd, buf, sizeof buf);
+    if (n > 0) {
+      out.append(buf, static_cast<size_t>(n));
+      if (out.size() > (1 << 20)) break;  // the rest next time
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) {  // the run (and every process holding the pipe) closed it
+      close(*fd);
+      *fd = -1;
+    }
+    break;  // EAGAIN: nothing more for now
+  }
+  return out;
+}
+
+// Our child, and after it has ended whatever it left running: this process is
+// a child subreaper, so those processes are adopted here and reaped here.
 class Child final : public WatchedProcess {
  public:
-  Child(pid_t pid, int output_fd) : pid_(pid), output_fd_(output_fd) {}
+  Child(pid_t pid, int output_fd, int error_fd) : pid_(pid), output_fd_(output_fd), error_fd_(error_fd) {}
   ~Child() override {
     if (!root_done_) {
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
     }
     if (output_fd_ >= 0) close(output_fd_);
+    if (error_fd_ >= 0) close(error_fd_);
   }
-  std::string ReadOutput() override {
-    std::string out;
-    if (output_fd_ < 0) return out;
-    char buf[4096];
-    while (true) {
-      ssize_t n = read(output_fd_, buf, sizeof buf);
-      if (n > 0) {
-        out.append(buf, static_cast<size_t>(n));
-        if (out.size() > (1 << 20)) break;  // the rest next time
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n == 0) {  // the run (and every process holding the pipe) closed it
-        close(output_fd_);
-        output_fd_ = -1;
-      }
-      break;  // EAGAIN: nothing more for now
-    }
-    return out;
-  }
+  std::string ReadOutput() override { return Drain(&output_fd_); }
+  std::string ReadErrorOutput() override { return Drain(&error_fd_); }
   int pid() const override { return pid_; }
   int tree_root() const override { return root_done_ ? getpid() : pid_; }
   bool tree_root_counts() const override { return !root_done_; }
@@ -105,7 +113,7 @@ class Child final : public WatchedProcess {
 
  private:
   pid_t pid_;
-  int output_fd_;
+  int output_fd_, error_fd_;
   bool root_done_ = false;
   bool all_done_ = false;
   ExitStatus status_;
@@ -146,21 +154,43 @@ class RealClock final : public Clock {
   }
 };
 
+// A close-on-exec pipe whose read end does not block; {-1, -1} when not wanted.
+struct OutputPipe {
+  int read_end = -1, write_end = -1;
+  void Close() {
+    if (read_end >= 0) close(read_end);
+    if (write_end >= 0) close(write_end);
+    read_end = write_end = -1;
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<Clock> MakeRealClock() { return std::make_unique<RealClock>(); }
 
-Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string>& argv, bool stdout_to_stderr,
-                                                   bool capture_stdout) {
+Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string>& argv, ChildOutput output) {
   if (argv.empty()) return MakeError("no command to run");
-  int out_pipe[2] = {-1, -1};
-  if (capture_stdout && pipe2(out_pipe, O_CLOEXEC) != 0) {
-    return MakeError(std::string("pipe: ") + std::strerror(errno));
+  OutputPipe out, err;
+  for (auto [wanted, p] : {std::pair{output.capture_stdout, &out}, std::pair{output.capture_stderr, &err}}) {
+    int fds[2];
+    if (!wanted) continue;
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+      std::string why = std::strerror(errno);
+      out.Close();
+      return MakeError("pipe: " + why);
+    }
+    p->read_end = fds[0];
+    p->write_end = fds[1];
   }
   // A close-on-exec pipe tells the parent whether exec succeeded: it is
   // closed by a successful exec, or carries errno when exec fails.
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return MakeError(std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    std::string why = std::strerror(errno);
+    out.Close();
+    err.Close();
+    return MakeError("pipe: " + why);
+  }
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -169,13 +199,12 @@ Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string
   const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
+    std::string why = std::strerror(errno);
     close(fds[0]);
     close(fds[1]);
-    if (capture_stdout) {
-      close(out_pipe[0]);
-      close(out_pipe[1]);
-    }
-    return MakeError(std::string("fork: ") + std::strerror(errno));
+    out.Close();
+    err.Close();
+    return MakeError("fork: " + why);
   }
   if (pid == 0) {
     close(fds[0]);
@@ -184,34 +213,40 @@ Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string
     // case the parent died before it.)
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(127);
-    if (capture_stdout) {
-      dup2(out_pipe[1], STDOUT_FILENO);  // dup2 clears close-on-exec on the copy
-    } else if (stdout_to_stderr) {
+    // dup2 clears close-on-exec on the copy. stderr first: stdout_to_stderr
+    // then sends stdout into the same pipe.
+    if (err.write_end >= 0) dup2(err.write_end, STDERR_FILENO);
+    if (out.write_end >= 0) {
+      dup2(out.write_end, STDOUT_FILENO);
+    } else if (output.stdout_to_stderr) {
       dup2(STDERR_FILENO, STDOUT_FILENO);
     }
     execvp(args[0], args.data());
-    int err = errno;
-    ssize_t ignored = write(fds[1], &err, sizeof err);
+    int e = errno;
+    ssize_t ignored = write(fds[1], &e, sizeof e);
     (void)ignored;
     _exit(127);
   }
   close(fds[1]);
-  if (capture_stdout) {
-    close(out_pipe[1]);
-    fcntl(out_pipe[0], F_SETFL, fcntl(out_pipe[0], F_GETFL) | O_NONBLOCK);
+  for (OutputPipe* p : {&out, &err}) {
+    if (p->write_end < 0) continue;
+    close(p->write_end);
+    p->write_end = -1;
+    fcntl(p->read_end, F_SETFL, fcntl(p->read_end, F_GETFL) | O_NONBLOCK);
   }
-  int err = 0;
+  int exec_errno = 0;
   ssize_t n;
   do {
-    n = read(fds[0], &err, sizeof err);
+    n = read(fds[0], &exec_errno, sizeof exec_errno);
   } while (n < 0 && errno == EINTR);
   close(fds[0]);
-  if (n == static_cast<ssize_t>(sizeof err)) {
+  if (n == static_cast<ssize_t>(sizeof exec_errno)) {
     waitpid(pid, nullptr, 0);
-    if (capture_stdout) close(out_pipe[0]);
-    return MakeError("cannot run '" + argv[0] + "': " + std::strerror(err));
+    out.Close();
+    err.Close();
+    return MakeError("cannot run '" + argv[0] + "': " + std::strerror(exec_errno));
   }
-  return std::unique_ptr<WatchedProcess>(std::make_unique<Child>(pid, capture_stdout ? out_pipe[0] : -1));
+  return std::unique_ptr<WatchedProcess>(std::make_unique<Child>(pid, out.read_end, err.read_end));
 }
 
 Result<std::unique_ptr<WatchedProcess>> AttachToPid(int pid) {

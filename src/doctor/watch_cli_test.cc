@@ -1,9 +1,12 @@
 // `oomguard watch` on real child processes (a few seconds each).
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -264,6 +267,93 @@ TEST(WatchCli, RunEndsWhenWatchIsKilled) {
   if (!ended) kill(run, SIGKILL);
   std::remove(pid_file.c_str());
   EXPECT_TRUE(ended) << "the run kept running after watch was killed";
+}
+
+// Runs `oomguard args...` with its stderr on a terminal (a pseudo-terminal in
+// raw mode, so the bytes arrive as written) and its stdout in a file; returns
+// what the terminal received in `err`.
+testing::CliResult RunWithStderrOnTerminal(const std::vector<std::string>& args) {
+  testing::CliResult r;
+  int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) return r;
+  int slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (slave < 0) return r;
+  termios raw{};
+  tcgetattr(slave, &raw);
+  cfmakeraw(&raw);
+  tcsetattr(slave, TCSANOW, &raw);
+  std::string out_path = TempPath("terminal_out");
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null_fd = open("/dev/null", O_RDONLY);
+    int out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(null_fd, 0);
+    dup2(out_fd, 1);
+    dup2(slave, 2);
+    std::vector<char*> argv = {const_cast<char*>(OOMGUARD_EXE)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(OOMGUARD_EXE, argv.data());
+    _exit(127);
+  }
+  close(slave);
+  // Read until every holder of the terminal has closed it (EIO), at most 30 s.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  char buf[4096];
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{master, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    ssize_t n = read(master, buf, sizeof buf);
+    if (n > 0) {
+      r.err.append(buf, static_cast<size_t>(n));
+    } else if (!(n < 0 && errno == EINTR)) {
+      break;
+    }
+  }
+  close(master);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = testing::ReadWholeFile(out_path);
+  std::remove(out_path.c_str());
+  return r;
+}
+
+// On a terminal the status line is cleared before the run's own stderr, whose
+// bytes pass through intact; the run closing its stderr does not end the watch.
+TEST(WatchCli, ClearsTheStatusLineBeforeTheRunsStderr) {
+  const std::string first = "E1 \xc3\xa9\t\x01x\n";  // UTF-8, a tab and a control byte
+  auto r = RunWithStderrOnTerminal(
+      {"watch", "--interval", "0.1", "--", "sh", "-c",
+       "readlink /proc/self/fd/2; sleep 1; printf 'E1 \\303\\251\\t\\001x\\n' >&2; sleep 0.3; "
+       "printf partial >&2; sleep 0.3; printf ' end\\n' >&2; exec 2>&-; sleep 0.3; echo out-done"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The run's stderr was a pipe (not the terminal); its stdout went on as before.
+  EXPECT_EQ(r.out.rfind("pipe:[", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("]\nout-done\n"), std::string::npos) << r.out;
+  const std::string clear = "\r\033[2K";
+  size_t at = r.err.find(first);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  ASSERT_GE(at, clear.size());
+  EXPECT_EQ(r.err.substr(at - clear.size(), clear.size()), clear) << r.err;
+  // A status line was drawn before the run wrote, and is drawn again after.
+  size_t status = r.err.rfind(clear + "watch ", at);
+  ASSERT_NE(status, std::string::npos) << r.err;
+  EXPECT_LT(r.err.find(clear + "watch 0s  "), status) << r.err;
+  EXPECT_LT(r.err.find("collecting (1 of "), status) << r.err;  // until the slope means something
+  EXPECT_EQ(r.err.find(clear + "watch ", at), at + first.size()) << r.err;
+  // An unfinished line of the run is not overwritten: the status waits for its end.
+  EXPECT_NE(r.err.find("partial end\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("oomguard watch: 'sh' exited with status 0"), std::string::npos) << r.err;
+}
+
+// Without a terminal nothing is drawn and the run's stderr is ours, inherited.
+TEST(WatchCli, WithoutATerminalTheRunInheritsStderr) {
+  auto r = RunCli(OOMGUARD_EXE, {"watch", "--interval", "0.1", "--", "sh", "-c", "readlink /proc/self/fd/2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("/tmp/oomguard_cli_", 0), 0u) << r.out;  // RunCli's file for our stderr
+  EXPECT_NE(r.out.find("/err\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("\033[2K"), std::string::npos) << r.err;
 }
 
 TEST(WatchCli, BadInputExits2WithOneLine) {

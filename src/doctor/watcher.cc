@@ -107,14 +107,18 @@ Sample Watcher::TakeSample(const WatchedProcess& process, double seconds, std::v
 }
 
 WatchSummary Watcher::Run(WatchedProcess& process, const SampleCallback& on_sample,
-                          const std::function<int()>& received_signal, const OutputCallback& on_output) {
+                          const std::function<int()>& received_signal, const OutputCallback& on_output,
+                          const OutputCallback& on_error_output) {
   WatchSummary summary;
   StepCounter steps;
   auto pass_output = [&](double seconds) {  // seconds since the start
     std::string out = process.ReadOutput();
-    if (out.empty()) return;
-    steps.Feed(out, seconds);
-    if (on_output) on_output(out);
+    if (!out.empty()) {
+      steps.Feed(out, seconds);
+      if (on_output) on_output(out);
+    }
+    std::string err = process.ReadErrorOutput();
+    if (!err.empty() && on_error_output) on_error_output(err);
   };
   GrowthDetector host_growth(options_.growth), gpu_growth(options_.growth);
   const double start = clock_->NowSeconds();

@@ -274,6 +274,46 @@ TEST(Watcher, PredictsTheStepAtTheLimit) {
   EXPECT_EQ(passed_through.rfind("step 1 loss 1.0\nstep 2 loss 1.0\n", 0), 0u);
 }
 
+// A run that writes a line on stderr every second and, on stdout, a step
+// every two seconds.
+class ErrorWritingRun : public FakeRun {
+ public:
+  ErrorWritingRun(FakeClock* clock) : FakeRun(clock, {}, /*exits_at=*/6.5), clock_(clock) {}
+  std::string ReadOutput() override { return Due(2, &steps_, "step "); }
+  std::string ReadErrorOutput() override { return Due(1, &warnings_, "warning step 999 "); }
+
+ private:
+  std::string Due(double every, long* written, const std::string& text) {
+    std::string out;
+    while (*written < static_cast<long>((clock_->now - 1000) / every)) out += text + std::to_string(++*written) + "\n";
+    return out;
+  }
+  FakeClock* clock_;
+  long steps_ = 0, warnings_ = 0;
+};
+
+// The run's stderr is handed on as it comes, in order, apart from its stdout,
+// and is not read for steps.
+TEST(Watcher, PassesTheRunsStderrOnItsOwn) {
+  FakeClock clock;
+  FakeTable table(&clock, [](double) { return 100 * kMiB; });
+  ErrorWritingRun run(&clock);
+  std::string out, err;
+  int err_calls = 0;
+  WatchSummary s = Watcher(Options(), &clock, &table, nullptr)
+                       .Run(run, nullptr, nullptr, [&](const std::string& o) { out += o; },
+                            [&](const std::string& e) {
+                              err += e;
+                              ++err_calls;
+                            });
+  EXPECT_EQ(out, "step 1\nstep 2\nstep 3\n");
+  EXPECT_EQ(err, "warning step 999 1\nwarning step 999 2\nwarning step 999 3\nwarning step 999 4\n"
+                 "warning step 999 5\nwarning step 999 6\n");
+  EXPECT_EQ(err_calls, 6);  // each line as soon as it was written, not all at the end
+  ASSERT_TRUE(s.last_step.has_value());
+  EXPECT_EQ(*s.last_step, 3);
+}
+
 // A GPU whose memory the run's child (pid 101) fills up.
 class FakeGpuLeak : public MachineGpus {
  public:

@@ -49,8 +49,11 @@ class WatchedProcess {
   virtual std::optional<ExitStatus> Poll() = 0;
   virtual void Signal(int signal) = 0;
   // Output the run wrote since the last call, when it is captured (StartChild
-  // with capture_stdout); "" otherwise.
+  // with capture_stdout); "" otherwise. At most about 1 MiB a call: the rest
+  // stays in the pipe for the next call.
   virtual std::string ReadOutput() { return ""; }
+  // The same for the run's stderr (StartChild with capture_stderr).
+  virtual std::string ReadErrorOutput() { return ""; }
   // The root of the tree to sample, and whether the root itself counts. A
   // child whose own process has ended but whose descendants still run (they
   // were adopted by this process, a child subreaper) is sampled as this
@@ -61,18 +64,27 @@ class WatchedProcess {
   virtual bool root_alive() { return !Poll().has_value(); }
 };
 
-// Starts argv[0] (searched in PATH) as a child of this process, with its
-// stdout sent to our stderr when stdout_to_stderr (so that our stdout can
-// hold only JSON), or to a pipe that ReadOutput() drains when capture_stdout.
-// Fails with "cannot run 'X': <reason>" when it cannot be executed.
+// Where a child's stdout and stderr go. By default both are inherited.
+struct ChildOutput {
+  // stdout to our stderr (so that our stdout can hold only JSON).
+  bool stdout_to_stderr = false;
+  // stdout to a pipe that ReadOutput() drains (overrides stdout_to_stderr).
+  bool capture_stdout = false;
+  // stderr to a pipe that ReadErrorOutput() drains; with stdout_to_stderr
+  // (and not capture_stdout) stdout goes to that pipe too, in order.
+  bool capture_stderr = false;
+};
+
+// Starts argv[0] (searched in PATH) as a child of this process, its output
+// going where `output` says. Fails with "cannot run 'X': <reason>" when it
+// cannot be executed.
 //
 // This process becomes a child subreaper (PR_SET_CHILD_SUBREAPER): processes
 // the run leaves behind when it exits are adopted here, and Poll() reports the
 // run's exit status only once every one of them has ended too. The child gets
 // PR_SET_PDEATHSIG(SIGTERM): if this process dies without forwarding a signal
 // (kill -9), the run is sent SIGTERM instead of running on unobserved.
-Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string>& argv,
-                                                   bool stdout_to_stderr = false, bool capture_stdout = false);
+Result<std::unique_ptr<WatchedProcess>> StartChild(const std::vector<std::string>& argv, ChildOutput output = {});
 // An existing process (--pid). Its exit status cannot be known. Signal() is
 // called only by the stop decision (--stop-before-oom), never to pass on a
 // signal this process received.
@@ -154,7 +166,8 @@ struct WatchSummary {
 };
 
 using SampleCallback = std::function<void(const Sample&, const Assessment&)>;
-// Receives the run's captured output (to pass it through).
+// Receives the run's captured output (to pass it through), in the order it
+// was written on that stream.
 using OutputCallback = std::function<void(const std::string&)>;
 
 class Watcher {
@@ -166,10 +179,12 @@ class Watcher {
   // Samples until the process (and, for a child, what it left running) ends.
   // `received_signal`, when given, is polled: when it returns a signal number,
   // that signal is forwarded to the run (WatchOptions::forward_signals) or
-  // ends the watch.
+  // ends the watch. The run's captured output is read at every poll (at
+  // least every 50 ms) and handed to on_output (stdout: also read for step
+  // counts) and on_error_output (stderr).
   WatchSummary Run(WatchedProcess& process, const SampleCallback& on_sample = nullptr,
                    const std::function<int()>& received_signal = nullptr,
-                   const OutputCallback& on_output = nullptr);
+                   const OutputCallback& on_output = nullptr, const OutputCallback& on_error_output = nullptr);
 
  private:
   Sample TakeSample(const WatchedProcess& process, double seconds, std::vector<int>* pids);
