@@ -41,6 +41,7 @@ struct Explainer::State {
   void CountLines(std::string_view region);
   void AppendPending(std::string_view part);
   void Segment(std::string_view text);
+  void Record(int pattern_index, std::string_view text);
   void ExtractNumbers(std::string_view text, Observation& o);
   void NoteDomainWords(bool gpu);
   Observation& ObservationFor(Signal signal);
@@ -158,10 +159,12 @@ void Explainer::State::Segment(std::string_view text) {
   if (matches.empty()) return;
   std::span<const Pattern> table = Patterns();
   int signal_index = -1;
+  int growth_index = -1;  // a line that reports an OOM and describes growth: both
   for (int index : matches) {
     const Pattern& p = table[index];
     if (!IsContext(p.signal)) {
       if (signal_index < 0) signal_index = index;
+      if (growth_index < 0 && p.signal == Signal::kLeakGrowth) growth_index = index;
       continue;
     }
     switch (p.signal) {
@@ -186,7 +189,17 @@ void Explainer::State::Segment(std::string_view text) {
     }
   }
   if (signal_index < 0) return;
-  const Pattern& p = table[signal_index];
+  Record(signal_index, text);
+  if (growth_index > signal_index) {
+    Signal first = table[signal_index].signal;
+    if (first == Signal::kGpuOom || first == Signal::kMemoryFamily || first == Signal::kMemoryProse) {
+      Record(growth_index, text);
+    }
+  }
+}
+
+void Explainer::State::Record(int pattern_index, std::string_view text) {
+  const Pattern& p = Patterns()[pattern_index];
   Signal signal = p.signal;
   LineDomain line_domain = LineDomain::kUnknown;
   if (signal == Signal::kMemoryFamily || signal == Signal::kMemoryProse || signal == Signal::kOomguardReport ||

@@ -253,6 +253,89 @@ TEST(General, OtherWordingsOfTheSameCauses) {
   EXPECT_EQ(Top(ExplainText("Memory usage grows every epoch and the process gets killed\n")).domain, Domain::kHost);
 }
 
+// Round 2 (corpus rows 313-454): word families, each with real lines from the threads.
+TEST(General, ModelsBuiltAgainAndAgainAndMemoryThatStaysUpAreGrowth) {
+  const char* leaks[] = {
+      "I'm fitting a model in a for loop,but i'm getting an error that my gpu's memory is full.",
+      "Fix GPU ResourceExhaustedError after many times of Keras model.load() during self-play",
+      "I run into OOM exceptions while using KerasClassifier to sweep large hyperparamater grids with TF backcend.",
+      "I found it caused by continuously initializing `keras.applications` models in a loop.",
+      "During the evaluation, the increase of memory caused the network to crash.",
+      "after did a validation and saved a checkpoint, the VRAM usage added about 3GB and never drop back",
+  };
+  for (const char* line : leaks) {
+    const Finding f = Top(ExplainText(std::string(line) + "\n"));
+    EXPECT_EQ(f.cause, Cause::kLeakGrowth) << line;
+    EXPECT_EQ(f.domain, Domain::kGpu) << line;
+  }
+  // One line that reports the OOM and describes what accumulates: the growth is the cause.
+  const Finding both = Top(ExplainText(
+      "The workers ran out of GPU memory after some iterations. Something is not properly cleaned up and got "
+      "accumulated.\n"));
+  EXPECT_EQ(both.cause, Cause::kLeakGrowth);
+  const Finding ram = Top(ExplainText("When I run the code the RAM usage continuously increases.\n"));
+  EXPECT_EQ(ram.cause, Cause::kLeakGrowth);
+  EXPECT_EQ(ram.domain, Domain::kHost);
+  // TF's "memory growth" is a setting, not growth; gradient accumulation is no leak either.
+  EXPECT_EQ(Top(ExplainText("I'm trying to activate incremental memory growth. However in all the ways I've done it, "
+                            "it always ends up allocating almost the entire GPU.\n"))
+                .cause,
+            Cause::kFrameworkPreallocation);
+  EXPECT_TRUE(ExplainText("Epoch 2 gradient accumulation steps: 4, loss 0.41\n").findings.empty());
+}
+
+TEST(General, HostMemoryWordingsOfRoundTwo) {
+  const char* host[] = {
+      "No error code just \"killed\".",
+      "I run it on an image and I get the error \"killed\".",
+      "Colab crashes after using all avilable RAM",
+      "Colab out of memory when loading models",
+      "Crash when loading weights from a 7GB size of model.ckpt. It used over 12G RAM and crashed.",
+      "It just keeps taking up all the 12 GB RAM and then crashes.",
+      "The process is being killed during offload because it is consuming to much CPU memory.",
+      "The memory consumption keeps on increasing and after 8k iterations, the OS kills the process.",
+  };
+  for (const char* line : host) {
+    const Finding f = Top(ExplainText(std::string(line) + "\n"));
+    EXPECT_EQ(f.domain, Domain::kHost) << line;
+    EXPECT_TRUE(f.cause == Cause::kHostRamOom || f.cause == Cause::kLeakGrowth) << line;
+  }
+  // A hosted notebook counts only when the line names no device.
+  EXPECT_EQ(Top(ExplainText("Colab GPU out of memory when loading models\n")).domain, Domain::kGpu);
+}
+
+TEST(General, ShmSizeInProseIsAWeakShmFinding) {
+  const Finding f = Top(ExplainText("feat: --shm-size 8G to the docker run\n"
+                                    "Torch dataloader gives errors. Need to be able to add more memory.\n"));
+  EXPECT_EQ(f.cause, Cause::kShmExhausted);
+  EXPECT_EQ(f.confidence, Confidence::kLow);
+  // A docker command line with --shm-size never hides the explicit error.
+  EXPECT_EQ(Top(ExplainText("docker run --gpus all --shm-size 8g trainer\nRuntimeError: CUDA out of memory.\n")).cause,
+            Cause::kGpuDeviceOom);
+}
+
+TEST(General, MoreWordingsOfGpuMemory) {
+  EXPECT_EQ(Top(ExplainText("On single gpu, I am using 5/11 GB.  The problem seems to be that when I switch over to "
+                            "multiple GPUs, there is an explosion of processes created on the first GPU.\n"))
+                .cause,
+            Cause::kWrongDevice);
+  EXPECT_EQ(Top(ExplainText("GPU 0 occupies 10481 MB, and the other three cards occupies 6906 MB each.\n")).cause,
+            Cause::kWrongDevice);
+  const Finding comfy = Top(ExplainText(
+      "2024-12-16 17:10:56,767 - root - ERROR - !!! Exception during processing !!! Allocation on device \n"));
+  EXPECT_EQ(comfy.cause, Cause::kGpuDeviceOom);
+  EXPECT_EQ(comfy.domain, Domain::kGpu);
+  const Finding one = Top(ExplainText("I'm to the point where I can't even run an batch of 1!\n"));
+  EXPECT_EQ(one.domain, Domain::kGpu);
+  EXPECT_NE(one.cause, Cause::kNotMemory);
+  // A framework that takes the whole GPU explains the full row of the table beside it.
+  EXPECT_EQ(Top(ExplainText("I find that if we run the TF example, it will try to take over all of the available GPU "
+                            "memory\n"
+                            "| 17%   47C    P2    44W / 200W |   7786MiB /  8113MiB |      9%      Default |\n"))
+                .cause,
+            Cause::kFrameworkPreallocation);
+}
+
 TEST(General, HeldOutCorpusIsOpenedOnlyWhenAskedFor) {
   EXPECT_TRUE(IsHeldOutCorpus("corpus_heldout.jsonl"));
   EXPECT_FALSE(IsHeldOutCorpus("corpus_dev.jsonl"));

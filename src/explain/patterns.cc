@@ -190,14 +190,14 @@ constexpr Pattern kPatterns[] = {
      "[1234567.890] Out of memory: Killed process 41279 (python) total-vm:62811840kB, anon-rss:31254784kB, "
      "file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:63020kB oom_score_adj:0"},
     {"oom_killer_words", S::kKernelOomKiller, "os",
-     R"re((?i)\boom[-_ ]?kill(?:ed|ing|er|s)?\b|out-of-memory handler)re",
+     R"re((?i)\boom[-_ ]?kill(?:ed|ing|er|s)?\b|out-of-memory handler|\b(?:the )?(?:OS|kernel|system) (?:kills|killed|kill)\b)re",
      "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=191.batch cgroup. Some of your processes may have "
      "been killed by the cgroup out-of-memory handler."},
     {"node_low_on_memory", S::kHostRamOom, "kubernetes",
      R"re((?i)low on resource: memory|\bMemoryPressure\b)re",
      "The node was low on resource: memory. Container kilo was using 30332Ki, which exceeds its request of 0."},
     {"session_used_all_ram", S::kHostRamOom, "",
-     R"re((?i)(?:used|using|uses|use) (?:up )?all (?:the )?available (?:RAM|system memory|host memory))re",
+     R"re((?i)(?:used|using|uses|use) (?:up )?all (?:of )?(?:the |its |my )?(?:av\w{2,5}ble |free )?(?:RAM|system memory|host memory|CPU memory)\b)re",
      "Your session crashed after using all available RAM."},
     {"torch_cpu_allocator", S::kHostRamOom, "pytorch",
      R"re((?i)DefaultCPUAllocator: (?:can't|not enough memory)|CPUAllocator\.cpp.{0,80}posix_memalign|can't allocate memory: you tried to allocate)re",
@@ -229,7 +229,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)(?:DataLoader|worker).{0,60} killed by signal: Killed|DataLoader worker.{0,60}exited unexpectedly.{0,80}(?:Killed|SIGKILL|-9))re",
      "RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed."},
     {"process_killed", S::kProcessKilled, "os",
-     R"re(\bKilled\b|^\s*\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb|(?i:Signal 9 \(SIGKILL\)|exit(?:ed with)? (?:code|status) 137\b|exit_?code\W{0,4}137\b|exitcode\s*:\s*-9\b|(?:return|run|exit) ?code ?[=:]? ?-9\b|died with <Signals\.SIGKILL: 9>|killed by signal 9\b))re",
+     R"re(\bKilled\b|(?i:["'\x60*]killed\b)|^\s*\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb|(?i:Signal 9 \(SIGKILL\)|exit(?:ed with)? (?:code|status) 137\b|exit_?code\W{0,4}137\b|exitcode\s*:\s*-9\b|(?:return|run|exit) ?code ?[=:]? ?-9\b|died with <Signals\.SIGKILL: 9>|killed by signal 9\b))re",
      "Killed"},
     {"process_killed_status", S::kProcessKilled, "os",
      R"re((?i)exit(?:ed)?(?: with)?[ _]?(?:code|status)\W{0,8}(?:is |was |of )?(?:137|-9)\b|\bExited \(137\)|\bcode[:=]? ?137\b|(?:exited on|terminated by|died with|received|got|by) signal:? 9\b|\bsignal: killed\b|(?:zsh|bash|fish|sh): killed\b|^\[\d+\]\s*[+-]?\s*\d+ killed\b|\bSIGKILL\b)re",
@@ -240,14 +240,20 @@ constexpr Pattern kPatterns[] = {
 
     // ---------------------------------------------------------------- growth over time
     {"memory_growth_prose", S::kLeakGrowth, "",
-     R"re((?i)memory leak|leak(?:s|ing)? (?:GPU |host |CPU |RAM )?memory|memory (?:usage |consumption |use |allocation |allocated )?(?:keeps? |is |was |kept |continues to |continuously |constantly |gradually |slowly |steadily )*(?:increas|grow|ris|go(?:es|ing)? up|climb)|(?:continuous|constant|steady|gradual|slow)(?: and \w+)? (?:rising|increase|growth|rise)\b|memory (?:grows|increases|rises|creeps)|(?:increas|grow|ris)ing (?:gpu |cpu |host )?memory|\xe6\x98\xbe\xe5\xad\x98.{0,30}(?:\xe5\xa2\x9e\xe5\x8a\xa0|\xe5\xa2\x9e\xe9\x95\xbf|\xe4\xb8\x8a\xe5\x8d\x87)|\xe6\xb3\x84\xe9\x9c\xb2|\xe6\xb3\x84\xe6\xbc\x8f)re",
+     R"re((?i)memory leak|leak(?:s|ing)? (?:GPU |host |CPU |RAM )?memory|\b(?:increase|growth|rise|build-?up) (?:of|in) (?:the )?(?:GPU |CPU |host |system |video )?(?:memory|VRAM|RAM)\b|\b(?:memory|VRAM|RAM)\b.{0,60}\b(?:never|not|n't) (?:drops?|dropped|goes|go|went|comes?|came|falls?|fell) (?:back|down)\b|memory (?:usage |consumption |use |allocation |allocated )?(?:keeps? |is |was |kept |continues to |continuously |constantly |gradually |slowly |steadily )*(?:increas|grow(?:s|n|ing)?\b|ris|go(?:es|ing)? up|climb)|(?:continuous|constant|steady|gradual|slow)(?: and \w+)? (?:rising|increase|growth|rise)\b|memory (?:grows|increases|rises|creeps)|(?:increas|grow|ris)ing (?:gpu |cpu |host )?memory|\xe6\x98\xbe\xe5\xad\x98.{0,30}(?:\xe5\xa2\x9e\xe5\x8a\xa0|\xe5\xa2\x9e\xe9\x95\xbf|\xe4\xb8\x8a\xe5\x8d\x87)|\xe6\xb3\x84\xe9\x9c\xb2|\xe6\xb3\x84\xe6\xbc\x8f)re",
      "The way of updating training and validation loss results in the continuous rising of gpu memory",
      Tier::kProse},
     {"usage_growth_prose", S::kLeakGrowth, "",
-     R"re((?i)\b(?:RAM|VRAM|RSS|usage|consumption|footprint|allocation|reserved|allocated|cached|memory_reserved\(\)|memory_allocated\(\))\W{0,2} (?:keeps? |kept |continues to |is |was |just |steadily |slowly )*(?:increas|grow|ris|climb|go(?:es|ing)? up)|grows? until (?:it|the \w+) runs out)re",
+     R"re((?i)\b(?:RAM|VRAM|RSS|usage|consumption|footprint|allocation|reserved|allocated|cached|memory_reserved\(\)|memory_allocated\(\))\W{0,2} (?:keeps? |kept |on |continues to |is |was |just |steadily |slowly |continuously |constantly |gradually |always )*(?:increas|grow|ris|climb|go(?:es|ing)? up)|grows? until (?:it|the \w+) runs out)re",
      "RAM usage keeps growing every epoch until the process is killed.", Tier::kProse},
+    // Models built, loaded or run again and again in one process: what each keeps accumulates.
+    {"repetition_growth_prose", S::kLeakGrowth, "",
+     R"re((?i)\b(?:in|inside|within) an? (?:for |while |training |python |big )?loop\b|\bgrid ?search|\bhyper-?param\w* (?:search|sweep|grid|tuning|optimi[sz]ation)|\bsweep\w* (?:\w+ ){0,2}(?:grids?|hyper-?param\w*)|\b(?:many|multiple|several|hundreds of|thousands of) times of\b|\b(?:repeatedly|again and again|over and over)\W{0,2} (?:\w+ )?(?:load|creat|build|initiali[sz]|instantiat|call|fit|train)\w*|\b(?:load|creat|build|initiali[sz]|instantiat|fit)\w* (?:\S+ ){0,4}(?:repeatedly|again and again|over and over|many times)\b|\b(?:got|gets|get|getting|keeps?|kept|is|are|was|were|being) (?:\w+ )?accumulat(?:ed|ing)\b)re",
+     "I found it caused by continuously initializing `keras.applications` models in a loop. I have tried "
+     "`keras.backend.clear_session()`, but it did not work.",
+     Tier::kProse},
     {"preallocation_prose", S::kPreallocationProse, "",
-     R"re((?i)(?:uses?|using|used|takes?|taking|took|occup\w+|allocat\w+|grabs?|grabbing|grabbed|reserv\w+|consum\w+|eats?|hogs?)\s+(?:up\s+)?(?:almost |nearly |about |around |~)?(?:all|most|\d{2}\s?%|the (?:entire|whole))\s+(?:of\s+)?(?:the\s+|my\s+)?(?:available\s+)?(?:GPU|VRAM|video memory|gpu memory|device memory|memory of (?:the |my )?GPU|memory\b)|\d{2}\s?% (?:of (?:the )?)?(?:GPU |gpu )?(?:memory )?allocation|(?:regardless of|whatever|no matter) (?:the |which |what )?(?:model|batch)|[\d.]+\s*[GM]i?B (?:of (?:GPU |VRAM |device )?memory )?(?:is |are |gets? )?(?:already )?(?:taken|used|allocated|occupied|reserved|grabbed) (?:up )?(?:on|at|upon|right after|just by|after)\b|(?:upon|on|after|just by) (?:import|importing|loading) .{0,60}(?:GPU|memory)|preallocates anyway|still (?:pre)?allocates)re",
+     R"re((?i)(?:uses?|using|used|takes?|taking|took|occup\w+|allocat\w+|grabs?|grabbing|grabbed|reserv\w+|consum\w+|eats?|hogs?)\s+(?:up\s+|over\s+)?(?:almost |nearly |about |around |~)?(?:all|most|\d{2}\s?%|the (?:entire|whole))\s+(?:of\s+)?(?:the\s+|my\s+)?(?:available\s+)?(?:GPU|VRAM|video memory|gpu memory|device memory|memory of (?:the |my )?GPU|memory\b)|\d{2}\s?% (?:of (?:the )?)?(?:GPU |gpu )?(?:memory )?allocation|(?:regardless of|whatever|no matter) (?:the |which |what )?(?:model|batch)|[\d.]+\s*[GM]i?B (?:of (?:GPU |VRAM |device )?memory )?(?:is |are |gets? )?(?:already )?(?:taken|used|allocated|occupied|reserved|grabbed) (?:up )?(?:on|at|upon|right after|just by|after)\b|(?:upon|on|after|just by) (?:import|importing|loading) .{0,60}(?:GPU|memory)|preallocates anyway|still (?:pre)?allocates)re",
      "TensorFlow uses 70% of the GPU memory whatever the model I load.", Tier::kProse},
     {"preallocation_setting_prose", S::kPreallocationSetting, "",
      R"re((?i)\bpreallocat\w*|XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION)|per_process_gpu_memory_fraction|gpu_memory_fraction|TF_FORCE_GPU_ALLOW_GROWTH|set_memory_growth|allow_growth)re",
@@ -264,6 +270,9 @@ constexpr Pattern kPatterns[] = {
     {"fragmentation_prose", S::kFragmentationProse, "",
      R"re((?i)memory fragmentation|fragmentation (?:issue|problem)|workaround for fragmentation|because of fragmentation)re",
      "the current backend ooms because of memory fragmentation on a 4090", Tier::kProse},
+    {"shm_size_prose", S::kShmProse, "",
+     R"re((?i)--shm-size\b|\bshm[_-]size\b|--ipc[= ]host\b)re",
+     "feat: --shm-size 8G to the docker run", Tier::kProse},
     {"pinned_prose", S::kPinnedProse, "",
      R"re((?i)pin_memory\s*=\s*False|(?:setting|set|turn\w*|disabl\w+)\s+(?:off\s+)?pin_memory)re",
      "I met a similar issue, and solved it by setting pin_memory=false.", Tier::kProse},
@@ -277,7 +286,7 @@ constexpr Pattern kPatterns[] = {
      R"re(CUDA_VISIBLE_DEVICES\W{0,4}=\W{0,4}-1|device_count\(\) (?:is|returned) 0)re",
      "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"-1\""},
     {"memory_on_main_gpu", S::kWrongDeviceMemory, "",
-     R"re((?i)(?:GPU ?0|cuda:0|first GPU|main GPU|master GPU)\b.{0,60}(?:far |much |way )?(?:more|higher|larger|bigger)\b.{0,30}than (?:the |all )?(?:others?|rest|remaining)|(?:imbalanced|unbalanced|uneven) (?:GPU )?memory|(?:memory on|memory of|uses?|occup\w+|taking up) (?:the )?(?:(?:main|first|same) GPU|GPU ?0|cuda:0).{0,80}(?:resum|checkpoint|load|rank|process)|(?:resum|checkpoint|torch\.load).{0,80}(?:(?:main|first|extra) GPU|GPU ?:?0\b|cuda:0)|(?:GPU ?:?0|cuda:0)\b.{0,40}\b(?:for|from|by|in|of) (?:every|each|all) (?:\w+ )?(?:process|rank|worker)|map_location)re",
+     R"re((?i)(?:GPU ?:?0|cuda:0|first GPU|main GPU|master GPU)\b.{0,30}\b[\d.]+ ?[GM]i?B\b.{0,60}\b(?:the )?others?\b.{0,40}\b[\d.]+ ?[GM]i?B\b|(?:GPU ?0|cuda:0|first GPU|main GPU|master GPU)\b.{0,60}(?:far |much |way )?(?:more|higher|larger|bigger)\b.{0,30}than (?:the |all )?(?:others?|rest|remaining)|(?:imbalanced|unbalanced|uneven) (?:GPU )?memory|(?:memory on|memory of|uses?|occup\w+|taking up) (?:the )?(?:(?:main|first|same) GPU|GPU ?0|cuda:0).{0,80}(?:resum|checkpoint|load|rank|process)|(?:resum|checkpoint|torch\.load).{0,80}(?:(?:main|first|extra) GPU|GPU ?:?0\b|cuda:0)|(?:GPU ?:?0|cuda:0)\b.{0,40}\b(?:for|from|by|in|of) (?:every|each|all) (?:\w+ )?(?:process|rank|worker)|map_location)re",
      "I'm wondering what is taking up memory on the main GPU when I am resuming training from a checkpoint.",
      Tier::kProse},
 
@@ -291,7 +300,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)Input type \(torch\.\w+\) and weight type \(torch\.cuda\.|Input type \(torch\.cuda\.\w+\) and weight type \(torch\.\w+\)|expected\b.{0,40}\b(?:cuda|gpu)\b.{0,40}\bgot\b.{0,30}\bcpu\b|expected\b.{0,40}\bcpu\b.{0,40}\bgot\b.{0,30}\bcuda\b|is on CPU, but expected .{0,30}(?:GPU|CUDA))re",
      "RuntimeError: Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same"},
     {"memory_on_every_gpu", S::kWrongDeviceMemory, "",
-     R"re((?i)not (?:just|only) (?:on )?(?:GPU ?:?0|cuda:0)|(?:every|each|all|multiple|extra) (?:\w+ )?(?:processe?s?|ranks?|workers?)\b.{0,60}(?:GPU ?:?0|cuda:0|first GPU|same GPU)|(?:extra|additional|unexpected) (?:processe?s?|memory|contexts?|allocations?) on (?:the )?(?:GPU ?:?0|cuda:0|first GPU))re",
+     R"re((?i)not (?:just|only) (?:on )?(?:GPU ?:?0|cuda:0)|(?:every|each|all|multiple|extra|many|several|explosion of|lots of) (?:\w+ )?(?:processe?s?|ranks?|workers?)\b.{0,60}(?:GPU ?:?0|cuda:0|first GPU|same GPU)|(?:extra|additional|unexpected) (?:processe?s?|memory|contexts?|allocations?) on (?:the )?(?:GPU ?:?0|cuda:0|first GPU))re",
      "accelerate launch increases allocated memory on all GPUs, not just GPU:0, by amount proportional to total "
      "number of available GPUs",
      Tier::kProse},
@@ -308,14 +317,21 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bbad_alloc\b|\bMemoryError\b|java heap space|\bmalloc\(?\)? failed|failed to malloc)re",
      "terminate called after throwing an instance of 'std::bad_alloc'", Tier::kFamily, LineDomain::kHost},
     {"oom_family", S::kMemoryFamily, "",
-     R"re((?i)\bout of (?:\w+ ){0,2}(?:memory|VRAM|RAM)\b|\bOOM(?:s|ed|ing)?\b|(?:memory|VRAM|RAM|swap) (?:is |was |gets |got |became )?(?:completely |totally |almost )?(?:full|exhausted|maxed out)\b|RESOURCE_EXHAUSTED|Resource ?exhausted|fail(?:s|ed)? to alloc(?:ate)?\b|(?:cannot|can't|could not|couldn't|unable to) allocate|allocation (?:failed|failure)|\bbad_alloc\b|\bENOMEM\b|memory allocation (?:failed|error)|(?:insufficient|not enough) (?:\w+ )?(?:memory|VRAM|RAM)\b|MemoryAllocation|OutOfMemory|\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3)re",
+     R"re((?i)\bout of (?:\w+ ){0,2}(?:memory|VRAM|RAM)\b|\bOOM(?:s|ed|ing)?\b|(?:memory|VRAM|RAM|swap) (?:is |was |gets |got |became )?(?:completely |totally |almost )?(?:full|exhausted|maxed out)\b|RESOURCE_EXHAUSTED|Resource ?exhausted|fail(?:s|ed)? to alloc(?:ate)?\b|(?:cannot|can't|could not|couldn't|unable to) allocate|allocation (?:failed|failure)|\bAllocation on device\b|would exceed allowed memory|\bbad_alloc\b|\bENOMEM\b|memory allocation (?:failed|error)|(?:insufficient|not enough) (?:\w+ )?(?:memory|VRAM|RAM)\b|MemoryAllocation|OutOfMemory|\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3)re",
      "tensorflow.python.framework.errors_impl.ResourceExhaustedError: failed to allocate memory [Op:Mul]",
      Tier::kFamily},
 
     // Memory named as the problem in prose, no error: weak, the domain from the words around it.
+    {"killed_for_memory_prose", S::kMemoryProse, "",
+     R"re((?i)\b(?:killed|crash(?:es|ed)?|dies|died|terminated|aborted)\b.{0,40}\b(?:because|due to|since|for lack of|as it)\b.{0,60}\b(?:memory|RAM|VRAM)\b)re",
+     "The process is being killed during offload because it is consuming to much CPU memory.", Tier::kProse},
     {"memory_pressure_prose", S::kMemoryProse, "",
-     R"re((?i)(?:too much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage |footprint |consumption )?(?:explod|spik|blows? up|skyrocket|shoots? up|balloon|doubl|tripl|quadrupl)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|[\d.]+ ?[GM]i?B (?:more|extra|additional) (?:GPU |CPU |video )?(?:memory|VRAM|RAM)\b|\b(?:need|needs|needed|require|requires|required|take|takes) (?:about |around |over |~)?[\d.]+ ?[GMT]i?B\b.{0,60}\b(?:has|have|had|only|with) (?:only )?[\d.]+ ?[GMT]i?B|(?:reduce|lower|decrease|cut) (?:the )?(?:peak |GPU |CPU |VRAM |RAM |host |device )*memory(?: usage| consumption| footprint)?\b|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:memory|RAM|VRAM|swap) (?:usage )?(?:fills? up|filled up|is filling up|gets filled|maxe[sd] out)|(?:memory|RAM|VRAM|swap) (?:usage |use )?(?:hits|hit|reaches|reached|goes to|went to|climbs to|is at|stays at) (?:almost |nearly |about |~)?\d{2,3} ?%|(?:uses?|using|used|takes?|taking|consumes?|consuming|needs?|requires?) (?:over |more than |about |around |~)?[\d.]+ ?[GT]i?B (?:of )?(?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM)\b|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+) (?:up )?(?:all|most) (?:of )?(?:the |my )?(?:available )?(?:RAM|system memory|host memory|CPU memory|swap)\b)re",
+     R"re((?i)(?:too much|to much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage |footprint |consumption )?(?:explod|spik|blows? up|skyrocket|shoots? up|balloon|doubl|tripl|quadrupl)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|[\d.]+ ?[GM]i?B (?:more|extra|additional) (?:GPU |CPU |video )?(?:memory|VRAM|RAM)\b|\b(?:need|needs|needed|require|requires|required|take|takes) (?:about |around |over |~)?[\d.]+ ?[GMT]i?B\b.{0,60}\b(?:has|have|had|only|with) (?:only )?[\d.]+ ?[GMT]i?B|(?:reduce|lower|decrease|cut) (?:the )?(?:peak |GPU |CPU |VRAM |RAM |host |device )*memory(?: usage| consumption| footprint)?\b|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:memory|RAM|VRAM|swap) (?:usage )?(?:fills? up|filled up|is filling up|gets filled|maxe[sd] out)|(?:memory|RAM|VRAM|swap) (?:usage |use )?(?:hits|hit|reaches|reached|goes to|went to|climbs to|is at|stays at) (?:almost |nearly |about |~)?\d{2,3} ?%|(?:uses?|using|used|takes?|taking|consumes?|consuming|needs?|requires?) (?:over |more than |about |around |~)?[\d.]+ ?[GT](?:i?B)? (?:of )?(?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM)\b|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+) (?:up )?(?:all|most) (?:of )?(?:the |my )?(?:available )?(?:[\d.]+ ?[GMT]i?B )?(?:RAM|system memory|host memory|CPU memory|swap)\b)re",
      "Inference uses too much GPU memory", Tier::kProse},
+    {"batch_of_one_prose", S::kMemoryProse, "",
+     R"re((?i)\beven (?:\w+ ){0,3}batch(?:[ _]size)?(?: of|\s*=|:)? ?1\b)re",
+     "I'm having the same issue, but I'm to the point where I can't even run an batch of 1! For context I'm on a "
+     "4080, ubuntu 22.04.", Tier::kProse},
     {"memory_not_freed_prose", S::kMemoryProse, "",
      R"re((?i)memory (?:is |was |gets )?(?:not |never |isn'?t |wasn'?t )(?:fully |completely |properly )?(?:freed|released|cleared|returned|given back)|(?:does not|doesn'?t|didn'?t|did not|won'?t|cannot|can'?t|never) (?:free|release|clear)\w* (?:up )?(?:the |any |all )?(?:\w+ )?memory)re",
      "GPU allocated memory is not released", Tier::kProse},
@@ -425,7 +441,8 @@ constexpr const char* kPrefilter =
     R"re(system memory|sigbus|(?-i:Killed)|137|sum total|allocation|\xe6\xb3\x84|fragment|labmate|colleague|)re"
     R"re(two \w+ processes|another process|\xe4\xbb\x8d\xe7\x84\xb6|fabric|communicate|taken|thrust|)re"
     R"re(\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98|reserved|cgroup|\brss\b|heap|slurmstepd|)re"
-    R"re(\bsrun\b|ulimit|memlock|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc)re";
+    R"re(\bsrun\b|ulimit|memlock|kills|grid ?search|hyper-?param|sweep|even (?:\w+ ){0,3}batch|shm[_-]size|ipc.host|)re"
+    R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
 constexpr NumberPattern kNumberPatterns[] = {
@@ -670,6 +687,10 @@ constexpr const char* kGpuWords =
     R"re(\bnccl\b|\bxla\b|\bmps\b|cudaMalloc|video memory|on device|thrust::|\xe6\x98\xbe\xe5\xad\x98|nvidia|graphics|)re"
     R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b)re";
 
+// A hosted notebook's session: its RAM is what usually runs out there, so these count
+// only when the line names neither host nor GPU memory.
+constexpr const char* kWeakHostWords = R"re((?i)\bcolab\b|\bkaggle\b)re";
+
 const RE2& Compile(const char* text) {
   RE2::Options options;
   options.set_encoding(RE2::Options::EncodingLatin1);
@@ -689,6 +710,8 @@ LineDomain DomainOfLine(std::string_view line) {
   if (RE2::PartialMatch(text, pinned)) return LineDomain::kPinned;
   if (RE2::PartialMatch(text, host)) return LineDomain::kHost;
   if (RE2::PartialMatch(text, gpu)) return LineDomain::kGpu;
+  static const RE2& weak_host = Compile(kWeakHostWords);
+  if (RE2::PartialMatch(text, weak_host)) return LineDomain::kHost;
   return LineDomain::kUnknown;
 }
 

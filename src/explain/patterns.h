@@ -45,6 +45,7 @@ enum class Signal {
   kAllocatorStats,      // a printout of allocated vs reserved (cached) memory
   kHostUsageProse,      // "CPU memory used=137 GB" when the problem occurs
   kPinnedProse,         // "solved by pin_memory=False"
+  kShmProse,            // "--shm-size 8G": /dev/shm named in prose (weak: never hides an error)
   kWrongDeviceMemory,   // memory lands on GPU 0 instead of each rank's device
   kWrongDevice,         // the process does not see the GPU it expects
   kDriverMismatch,

@@ -75,6 +75,7 @@ bool IsWeak(Signal signal) {
     case Signal::kLauncherKilled:
     case Signal::kCollectiveCudaError:
     case Signal::kPinnedProse:
+    case Signal::kShmProse:
     case Signal::kMemoryProse:
     case Signal::kPreallocationSetting:
     case Signal::kGpuStartupMemory:  // only when it reports preallocation (a GPU that was free)
@@ -772,6 +773,11 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
       case Signal::kDaliAllocFailure: f = d.Leak(o, true); break;
       case Signal::kHostPinnedOom: f = d.HostPinned(o); break;
       case Signal::kShmExhausted: f = d.Shm(o); break;
+      case Signal::kShmProse:
+        f = d.Shm(o);
+        f.summary = "Shared memory (/dev/shm) is named as the problem (its size is raised or asked for).";
+        d.Undecided(f, {Cause::kHostRamOom}, "read from a description, not from an error message");
+        break;
       case Signal::kHostRamOom:
       case Signal::kKernelOomKiller:
       case Signal::kWorkerKilled:
@@ -806,11 +812,13 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
   }
 
   // GPU status rows: full GPUs with no OOM message of their own mean memory is held.
-  // An undecided GPU OOM does not explain a full GPU in the table; a decided one does.
+  // An undecided GPU OOM does not explain a full GPU in the table; a decided one does,
+  // and so does a framework that reserves the GPU up front (preallocation).
   bool gpu_memory_finding = false;
   for (const Finding& f : findings) {
     gpu_memory_finding = gpu_memory_finding || (f.domain == Domain::kGpu && f.cause != Cause::kNotMemory &&
-                                                f.alternatives.empty());
+                                                f.alternatives.empty()) ||
+                         f.cause == Cause::kFrameworkPreallocation;
   }
   if (status_rows && status_rows->full_rows > 0) {
     if (!gpu_memory_finding) {
