@@ -597,16 +597,21 @@ def _symbolic_shape(s0, s1, b0, b1):
 
 
 def _output_dims(call: str, specs):
-    """Per-sample dims (batch left out) of the op's outputs at batch BATCHES[0]."""
+    """Per-sample dims (batch left out) of the op's outputs at batch BATCHES[0]; None for an output whose
+    first dim is not the batch (an RNN's h_n)."""
     import torch
-    torch.manual_seed(1234)
-    model = wrapped(build_op(call), specs)
-    xs = make_inputs(specs, BATCHES[0], 99)
-    try:
-        with torch.no_grad():
-            return [list(o.shape[1:]) if o.dim() else None for o in _flat_outputs(model(*xs))]
-    except Exception:
-        return []
+    shapes = []
+    for b in BATCHES:
+        torch.manual_seed(1234)
+        model = wrapped(build_op(call), specs)
+        xs = make_inputs(specs, b, 99)
+        try:
+            with torch.no_grad():
+                shapes.append([list(o.shape) for o in _flat_outputs(model(*xs))])
+        except Exception:
+            return []
+    return [s0[1:] if len(s0) and len(s1) == len(s0) and s0[0] == BATCHES[0] and s1[0] == BATCHES[1]
+            and s0[1:] == s1[1:] else None for s0, s1 in zip(*shapes)]
 
 
 _DTYPE_BYTES = {"float32": 4, "float64": 8, "int64": 8, "int32": 4, "bool": 1, "uint8": 1, "float16": 2,
@@ -638,19 +643,20 @@ def _size_other(e, specs, out_dims):
                 e["size"] = expr
                 return
     if e["bytes_per_sample"] > 0:
-        # Relative to the op's first input, or its first output when that has exactly the bytes.
-        def per_sample(dims):
-            n = 4
+        # Relative to an output, then an input, of which it is a whole multiple (a GRU cell's gates are
+        # 3 x its hidden output), else to the op's first input.
+        def per_sample(ref):
+            r, dims = ref
+            n = 4 if r.startswith("y") or parse_input(specs[int(r[1:])])[0] == "f" else 8
+            if r.startswith("x") and parse_input(specs[int(r[1:])])[0] == "b":
+                n = 1
             for d in dims[1:]:
                 n *= d
             return n
-        scale = refs[0]
-        for r, dims in refs:
-            if r.startswith("y") and per_sample(dims) == e["bytes_per_sample"]:
-                scale = (r, dims)
-                break
+        ordered = [x for x in refs if x[0].startswith("y")] + [x for x in refs if x[0].startswith("x")]
+        scale = next((x for x in ordered if per_sample(x) and e["bytes_per_sample"] % per_sample(x) == 0), refs[0])
         e["scale"] = scale[0]
-        e["ratio"] = round(e["bytes_per_sample"] / per_sample(scale[1]), 6)
+        e["ratio"] = round(e["bytes_per_sample"] / per_sample(scale), 6)
 
 
 def gen_row(name: str, call: str, specs):

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <mutex>
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
+
+#include "oomguard/thread_annotations.h"
 
 namespace oomguard::plan {
 namespace {
@@ -54,12 +57,18 @@ std::string RefKey(const TableRef& r) {
   return "?";
 }
 
+// String attributes that parametrize an op rather than tell ops apart: einsum's equation (every
+// einsum keeps both operands).
+bool FreeForm(const std::string& attr) { return attr == "equation"; }
+
 std::string WiringKey(const OpTableRow& row) {
   std::string k;
   for (const TablePatternNode& n : row.nodes) {
     k += n.op + "(";
     for (const TableRef& r : n.inputs) k += RefKey(r) + ",";
-    for (const auto& [a, v] : n.attrs) k += a + "=" + v + ",";
+    for (const auto& [a, v] : n.attrs) {
+      if (!FreeForm(a)) k += a + "=" + v + ",";
+    }
     k += ")" + std::to_string(n.outputs) + ";";
   }
   for (const TableRef& r : row.outputs) k += RefKey(r) + ",";
@@ -96,14 +105,11 @@ std::string SavedKey(const OpTableRow& row) {
 struct TableIndex {
   std::vector<bool> ambiguous;
   std::vector<int> longest_first;  // driving rows with a pattern, most nodes first
+  std::map<std::string, std::vector<int>> single_by_op;  // unambiguous one-node rows by op type
+  std::map<std::string, std::vector<int>> driving_single_by_op;
 };
 
-const TableIndex& IndexOf(const OpTable& table) {
-  static std::mutex mu;
-  static const OpTable* cached_for = nullptr;
-  static TableIndex cached;
-  std::lock_guard<std::mutex> lock(mu);
-  if (cached_for == &table && cached.ambiguous.size() == table.rows.size()) return cached;
+TableIndex BuildIndex(const OpTable& table) {
   TableIndex idx;
   idx.ambiguous.assign(table.rows.size(), false);
   std::vector<std::string> wiring(table.rows.size()), saved(table.rows.size());
@@ -123,9 +129,34 @@ const TableIndex& IndexOf(const OpTable& table) {
   }
   std::stable_sort(idx.longest_first.begin(), idx.longest_first.end(),
                    [&](int a, int b) { return table.rows[a].nodes.size() > table.rows[b].nodes.size(); });
-  cached = std::move(idx);
-  cached_for = &table;
-  return cached;
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    const OpTableRow& row = table.rows[i];
+    if (row.nodes.size() != 1 || idx.ambiguous[i]) continue;
+    idx.single_by_op[row.nodes[0].op].push_back(static_cast<int>(i));
+    if (TableDrivesRow(row)) idx.driving_single_by_op[row.nodes[0].op].push_back(static_cast<int>(i));
+  }
+  return idx;
+}
+
+// Built once per table (the embedded one in practice); entries are never removed, so a reference
+// stays valid while plans run concurrently.
+class IndexCache {
+ public:
+  const TableIndex& Get(const OpTable& table) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    auto& slot = cache_[&table];
+    if (!slot || slot->ambiguous.size() != table.rows.size()) slot = std::make_unique<TableIndex>(BuildIndex(table));
+    return *slot;
+  }
+
+ private:
+  Mutex mu_;
+  std::map<const OpTable*, std::unique_ptr<TableIndex>> cache_ GUARDED_BY(mu_);
+};
+
+const TableIndex& IndexOf(const OpTable& table) {
+  static IndexCache* cache = new IndexCache();  // never destroyed: plans may run at exit
+  return cache->Get(table);
 }
 
 class RowMatcher {
@@ -195,6 +226,7 @@ class RowMatcher {
     }
     if (std::find(map_.begin(), map_.end(), g) != map_.end()) return false;
     for (const auto& [a, v] : p.attrs) {
+      if (FreeForm(a)) continue;
       auto it = n.string_attrs.find(a);
       if (it == n.string_attrs.end() || it->second != v) return false;
     }
@@ -317,9 +349,11 @@ std::vector<TableMatch> MatchTableRows(const Model& model, const ConcreteShapes&
                                        size_t min_nodes) {
   std::vector<TableMatch> matches;
   const TableIndex& idx = IndexOf(table);
+  std::set<std::string> present;
+  for (const NodeInfo& n : model.nodes) present.insert(n.op_type);
   for (int r : idx.longest_first) {
     const OpTableRow& row = table.rows[r];
-    if (row.nodes.size() < min_nodes) continue;
+    if (row.nodes.size() < min_nodes || !present.count(row.nodes[0].op)) continue;
     RowMatcher matcher(model, shapes, row, taken);
     for (size_t g = 0; g < model.nodes.size(); ++g) {
       if ((*taken)[g] || model.nodes[g].op_type != row.nodes[0].op) continue;
@@ -333,12 +367,13 @@ std::vector<TableMatch> MatchTableRows(const Model& model, const ConcreteShapes&
   return matches;
 }
 
-bool MatchDrivingNode(const Model& model, const ConcreteShapes& shapes, const OpTable& table, int node, TableMatch* match) {
-  const TableIndex& idx = IndexOf(table);
-  for (int r : idx.longest_first) {
-    const OpTableRow& row = table.rows[r];
-    if (row.nodes.size() != 1 || row.nodes[0].op != model.nodes[node].op_type) continue;
-    RowMatcher matcher(model, shapes, row, nullptr);
+namespace {
+bool MatchOneOf(const Model& model, const ConcreteShapes& shapes, const OpTable& table,
+                const std::map<std::string, std::vector<int>>& by_op, int node, TableMatch* match) {
+  auto it = by_op.find(model.nodes[node].op_type);
+  if (it == by_op.end()) return false;
+  for (int r : it->second) {
+    RowMatcher matcher(model, shapes, table.rows[r], nullptr);
     if (matcher.MatchAt(node, match)) {
       match->row = r;
       return true;
@@ -346,19 +381,16 @@ bool MatchDrivingNode(const Model& model, const ConcreteShapes& shapes, const Op
   }
   return false;
 }
+}  // namespace
 
-bool MatchSingleNode(const Model& model, const ConcreteShapes& shapes, const OpTable& table, int node, TableMatch* match) {
-  const TableIndex& idx = IndexOf(table);
-  for (size_t r = 0; r < table.rows.size(); ++r) {
-    const OpTableRow& row = table.rows[r];
-    if (row.nodes.size() != 1 || idx.ambiguous[r] || row.nodes[0].op != model.nodes[node].op_type) continue;
-    RowMatcher matcher(model, shapes, row, nullptr);
-    if (matcher.MatchAt(node, match)) {
-      match->row = static_cast<int>(r);
-      return true;
-    }
-  }
-  return false;
+bool MatchDrivingNode(const Model& model, const ConcreteShapes& shapes, const OpTable& table, int node,
+                      TableMatch* match) {
+  return MatchOneOf(model, shapes, table, IndexOf(table).driving_single_by_op, node, match);
+}
+
+bool MatchSingleNode(const Model& model, const ConcreteShapes& shapes, const OpTable& table, int node,
+                     TableMatch* match) {
+  return MatchOneOf(model, shapes, table, IndexOf(table).single_by_op, node, match);
 }
 
 LogicalOp TableOp(const Model& model, const OpTable& table, const TableMatch& match) {
