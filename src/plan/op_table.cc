@@ -18,7 +18,7 @@ int ToInt(std::string_view s) {
 }
 
 // "x0", "n3.1", "p", "c", "" (omitted); anything else matches any tensor.
-TableRef ParseRef(std::string_view s) {
+TableRef ParseRefOrThrow(std::string_view s) {
   TableRef r;
   if (s.empty()) {
     r.kind = TableRef::kOmitted;
@@ -35,6 +35,14 @@ TableRef ParseRef(std::string_view s) {
     r.output = ToInt(s.substr(s.find('.') + 1));
   }
   return r;
+}
+
+TableRef ParseRef(std::string_view s) {
+  try {
+    return ParseRefOrThrow(s);
+  } catch (const std::runtime_error&) {
+    throw std::runtime_error("bad input reference '" + std::string(s) + "'");
+  }
 }
 
 int DtypeBytes(std::string_view dtype) {

@@ -76,6 +76,10 @@ TEST(OpTable, RefusesAnotherBackendAnotherTorchAndMalformedJson) {
   ASSERT_FALSE(torch2.ok());
   EXPECT_NE(torch2.error().find("2.3.0"), std::string::npos);
   EXPECT_FALSE(ParseOpTable("{\"header\": ").ok());
+  auto bad_ref = ParseOpTable(R"({"header": {"torch_version": "1.13", "backend": "cpu"}, "rows": [{"name": "r",
+      "graph": {"nodes": [{"op": "Relu", "in": ["n1.x"], "out": 1}], "outputs": ["n0.0"]}, "saved": []}]})");
+  ASSERT_FALSE(bad_ref.ok());
+  EXPECT_NE(bad_ref.error().find("n1.x"), std::string::npos) << bad_ref.error();
   EXPECT_FALSE(ParseOpTable(R"({"header": {"torch_version": "1.13", "backend": "cpu"}, "rows": [{"saved": []}]})").ok());
 }
 
@@ -93,6 +97,22 @@ TEST(OpTable, LogSigmoidPatternKeepsInputAndBuffer) {
   ASSERT_NE(l, nullptr);
   EXPECT_EQ(l->saved_bytes, 2u * 3 * 64 * 4);
   EXPECT_TRUE(p.uncovered.empty());
+}
+
+// A pattern whose intermediate is used outside it is not that op: Sigmoid -> Log where the sigmoid
+// also feeds a Mul is a sigmoid and a log, planned node by node.
+TEST(OpTable, PatternWithAnEscapingIntermediateIsNotMatched) {
+  GraphBuilder g;
+  g.Input("x", {64});
+  Pre(g, "x", "a");
+  g.Node("Sigmoid", {"a"}, {"s"});
+  g.Node("Log", {"s"}, {"y"});
+  g.Node("Mul", {"s", "y"}, {"z"});
+  g.Output("z");
+  StepPlan p = MustPlan(g.Bytes(), 3);
+  EXPECT_EQ(Layer(p, "log_sigmoid"), nullptr);
+  ASSERT_NE(Layer(p, "Sigmoid"), nullptr);
+  EXPECT_NE(Layer(p, "Log"), nullptr);
 }
 
 // instance_norm keeps mean and invstd per (sample, channel); the hand rule kept 2 x C floats.
