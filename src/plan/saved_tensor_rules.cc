@@ -393,10 +393,10 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     if (cpu) ConvScratch(ctx, op, &r);
   } else if (k == "Gemm") {
     if (rg(in(1)) || IsParam(m, in(1))) save(in(0));
-    if (rg(in(0)) && (rg(in(1)) || elements(in(1)) > 1)) save(in(1));
+    if (rg(in(0))) save(in(1));
   } else if (k == "MatMul") {
     if (rg(in(1))) save(in(0));
-    if (rg(in(0)) && (rg(in(1)) || elements(in(1)) > 1)) save(in(1));
+    if (rg(in(0))) save(in(1));
   } else if (k == "Relu" || k == "Sigmoid" || k == "Tanh" || k == "Softmax" || k == "LogSoftmax" ||
              k == "Sqrt" || k == "Exp" || k == "Reciprocal") {
     save(out(0));
@@ -496,7 +496,7 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     }
     if (op.outputs.size() > 1) r.output_view_of[1] = -2;  // the mask output: accounted in saved_extra
   } else if (k == "Mul") {
-    if (rg(in(0)) && (rg(in(1)) || elements(in(1)) > 1)) save(in(1));
+    if (rg(in(0))) save(in(1));
     if (rg(in(1))) save(in(0));
     BroadcastGradientScratch(op, ctx, &r);
   } else if (k == "Div") {
