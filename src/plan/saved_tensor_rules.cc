@@ -397,6 +397,14 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
   } else if (k == "MatMul") {
     if (rg(in(1))) save(in(0));
     if (rg(in(0))) save(in(1));
+    // A float constant operand (a tensor made in forward) is kept too (matmul_2d_weight in the
+    // operator table); save() leaves constants out, as they are not activations of the graph.
+    for (int i : {0, 1}) {
+      int c = in(i), other = in(1 - i);
+      if (IsConstant(m, c) && rg(other) && elements(c) > 1 && T[c].dtype == kFloat) {
+        r.saved_extra.push_back({bytes(c), "constant operand"});
+      }
+    }
   } else if (k == "Relu" || k == "Sigmoid" || k == "Tanh" || k == "Softmax" || k == "LogSoftmax" ||
              k == "Sqrt" || k == "Exp" || k == "Reciprocal") {
     save(out(0));
