@@ -419,6 +419,14 @@ def measure_saved(name: str, call: str, specs, batch: int):
         out = model(*xs)
     outs = [o for o in _flat_outputs(out) if o.requires_grad]
     ins = {_storage(t)[0] for t in model.last_inputs + xs if _storage(t)}
+    # Which op input (x<i>, after the pre-Add) or output (y<j>) a storage is, first match wins.
+    which = {}
+    for i, t in enumerate(list(model.last_inputs) + list(xs)):
+        if _storage(t):
+            which.setdefault(_storage(t)[0], "x%d" % (i % len(xs)))
+    for j, t in enumerate(_flat_outputs(out)):
+        if _storage(t):
+            which.setdefault(_storage(t)[0], "y%d" % j)
     # Integer/bool inputs reach the op as they are: in a one-op model they are graph inputs.
     raw = {_storage(x)[0] for x, s in zip(xs, specs) if parse_input(s)[0] != "f" and _storage(x)}
     outk = {_storage(t)[0] for t in _flat_outputs(out) if _storage(t)}
@@ -434,7 +442,7 @@ def measure_saved(name: str, call: str, specs, batch: int):
             role = "output"
         else:
             role = "other"
-        entries.append((role, nbytes, ptr in raw) + first[ptr])
+        entries.append((role, nbytes, ptr in raw) + first[ptr] + (which.get(ptr),))
     if outs:
         torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
     return entries
@@ -446,6 +454,104 @@ def onnx_pattern(model_bytes: bytes):
     pre = {i.name for i in m.graph.initializer if i.name.startswith("pre")}
     return [n.op_type for n in m.graph.node
             if not (n.op_type == "Add" and any(x in pre for x in n.input))]
+
+
+def onnx_graph(model_bytes: bytes):
+    """The pattern with its wiring: nodes (Constants and the pre-Adds left out), each with its op type and
+    input references, and the op's outputs. A reference is "x<i>" (the op's input i), "n<k>.<j>" (output j
+    of pattern node k), "p" (a parameter or buffer of the module), "c" (a constant) or "" (omitted); `attrs`
+    holds a node's string attributes."""
+    import onnx
+    m = onnx.load_from_string(model_bytes)
+    inits = {i.name for i in m.graph.initializer}
+    ref = {}
+    for g in m.graph.input:
+        if g.name.startswith("x") and g.name[1:].isdigit():
+            ref[g.name] = g.name
+    nodes = []
+    for n in m.graph.node:
+        if n.op_type == "Add" and any(x.startswith("pre") and x in inits for x in n.input):
+            src = [x for x in n.input if not (x.startswith("pre") and x in inits)]
+            if src and src[0] in ref:
+                ref[n.output[0]] = ref[src[0]]
+            continue
+        if n.op_type == "Constant":
+            for o in n.output:
+                ref[o] = "c"
+            continue
+        ins = []
+        for x in n.input:
+            if not x:
+                ins.append("")
+            elif x in ref:
+                ins.append(ref[x])
+            elif x in inits:
+                ins.append("p" if x.startswith("op.") else "c")
+            else:
+                ins.append("?")
+        k = len(nodes)
+        for j, o in enumerate(n.output):
+            ref[o] = "n%d.%d" % (k, j)
+        node = {"op": n.op_type, "in": ins, "out": len(n.output)}
+        # String attributes (Pad's mode, an RNN's direction) tell apart rows with the same wiring.
+        attrs = {a.name: a.s.decode() for a in n.attribute if a.type == onnx.AttributeProto.STRING}
+        if attrs:
+            node["attrs"] = attrs
+        nodes.append(node)
+    return {"nodes": nodes, "outputs": [ref.get(o.name, "?") for o in m.graph.output]}
+
+
+def _per_sample_dims(spec_dims, batch):
+    return [batch] + list(spec_dims)
+
+
+def _size_expr(shape, ref_dims):
+    """An `other` storage's shape as references to the op's input/output dims: "x0.1" (dim 1 of input 0),
+    "B" (the batch), or a literal. None when a dim cannot be explained."""
+    out = []
+    for d in shape:
+        if d == "N":
+            out.append("B")
+        elif isinstance(d, str) and d.endswith("*N"):
+            k = int(d[:-2])
+            hit = None
+            for r, dims in ref_dims:
+                for a in range(1, len(dims)):
+                    prod = 1
+                    for b in range(a, len(dims)):
+                        prod *= dims[b]
+                        if prod == k:
+                            hit = [r + ".%d" % i for i in range(a, b + 1)]
+                            break
+                        if prod > k:
+                            break
+                    if hit:
+                        break
+                if hit:
+                    break
+            if hit is None:
+                return None
+            out += ["B"] + hit
+        elif isinstance(d, int):
+            if d == 1:
+                out.append(1)
+                continue
+            hit = None
+            pos = len(out)
+            for r, dims in ref_dims:  # the same position first, then any
+                if pos < len(dims) and pos > 0 and dims[pos] == d:
+                    hit = r + ".%d" % pos
+                    break
+            for r, dims in ref_dims:
+                if hit is None:
+                    for a in range(1, len(dims)):
+                        if dims[a] == d:
+                            hit = r + ".%d" % a
+                            break
+            out.append(hit if hit else d)
+        else:
+            return None
+    return out
 
 
 def export(call: str, specs) -> bytes:
@@ -490,24 +596,95 @@ def _symbolic_shape(s0, s1, b0, b1):
     return out
 
 
+def _output_dims(call: str, specs):
+    """Per-sample dims (batch left out) of the op's outputs at batch BATCHES[0]; None for an output whose
+    first dim is not the batch (an RNN's h_n)."""
+    import torch
+    shapes = []
+    for b in BATCHES:
+        torch.manual_seed(1234)
+        model = wrapped(build_op(call), specs)
+        xs = make_inputs(specs, b, 99)
+        try:
+            with torch.no_grad():
+                shapes.append([list(o.shape) for o in _flat_outputs(model(*xs))])
+        except Exception:
+            return []
+    return [s0[1:] if len(s0) and len(s1) == len(s0) and s0[0] == BATCHES[0] and s1[0] == BATCHES[1]
+            and s0[1:] == s1[1:] else None for s0, s1 in zip(*shapes)]
+
+
+_DTYPE_BYTES = {"float32": 4, "float64": 8, "int64": 8, "int32": 4, "bool": 1, "uint8": 1, "float16": 2,
+                "bfloat16": 2}
+
+
+def _size_other(e, specs, out_dims):
+    """How an intermediate's bytes follow the op's shapes: `size` (dims of the op's inputs/outputs, see
+    _size_expr) when its shape explains its bytes exactly, else `ratio` to the bytes of `scale` (x0 or y0)."""
+    refs = [("x%d" % i, [None] + parse_input(s)[2]) for i, s in enumerate(specs)]
+    refs += [("y%d" % j, [None] + d) for j, d in enumerate(out_dims) if d is not None]
+    b0 = BATCHES[0]
+    shape = e.get("shape")
+    eb = _DTYPE_BYTES.get(e.get("dtype"), 0)
+    if shape is not None and eb and e["bytes_per_sample"] > 0:
+        expr = _size_expr(shape, refs)
+        if expr is not None:
+            val = {r: dims for r, dims in refs}
+            n = eb
+            for f in expr:
+                if f == "B":
+                    n *= b0
+                elif isinstance(f, str):
+                    r, a = f.split(".")
+                    n *= val[r][int(a)]
+                else:
+                    n *= f
+            if n == e["bytes_per_sample"] * b0 + e["fixed_bytes"]:
+                e["size"] = expr
+                return
+    if e["bytes_per_sample"] > 0:
+        # Relative to an output, then an input, of which it is a whole multiple (a GRU cell's gates are
+        # 3 x its hidden output), else to the op's first input.
+        def per_sample(ref):
+            r, dims = ref
+            n = 4 if r.startswith("y") or parse_input(specs[int(r[1:])])[0] == "f" else 8
+            if r.startswith("x") and parse_input(specs[int(r[1:])])[0] == "b":
+                n = 1
+            for d in dims[1:]:
+                n *= d
+            return n
+        ordered = [x for x in refs if x[0].startswith("y")] + [x for x in refs if x[0].startswith("x")]
+        scale = next((x for x in ordered if per_sample(x) and e["bytes_per_sample"] % per_sample(x) == 0), refs[0])
+        e["scale"] = scale[0]
+        e["ratio"] = round(e["bytes_per_sample"] / per_sample(scale), 6)
+
+
 def gen_row(name: str, call: str, specs):
     row = {"name": name, "call": call, "inputs": specs}
     export_error = None
+    graph = None
     try:
-        row["pattern"] = onnx_pattern(export(call, specs))
+        blob = export(call, specs)
+        row["pattern"] = onnx_pattern(blob)
+        graph = onnx_graph(blob)
     except Exception as e:  # the op does not export alone: listed in the header
         row["pattern"] = None
         export_error = _one_line(e)
     runs = [measure_saved(name, call, specs, b) for b in BATCHES]
     b0, b1 = BATCHES
+    out_dims = _output_dims(call, specs)
     entries = []
     if len(runs[0]) == len(runs[1]) and all(a[0] == b[0] for a, b in zip(*runs)):
-        for (role, x0, graph_input, dtype, s0), (_, x1, _, _, s1) in zip(*runs):
+        for (role, x0, graph_input, dtype, s0, ref), (_, x1, _, _, s1, _) in zip(*runs):
             per = (x1 - x0) // (b1 - b0)
             e = {"role": role, "bytes_per_sample": per, "fixed_bytes": x0 - per * b0, "dtype": dtype,
                  "shape": _symbolic_shape(s0, s1, b0, b1)}
             if graph_input:
                 e["graph_input"] = True
+            if role in ("input", "output", "input_output") and ref:
+                e["of"] = ref
+            if role == "other":
+                _size_other(e, specs, out_dims)
             entries.append(e)
     else:  # the saved set changes with the batch: per role instead
         roles = []
@@ -522,6 +699,8 @@ def gen_row(name: str, call: str, specs):
             if any(e[2] for e in runs[0] + runs[1] if e[0] == role):
                 entries[-1]["graph_input"] = True
     row["saved"] = entries
+    if graph is not None:
+        row["graph"] = graph
     # What the planner calls activations_saved: neither parameters nor the model's own inputs.
     acts = [e for e in entries if e["role"] != "parameter" and not e.get("graph_input")]
     row["saved_per_sample"] = sum(e["bytes_per_sample"] for e in entries)
@@ -629,7 +808,7 @@ def check(path: str):
             print("DRIFT %s: not in the committed table" % r["name"])
             bad += 1
             continue
-        for key in ("call", "pattern", "saved"):
+        for key in ("call", "pattern", "graph", "saved"):
             if c.get(key) != r.get(key):
                 print("DRIFT %s: %s committed %s, now %s" % (r["name"], key, json.dumps(c.get(key)),
                                                               json.dumps(r.get(key))))

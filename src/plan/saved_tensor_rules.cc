@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+
+#include "op_table.h"
+#include "op_table_match.h"
 
 namespace oomguard::plan {
 namespace {
@@ -34,7 +38,15 @@ class Fuser {
 
   std::vector<LogicalOp> Run() {
     std::vector<LogicalOp> ops;
+    // The operator table's patterns of several nodes first, longest first (op_table_match.cc says
+    // which rows); each runs at its last node. Single-node rows come after the hand fusions.
+    std::map<int, LogicalOp> table_ops;
+    for (const TableMatch& mt : MatchTableRows(m_, s_, EmbeddedOpTable(), &used_, 2)) {
+      LogicalOp op = TableOp(m_, EmbeddedOpTable(), mt);
+      table_ops.emplace(op.nodes.back(), std::move(op));
+    }
     for (size_t i = 0; i < m_.nodes.size(); ++i) {
+      if (auto t = table_ops.find(static_cast<int>(i)); t != table_ops.end()) ops.push_back(std::move(t->second));
       if (used_[i]) continue;
       const NodeInfo& n = m_.nodes[i];
       if (n.op_type == "Constant") continue;
@@ -44,6 +56,11 @@ class Fuser {
           Mish(ni, &op) || PaddedAveragePool(ni, &op)) {
         for (int k : op.nodes) used_[k] = true;
         ops.push_back(std::move(op));
+        continue;
+      }
+      if (TableMatch mt; MatchDrivingNode(m_, s_, EmbeddedOpTable(), ni, &mt)) {
+        used_[i] = true;
+        ops.push_back(TableOp(m_, EmbeddedOpTable(), mt));
         continue;
       }
       op.kind = n.op_type;
@@ -351,7 +368,9 @@ std::vector<LogicalOp> FuseOperators(const Model& model, const ConcreteShapes& s
   return Fuser(model, shapes).Run();
 }
 
-OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
+namespace {
+
+OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
   const Model& m = ctx.model;
   const auto& T = ctx.shapes.tensors;
   OpRule r;
@@ -378,6 +397,14 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   } else if (k == "MatMul") {
     if (rg(in(1))) save(in(0));
     if (rg(in(0))) save(in(1));
+    // A float constant operand (a tensor made in forward) is kept too (matmul_2d_weight in the
+    // operator table); save() leaves constants out, as they are not activations of the graph.
+    for (int i : {0, 1}) {
+      int c = in(i), other = in(1 - i);
+      if (IsConstant(m, c) && rg(other) && elements(c) > 1 && T[c].dtype == kFloat) {
+        r.saved_extra.push_back({bytes(c), "constant operand"});
+      }
+    }
   } else if (k == "Relu" || k == "Sigmoid" || k == "Tanh" || k == "Softmax" || k == "LogSoftmax" ||
              k == "Sqrt" || k == "Exp" || k == "Reciprocal") {
     save(out(0));
@@ -446,8 +473,19 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     for (size_t i = 1; i < op.outputs.size(); ++i) r.output_view_of[i] = in(i + 2 < op.inputs.size() ? i + 2 : 0);
   } else if (k == "LayerNorm" || k == "LayerNormalization") {
     save(in(0));
-    // mean and rstd: one fp32 per normalized row.
+    // mean and rstd: one fp32 per normalized row. The decomposed form normalizes over the first
+    // ReduceMean's axes (layer_norm over [H, W] in the operator table keeps N x C of each).
     uint64_t last = (in(0) >= 0 && !T[in(0)].dims.empty()) ? static_cast<uint64_t>(T[in(0)].dims.back()) : 1;
+    const NodeInfo& first = m.nodes[op.nodes[0]];
+    if (auto ax = first.ints_attrs.find("axes"); k == "LayerNorm" && ax != first.ints_attrs.end() && in(0) >= 0) {
+      const auto& d = T[in(0)].dims;
+      uint64_t norm = 1;
+      for (int64_t a : ax->second) {
+        int64_t axis = a < 0 ? a + static_cast<int64_t>(d.size()) : a;
+        if (axis >= 0 && axis < static_cast<int64_t>(d.size())) norm *= static_cast<uint64_t>(d[axis]);
+      }
+      last = norm;
+    }
     uint64_t rows = last ? elements(in(0)) / last : 0;
     r.saved_extra.push_back({2 * rows * 4, "mean+rstd"});
   } else if (k == "Dropout") {
@@ -475,6 +513,9 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     BroadcastGradientScratch(op, ctx, &r);
   } else if (k == "Pow") {
     save(in(0));
+    // A tensor exponent is kept too (a scalar one is a number to torch), and the result when the
+    // exponent needs a gradient (pow_tensor in the operator table: base, exponent and result).
+    if (rg(in(0)) && (rg(in(1)) || elements(in(1)) > 1)) save(in(1));
     if (rg(in(1))) save(out(0));
   } else if (k == "Add" || k == "Sub" || k == "Sum") {
     // Nothing saved; a gradient of the same shape passes through unchanged.
@@ -499,6 +540,10 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
       save(in(1));  // embedding: the indices
     } else if (in(1) >= 0 && T[in(1)].Elements() <= 1) {
       r.output_view_of[0] = in(0);  // select(): a view
+    } else if (IsConstant(m, in(1)) && in(0) >= 0 && T[in(0)].dtype != kInt64 && T[in(0)].dtype != kInt32) {
+      // index_select / x[:, idx] with a constant index list: torch keeps that index tensor
+      // (index_select, index_tensor in the operator table).
+      r.saved_extra.push_back({bytes(in(1)), "indices"});
     } else {
       save(in(1));
     }
@@ -506,6 +551,11 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     save(in(0));
   } else if (k == "Pad" || k == "Resize" || k == "Upsample" || k == "Cast" || k == "Neg" ||
              k.rfind("Reduce", 0) == 0 || k == "Tile") {
+    // reflection and replication padding keep their input (pad_reflect/pad_replicate in the table).
+    if (auto mode = m.nodes[op.nodes[0]].string_attrs.find("mode");
+        k == "Pad" && mode != m.nodes[op.nodes[0]].string_attrs.end() && mode->second != "constant") {
+      save(in(0));
+    }
     if (k == "ReduceMax" || k == "ReduceMin" || k == "ReduceProd") {
       save(in(0));
       save(out(0));
@@ -529,6 +579,25 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     r.known = false;
     for (int id : op.inputs) save(id);
     for (int id : op.outputs) save(id);
+  }
+  return r;
+}
+
+}  // namespace
+
+// The table's saved set where it drives the op (a matched row), or where the hand rules have none
+// (an unambiguous single-node row); the hand rule everywhere else (op_table_match.cc says why).
+OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
+  const OpTable& table = EmbeddedOpTable();
+  if (op.table_row >= 0) return TableRule(table, op, ctx, op.nodes.size() == 1 ? HandRule(op, ctx) : OpRule{});
+  OpRule r = HandRule(op, ctx);
+  TableMatch match;
+  if (!r.known && op.nodes.size() == 1 && MatchSingleNode(ctx.model, ctx.shapes, table, op.nodes[0], &match)) {
+    LogicalOp with = op;
+    with.table_row = match.row;
+    with.table_inputs = match.inputs;
+    with.table_outputs = match.outputs;
+    return TableRule(table, with, ctx, r);
   }
   return r;
 }

@@ -20,6 +20,11 @@ struct LogicalOp {
   std::vector<int> nodes;     // ONNX node indices it covers (first is the anchor, names the layer)
   std::vector<int> inputs;    // tensor ids (data inputs first, then parameters)
   std::vector<int> outputs;   // tensor ids it produces that others may use
+  // Set when the operator table (data/op_table.json) gives the saved set: the row, and the tensor
+  // bound to each of its inputs x<i> and outputs y<j> (op_table_match.h).
+  int table_row = -1;
+  std::vector<int> table_inputs{};
+  std::vector<int> table_outputs{};
 };
 
 // Groups the graph into logical operators, in graph order.

@@ -1,6 +1,8 @@
 // The per-operator shape rules of the planner's shape pass (see shapes.h).
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "shape_pass.h"
 
@@ -184,10 +186,13 @@ class ShapePass {
         op == "Identity" || op == "Reciprocal" || op == "Floor" || op == "Ceil" || op == "Round" ||
         op == "Gelu" || op == "Celu" || op == "Selu" || op == "Softplus" || op == "Softsign" ||
         op == "PRelu" || op == "InstanceNormalization" || op == "LRN" || op == "Mish" || op == "Sin" ||
-        op == "Cos" || op == "Not" || op == "LayerNormalization" || op == "Dropout") {
+        op == "Cos" || op == "Not" || op == "LayerNormalization" || op == "Dropout" || op == "Atan" ||
+        op == "Sign" || op == "CumSum" || op == "Tan" || op == "Asin" || op == "Acos" || op == "Sinh" ||
+        op == "Cosh" || op == "Asinh" || op == "Acosh" || op == "Atanh" || op == "ThresholdedRelu" ||
+        op == "Shrink" || op == "IsNaN" || op == "IsInf") {
       ConcreteTensor* a = In(n, 0);
       if (!a) return;
-      Set(n, 0, a->dims, op == "Not" ? kBool : a->dtype);
+      Set(n, 0, a->dims, op == "Not" || op == "IsNaN" || op == "IsInf" ? kBool : a->dtype);
       if (op == "Dropout") Set(n, 1, a->dims, kBool);
       if (op == "LayerNormalization") {
         int64_t axis = NormAxis(Attr(n, "axis", -1), a->dims.size());
@@ -343,6 +348,7 @@ class ShapePass {
         d.push_back(a->dims[p]);
       }
       Set(n, 0, d, a->dtype);
+      if (a->has_value) TransposeValues(n, *a, perm);
       return;
     }
     if (op == "Unsqueeze" || op == "Squeeze") {
@@ -429,6 +435,32 @@ class ShapePass {
     }
     if (op == "Slice") {
       Slice(n);
+      return;
+    }
+    if (op == "Einsum") {
+      Einsum(n);
+      return;
+    }
+    if (op == "GatherElements") {  // the indices' shape, the data's type
+      ConcreteTensor* a = In(n, 0);
+      ConcreteTensor* idx = In(n, 1);
+      if (!a || !idx || idx->dims.size() != a->dims.size()) return;
+      Set(n, 0, idx->dims, a->dtype);
+      return;
+    }
+    if (op == "DepthToSpace" || op == "SpaceToDepth") {
+      ConcreteTensor* a = In(n, 0);
+      int64_t b = Attr(n, "blocksize", 0);
+      if (!a || a->dims.size() != 4 || b <= 0) return;
+      Dims d = a->dims;
+      if (op == "DepthToSpace") {
+        if (d[1] % (b * b) != 0) return;
+        d = {d[0], d[1] / (b * b), d[2] * b, d[3] * b};
+      } else {
+        if (d[2] % b != 0 || d[3] % b != 0) return;
+        d = {d[0], d[1] * b * b, d[2] / b, d[3] / b};
+      }
+      Set(n, 0, d, a->dtype);
       return;
     }
     if (op == "Split") {
@@ -603,23 +635,116 @@ class ShapePass {
         e = std::clamp<int64_t>(e, -1, dim - 1);
         d[ax] = s > e ? (s - e + (-st) - 1) / (-st) : 0;
       }
-      if (a->dims.size() == 1 && a->has_value) {  // values are small (<= kMaxValues)
+      if (a->has_value) {  // values are small (<= kMaxValues)
         for (int64_t k = 0; k < d[ax]; ++k) picks[ax].push_back(s + k * st);
       }
     }
     Set(n, 0, d, a->dtype);
-    if (a->has_value && a->dims.size() == 1) {
-      std::vector<double> v;
-      if (picks[0].empty() && d[0] == a->dims[0]) {
-        v = a->value;
-      } else {
-        for (int64_t k : picks[0]) {
-          if (k < 0 || k >= static_cast<int64_t>(a->value.size())) return;
-          v.push_back(a->value[k]);
+    if (a->has_value && a->value.size() == a->Elements()) {
+      // Values of a small N-D slice (pads computed by F.pad's export are sliced in 2-D).
+      for (size_t ax = 0; ax < d.size(); ++ax) {
+        if (picks[ax].empty()) {
+          for (int64_t k = 0; k < d[ax]; ++k) picks[ax].push_back(k);
         }
+      }
+      std::vector<double> v;
+      ConcreteTensor* o = Out(n, 0);
+      if (!o || !o->known) return;
+      size_t count = o->Elements();
+      for (size_t flat = 0; flat < count; ++flat) {
+        size_t rem = flat, src = 0, stride = 1;
+        std::vector<int64_t> coord(d.size());
+        for (size_t j = d.size(); j-- > 0;) {
+          coord[j] = d[j] ? static_cast<int64_t>(rem % static_cast<size_t>(d[j])) : 0;
+          rem = d[j] ? rem / static_cast<size_t>(d[j]) : 0;
+        }
+        for (size_t j = d.size(); j-- > 0;) {
+          int64_t k = picks[j][static_cast<size_t>(coord[j])];
+          if (k < 0 || k >= a->dims[j]) return;
+          src += static_cast<size_t>(k) * stride;
+          stride *= static_cast<size_t>(a->dims[j]);
+        }
+        if (src >= a->value.size()) return;
+        v.push_back(a->value[src]);
       }
       SetValue(n, 0, v);
     }
+  }
+
+  // Values of a small transposed tensor.
+  void TransposeValues(const NodeInfo& n, const ConcreteTensor& a, const Dims& perm) {
+    ConcreteTensor* o = Out(n, 0);
+    if (!o || !o->known || a.value.size() != a.Elements()) return;
+    const Dims& od = o->dims;
+    std::vector<size_t> in_stride(a.dims.size(), 1);
+    for (size_t j = a.dims.size(); j-- > 1;) in_stride[j - 1] = in_stride[j] * static_cast<size_t>(a.dims[j]);
+    std::vector<double> v;
+    for (size_t flat = 0; flat < o->Elements(); ++flat) {
+      size_t rem = flat, src = 0;
+      for (size_t j = od.size(); j-- > 0;) {
+        size_t c = od[j] ? rem % static_cast<size_t>(od[j]) : 0;
+        rem = od[j] ? rem / static_cast<size_t>(od[j]) : 0;
+        src += c * in_stride[static_cast<size_t>(perm[j])];
+      }
+      if (src >= a.value.size()) return;
+      v.push_back(a.value[src]);
+    }
+    SetValue(n, 0, v);
+  }
+
+  // Einsum without an ellipsis: every letter's size from the operands, the output's from the
+  // letters after "->" (or, implicitly, the letters used once, in alphabetical order).
+  void Einsum(const NodeInfo& n) {
+    auto it = n.string_attrs.find("equation");
+    if (it == n.string_attrs.end()) return;
+    std::string eq;
+    for (char c : it->second) {
+      if (c != ' ') eq += c;
+    }
+    if (eq.find('.') != std::string::npos) return;
+    std::string lhs = eq, rhs;
+    bool has_arrow = eq.find("->") != std::string::npos;
+    if (has_arrow) {
+      lhs = eq.substr(0, eq.find("->"));
+      rhs = eq.substr(eq.find("->") + 2);
+    }
+    std::vector<std::string> terms;
+    size_t start = 0;
+    for (size_t i = 0; i <= lhs.size(); ++i) {
+      if (i == lhs.size() || lhs[i] == ',') {
+        terms.push_back(lhs.substr(start, i - start));
+        start = i + 1;
+      }
+    }
+    if (terms.size() != n.inputs.size()) return;
+    std::map<char, int64_t> size;
+    std::map<char, int> count;
+    for (size_t t = 0; t < terms.size(); ++t) {
+      ConcreteTensor* a = In(n, t);
+      if (!a || a->dims.size() != terms[t].size()) return;
+      for (size_t j = 0; j < terms[t].size(); ++j) {
+        char c = terms[t][j];
+        int64_t dim = a->dims[j];
+        auto [pos, fresh] = size.emplace(c, dim);
+        if (!fresh && pos->second != dim) {
+          if (pos->second == 1) pos->second = dim;
+          else if (dim != 1) return;
+        }
+        ++count[c];
+      }
+    }
+    if (!has_arrow) {
+      for (const auto& [c, k] : count) {
+        if (k == 1) rhs += c;
+      }
+    }
+    Dims d;
+    for (char c : rhs) {
+      auto pos = size.find(c);
+      if (pos == size.end()) return;
+      d.push_back(pos->second);
+    }
+    Set(n, 0, d, In(n, 0)->dtype);
   }
 
   void Window(const NodeInfo& n) {
