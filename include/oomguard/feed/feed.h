@@ -74,6 +74,12 @@ struct FeedOptions {
   // Hysteresis: once the reader has had to wait for bytes, it resumes only
   // when this many more bytes than it needs are free. 0 = budget / 16.
   uint64_t resume_slack_bytes = 0;
+  // Batches read and decoded ahead of the consumer (made but not yet taken by
+  // Next()); the reader waits before reading the files of one more. A few are
+  // enough to keep every decoder busy; more only hold memory (and once the
+  // budget is full, the batch buffers kept for reuse are freed and mapped
+  // afresh). 0 = as many as the budget holds.
+  uint32_t readahead_batches = 2;
   // Boundaries; null = the real disk / plain aligned host memory.
   const FileSystem* file_system = nullptr;
   HostStaging* staging = nullptr;
