@@ -261,6 +261,37 @@ TEST(JpegDecoder, CropStillFindsDataCutShortOutsideTheCrop) {
   }
 }
 
+// CMYK takes the same row path; its crop (both directions, 4:2:0) equals
+// its own whole decode, cropped.
+TEST(JpegDecoder, CmykCropEqualsItsWholeDecodeCropped) {
+  const int w = 96, h = 64;
+  std::vector<uint8_t> cmyk(static_cast<size_t>(w) * h * 4);
+  for (size_t i = 0; i < cmyk.size(); ++i) cmyk[i] = static_cast<uint8_t>((i * 37 + (i / 4 / w) * 11) & 0xFF);
+  tjhandle tj = tjInitCompress();
+  unsigned char* buf = nullptr;
+  unsigned long size = 0;
+  ASSERT_EQ(tjCompress2(tj, cmyk.data(), w, 0, h, TJPF_CMYK, &buf, &size, TJSAMP_420, 90, 0), 0);
+  std::string jpeg(reinterpret_cast<char*>(buf), size);
+  tjFree(buf);
+  tjDestroy(tj);
+  JpegDecoder d;
+  JpegHeader header;
+  ASSERT_FALSE(d.ReadHeader(Bytes(jpeg), jpeg.size(), &header));
+  ASSERT_TRUE(header.cmyk);
+  DecodePlan whole, crop;
+  ASSERT_FALSE(PlanDecode(header, {1, 1}, std::nullopt, 1u << 30, &whole));
+  ASSERT_FALSE(PlanDecode(header, {1, 1}, ImageSize{37, 21}, 1u << 30, &crop));
+  std::vector<uint8_t> full(whole.output_bytes), row(whole.scratch_bytes), out(crop.output_bytes);
+  ASSERT_FALSE(d.Decode(Bytes(jpeg), jpeg.size(), {1, 1}, whole, full.data(), row.data()));
+  ASSERT_FALSE(d.Decode(Bytes(jpeg), jpeg.size(), {1, 1}, crop, out.data(), row.data()));
+  const uint32_t sx = (w - 37) / 2, sy = (h - 21) / 2;
+  size_t wrong = 0;
+  for (uint32_t y = 0; y < 21; ++y) {
+    for (uint32_t x = 0; x < 37 * 3; ++x) wrong += out[y * 37 * 3 + x] != full[(sy + y) * w * 3 + sx * 3 + x];
+  }
+  EXPECT_EQ(wrong, 0u);
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
