@@ -1,9 +1,10 @@
 // Feed: streams JPEG images from disk into batches under ONE hard byte budget.
 //
 //   source (files, shuffled per epoch, sharded by rank) -> reader thread
-//   (reserve file bytes, read, parse header, reserve the decoded batch) ->
-//   decoder workers (TurboJPEG, DCT scaling, crop/pad) -> batches in order ->
-//   the consumer (Next()).
+//   (at most readahead_batches ahead of the consumer: reserve file bytes,
+//   read, parse header, reserve the decoded batch) -> decoder workers
+//   (TurboJPEG, DCT scaling, crop/pad, straight into the batch) -> batches in
+//   order -> the consumer (Next()).
 //
 // The budget (ByteBudget) covers every byte the pipeline holds: file bytes
 // being read and waiting to be decoded, scratch images for cropping, batch
