@@ -1,16 +1,21 @@
 // Baselines for the feed benchmark (tools/bench_feed.sh runs each mode in its
 // own process so its peak RSS is its own):
-//   ceiling   decode every file with all cores, no pipeline, no budget
+//   decode-only  the bare decode ceiling: every file read into memory first
+//             (not timed), then decoded with --threads into a buffer each
+//             thread reuses: no reading, no pipeline, no budget
+//   ceiling   read and decode every file with all cores, no pipeline, no budget
 //   preload   the article's original design: decode everything into memory,
 //             then iterate over it in batches (one --step-ms per batch)
 //   per-step  the article's fix: when a step asks, read and decode its batch
 //             (with all cores), then run the step
 // The fourth configuration is `oomguard feed` itself.
 //
-//   oomguard_feed_bench --mode ceiling|preload|per-step DIR_OR_LIST [--batch 32]
-//                       [--threads N] [--step-ms MS]
-// Prints one JSON object: images, seconds, images_per_second, peak_rss_bytes
-// (VmHWM), idle_rss_bytes (VmRSS before any image is read).
+//   oomguard_feed_bench --mode decode-only|ceiling|preload|per-step DIR_OR_LIST
+//                       [--batch 32] [--threads N] [--step-ms MS]
+// Prints one JSON object: images, seconds, images_per_second, cpu_seconds
+// (user + system of the timed part), peak_rss_bytes (VmHWM), idle_rss_bytes
+// (VmRSS before any image is read).
+#include <sys/resource.h>
 #include <turbojpeg.h>
 
 #include <atomic>
@@ -18,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -62,9 +68,15 @@ void Parallel(size_t begin, size_t end, unsigned threads, Fn fn) {
   for (auto& th : pool) th.join();
 }
 
+double CpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 int Usage() {
   std::fprintf(stderr,
-               "usage: oomguard_feed_bench --mode ceiling|preload|per-step DIR_OR_LIST [--batch 32] "
+               "usage: oomguard_feed_bench --mode decode-only|ceiling|preload|per-step DIR_OR_LIST [--batch 32] "
                "[--threads N] [--step-ms MS]\n");
   return 2;
 }
@@ -87,7 +99,7 @@ int main(int argc, char** argv) {
     else return Usage();
   }
   if (source.empty() || batch == 0 || threads == 0 ||
-      (mode != "ceiling" && mode != "preload" && mode != "per-step")) {
+      (mode != "decode-only" && mode != "ceiling" && mode != "preload" && mode != "per-step")) {
     return Usage();
   }
   auto listed = oomguard::feed::ListImages(oomguard::feed::DefaultFileSystem(), source);
@@ -102,8 +114,30 @@ int main(int argc, char** argv) {
   auto step = [&] {
     if (step_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_ms));
   };
+  std::vector<std::vector<uint8_t>> preread;
+  if (mode == "decode-only") {  // read before the clock starts
+    preread.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      std::ifstream in(files[i], std::ios::binary);
+      preread[i].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+  }
+  const double cpu_start = CpuSeconds();
   auto start = Clock::now();
-  if (mode == "ceiling") {
+  if (mode == "decode-only") {
+    Parallel(0, n, threads, [&](tjhandle tj, std::vector<uint8_t>*, size_t i) {
+      thread_local std::vector<uint8_t> out;
+      const std::vector<uint8_t>& file = preread[i];
+      int w = 0, h = 0, ss = 0, cs = 0;
+      bool ok = !file.empty() && tjDecompressHeader3(tj, file.data(), file.size(), &w, &h, &ss, &cs) == 0;
+      if (ok) {
+        out.resize(static_cast<size_t>(w) * h * 3);
+        ok = tjDecompress2(tj, file.data(), file.size(), out.data(), w, 0, h, TJPF_RGB,
+                           TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) == 0;
+      }
+      if (ok) ++decoded; else ++failed;
+    });
+  } else if (mode == "ceiling") {
     Parallel(0, n, threads, [&](tjhandle tj, std::vector<uint8_t>* file, size_t i) {
       thread_local std::vector<uint8_t> out;  // reused: the cheapest possible decode
       if (ReadAndDecode(tj, files[i], file, &out)) ++decoded; else ++failed;
@@ -131,11 +165,13 @@ int main(int argc, char** argv) {
     }
   }
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double cpu_seconds = CpuSeconds() - cpu_start;
   std::printf(
       "{\"mode\": \"%s\", \"images\": %llu, \"failed\": %llu, \"seconds\": %.4f, \"images_per_second\": %.1f, "
-      "\"peak_rss_bytes\": %llu, \"idle_rss_bytes\": %llu, \"threads\": %u, \"batch\": %zu, \"step_ms\": %g}\n",
+      "\"cpu_seconds\": %.4f, \"peak_rss_bytes\": %llu, \"idle_rss_bytes\": %llu, \"threads\": %u, \"batch\": %zu, "
+      "\"step_ms\": %g}\n",
       mode.c_str(), static_cast<unsigned long long>(decoded.load()),
-      static_cast<unsigned long long>(failed.load()), seconds, decoded.load() / seconds,
+      static_cast<unsigned long long>(failed.load()), seconds, decoded.load() / seconds, cpu_seconds,
       static_cast<unsigned long long>(oomguard::SelfStatusBytes("VmHWM")), static_cast<unsigned long long>(idle_rss),
       threads, batch, step_ms);
   return 0;

@@ -141,7 +141,7 @@ class PyFeed {
  public:
   PyFeed(const py::object& source, uint64_t budget, uint32_t batch, uint32_t workers, const std::string& scale,
          std::optional<std::pair<uint32_t, uint32_t>> size, bool shuffle, uint64_t seed, uint32_t rank,
-         uint32_t world_size, uint32_t epochs, bool skip_errors) {
+         uint32_t world_size, uint32_t epochs, bool skip_errors, uint32_t readahead) {
     std::vector<std::string> files;
     if (py::isinstance<py::str>(source)) {
       auto listed = feed::ListImages(feed::DefaultFileSystem(), source.cast<std::string>());
@@ -170,6 +170,7 @@ class PyFeed {
     o.rank = rank;
     o.world_size = world_size;
     o.on_error = skip_errors ? feed::OnError::kSkip : feed::OnError::kFail;
+    o.readahead_batches = readahead;
     auto started = feed::Feed::Start(std::move(files), std::move(o));
     if (!started) throw std::invalid_argument(started.error());
     feed_ = std::move(*started);
@@ -250,10 +251,10 @@ PYBIND11_MODULE(_oomguard, m) {
   py::class_<PyFeed>(m, "Feed")
       .def(py::init<const py::object&, uint64_t, uint32_t, uint32_t, const std::string&,
                     std::optional<std::pair<uint32_t, uint32_t>>, bool, uint64_t, uint32_t, uint32_t, uint32_t,
-                    bool>(),
+                    bool, uint32_t>(),
            py::arg("source"), py::arg("budget"), py::arg("batch"), py::arg("workers"), py::arg("scale"),
            py::arg("size"), py::arg("shuffle"), py::arg("seed"), py::arg("rank"), py::arg("world_size"),
-           py::arg("epochs"), py::arg("skip_errors"))
+           py::arg("epochs"), py::arg("skip_errors"), py::arg("readahead"))
       .def("next", &PyFeed::Next)
       .def("stats", &PyFeed::Stats)
       .def("files", &PyFeed::Files)

@@ -7,7 +7,7 @@ build_pkgs=(
   cmake g++ make pkg-config clang libclang-rt-14-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libre2-dev libturbojpeg0-dev libjpeg-turbo-progs
+  libre2-dev libturbojpeg0-dev libjpeg62-turbo-dev libjpeg-turbo-progs
   zlib1g-dev  # reading gzip allocation traces in bench/mr_bench.cc
 )
 # Validation reference for the planner (real PyTorch on CPU) and tooling.

@@ -3,14 +3,17 @@
 
 Both read the same generated photos (oomguard_make_photos), with the same number of decoder
 workers, and deliver the same thing: uint8 batches of N x 224 x 224 x 3 (a centre crop of the
-full-resolution decode) as torch tensors. Each runs once, in its own process, after one pass
-over the files has put them in the page cache. Measured from outside the process:
+full-resolution decode) as torch tensors. Each runs in its own process, after one pass over the
+files has put them in the page cache; the runs are interleaved (A B A B ...) for --repeat rounds
+so that a shared machine's changing load hits both sides alike. Measured from outside the process:
   - images/s over the whole epoch (first batch included),
+  - CPU seconds per image of the timed part (the process and the workers it joined),
   - peak memory as PSS summed over the process and its children (the DataLoader's workers),
     sampled every 20 ms from /proc/PID/smaps_rollup.
+Ratios are taken within each round; the medians are reported.
 Goal: feed >= 2x the DataLoader's images/s at no more summed PSS.
 
-    /usr/bin/python3 tools/feed_vs_dataloader.py --build build [--count 2000] [--workers 2]
+    /usr/bin/python3 tools/feed_vs_dataloader.py --build build [--count 2000] [--workers 2] [--repeat 3]
 
 Writes bench/results/feed_python.json (date, machine, load, command, figures, ratios).
 """
@@ -22,6 +25,7 @@ import datetime
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -92,12 +96,22 @@ def child(args):
     print("ready", flush=True)
     sys.stdin.readline()
     start = time.perf_counter()
+    cpu_start = _cpu_seconds()
     if args.run == "feed":
         images, checksum = run_feed(files, args.batch, args.workers, args.budget, args.mode)
     else:
         images, checksum = run_dataloader(files, args.batch, args.workers, args.mode, args.run == "dataloader-draft")
     seconds = time.perf_counter() - start
-    print(json.dumps({"images": images, "seconds": seconds, "checksum": checksum}), flush=True)
+    cpu = _cpu_seconds() - cpu_start
+    print(json.dumps({"images": images, "seconds": seconds, "checksum": checksum, "cpu_seconds": cpu}), flush=True)
+
+
+def _cpu_seconds():
+    """User + system CPU of this process and its children that ended (the DataLoader joins its workers
+    before the loop ends)."""
+    import resource
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
 
 
 def tree_pss_bytes(pid):
@@ -120,6 +134,7 @@ def tree_pss_bytes(pid):
 
 
 def measure(kind, mode, args, list_path):
+    load = os.getloadavg()[0]
     cmd = [sys.executable, os.path.abspath(__file__), "--run", kind, "--mode", mode, "--list", list_path, "--batch",
            str(args.batch), "--workers", str(args.workers), "--budget", args.budget]
     env = dict(os.environ, PYTHONPATH=os.path.join(args.build, "python"), OMP_NUM_THREADS="1")
@@ -147,7 +162,8 @@ def measure(kind, mode, args, list_path):
     sampler.join()
     p.wait()
     result.update(kind=kind, mode=mode, images_per_second=result["images"] / result["seconds"], peak_pss_bytes=peak[0],
-                  pss_before_start_bytes=idle_pss)
+                  pss_before_start_bytes=idle_pss, cpu_ms_per_image=1000 * result["cpu_seconds"] / result["images"],
+                  load_1min_at_start=load)
     return result
 
 
@@ -172,6 +188,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "bench", "results",
                                                   "feed_python.json"))
     ap.add_argument("--modes", default="crop,half", help="comma-separated: crop, half (see MODES)")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of interleaved runs; medians of per-round ratios")
     ap.add_argument("--run", choices=["dataloader", "dataloader-draft", "feed"], help=argparse.SUPPRESS)
     ap.add_argument("--mode", choices=sorted(MODES), help=argparse.SUPPRESS)
     ap.add_argument("--list", help=argparse.SUPPRESS)
@@ -194,24 +211,36 @@ def main():
                 f.read()
         photo_bytes = sum(os.path.getsize(p) for p in files)
         load_before = os.getloadavg()
-        runs = [measure(kind, mode, args, list_path) for mode in args.modes.split(",") for kind in MODES[mode]]
+        runs = []
+        for round_ in range(1, args.repeat + 1):
+            for mode in args.modes.split(","):
+                for kind in MODES[mode]:
+                    runs.append(dict(measure(kind, mode, args, list_path), round=round_))
         load_after = os.getloadavg()
     comparisons = []
     for mode in args.modes.split(","):
-        by_kind = {r["kind"]: r for r in runs if r["mode"] == mode}
-        feed = by_kind["feed"]
-        for kind, base in by_kind.items():
+        for kind in MODES[mode]:
             if kind == "feed":
                 continue
-            speedup = feed["images_per_second"] / base["images_per_second"]
-            pss = feed["peak_pss_bytes"] / base["peak_pss_bytes"]
+            speedups, pss_ratios, cpu_ratios = [], [], []
+            for round_ in range(1, args.repeat + 1):
+                by_kind = {r["kind"]: r for r in runs if r["mode"] == mode and r["round"] == round_}
+                feed, base = by_kind["feed"], by_kind[kind]
+                speedups.append(feed["images_per_second"] / base["images_per_second"])
+                pss_ratios.append(feed["peak_pss_bytes"] / base["peak_pss_bytes"])
+                cpu_ratios.append(base["cpu_ms_per_image"] / feed["cpu_ms_per_image"])
+            speedup, pss = statistics.median(speedups), statistics.median(pss_ratios)
             comparisons.append({"mode": mode, "baseline": kind, "speedup": speedup, "pss_ratio": pss,
+                                "cpu_per_image_ratio": statistics.median(cpu_ratios),
+                                "speedup_per_round": speedups, "pss_ratio_per_round": pss_ratios,
                                 "goal_met": speedup >= 2 and pss <= 1})
     summary = {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": machine(),
         "load_average_before": load_before,
         "load_average_after": load_after,
+        "method": "%d rounds, each running every configuration once in turn; ratios per round, medians reported"
+                  % args.repeat,
         "command": " ".join([sys.executable] + sys.argv),
         "photos": {"count": len(files), "bytes": photo_bytes, "source": args.photos or "oomguard_make_photos 640x480"},
         "setup": {"workers": args.workers, "batch": args.batch, "output": "uint8 N x %d x %d x 3 centre crop" %
@@ -226,10 +255,12 @@ def main():
         json.dump(summary, f, indent=2)
         f.write("\n")
     for r in runs:
-        print("%-5s %-17s %7.1f images/s  peak PSS %6.1f MiB  (%d images in %.2f s)" % (
-            r["mode"], r["kind"], r["images_per_second"], r["peak_pss_bytes"] / 2**20, r["images"], r["seconds"]))
+        print("%d %-5s %-17s %7.1f images/s  %5.2f CPU ms/image  peak PSS %6.1f MiB  (%d images in %.2f s, load %.1f)" % (
+            r["round"], r["mode"], r["kind"], r["images_per_second"], r["cpu_ms_per_image"], r["peak_pss_bytes"] / 2**20,
+            r["images"], r["seconds"], r["load_1min_at_start"]))
     for c in comparisons:
-        print("%-5s feed / %-17s %.2fx images/s, %.2fx PSS" % (c["mode"], c["baseline"], c["speedup"], c["pss_ratio"]))
+        print("%-5s feed / %-17s median %.2fx images/s, %.2fx PSS, %.2fx less CPU per image" % (
+            c["mode"], c["baseline"], c["speedup"], c["pss_ratio"], c["cpu_per_image_ratio"]))
     print("load %.2f -> %.2f; wrote %s" % (load_before[0], load_after[0], args.out))
 
 

@@ -78,19 +78,22 @@ class Loader:
     images have one size. shuffle, seed: the order (per epoch, see set_epoch).
     rank, world_size: this process's shard. epochs: epochs per iteration of the loader.
     skip_errors: skip an undecodable image (counted in stats()) instead of raising.
+    readahead: batches decoded ahead of your loop (2 keeps the workers busy; more only hold
+    memory); 0: as many as the budget holds.
     return_indices: yield (array, indices into files()) instead of the array alone.
     """
 
     def __init__(self, dir_or_list: Union[str, os.PathLike, Sequence[str]], budget: Union[int, str] = "256MiB",
                  batch: int = 32, workers: int = 0, scale: str = "1", size: Any = None, shuffle: bool = True,
                  seed: int = 0, rank: int = 0, world_size: int = 1, epochs: int = 1, skip_errors: bool = True,
-                 return_indices: bool = False):
+                 return_indices: bool = False, readahead: int = 2):
         if isinstance(dir_or_list, os.PathLike):
             dir_or_list = os.fspath(dir_or_list)
         if not isinstance(dir_or_list, str):
             dir_or_list = [os.fspath(p) for p in dir_or_list]
         for name, value, low in (("batch", batch, 1), ("workers", workers, 0), ("rank", rank, 0),
-                                 ("world_size", world_size, 1), ("epochs", epochs, 1), ("seed", seed, 0)):
+                                 ("world_size", world_size, 1), ("epochs", epochs, 1), ("seed", seed, 0),
+                                 ("readahead", readahead, 0)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise Error("%s must be an integer >= %d, got %r" % (name, low, value))
         if rank >= world_size:
@@ -98,7 +101,7 @@ class Loader:
         self._source = dir_or_list
         self._options = dict(budget=_bytes(budget), batch=batch, workers=workers, scale=str(scale),
                              size=_size(size), shuffle=bool(shuffle), rank=rank, world_size=world_size,
-                             epochs=epochs, skip_errors=bool(skip_errors))
+                             epochs=epochs, skip_errors=bool(skip_errors), readahead=readahead)
         self._seed = seed
         self._epoch = 0
         self._return_indices = return_indices

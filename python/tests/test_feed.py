@@ -77,6 +77,19 @@ class LoaderTest(unittest.TestCase):
         self.assertEqual(loader.stats()["budget_in_use_bytes"], 0)
         self.assertEqual(loader.stats()["images"], COUNT)
 
+    def test_readahead_bounds_what_a_slow_loop_leaves_in_flight(self):
+        import time
+        batch_bytes = 2 * WIDTH * HEIGHT * 3
+        for readahead, low, high in ((1, 2 * batch_bytes, 2 * batch_bytes), (0, COUNT * WIDTH * HEIGHT * 3, 16 << 20)):
+            loader = Loader(self.dir, budget="16MiB", batch=2, size=(WIDTH, HEIGHT), readahead=readahead)
+            it = iter(loader)
+            first = next(it)  # held by the loop, which is now "training" slowly
+            time.sleep(0.3)
+            in_use = loader.stats()["budget_in_use_bytes"]  # the held batch and what is decoded ahead
+            self.assertGreaterEqual(in_use, low, "readahead=%d" % readahead)
+            self.assertLessEqual(in_use, high, "readahead=%d" % readahead)
+            self.assertEqual(len(first) + sum(len(a) for a in it), COUNT)
+
     def test_torch_from_numpy_shares_the_buffer(self):
         import torch
         loader = Loader(self.dir, budget="4MiB", batch=4, size=(16, 16))
@@ -111,6 +124,7 @@ class LoaderTest(unittest.TestCase):
             (dict(dir_or_list=self.dir, budget=0), "budget must be positive"),
             (dict(dir_or_list=self.dir, size="big"), "size must be"),
             (dict(dir_or_list=self.dir, scale="1/3"), "1/3"),
+            (dict(dir_or_list=self.dir, readahead=-1), "readahead must be"),
             (dict(dir_or_list=[]), "empty list"),
             (dict(dir_or_list=self.dir, budget=1000, size=(WIDTH, HEIGHT)),
              "no image could be read (%d skipped: over_budget %d)" % (COUNT, COUNT)),

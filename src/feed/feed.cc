@@ -59,6 +59,7 @@ struct FeedCore : std::enable_shared_from_this<FeedCore> {
   Mutex mu;
   std::condition_variable ready_cv;  // consumer waits for a finished job
   std::condition_variable work_cv;   // workers wait for items
+  std::condition_variable ahead_cv;  // the reader waits while readahead_batches are undelivered
   std::deque<std::pair<Job*, size_t>> work GUARDED_BY(mu);
   std::map<uint64_t, std::unique_ptr<Job>> jobs GUARDED_BY(mu);  // made but not yet delivered
   uint64_t next_seq GUARDED_BY(mu) = 0;
@@ -130,6 +131,7 @@ void FeedCore::Fail(std::string message) {
   }
   ready_cv.notify_all();
   work_cv.notify_all();
+  ahead_cv.notify_all();
   budget.Close();
 }
 
@@ -183,6 +185,7 @@ void FeedCore::RunThread(void (FeedCore::*loop)()) noexcept {
   }
   ready_cv.notify_all();
   work_cv.notify_all();
+  ahead_cv.notify_all();
   budget.Close();
 }
 
@@ -202,6 +205,11 @@ void FeedCore::ReaderLoop() {
         EpochOrder(files.size(), options.seed, epoch, options.rank, options.world_size, options.shuffle);
     size_t pos = 0;
     while (pos < order.size()) {
+      if (options.readahead_batches != 0) {
+        MutexLock lock(mu);
+        while (!stop && seq - next_seq >= options.readahead_batches) lock.Wait(ahead_cv);
+        if (stop) return;
+      }
       auto job = std::make_unique<Job>();
       job->seq = seq;
       job->epoch = epoch;
@@ -392,6 +400,7 @@ Result<Batch> FeedCore::Next() {
       std::unique_ptr<Job> job = std::move(it->second);
       jobs.erase(it);
       ++next_seq;
+      ahead_cv.notify_one();
       if (job->items.empty()) {  // every image of the batch failed to decode
         cache.Return(job->buffer, job->buffer_bytes);
         continue;
@@ -460,6 +469,7 @@ void FeedCore::Shutdown() {
   budget.Close();
   work_cv.notify_all();
   ready_cv.notify_all();
+  ahead_cv.notify_all();
   if (reader.joinable()) reader.join();
   for (std::thread& t : workers) {
     if (t.joinable()) t.join();

@@ -405,6 +405,43 @@ TEST(Feed, DestroyingTheFeedMidStreamFreesEverythingAndHeldBatchesStayValid) {
   EXPECT_EQ(staging.live(), 0u);
 }
 
+// A slow consumer: the pipeline reads and decodes readahead_batches ahead and
+// then waits, however large the budget, so it holds a few batches, not the
+// budget's worth (and reuses their buffers instead of mapping fresh ones).
+TEST(Feed, ReadsOnlyReadaheadBatchesAheadOfASlowConsumer) {
+  DataSet ds;
+  for (uint32_t i = 0; i < 40; ++i) ds.AddGood("/d/" + std::to_string(i) + ".jpg", i);
+  auto reads_settle = [&](uint64_t want) {
+    for (int i = 0; i < 400 && ds.fs.reads() < want; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // and no more come
+    return ds.fs.reads();
+  };
+  for (uint32_t readahead : {1u, 2u}) {
+    const uint64_t before = ds.fs.reads();
+    FeedOptions o = Options(ds, 1000 * kImageBytes, 4);
+    o.readahead_batches = readahead;
+    auto feed = Feed::Start(ds.files, o);
+    ASSERT_TRUE(feed) << feed.error();
+    EXPECT_EQ(reads_settle(before + 4 * readahead) - before, 4u * readahead);
+    EXPECT_LE((*feed)->stats().budget_in_use_bytes, readahead * 4 * kImageBytes);  // the files are freed
+    {
+      Result<Batch> b = (*feed)->Next();  // held: the pipeline goes on with the next
+      ASSERT_TRUE(b);
+      EXPECT_EQ(reads_settle(before + 4 * (readahead + 1)) - before, 4u * (readahead + 1));
+    }
+    Delivered d = Drain(**feed, 1);
+    EXPECT_EQ(d.error, "");
+    EXPECT_EQ(d.images, 40u - 4);
+  }
+  // 0: as far ahead as the budget allows (here: everything).
+  const uint64_t before = ds.fs.reads();
+  FeedOptions o = Options(ds, 1000 * kImageBytes, 4);
+  o.readahead_batches = 0;
+  auto feed = Feed::Start(ds.files, o);
+  ASSERT_TRUE(feed);
+  EXPECT_EQ(reads_settle(before + 40) - before, 40u);
+}
+
 TEST(Feed, InvalidOptionsAreRejected) {
   DataSet ds;
   ds.AddGood("/d/a.jpg", 1);

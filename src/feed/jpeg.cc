@@ -2,6 +2,11 @@
 
 #include <turbojpeg.h>
 
+// jpeglib.h needs FILE and size_t declared first.
+#include <csetjmp>
+#include <cstdio>
+#include <jpeglib.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstring>
@@ -113,12 +118,11 @@ std::optional<ImageError> PlanDecode(const JpegHeader& header, ScaleFactor scale
   p.output_bytes = static_cast<uint64_t>(p.width) * p.height * kChannels;
   p.cmyk = header.cmyk;
   p.inverted_cmyk = header.inverted_cmyk;
-  const uint64_t scaled_pixels = static_cast<uint64_t>(p.scaled_width) * p.scaled_height;
-  bool fits_inside = p.scaled_width <= p.width && p.scaled_height <= p.height;
-  if (p.cmyk) {
-    p.scratch_bytes = scaled_pixels * kCmykChannels;
-  } else {
-    p.scratch_bytes = fits_inside ? 0 : scaled_pixels * kChannels;
+  // A crop or a CMYK source is decoded row by row through one row of scratch
+  // (at most the scaled width); anything else straight into the output.
+  const bool fits_inside = p.scaled_width <= p.width && p.scaled_height <= p.height;
+  if (p.cmyk || !fits_inside) {
+    p.scratch_bytes = static_cast<uint64_t>(p.scaled_width) * (p.cmyk ? kCmykChannels : kChannels);
   }
   *plan = p;
   return std::nullopt;
@@ -176,77 +180,133 @@ std::optional<ImageError> JpegDecoder::ReadHeader(const uint8_t* data, uint64_t 
 
 std::optional<ImageError> JpegDecoder::Decode(const uint8_t* data, uint64_t size, ScaleFactor scale,
                                               const DecodePlan& plan, uint8_t* out, uint8_t* scratch) {
+  if (plan.scratch_bytes != 0) return DecodeRows(data, size, scale, plan, out, scratch);
   if (!EnsureHandle()) return NoDecoder();
   tjhandle tj = static_cast<tjhandle>(handle_);
-  const int flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS;
+  // The scaled image fits inside the output: decode it there, centred, at the
+  // output's pitch (TurboJPEG picks the DCT scale from the requested size).
   const uint64_t out_pitch = static_cast<uint64_t>(plan.width) * kChannels;
-  if (plan.cmyk) return DecodeCmyk(data, size, plan, out, scratch);
-  // Decoding at the scaled size: TurboJPEG picks the DCT scale from the
-  // requested width/height.
-  uint8_t* dst;
-  uint64_t dst_pitch;
-  if (plan.scratch_bytes == 0) {
-    // The scaled image fits inside the output: decode in place, centred.
-    uint64_t top = (plan.height - plan.scaled_height) / 2;
-    uint64_t left = (plan.width - plan.scaled_width) / 2;
-    if (plan.width != plan.scaled_width || plan.height != plan.scaled_height) {
-      std::memset(out, 0, plan.output_bytes);
-    }
-    dst = out + top * out_pitch + left * kChannels;
-    dst_pitch = out_pitch;
-  } else {
-    dst = scratch;
-    dst_pitch = static_cast<uint64_t>(plan.scaled_width) * kChannels;
+  const uint64_t top = (plan.height - plan.scaled_height) / 2;
+  const uint64_t left = (plan.width - plan.scaled_width) / 2;
+  if (plan.width != plan.scaled_width || plan.height != plan.scaled_height) {
+    std::memset(out, 0, plan.output_bytes);
   }
-  int rc = tjDecompress2(tj, data, static_cast<unsigned long>(size), dst,
-                         static_cast<int>(plan.scaled_width), static_cast<int>(dst_pitch),
-                         static_cast<int>(plan.scaled_height), TJPF_RGB, flags);
-  if (rc != 0) {
+  if (tjDecompress2(tj, data, static_cast<unsigned long>(size), out + top * out_pitch + left * kChannels,
+                    static_cast<int>(plan.scaled_width), static_cast<int>(out_pitch),
+                    static_cast<int>(plan.scaled_height), TJPF_RGB, TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) != 0) {
     ImageError e{SkipKind::kCorrupt, std::string("corrupt JPEG: ") + tjGetErrorStr2(tj)};
     Reset();
     return e;
-  }
-  (void)scale;
-  if (plan.scratch_bytes == 0) return std::nullopt;
-  // Centre crop (and pad the dimension that is smaller, if any).
-  std::memset(out, 0, plan.output_bytes);
-  uint32_t copy_w = std::min(plan.width, plan.scaled_width);
-  uint32_t copy_h = std::min(plan.height, plan.scaled_height);
-  uint32_t src_x = (plan.scaled_width - copy_w) / 2, src_y = (plan.scaled_height - copy_h) / 2;
-  uint32_t dst_x = (plan.width - copy_w) / 2, dst_y = (plan.height - copy_h) / 2;
-  for (uint32_t row = 0; row < copy_h; ++row) {
-    std::memcpy(out + (dst_y + row) * out_pitch + static_cast<uint64_t>(dst_x) * kChannels,
-                scratch + (src_y + row) * dst_pitch + static_cast<uint64_t>(src_x) * kChannels,
-                static_cast<uint64_t>(copy_w) * kChannels);
   }
   return std::nullopt;
 }
 
-std::optional<ImageError> JpegDecoder::DecodeCmyk(const uint8_t* data, uint64_t size, const DecodePlan& plan,
-                                                  uint8_t* out, uint8_t* scratch) {
-  tjhandle tj = static_cast<tjhandle>(handle_);
-  const uint64_t src_pitch = static_cast<uint64_t>(plan.scaled_width) * kCmykChannels;
-  if (tjDecompress2(tj, data, static_cast<unsigned long>(size), scratch, static_cast<int>(plan.scaled_width),
-                    static_cast<int>(src_pitch), static_cast<int>(plan.scaled_height), TJPF_CMYK,
-                    TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) != 0) {
-    ImageError e{SkipKind::kCorrupt, std::string("corrupt JPEG: ") + tjGetErrorStr2(tj)};
-    Reset();
-    return e;
+namespace {
+
+// libjpeg reports errors by calling error_exit, which must not return: jump
+// back to DecodeRows. Warnings (corrupt data libjpeg can paper over) are
+// errors too, as TJFLAG_STOPONWARNING makes them for TurboJPEG.
+struct RowDecodeError {
+  jpeg_error_mgr mgr;
+  jpeg_progress_mgr progress;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+[[noreturn]] void JumpOnError(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<RowDecodeError*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+
+void JumpOnWarning(j_common_ptr cinfo, int level) {
+  if (level < 0) JumpOnError(cinfo);  // level -1: a warning; >= 0: trace messages, ignored
+}
+
+// TJFLAG_LIMITSCANS: a progressive file of thousands of tiny scans costs
+// minutes of CPU for one image.
+constexpr int kMaxScans = 500;
+void LimitScans(j_common_ptr cinfo) {
+  auto* d = reinterpret_cast<j_decompress_ptr>(cinfo);
+  if (d->input_scan_number > kMaxScans) {
+    auto* err = reinterpret_cast<RowDecodeError*>(cinfo->err);
+    std::snprintf(err->message, sizeof(err->message), "progressive JPEG image has more than %d scans", kMaxScans);
+    std::longjmp(err->jump, 1);
   }
-  // Convert the centre (cropped and/or padded like an RGB image) to RGB.
-  if (plan.width != plan.scaled_width || plan.height != plan.scaled_height) {
-    std::memset(out, 0, plan.output_bytes);
+}
+
+// Columns decoded either side of a crop, so that chroma upsampling at the
+// crop's edge sees real neighbours and the pixels equal a full decode's.
+constexpr JDIMENSION kCropMargin = 16;
+
+}  // namespace
+
+// Decodes only what the output keeps: the rows above the crop are skipped (no
+// inverse DCT, no colour conversion), and each row is decoded only across the
+// crop's columns (jpeg_crop_scanline), into one row of scratch and from there
+// (converted from CMYK if need be) into the output at its pitch. The rows
+// below are skipped too, all but the last, so data cut short or damaged
+// anywhere in the file is still an error, as in a full decode.
+std::optional<ImageError> JpegDecoder::DecodeRows(const uint8_t* data, uint64_t size, ScaleFactor scale,
+                                                  const DecodePlan& plan, uint8_t* out, uint8_t* row) {
+  jpeg_decompress_struct cinfo;
+  RowDecodeError err;
+  cinfo.err = jpeg_std_error(&err.mgr);
+  err.mgr.error_exit = JumpOnError;
+  err.mgr.emit_message = JumpOnWarning;
+  err.progress = {};
+  err.progress.progress_monitor = LimitScans;
+  err.message[0] = '\0';
+  // Nothing below may need a destructor: longjmp skips them. What libjpeg
+  // allocated goes with jpeg_destroy_decompress.
+  if (setjmp(err.jump) != 0) {
+    jpeg_destroy_decompress(&cinfo);
+    return ImageError{SkipKind::kCorrupt, std::string("corrupt JPEG: ") + err.message};
   }
+  jpeg_create_decompress(&cinfo);
+  cinfo.progress = &err.progress;
+  jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
+  jpeg_read_header(&cinfo, TRUE);
+  cinfo.scale_num = static_cast<unsigned int>(scale.num);
+  cinfo.scale_denom = static_cast<unsigned int>(scale.denom);
+  cinfo.out_color_space = plan.cmyk ? JCS_CMYK : JCS_EXT_RGB;
+  jpeg_start_decompress(&cinfo);
+  if (cinfo.output_width != plan.scaled_width || cinfo.output_height != plan.scaled_height ||
+      cinfo.output_components != static_cast<int>(plan.cmyk ? kCmykChannels : kChannels)) {
+    std::snprintf(err.message, sizeof(err.message), "decodes to %ux%u, not the %ux%u its header promised",
+                  cinfo.output_width, cinfo.output_height, plan.scaled_width, plan.scaled_height);
+    std::longjmp(err.jump, 1);
+  }
+  const uint32_t in_channels = plan.cmyk ? kCmykChannels : kChannels;
   const uint64_t out_pitch = static_cast<uint64_t>(plan.width) * kChannels;
-  uint32_t copy_w = std::min(plan.width, plan.scaled_width);
-  uint32_t copy_h = std::min(plan.height, plan.scaled_height);
-  uint32_t src_x = (plan.scaled_width - copy_w) / 2, src_y = (plan.scaled_height - copy_h) / 2;
-  uint32_t dst_x = (plan.width - copy_w) / 2, dst_y = (plan.height - copy_h) / 2;
-  for (uint32_t row = 0; row < copy_h; ++row) {
-    const uint8_t* src = scratch + (src_y + row) * src_pitch + static_cast<uint64_t>(src_x) * kCmykChannels;
-    uint8_t* dst = out + (dst_y + row) * out_pitch + static_cast<uint64_t>(dst_x) * kChannels;
-    for (uint32_t x = 0; x < copy_w; ++x) CmykToRgb(src + x * kCmykChannels, plan.inverted_cmyk, dst + x * kChannels);
+  const uint32_t copy_w = std::min(plan.width, plan.scaled_width);
+  const uint32_t copy_h = std::min(plan.height, plan.scaled_height);
+  const uint32_t src_x = (plan.scaled_width - copy_w) / 2, src_y = (plan.scaled_height - copy_h) / 2;
+  const uint32_t dst_x = (plan.width - copy_w) / 2, dst_y = (plan.height - copy_h) / 2;
+  JDIMENSION x0 = 0;
+  if (copy_w < plan.scaled_width) {
+    x0 = src_x > kCropMargin ? src_x - kCropMargin : 0;
+    JDIMENSION width = std::min<JDIMENSION>(plan.scaled_width, src_x + copy_w + kCropMargin) - x0;
+    jpeg_crop_scanline(&cinfo, &x0, &width);  // widens to whole blocks: x0 <= src_x, end >= src_x + copy_w
   }
+  if (copy_w != plan.width || copy_h != plan.height) std::memset(out, 0, plan.output_bytes);
+  if (src_y > 0) jpeg_skip_scanlines(&cinfo, src_y);
+  const uint8_t* from = row + static_cast<uint64_t>(src_x - x0) * in_channels;
+  JSAMPROW rows[1] = {row};
+  for (uint32_t y = 0; y < copy_h; ++y) {
+    jpeg_read_scanlines(&cinfo, rows, 1);
+    uint8_t* to = out + (dst_y + y) * out_pitch + static_cast<uint64_t>(dst_x) * kChannels;
+    if (plan.cmyk) {
+      for (uint32_t x = 0; x < copy_w; ++x) CmykToRgb(from + x * kCmykChannels, plan.inverted_cmyk, to + x * kChannels);
+    } else {
+      std::memcpy(to, from, static_cast<uint64_t>(copy_w) * kChannels);
+    }
+  }
+  const JDIMENSION below = cinfo.output_height - cinfo.output_scanline;
+  if (below > 1) jpeg_skip_scanlines(&cinfo, below - 1);
+  if (below > 0) jpeg_read_scanlines(&cinfo, rows, 1);
+  jpeg_finish_decompress(&cinfo);
+  jpeg_destroy_decompress(&cinfo);
   return std::nullopt;
 }
 

@@ -69,8 +69,11 @@ TEST(PlanDecode, FixedSizeNeedsScratchOnlyToCrop) {
   EXPECT_EQ(p.output_bytes, 400u * 300 * 3);
   EXPECT_EQ(p.scratch_bytes, 0u);  // pad only: decoded in place
   ASSERT_FALSE(PlanDecode({640, 480}, {1, 1}, ImageSize{224, 224}, 1u << 30, &p));
+  // A crop decodes row by row: the scratch is one row of the scaled image, not the image.
   EXPECT_EQ(p.output_bytes, 224u * 224 * 3);
-  EXPECT_EQ(p.scratch_bytes, 640u * 480 * 3);
+  EXPECT_EQ(p.scratch_bytes, 640u * 3);
+  ASSERT_FALSE(PlanDecode({640, 480}, {1, 2}, ImageSize{224, 224}, 1u << 30, &p));
+  EXPECT_EQ(p.scratch_bytes, 320u * 3);
 }
 
 TEST(PlanDecode, PixelLimitStopsDecompressionBombs) {
@@ -162,6 +165,131 @@ TEST(JpegDecoder, TruncatedDataIsCorruptNotHalfGrey) {
   ASSERT_TRUE(e);
   EXPECT_EQ(e->kind, SkipKind::kCorrupt);
   EXPECT_EQ(e->message.rfind("corrupt JPEG: ", 0), 0u) << e->message;
+}
+
+// A noisy picture (every 8x8 block has detail, so a block decoded wrongly
+// shows) compressed with the given chroma subsampling and flags.
+std::string MakeNoisyJpeg(int w, int h, int subsamp, int flags, uint32_t seed) {
+  std::vector<uint8_t> rgb(static_cast<size_t>(w) * h * 3);
+  uint32_t x = seed * 2654435761u + 1;
+  for (size_t i = 0; i < rgb.size(); ++i) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    const size_t pixel = i / 3;
+    const int px = static_cast<int>(pixel % w), py = static_cast<int>(pixel / w);
+    rgb[i] = static_cast<uint8_t>((px * 3 + py * 2 + (i % 3) * 80 + (x & 63)) & 0xFF);
+  }
+  tjhandle tj = tjInitCompress();
+  unsigned char* buf = nullptr;
+  unsigned long size = 0;
+  EXPECT_EQ(tjCompress2(tj, rgb.data(), w, 0, h, TJPF_RGB, &buf, &size, subsamp, 85, flags), 0);
+  std::string out(reinterpret_cast<char*>(buf), size);
+  tjFree(buf);
+  tjDestroy(tj);
+  return out;
+}
+
+// The crop path decodes only the kept rows and columns (skipping the others
+// inside libjpeg); its pixels must equal a full decode at the same scale,
+// cropped, for every subsampling (chroma upsampling reaches across the crop's
+// edges), scale, offset and progressive files.
+TEST(JpegDecoder, CropDecodesOnlyTheCropAndEqualsAFullDecodeCropped) {
+  struct Case {
+    int w, h, subsamp, flags;
+  };
+  int checked = 0;
+  for (const Case& c : {Case{640, 480, TJSAMP_420, 0}, Case{640, 480, TJSAMP_422, 0}, Case{333, 251, TJSAMP_420, 0},
+                        Case{333, 251, TJSAMP_444, 0}, Case{300, 200, TJSAMP_GRAY, 0},
+                        Case{320, 240, TJSAMP_440, 0}, Case{401, 307, TJSAMP_420, TJFLAG_PROGRESSIVE}}) {
+    std::string jpeg = MakeNoisyJpeg(c.w, c.h, c.subsamp, c.flags, static_cast<uint32_t>(c.w + c.subsamp));
+    JpegDecoder d;
+    JpegHeader h;
+    ASSERT_FALSE(d.ReadHeader(Bytes(jpeg), jpeg.size(), &h));
+    for (ScaleFactor s : {ScaleFactor{1, 1}, ScaleFactor{1, 2}, ScaleFactor{1, 4}}) {
+      for (ImageSize size : {ImageSize{224, 224}, ImageSize{97, 61}, ImageSize{16, 400}, ImageSize{1, 1}}) {
+        DecodePlan p;
+        ASSERT_FALSE(PlanDecode(h, s, size, 1u << 30, &p));
+        if (p.scratch_bytes == 0) continue;  // fits inside: the in-place path
+        const std::vector<uint8_t> full =
+            ReferenceDecode(jpeg, static_cast<int>(p.scaled_width), static_cast<int>(p.scaled_height));
+        std::vector<uint8_t> out(p.output_bytes, 0xAB), row(p.scratch_bytes);
+        std::optional<ImageError> e = d.Decode(Bytes(jpeg), jpeg.size(), s, p, out.data(), row.data());
+        ASSERT_FALSE(e) << e->message;
+        const uint32_t cw = std::min(p.width, p.scaled_width), ch = std::min(p.height, p.scaled_height);
+        const uint32_t sx = (p.scaled_width - cw) / 2, sy = (p.scaled_height - ch) / 2;
+        const uint32_t dx = (p.width - cw) / 2, dy = (p.height - ch) / 2;
+        size_t wrong = 0;
+        for (uint32_t y = 0; y < p.height; ++y) {
+          for (uint32_t x = 0; x < p.width; ++x) {
+            const bool inside = x >= dx && x < dx + cw && y >= dy && y < dy + ch;
+            for (uint32_t k = 0; k < 3; ++k) {
+              const uint8_t want =
+                  inside ? full[((static_cast<size_t>(y - dy + sy)) * p.scaled_width + (x - dx + sx)) * 3 + k] : 0;
+              wrong += out[(static_cast<size_t>(y) * p.width + x) * 3 + k] != want;
+            }
+          }
+        }
+        EXPECT_EQ(wrong, 0u) << c.w << "x" << c.h << " subsamp " << c.subsamp << " flags " << c.flags << " scale "
+                             << ToString(s) << " size " << size.width << "x" << size.height;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 50);
+}
+
+// Only the crop's rows are decoded to pixels, but the rest of the file is
+// still read: data cut short below the crop (or above it) is an error.
+TEST(JpegDecoder, CropStillFindsDataCutShortOutsideTheCrop) {
+  std::string jpeg = MakeNoisyJpeg(640, 480, TJSAMP_420, 0, 5);
+  for (size_t keep : {jpeg.size() * 9 / 10, jpeg.size() / 5}) {
+    std::string cut = jpeg.substr(0, keep);
+    JpegDecoder d;
+    JpegHeader h;
+    ASSERT_FALSE(d.ReadHeader(Bytes(cut), cut.size(), &h));
+    DecodePlan p;
+    ASSERT_FALSE(PlanDecode(h, {1, 1}, ImageSize{224, 224}, 1u << 30, &p));
+    ASSERT_GT(p.scratch_bytes, 0u);
+    std::vector<uint8_t> out(p.output_bytes), row(p.scratch_bytes);
+    std::optional<ImageError> e = d.Decode(Bytes(cut), cut.size(), {1, 1}, p, out.data(), row.data());
+    ASSERT_TRUE(e) << keep;
+    EXPECT_EQ(e->kind, SkipKind::kCorrupt);
+    EXPECT_EQ(e->message.rfind("corrupt JPEG: ", 0), 0u) << e->message;
+    // The decoder is usable again afterwards.
+    ASSERT_FALSE(d.Decode(Bytes(jpeg), jpeg.size(), {1, 1}, p, out.data(), row.data()));
+  }
+}
+
+// CMYK takes the same row path; its crop (both directions, 4:2:0) equals
+// its own whole decode, cropped.
+TEST(JpegDecoder, CmykCropEqualsItsWholeDecodeCropped) {
+  const int w = 96, h = 64;
+  std::vector<uint8_t> cmyk(static_cast<size_t>(w) * h * 4);
+  for (size_t i = 0; i < cmyk.size(); ++i) cmyk[i] = static_cast<uint8_t>((i * 37 + (i / 4 / w) * 11) & 0xFF);
+  tjhandle tj = tjInitCompress();
+  unsigned char* buf = nullptr;
+  unsigned long size = 0;
+  ASSERT_EQ(tjCompress2(tj, cmyk.data(), w, 0, h, TJPF_CMYK, &buf, &size, TJSAMP_420, 90, 0), 0);
+  std::string jpeg(reinterpret_cast<char*>(buf), size);
+  tjFree(buf);
+  tjDestroy(tj);
+  JpegDecoder d;
+  JpegHeader header;
+  ASSERT_FALSE(d.ReadHeader(Bytes(jpeg), jpeg.size(), &header));
+  ASSERT_TRUE(header.cmyk);
+  DecodePlan whole, crop;
+  ASSERT_FALSE(PlanDecode(header, {1, 1}, std::nullopt, 1u << 30, &whole));
+  ASSERT_FALSE(PlanDecode(header, {1, 1}, ImageSize{37, 21}, 1u << 30, &crop));
+  std::vector<uint8_t> full(whole.output_bytes), row(whole.scratch_bytes), out(crop.output_bytes);
+  ASSERT_FALSE(d.Decode(Bytes(jpeg), jpeg.size(), {1, 1}, whole, full.data(), row.data()));
+  ASSERT_FALSE(d.Decode(Bytes(jpeg), jpeg.size(), {1, 1}, crop, out.data(), row.data()));
+  const uint32_t sx = (w - 37) / 2, sy = (h - 21) / 2;
+  size_t wrong = 0;
+  for (uint32_t y = 0; y < 21; ++y) {
+    for (uint32_t x = 0; x < 37 * 3; ++x) wrong += out[y * 37 * 3 + x] != full[(sy + y) * w * 3 + sx * 3 + x];
+  }
+  EXPECT_EQ(wrong, 0u);
 }
 
 std::string ReadFile(const std::string& path) {
@@ -261,7 +389,7 @@ TEST(JpegDecoder, CmykIsCroppedAndPaddedLikeRgb) {
   EXPECT_NEAR(at(8, 10)[2], 255, 6);  // blue, bottom-left
   DecodePlan plan;
   ASSERT_FALSE(PlanDecode(header, {1, 1}, ImageSize{40, 12}, 1u << 30, &plan));
-  EXPECT_EQ(plan.scratch_bytes, 32u * 24 * 4);  // the CMYK image, 4 bytes a pixel
+  EXPECT_EQ(plan.scratch_bytes, 32u * 4);  // one CMYK row, 4 bytes a pixel
 }
 
 }  // namespace

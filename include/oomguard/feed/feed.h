@@ -1,9 +1,10 @@
 // Feed: streams JPEG images from disk into batches under ONE hard byte budget.
 //
 //   source (files, shuffled per epoch, sharded by rank) -> reader thread
-//   (reserve file bytes, read, parse header, reserve the decoded batch) ->
-//   decoder workers (TurboJPEG, DCT scaling, crop/pad) -> batches in order ->
-//   the consumer (Next()).
+//   (at most readahead_batches ahead of the consumer: reserve file bytes,
+//   read, parse header, reserve the decoded batch) -> decoder workers
+//   (TurboJPEG, DCT scaling, crop/pad, straight into the batch) -> batches in
+//   order -> the consumer (Next()).
 //
 // The budget (ByteBudget) covers every byte the pipeline holds: file bytes
 // being read and waiting to be decoded, scratch images for cropping, batch
@@ -74,6 +75,12 @@ struct FeedOptions {
   // Hysteresis: once the reader has had to wait for bytes, it resumes only
   // when this many more bytes than it needs are free. 0 = budget / 16.
   uint64_t resume_slack_bytes = 0;
+  // Batches read and decoded ahead of the consumer (made but not yet taken by
+  // Next()); the reader waits before reading the files of one more. A few are
+  // enough to keep every decoder busy; more only hold memory (and once the
+  // budget is full, the batch buffers kept for reuse are freed and mapped
+  // afresh). 0 = as many as the budget holds.
+  uint32_t readahead_batches = 2;
   // Boundaries; null = the real disk / plain aligned host memory.
   const FileSystem* file_system = nullptr;
   HostStaging* staging = nullptr;

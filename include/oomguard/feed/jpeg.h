@@ -5,10 +5,13 @@
 //      at the chosen DCT scale and fixed size;
 //   3. the caller reserves and allocates those bytes, then Decode() fills them.
 // Output is 8-bit RGB, rows packed (HWC). With a fixed size (--size WxH) the
-// scaled image is centre-cropped and/or zero-padded to exactly W x H. CMYK
-// and YCCK JPEGs (print workflows, Photoshop) are decoded to CMYK in scratch
-// memory and converted to RGB; a file with an Adobe APP14 marker stores its
-// inks inverted (0 = full ink), as Photoshop writes them.
+// scaled image is centre-cropped and/or zero-padded to exactly W x H. The
+// decoder writes straight into the output: an image that fits is decoded at
+// the output's pitch; a crop decodes only the kept rows and columns, row by
+// row through one row of scratch. CMYK and YCCK JPEGs (print workflows,
+// Photoshop) are decoded the same way to CMYK rows and converted to RGB; a
+// file with an Adobe APP14 marker stores its inks inverted (0 = full ink), as
+// Photoshop writes them.
 //
 // Thread safety: a JpegDecoder holds one TurboJPEG handle and is NOT safe to
 // share between threads; make one per thread. The free functions are pure.
@@ -66,8 +69,8 @@ struct DecodePlan {
   uint32_t width = 0;          // delivered (== fixed size when one is set)
   uint32_t height = 0;
   uint64_t output_bytes = 0;   // width * height * 3
-  // A temporary full scaled image: RGB when cropping, CMYK (4 bytes a pixel)
-  // for every CMYK source.
+  // One decoded row (scaled width; RGB, or CMYK at 4 bytes a pixel) when
+  // cropping or for every CMYK source; 0 when decoding straight into the output.
   uint64_t scratch_bytes = 0;
   bool cmyk = false;
   bool inverted_cmyk = false;
@@ -103,8 +106,9 @@ class JpegDecoder {
   void Reset();
   // Makes the handle if there is none; false when TurboJPEG cannot.
   bool EnsureHandle();
-  std::optional<ImageError> DecodeCmyk(const uint8_t* data, uint64_t size, const DecodePlan& plan, uint8_t* out,
-                                       uint8_t* scratch);
+  // The crop and CMYK path (libjpeg's scanline API): see jpeg.cc.
+  std::optional<ImageError> DecodeRows(const uint8_t* data, uint64_t size, ScaleFactor scale, const DecodePlan& plan,
+                                       uint8_t* out, uint8_t* row);
   void* handle_;
 };
 
