@@ -557,7 +557,11 @@ Result<StepPlan> Simulator::Run() {
       if (new_grads[i] < 0) continue;
       bool is_param = m_.tensors[id].kind == TensorKind::kParameter;
       if (is_param) {
-        if (param_has_grad[id]) Unref(new_grads[i]);  // accumulated in place into .grad
+        if (param_has_grad[id]) {
+          // A parameter used twice (a tied weight): autograd 1.13 adds the two gradients out of place.
+          Observe("backward", buffers_[new_grads[i]].bytes);
+          Unref(new_grads[i]);
+        }
         param_has_grad[id] = true;
         continue;
       }
