@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "saved_tensor_rules.h"
+#include "shapes.h"
 #include "test_graphs.h"
 #include "training_step.h"
 
@@ -242,6 +246,112 @@ TEST(Planner, LstmOutputShapeFeedsComputedReshapeTargets) {
   }
   ASSERT_NE(flat, nullptr);
   EXPECT_EQ(flat->output_shape, (std::vector<int64_t>{5, 16}));
+}
+
+// torch.onnx.export reorders an LSTM's gates by slicing its weights and concatenating them again;
+// PyTorch reads the parameters as they are, so the plan must not change.
+TEST(Planner, LstmWeightsReorderedByTheExportAreNoMemory) {
+  auto build = [](bool reordered) {
+    GraphBuilder g;
+    g.Input("input", {5, 4}).Weight("R", {1, 32, 8}).Weight("B", {1, 64}).Weight("head.weight", {3, 8});
+    g.Constant("axes", {1}, {1}).Constant("zero", {0}, {1});
+    if (reordered) {
+      g.Weight("W_a", {16, 4}).Weight("W_b", {16, 4});
+      GraphBuilder::IntAttr(g.Node("Concat", {"W_b", "W_a"}, {"W2"}, "gates"), "axis", 0);
+      g.Node("Unsqueeze", {"W2", "zero"}, {"W"}, "unsqueeze_w");
+    } else {
+      g.Weight("W", {1, 32, 4});
+    }
+    GraphBuilder::IntsAttr(g.Node("Transpose", {"input"}, {"x"}, "time_first"), "perm", {1, 0, 2});
+    GraphBuilder::IntAttr(g.Node("LSTM", {"x", "W", "R", "B"}, {"y"}, "lstm"), "hidden_size", 8);
+    g.Node("Squeeze", {"y", "axes"}, {"ys"}, "squeeze");
+    auto& mean = g.Node("ReduceMean", {"ys"}, {"m"}, "mean");
+    GraphBuilder::IntsAttr(mean, "axes", {0});
+    GraphBuilder::IntAttr(mean, "keepdims", 0);
+    GraphBuilder::IntAttr(g.Node("Gemm", {"m", "head.weight"}, {"logits"}, "head"), "transB", 1);
+    g.Output("logits");
+    return g.Bytes();
+  };
+  auto forward_peak = [](const StepPlan& p) {
+    uint64_t peak = 0;
+    for (const TimelinePoint& t : p.timeline) {
+      if (t.phase == "forward") peak = std::max(peak, t.allocated_bytes);
+    }
+    return peak;
+  };
+  StepPlan direct = MustPlan(build(false), Cpu(2));
+  StepPlan reordered = MustPlan(build(true), Cpu(2));
+  EXPECT_GT(forward_peak(direct), 0u);
+  EXPECT_EQ(forward_peak(reordered), forward_peak(direct));
+  EXPECT_EQ(reordered.peak_allocated_bytes, direct.peak_allocated_bytes);
+  EXPECT_EQ(reordered.bytes.activations_saved, direct.bytes.activations_saved);
+}
+
+// A tied embedding / LM head: the weight gets one gradient from the head and one from the
+// embedding, and autograd 1.13 adds them out of place (measured: three weight-sized gradients live).
+TEST(Planner, TiedWeightGradientsAreAddedOutOfPlace) {
+  GraphBuilder g;
+  g.Input("input", {4}, /*dtype=*/7).Weight("emb.weight", {1000, 64});
+  g.Node("Gather", {"emb.weight", "input"}, {"e"}, "embedding");
+  auto& mean = g.Node("ReduceMean", {"e"}, {"m"}, "mean");
+  GraphBuilder::IntsAttr(mean, "axes", {1});
+  GraphBuilder::IntAttr(mean, "keepdims", 0);
+  GraphBuilder::IntsAttr(g.Node("Transpose", {"emb.weight"}, {"wt"}, "tied"), "perm", {1, 0});
+  g.Node("MatMul", {"m", "wt"}, {"logits"}, "head");
+  g.Output("logits");
+  StepPlan p = MustPlan(g.Bytes(), Cpu(1));
+  const uint64_t w = 1000 * 64 * 4;
+  // The weight, its gradient from the head, the embedding's gradient and their sum.
+  EXPECT_GE(p.peak_allocated_bytes, 4 * w);
+  EXPECT_LT(p.peak_allocated_bytes, 4 * w + 16 * 1024);
+}
+
+// The rule itself for one convolution (tools/probe_scratch.py measured each case at batches 2/4/8).
+uint64_t ConvBackwardScratch(int dims, int64_t c_in, int64_t c_out, int64_t k, int64_t groups, int64_t size,
+                             int64_t batch) {
+  GraphBuilder g;
+  std::vector<int64_t> in(static_cast<size_t>(dims), size), w(static_cast<size_t>(dims), k);
+  in.insert(in.begin(), c_in);
+  w.insert(w.begin(), {c_out, c_in / groups});
+  g.Input("input", in).Weight("conv.weight", w);
+  g.Node("Mul", {"input", "input"}, {"x"}, "pre");  // an activation: the convolution's input needs a gradient
+  auto& conv = g.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv");
+  GraphBuilder::IntAttr(conv, "group", groups);
+  GraphBuilder::IntsAttr(conv, "pads", std::vector<int64_t>(2 * static_cast<size_t>(dims), k / 2));
+  g.Output("logits");
+  auto model = LoadModelFromBytes(g.Bytes(), "conv");
+  EXPECT_TRUE(model.ok());
+  PlanOptions o = Cpu(batch);
+  auto shapes = InferConcreteShapes(**model, o);
+  EXPECT_TRUE(shapes.ok()) << (shapes.ok() ? "" : shapes.error());
+  std::vector<bool> requires_grad((*model)->tensors.size(), true);
+  for (size_t i = 0; i < requires_grad.size(); ++i) {
+    requires_grad[i] = (*model)->tensors[i].kind != TensorKind::kGraphInput;
+  }
+  RuleContext ctx{**model, *shapes, Target::kCpu, 4, requires_grad};
+  for (const LogicalOp& op : FuseOperators(**model, *shapes)) {
+    if (op.kind == "Conv") return RuleFor(op, ctx).backward_temp_bytes;
+  }
+  ADD_FAILURE() << "no Conv";
+  return 0;
+}
+
+TEST(ConvScratch, BackwardFollowsTheMeasuredBlockedLayouts) {
+  const uint64_t fixed = 7 * 1024;
+  // conv1d 8 -> 8, k3, 64 wide, batch 2 (input 4 KiB): measured 3 x input + ~8 KiB.
+  EXPECT_EQ(ConvBackwardScratch(1, 8, 8, 3, 1, 64, 2), 3 * 4096 + fixed);
+  // conv1d 4 -> 4 (input 2 KiB): measured 7 x input.
+  EXPECT_EQ(ConvBackwardScratch(1, 4, 4, 3, 1, 64, 2), 7 * 2048 + fixed);
+  // conv1d 16 -> 16: the input and the output gradient, once each.
+  EXPECT_EQ(ConvBackwardScratch(1, 16, 16, 3, 1, 64, 2), 2 * 8192 + fixed);
+  // depthwise 24 channels, k5 (input 12 KiB): 2 x padded to 32 - plain, measured 1.67 x input.
+  EXPECT_EQ(ConvBackwardScratch(1, 24, 24, 5, 24, 64, 2), 2 * 16384 - 12288 + fixed);
+  // depthwise 8 channels, k3: blocks of 16 for the input and the output gradient (4 x input).
+  EXPECT_EQ(ConvBackwardScratch(1, 8, 8, 3, 8, 64, 2), 4 * 4096 + fixed);
+  // 3-D 1x1x1 (slow_conv3d): the input gradient goes through input-sized columns.
+  EXPECT_EQ(ConvBackwardScratch(3, 16, 16, 1, 1, 8, 2), 2u * 16 * 512 * 4);
+  // 3-D depthwise: one input-sized buffer.
+  EXPECT_EQ(ConvBackwardScratch(3, 24, 24, 3, 24, 8, 2), 2u * 24 * 512 * 4 + fixed);
 }
 
 TEST(Planner, PossiblyInPlaceLeakyReluIsAWarningWithTheBytesAtStake) {
