@@ -360,6 +360,11 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       r->backward_temp_bytes += padded(x) + (c_in < 8 ? T[x].Bytes() : 0);
     }
   }
+  if (spatial == 1 && input_grad) {
+    // conv1d: the weight gradient is formed in a blocked buffer and reordered, at a moment when the
+    // other reorders are gone (measured 16-64 channels, 16-64 wide: the larger of the two).
+    r->backward_temp_bytes = std::max(r->backward_temp_bytes, T[w].Bytes() + fixed);
+  }
   if (NonContiguous(m, shapes, x)) {
     // A transposed input (conv1d over [N, L, C].transpose(1, 2)) is first copied contiguous.
     r->forward_temp_bytes += T[x].Bytes();
