@@ -498,12 +498,16 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     uint64_t dirs = dir != node.string_attrs.end() && dir->second == "bidirectional" ? 2 : 1;
     if (x.size() == 3 && hidden > 0 && x[0] > 0 && x[1] > 0) {
       uint64_t steps_samples = static_cast<uint64_t>(x[0] * x[1]);
-      r.saved_extra.push_back({dirs * steps_samples * 7 * static_cast<uint64_t>(hidden) * 4, "cell states"});
+      // Backward unwinds step by step, freeing each step's states: by the time the input and weight
+      // gradients are formed they are gone, and the gates' gradient [T, N, gates x hidden] is live
+      // (measured per autograd node with the tracker).
+      r.saved_extra.push_back({dirs * steps_samples * 7 * static_cast<uint64_t>(hidden) * 4, "cell states", true});
       // Forward: the input projection of every step at once (4 gates for LSTM, 3 for GRU), one
       // direction at a time, plus about two hidden-sized tensors per step of the other direction.
       uint64_t gates = k == "LSTM" ? 4 : 3;
       r.forward_temp_bytes = (gates + 2 * (dirs - 1)) * steps_samples * static_cast<uint64_t>(hidden) * 4 +
                              StackInputHeldBytes(m, ctx.shapes, op);
+      r.backward_temp_bytes = gates * dirs * steps_samples * static_cast<uint64_t>(hidden) * 4;
       if (NonContiguous(m, ctx.shapes, in(0))) {
         r.saved_extra.push_back({dirs * bytes(in(0)), "contiguous input"});
       } else {

@@ -29,6 +29,9 @@ std::vector<LogicalOp> FuseOperators(const Model& model, const ConcreteShapes& s
 struct ExtraBuffer {
   uint64_t bytes = 0;
   std::string what;  // "indices", "mask", "mean+invstd"...
+  // Released as the operator's backward unwinds, before its input and weight gradients are formed
+  // (a recurrent layer's per-step states), instead of after them.
+  bool freed_before_gradients = false;
 };
 
 struct OpRule {

@@ -309,6 +309,7 @@ Result<StepPlan> Simulator::Run() {
   std::vector<OpRule> rules;
   rules.reserve(ops.size());
   std::vector<std::vector<int>> saved_bufs(ops.size());
+  std::vector<std::vector<int>> unwound_bufs(ops.size());  // saved, released before the op's gradients
   std::set<int> counted_saved;  // buffers already attributed to a layer
   std::set<std::string> unknown_ops;
   plan.layers.reserve(ops.size());
@@ -413,7 +414,7 @@ Result<StepPlan> Simulator::Run() {
     }
     for (const ExtraBuffer& e : rule.saved_extra) {
       int b = Alloc(e.bytes, kSaved);
-      saved_bufs[oi].push_back(b);
+      (e.freed_before_gradients ? unwound_bufs[oi] : saved_bufs[oi]).push_back(b);
       layer.saved_bytes += buffers_[b].bytes;
       counted_saved.insert(b);
     }
@@ -522,6 +523,7 @@ Result<StepPlan> Simulator::Run() {
     }
     bool has_grad = false;
     for (int id : op.outputs) has_grad = has_grad || (id >= 0 && grad[id] >= 0);
+    for (int b : unwound_bufs[oi]) Unref(b);
     std::vector<int> new_grads(op.inputs.size(), -1);
     if (has_grad) {
       for (size_t i = 0; i < op.inputs.size(); ++i) {
