@@ -203,11 +203,19 @@ TEST(Planner, MeanOverSomeAxesKeepsItsInputLikeTorch113) {
   EXPECT_EQ(MustPlan(MeanNet({1}), Cpu(2)).bytes.activations_saved, 160u + 160u + 40u + 24u);
 }
 
-// input[B,5,4] -> Transpose (time first) -> LSTM(hidden 8) -> Squeeze -> ReduceMean(time) -> Gemm
-TEST(Planner, LstmKeepsSevenHiddenFloatsPerStepAndAContiguousInput) {
+// input[B,5,4] -> Transpose (time first) -> LSTM(hidden 8) -> Squeeze -> ReduceMean(time) -> Gemm.
+// `reordered`: W reaches the LSTM as torch.onnx.export writes it, Concat(slices) -> Unsqueeze.
+std::string LstmNet(bool reordered = false) {
   GraphBuilder g;
-  g.Input("input", {5, 4}).Weight("W", {1, 32, 4}).Weight("R", {1, 32, 8}).Weight("B", {1, 64});
-  g.Weight("head.weight", {3, 8}).Constant("axes", {1}, {1});
+  g.Input("input", {5, 4}).Weight("R", {1, 32, 8}).Weight("B", {1, 64});
+  g.Weight("head.weight", {3, 8}).Constant("axes", {1}, {1}).Constant("zero", {0}, {1});
+  if (reordered) {
+    g.Weight("W_a", {16, 4}).Weight("W_b", {16, 4});
+    GraphBuilder::IntAttr(g.Node("Concat", {"W_b", "W_a"}, {"W2"}, "gates"), "axis", 0);
+    g.Node("Unsqueeze", {"W2", "zero"}, {"W"}, "unsqueeze_w");
+  } else {
+    g.Weight("W", {1, 32, 4});
+  }
   GraphBuilder::IntsAttr(g.Node("Transpose", {"input"}, {"x"}, "time_first"), "perm", {1, 0, 2});
   auto& lstm = g.Node("LSTM", {"x", "W", "R", "B"}, {"y", "yh", "yc"}, "lstm");
   GraphBuilder::IntAttr(lstm, "hidden_size", 8);
@@ -217,7 +225,11 @@ TEST(Planner, LstmKeepsSevenHiddenFloatsPerStepAndAContiguousInput) {
   GraphBuilder::IntAttr(mean, "keepdims", 0);
   GraphBuilder::IntAttr(g.Node("Gemm", {"m", "head.weight"}, {"logits"}, "head"), "transB", 1);
   g.Output("logits");
-  StepPlan p = MustPlan(g.Bytes(), Cpu(2));
+  return g.Bytes();
+}
+
+TEST(Planner, LstmKeepsSevenHiddenFloatsPerStepAndAContiguousInput) {
+  StepPlan p = MustPlan(LstmNet(), Cpu(2));
   ASSERT_GE(p.layers.size(), 2u);
   EXPECT_EQ(p.layers[1].op_type, "LSTM");
   // Measured with saved_tensors_hooks for nn.LSTM(4, 8, batch_first=True), batch 2, 5 steps: 2400 B
@@ -260,27 +272,6 @@ TEST(Planner, LstmOutputShapeFeedsComputedReshapeTargets) {
 // torch.onnx.export reorders an LSTM's gates by slicing its weights and concatenating them again;
 // PyTorch reads the parameters as they are, so the plan must not change.
 TEST(Planner, LstmWeightsReorderedByTheExportAreNoMemory) {
-  auto build = [](bool reordered) {
-    GraphBuilder g;
-    g.Input("input", {5, 4}).Weight("R", {1, 32, 8}).Weight("B", {1, 64}).Weight("head.weight", {3, 8});
-    g.Constant("axes", {1}, {1}).Constant("zero", {0}, {1});
-    if (reordered) {
-      g.Weight("W_a", {16, 4}).Weight("W_b", {16, 4});
-      GraphBuilder::IntAttr(g.Node("Concat", {"W_b", "W_a"}, {"W2"}, "gates"), "axis", 0);
-      g.Node("Unsqueeze", {"W2", "zero"}, {"W"}, "unsqueeze_w");
-    } else {
-      g.Weight("W", {1, 32, 4});
-    }
-    GraphBuilder::IntsAttr(g.Node("Transpose", {"input"}, {"x"}, "time_first"), "perm", {1, 0, 2});
-    GraphBuilder::IntAttr(g.Node("LSTM", {"x", "W", "R", "B"}, {"y"}, "lstm"), "hidden_size", 8);
-    g.Node("Squeeze", {"y", "axes"}, {"ys"}, "squeeze");
-    auto& mean = g.Node("ReduceMean", {"ys"}, {"m"}, "mean");
-    GraphBuilder::IntsAttr(mean, "axes", {0});
-    GraphBuilder::IntAttr(mean, "keepdims", 0);
-    GraphBuilder::IntAttr(g.Node("Gemm", {"m", "head.weight"}, {"logits"}, "head"), "transB", 1);
-    g.Output("logits");
-    return g.Bytes();
-  };
   auto forward_peak = [](const StepPlan& p) {
     uint64_t peak = 0;
     for (const TimelinePoint& t : p.timeline) {
@@ -288,8 +279,8 @@ TEST(Planner, LstmWeightsReorderedByTheExportAreNoMemory) {
     }
     return peak;
   };
-  StepPlan direct = MustPlan(build(false), Cpu(2));
-  StepPlan reordered = MustPlan(build(true), Cpu(2));
+  StepPlan direct = MustPlan(LstmNet(false), Cpu(2));
+  StepPlan reordered = MustPlan(LstmNet(true), Cpu(2));
   EXPECT_GT(forward_peak(direct), 0u);
   EXPECT_EQ(forward_peak(reordered), forward_peak(direct));
   EXPECT_EQ(reordered.peak_allocated_bytes, direct.peak_allocated_bytes);
