@@ -204,17 +204,18 @@ TEST(Planner, MeanOverSomeAxesKeepsItsInputLikeTorch113) {
 }
 
 // input[B,5,4] -> Transpose (time first) -> LSTM(hidden 8) -> Squeeze -> ReduceMean(time) -> Gemm.
-// `reordered`: W reaches the LSTM as torch.onnx.export writes it, Concat(slices) -> Unsqueeze.
+// `reordered`: W and R reach the LSTM as torch.onnx.export writes them, Concat(slices) [-> Unsqueeze].
 std::string LstmNet(bool reordered = false) {
   GraphBuilder g;
-  g.Input("input", {5, 4}).Weight("R", {1, 32, 8}).Weight("B", {1, 64});
+  g.Input("input", {5, 4}).Weight("B", {1, 64});
   g.Weight("head.weight", {3, 8}).Constant("axes", {1}, {1}).Constant("zero", {0}, {1});
   if (reordered) {
-    g.Weight("W_a", {16, 4}).Weight("W_b", {16, 4});
-    GraphBuilder::IntAttr(g.Node("Concat", {"W_b", "W_a"}, {"W2"}, "gates"), "axis", 0);
-    g.Node("Unsqueeze", {"W2", "zero"}, {"W"}, "unsqueeze_w");
+    g.Weight("W_a", {1, 16, 4}).Weight("W_b", {1, 16, 4}).Weight("R_a", {16, 8}).Weight("R_b", {16, 8});
+    GraphBuilder::IntAttr(g.Node("Concat", {"W_b", "W_a"}, {"W"}, "gates_w"), "axis", 1);
+    GraphBuilder::IntAttr(g.Node("Concat", {"R_b", "R_a"}, {"R2"}, "gates_r"), "axis", 0);
+    g.Node("Unsqueeze", {"R2", "zero"}, {"R"}, "unsqueeze_r");
   } else {
-    g.Weight("W", {1, 32, 4});
+    g.Weight("W", {1, 32, 4}).Weight("R", {1, 32, 8});
   }
   GraphBuilder::IntsAttr(g.Node("Transpose", {"input"}, {"x"}, "time_first"), "perm", {1, 0, 2});
   auto& lstm = g.Node("LSTM", {"x", "W", "R", "B"}, {"y", "yh", "yc"}, "lstm");
