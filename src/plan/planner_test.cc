@@ -375,6 +375,34 @@ TEST(Planner, PossiblyInPlaceLeakyReluIsAWarningWithTheBytesAtStake) {
   EXPECT_TRUE(MustPlan(build("Relu"), Cpu(2)).warnings.empty());
 }
 
+TEST(Planner, ActivationAfterInstanceNormWarnsOfTheInPlaceViewCopies) {
+  auto build = [](const char* norm) {
+    GraphBuilder g;
+    g.Input("input", {4, 8}).Weight("scale", {4}).Weight("bias", {4}).Weight("mean", {4}).Weight("var", {4});
+    g.Weight("head.weight", {3, 4});
+    if (std::string(norm) == "InstanceNormalization") {
+      g.Node(norm, {"input", "scale", "bias"}, {"n"}, "norm");
+    } else {
+      g.Node(norm, {"input", "scale", "bias", "mean", "var"}, {"n"}, "norm");
+    }
+    g.Node("Relu", {"n"}, {"a"}, "act");
+    auto& mean = g.Node("ReduceMean", {"a"}, {"m"}, "pool");
+    GraphBuilder::IntsAttr(mean, "axes", {2});
+    GraphBuilder::IntAttr(mean, "keepdims", 0);
+    GraphBuilder::IntAttr(g.Node("Gemm", {"m", "head.weight"}, {"logits"}, "head"), "transB", 1);
+    g.Output("logits");
+    return g.Bytes();
+  };
+  // relu_ on instance_norm's output (a view): two copies of its 2 x 4 x 8 floats (256 B) in backward.
+  StepPlan p = MustPlan(build("InstanceNormalization"), Cpu(2));
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_NE(p.warnings[0].find("after InstanceNormalization may have been in-place"), std::string::npos) << p.warnings[0];
+  EXPECT_NE(p.warnings[0].find("up to 512 bytes more"), std::string::npos) << p.warnings[0];
+  for (const std::string& w : MustPlan(build("BatchNormalization"), Cpu(2)).warnings) {
+    EXPECT_EQ(w.find("InstanceNormalization"), std::string::npos) << w;
+  }
+}
+
 TEST(Planner, CpuDropoutKeepsAFloatNoiseTensorAndRatioZeroIsAView) {
   auto build = [](int64_t ratio_percent) {
     GraphBuilder g;

@@ -462,6 +462,22 @@ Result<StepPlan> Simulator::Run() {
                             "out-of-place: if in-place, " + std::to_string(inplace_at_risk) +
                             " bytes fewer activations are kept for backward");
   }
+  // instance_norm returns a view; an in-place activation on it (relu_, leaky_relu_, ...) makes
+  // backward rebuild the view's gradient through as_strided and CopySlices: two output-sized copies
+  // more at that point (measured), which the out-of-place plan does not hold.
+  uint64_t view_inplace_at_risk = 0;
+  for (const LogicalOp& op : ops) {
+    if (op.kind != "Relu" && op.kind != "LeakyRelu" && op.kind != "Elu" && op.kind != "Clip") continue;
+    int in = op.inputs.empty() ? -1 : op.inputs[0];
+    int producer = in >= 0 ? m_.tensors[in].producer : -1;
+    if (producer < 0 || m_.nodes[producer].op_type != "InstanceNormalization") continue;
+    view_inplace_at_risk = std::max(view_inplace_at_risk, 2 * TensorBytes(in));
+  }
+  if (view_inplace_at_risk > 0) {
+    plan.warnings.push_back("an activation after InstanceNormalization may have been in-place (not recorded in ONNX); "
+                            "if so, backward needs up to " + std::to_string(view_inplace_at_risk) +
+                            " bytes more than planned (instance_norm's output is a view)");
+  }
 
   // Loss.
   timeline_node_ = TimelineRecorder::kLoss;
