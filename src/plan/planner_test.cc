@@ -203,6 +203,16 @@ TEST(Planner, MeanOverSomeAxesKeepsItsInputLikeTorch113) {
   EXPECT_EQ(MustPlan(MeanNet({1}), Cpu(2)).bytes.activations_saved, 160u + 160u + 40u + 24u);
 }
 
+// x -> ReduceMean(axis, dropped) -> Gemm(head.weight) -> logits; the model's bytes.
+std::string MeanThenHead(GraphBuilder& g, const std::string& x, int64_t axis) {
+  auto& mean = g.Node("ReduceMean", {x}, {"m"}, "mean");
+  GraphBuilder::IntsAttr(mean, "axes", {axis});
+  GraphBuilder::IntAttr(mean, "keepdims", 0);
+  GraphBuilder::IntAttr(g.Node("Gemm", {"m", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  return g.Bytes();
+}
+
 // input[B,5,4] -> Transpose (time first) -> LSTM(hidden 8) -> Squeeze -> ReduceMean(time) -> Gemm.
 // `reordered`: W and R reach the LSTM as torch.onnx.export writes them, Concat(slices) [-> Unsqueeze].
 std::string LstmNet(bool reordered = false) {
@@ -221,12 +231,7 @@ std::string LstmNet(bool reordered = false) {
   auto& lstm = g.Node("LSTM", {"x", "W", "R", "B"}, {"y", "yh", "yc"}, "lstm");
   GraphBuilder::IntAttr(lstm, "hidden_size", 8);
   g.Node("Squeeze", {"y", "axes"}, {"ys"}, "squeeze");
-  auto& mean = g.Node("ReduceMean", {"ys"}, {"m"}, "mean");
-  GraphBuilder::IntsAttr(mean, "axes", {0});
-  GraphBuilder::IntAttr(mean, "keepdims", 0);
-  GraphBuilder::IntAttr(g.Node("Gemm", {"m", "head.weight"}, {"logits"}, "head"), "transB", 1);
-  g.Output("logits");
-  return g.Bytes();
+  return MeanThenHead(g, "ys", 0);
 }
 
 TEST(Planner, LstmKeepsSevenHiddenFloatsPerStepAndAContiguousInput) {
@@ -386,12 +391,7 @@ TEST(Planner, ActivationAfterInstanceNormWarnsOfTheInPlaceViewCopies) {
       g.Node(norm, {"input", "scale", "bias", "mean", "var"}, {"n"}, "norm");
     }
     g.Node("Relu", {"n"}, {"a"}, "act");
-    auto& mean = g.Node("ReduceMean", {"a"}, {"m"}, "pool");
-    GraphBuilder::IntsAttr(mean, "axes", {2});
-    GraphBuilder::IntAttr(mean, "keepdims", 0);
-    GraphBuilder::IntAttr(g.Node("Gemm", {"m", "head.weight"}, {"logits"}, "head"), "transB", 1);
-    g.Output("logits");
-    return g.Bytes();
+    return MeanThenHead(g, "a", 2);
   };
   // relu_ on instance_norm's output (a view): two copies of its 2 x 4 x 8 floats (256 B) in backward.
   StepPlan p = MustPlan(build("InstanceNormalization"), Cpu(2));
