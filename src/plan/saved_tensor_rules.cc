@@ -346,12 +346,15 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   bool plain_input = (c_in <= 3 && !input_grad) || (spatial == 3 && c_in < 8);
   uint64_t input_reorder = plain_input ? 0 : padded(x);
   const uint64_t samples = static_cast<uint64_t>(std::max<int64_t>(1, xd[0]));
+  // Those depthwise and 9-15 channel 3-D kernels also take a scratchpad of ~80 KiB whatever the
+  // batch and volume (measured 4-16 wide): the larger of the two.
+  const uint64_t scratchpad_3d = 80 * 1024;
   if (spatial == 3 && depthwise) {
-    r->backward_temp_bytes = T[x].Bytes() + fixed;
+    r->backward_temp_bytes = std::max(T[x].Bytes() + fixed, scratchpad_3d);
   } else if (spatial == 3 && c_in >= 4 && c_in < 8 && !input_grad) {
     r->backward_temp_bytes = padded_to(y, 16) / samples + fixed;
   } else if (spatial == 3 && c_in > 8 && c_in < 16 && input_grad) {
-    r->backward_temp_bytes = 2 * padded_to(x, 16) - T[x].Bytes() + fixed;
+    r->backward_temp_bytes = std::max(2 * padded_to(x, 16) - T[x].Bytes() + fixed, scratchpad_3d);
   } else if (depthwise && k_last > 3) {
     r->backward_temp_bytes = 2 * padded(x) - T[x].Bytes() + fixed;
   } else {
