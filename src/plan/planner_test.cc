@@ -403,6 +403,33 @@ TEST(Planner, ActivationAfterInstanceNormWarnsOfTheInPlaceViewCopies) {
   }
 }
 
+// chunk(3) exported as three Slices (nn.MultiheadAttention's q, k, v): PyTorch's split backward joins
+// the three gradients into one input-sized tensor, as for a single Split node.
+TEST(Planner, SlicesOfOneTensorJoinTheirGradientsLikeASplit) {
+  auto build = [](bool slices) {
+    GraphBuilder g;
+    g.Input("input", {4}).Weight("proj.weight", {192, 4}).Weight("head.weight", {3, 64});
+    g.Constant("s0", {0}, {1}).Constant("s1", {64}, {1}).Constant("s2", {128}, {1}).Constant("s3", {192}, {1});
+    g.Constant("axis", {1}, {1}).Constant("sizes", {64, 64, 64}, {3});
+    GraphBuilder::IntAttr(g.Node("Gemm", {"input", "proj.weight"}, {"qkv"}, "proj"), "transB", 1);
+    if (slices) {
+      g.Node("Slice", {"qkv", "s0", "s1", "axis"}, {"q"}, "q");
+      g.Node("Slice", {"qkv", "s1", "s2", "axis"}, {"k"}, "k");
+      g.Node("Slice", {"qkv", "s2", "s3", "axis"}, {"v"}, "v");
+    } else {
+      GraphBuilder::IntAttr(g.Node("Split", {"qkv", "sizes"}, {"q", "k", "v"}, "split"), "axis", 1);
+    }
+    g.Node("Mul", {"q", "k"}, {"qk"}, "qk");
+    g.Node("Add", {"qk", "v"}, {"h"}, "h");
+    GraphBuilder::IntAttr(g.Node("Gemm", {"h", "head.weight"}, {"logits"}, "head"), "transB", 1);
+    g.Output("logits");
+    return g.Bytes();
+  };
+  StepPlan split = MustPlan(build(false), Cpu(64));
+  StepPlan slices = MustPlan(build(true), Cpu(64));
+  EXPECT_EQ(slices.peak_allocated_bytes, split.peak_allocated_bytes);
+}
+
 TEST(Planner, CpuDropoutKeepsAFloatNoiseTensorAndRatioZeroIsAView) {
   auto build = [](int64_t ratio_percent) {
     GraphBuilder g;

@@ -604,6 +604,15 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   } else if (k == "Transpose" || k == "Expand" || k == "Slice" || k == "Split") {
     for (size_t i = 0; i < op.outputs.size(); ++i) r.output_view_of[i] = in(0);
     if (k == "Transpose") r.grad_alias_output[0] = 0;
+    if (k == "Slice" && in(0) >= 0) {
+      // chunk()/split() exported as one Slice per piece (nn.MultiheadAttention's q, k, v).
+      int slices = 0, others = 0;
+      for (int c : m.tensors[in(0)].consumers) {
+        const std::string& ck = m.nodes[c].op_type;
+        if (ck == "Slice") ++slices; else if (ck != "Shape") ++others;
+      }
+      r.gradient_joins_siblings = slices > 1 && others == 0;
+    }
   } else if (k == "Concat") {
     // Backward hands each input a narrow() view of the output gradient.
     for (size_t i = 0; i < op.inputs.size(); ++i) r.grad_alias_output[i] = 0;

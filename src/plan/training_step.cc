@@ -554,6 +554,9 @@ Result<StepPlan> Simulator::Run() {
           Ref(new_grads[i]);
         } else if (is_param) {
           new_grads[i] = Alloc(param_elems_[id] * master_bytes / grad_shards, kGradients);
+        } else if (rule.gradient_joins_siblings && grad[id] >= 0) {
+          new_grads[i] = grad[id];
+          Ref(new_grads[i]);
         } else {
           new_grads[i] = Alloc(TensorBytes(id), kTransient);
         }
