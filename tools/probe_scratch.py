@@ -7,7 +7,9 @@ forward and a measured backward under the LD_PRELOAD tracker tools/alloc_tracker
   forward scratch  = peak during forward  - live bytes after forward;
   backward scratch = peak during backward - live before backward - the gradients it returns.
 A fit over the batch sizes splits each into a per-sample part and a fixed part (least squares);
-that split is what the planner's rules in src/plan/saved_tensor_rules.cc model.
+that split is what the planner's rules in src/plan/saved_tensor_rules.cc model. For LSTM/GRU the
+backward figure is negative: their backward frees each step's states as it unwinds, so its peak is
+at its start (see tools/random_nets.py-style whole-step runs for those).
 
     /usr/bin/python3 tools/probe_scratch.py "conv1d cin=16 cout=16 k=3 L=512" --batches 1,2,4,8
     /usr/bin/python3 tools/probe_scratch.py --file layers.txt --json out.json
@@ -30,11 +32,18 @@ sys.path.insert(0, HERE)
 import measure_step  # noqa: E402
 
 
+KINDS = ("conv1d", "conv2d", "conv3d", "convT1d", "convT2d", "convT3d", "lstm", "gru")
+
+
 def parse(line: str) -> dict:
     parts = line.split()
+    if not parts or parts[0] not in KINDS:
+        raise ValueError("unknown layer %r (kinds: %s)" % (line, ", ".join(KINDS)))
     spec = {"kind": parts[0]}
     for p in parts[1:]:
-        k, v = p.split("=", 1)
+        k, sep, v = p.partition("=")
+        if not sep:
+            raise ValueError("expected key=value, got %r" % p)
         spec[k] = int(v)
     return spec
 
