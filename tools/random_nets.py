@@ -54,7 +54,7 @@ REPORT_SEEDS_START = 100000
 TARGETS = {"peak_median": 0.01, "peak_p90": 0.03, "peak_max": 0.05, "activations_median": 0.01}
 # The ctest: a fixed sample from the tuning range; fails when the planner regresses past these.
 CHECK_SEEDS = list(range(0, 24))
-CHECK_TARGETS = {"peak_median": 0.01, "peak_p90": 0.15, "peak_max": 0.25, "activations_median": 0.01}
+CHECK_TARGETS = {"peak_median": 0.01, "peak_p90": 0.05, "peak_max": 0.15, "activations_median": 0.01}
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
 

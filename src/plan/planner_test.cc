@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "saved_tensor_rules.h"
+#include "shapes.h"
 #include "test_graphs.h"
 #include "training_step.h"
 
@@ -199,27 +203,54 @@ TEST(Planner, MeanOverSomeAxesKeepsItsInputLikeTorch113) {
   EXPECT_EQ(MustPlan(MeanNet({1}), Cpu(2)).bytes.activations_saved, 160u + 160u + 40u + 24u);
 }
 
-// input[B,5,4] -> Transpose (time first) -> LSTM(hidden 8) -> Squeeze -> ReduceMean(time) -> Gemm
-TEST(Planner, LstmKeepsSevenHiddenFloatsPerStepAndAContiguousInput) {
+// x -> ReduceMean(axis, dropped) -> Gemm(head.weight) -> logits; the model's bytes.
+std::string MeanThenHead(GraphBuilder& g, const std::string& x, int64_t axis) {
+  auto& mean = g.Node("ReduceMean", {x}, {"m"}, "mean");
+  GraphBuilder::IntsAttr(mean, "axes", {axis});
+  GraphBuilder::IntAttr(mean, "keepdims", 0);
+  GraphBuilder::IntAttr(g.Node("Gemm", {"m", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  return g.Bytes();
+}
+
+// input[B,5,4] -> Transpose (time first) -> LSTM(hidden 8) -> Squeeze -> ReduceMean(time) -> Gemm.
+// `reordered`: W and R reach the LSTM as torch.onnx.export writes them, Concat(slices) [-> Unsqueeze].
+std::string LstmNet(bool reordered = false) {
   GraphBuilder g;
-  g.Input("input", {5, 4}).Weight("W", {1, 32, 4}).Weight("R", {1, 32, 8}).Weight("B", {1, 64});
-  g.Weight("head.weight", {3, 8}).Constant("axes", {1}, {1});
+  g.Input("input", {5, 4}).Weight("B", {1, 64});
+  g.Weight("head.weight", {3, 8}).Constant("axes", {1}, {1}).Constant("zero", {0}, {1});
+  if (reordered) {
+    g.Weight("W_a", {1, 16, 4}).Weight("W_b", {1, 16, 4}).Weight("R_a", {16, 8}).Weight("R_b", {16, 8});
+    GraphBuilder::IntAttr(g.Node("Concat", {"W_b", "W_a"}, {"W"}, "gates_w"), "axis", 1);
+    GraphBuilder::IntAttr(g.Node("Concat", {"R_b", "R_a"}, {"R2"}, "gates_r"), "axis", 0);
+    g.Node("Unsqueeze", {"R2", "zero"}, {"R"}, "unsqueeze_r");
+  } else {
+    g.Weight("W", {1, 32, 4}).Weight("R", {1, 32, 8});
+  }
   GraphBuilder::IntsAttr(g.Node("Transpose", {"input"}, {"x"}, "time_first"), "perm", {1, 0, 2});
   auto& lstm = g.Node("LSTM", {"x", "W", "R", "B"}, {"y", "yh", "yc"}, "lstm");
   GraphBuilder::IntAttr(lstm, "hidden_size", 8);
   g.Node("Squeeze", {"y", "axes"}, {"ys"}, "squeeze");
-  auto& mean = g.Node("ReduceMean", {"ys"}, {"m"}, "mean");
-  GraphBuilder::IntsAttr(mean, "axes", {0});
-  GraphBuilder::IntAttr(mean, "keepdims", 0);
-  GraphBuilder::IntAttr(g.Node("Gemm", {"m", "head.weight"}, {"logits"}, "head"), "transB", 1);
-  g.Output("logits");
-  StepPlan p = MustPlan(g.Bytes(), Cpu(2));
+  return MeanThenHead(g, "ys", 0);
+}
+
+TEST(Planner, LstmKeepsSevenHiddenFloatsPerStepAndAContiguousInput) {
+  StepPlan p = MustPlan(LstmNet(), Cpu(2));
   ASSERT_GE(p.layers.size(), 2u);
   EXPECT_EQ(p.layers[1].op_type, "LSTM");
   // Measured with saved_tensors_hooks for nn.LSTM(4, 8, batch_first=True), batch 2, 5 steps: 2400 B
   // = 7 x 8 floats x 5 steps x 2 samples (2240 B) + the contiguous [5,2,4] input (160 B).
   EXPECT_EQ(p.layers[1].saved_bytes, 2400u);
   for (const std::string& w : p.warnings) EXPECT_EQ(w.find("LSTM"), std::string::npos) << w;
+  // Backward unwinds the steps, freeing their states, before the input and weight gradients exist
+  // (measured per autograd node): when the LSTM's gradients are formed the 2240 B of states are gone.
+  bool seen = false;
+  for (const TimelinePoint& t : p.timeline) {
+    if (t.phase != "backward" || t.node != "lstm") continue;
+    seen = true;
+    EXPECT_LT(t.live.activations_saved, 2240u);
+  }
+  EXPECT_TRUE(seen);
 }
 
 // Reshape targets computed from an LSTM's output shape (nn.MultiheadAttention after an LSTM does this)
@@ -244,6 +275,91 @@ TEST(Planner, LstmOutputShapeFeedsComputedReshapeTargets) {
   EXPECT_EQ(flat->output_shape, (std::vector<int64_t>{5, 16}));
 }
 
+// torch.onnx.export reorders an LSTM's gates by slicing its weights and concatenating them again;
+// PyTorch reads the parameters as they are, so the plan must not change.
+TEST(Planner, LstmWeightsReorderedByTheExportAreNoMemory) {
+  auto forward_peak = [](const StepPlan& p) {
+    uint64_t peak = 0;
+    for (const TimelinePoint& t : p.timeline) {
+      if (t.phase == "forward") peak = std::max(peak, t.allocated_bytes);
+    }
+    return peak;
+  };
+  StepPlan direct = MustPlan(LstmNet(false), Cpu(2));
+  StepPlan reordered = MustPlan(LstmNet(true), Cpu(2));
+  EXPECT_GT(forward_peak(direct), 0u);
+  EXPECT_EQ(forward_peak(reordered), forward_peak(direct));
+  EXPECT_EQ(reordered.peak_allocated_bytes, direct.peak_allocated_bytes);
+  EXPECT_EQ(reordered.bytes.activations_saved, direct.bytes.activations_saved);
+}
+
+// A tied embedding / LM head: the weight gets one gradient from the head and one from the
+// embedding, and autograd 1.13 adds them out of place (measured: three weight-sized gradients live).
+TEST(Planner, TiedWeightGradientsAreAddedOutOfPlace) {
+  GraphBuilder g;
+  g.Input("input", {4}, /*dtype=*/7).Weight("emb.weight", {1000, 64});
+  g.Node("Gather", {"emb.weight", "input"}, {"e"}, "embedding");
+  auto& mean = g.Node("ReduceMean", {"e"}, {"m"}, "mean");
+  GraphBuilder::IntsAttr(mean, "axes", {1});
+  GraphBuilder::IntAttr(mean, "keepdims", 0);
+  GraphBuilder::IntsAttr(g.Node("Transpose", {"emb.weight"}, {"wt"}, "tied"), "perm", {1, 0});
+  g.Node("MatMul", {"m", "wt"}, {"logits"}, "head");
+  g.Output("logits");
+  StepPlan p = MustPlan(g.Bytes(), Cpu(1));
+  const uint64_t w = 1000 * 64 * 4;
+  // The weight, its gradient from the head, the embedding's gradient and their sum.
+  EXPECT_GE(p.peak_allocated_bytes, 4 * w);
+  EXPECT_LT(p.peak_allocated_bytes, 4 * w + 16 * 1024);
+}
+
+// The rule itself for one convolution (tools/probe_scratch.py measured each case at batches 2/4/8).
+uint64_t ConvBackwardScratch(int dims, int64_t c_in, int64_t c_out, int64_t k, int64_t groups, int64_t size,
+                             int64_t batch) {
+  GraphBuilder g;
+  std::vector<int64_t> in(static_cast<size_t>(dims), size), w(static_cast<size_t>(dims), k);
+  in.insert(in.begin(), c_in);
+  w.insert(w.begin(), {c_out, c_in / groups});
+  g.Input("input", in).Weight("conv.weight", w);
+  g.Node("Mul", {"input", "input"}, {"x"}, "pre");  // an activation: the convolution's input needs a gradient
+  auto& conv = g.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv");
+  GraphBuilder::IntAttr(conv, "group", groups);
+  GraphBuilder::IntsAttr(conv, "pads", std::vector<int64_t>(2 * static_cast<size_t>(dims), k / 2));
+  g.Output("logits");
+  auto model = LoadModelFromBytes(g.Bytes(), "conv");
+  EXPECT_TRUE(model.ok());
+  PlanOptions o = Cpu(batch);
+  auto shapes = InferConcreteShapes(**model, o);
+  EXPECT_TRUE(shapes.ok()) << (shapes.ok() ? "" : shapes.error());
+  std::vector<bool> requires_grad((*model)->tensors.size(), true);
+  for (size_t i = 0; i < requires_grad.size(); ++i) {
+    requires_grad[i] = (*model)->tensors[i].kind != TensorKind::kGraphInput;
+  }
+  RuleContext ctx{**model, *shapes, Target::kCpu, 4, requires_grad};
+  for (const LogicalOp& op : FuseOperators(**model, *shapes)) {
+    if (op.kind == "Conv") return RuleFor(op, ctx).backward_temp_bytes;
+  }
+  ADD_FAILURE() << "no Conv";
+  return 0;
+}
+
+TEST(ConvScratch, BackwardFollowsTheMeasuredBlockedLayouts) {
+  const uint64_t fixed = 7 * 1024;
+  // conv1d 8 -> 8, k3, 64 wide, batch 2 (input 4 KiB): measured 3 x input + ~8 KiB.
+  EXPECT_EQ(ConvBackwardScratch(1, 8, 8, 3, 1, 64, 2), 3 * 4096 + fixed);
+  // conv1d 4 -> 4 (input 2 KiB): measured 7 x input.
+  EXPECT_EQ(ConvBackwardScratch(1, 4, 4, 3, 1, 64, 2), 7 * 2048 + fixed);
+  // conv1d 16 -> 16: the input and the output gradient, once each.
+  EXPECT_EQ(ConvBackwardScratch(1, 16, 16, 3, 1, 64, 2), 2 * 8192 + fixed);
+  // depthwise 24 channels, k5 (input 12 KiB): 2 x padded to 32 - plain, measured 1.67 x input.
+  EXPECT_EQ(ConvBackwardScratch(1, 24, 24, 5, 24, 64, 2), 2 * 16384 - 12288 + fixed);
+  // depthwise 8 channels, k3: blocks of 16 for the input and the output gradient (4 x input).
+  EXPECT_EQ(ConvBackwardScratch(1, 8, 8, 3, 8, 64, 2), 4 * 4096 + fixed);
+  // 3-D 1x1x1 (slow_conv3d): the input gradient goes through input-sized columns.
+  EXPECT_EQ(ConvBackwardScratch(3, 16, 16, 1, 1, 8, 2), 2u * 16 * 512 * 4);
+  // 3-D depthwise: one input-sized buffer.
+  EXPECT_EQ(ConvBackwardScratch(3, 24, 24, 3, 24, 8, 2), 2u * 24 * 512 * 4 + fixed);
+}
+
 TEST(Planner, PossiblyInPlaceLeakyReluIsAWarningWithTheBytesAtStake) {
   auto build = [](const char* act) {
     GraphBuilder g;
@@ -262,6 +378,56 @@ TEST(Planner, PossiblyInPlaceLeakyReluIsAWarningWithTheBytesAtStake) {
   EXPECT_NE(leaky.warnings[0].find(" 48 bytes fewer"), std::string::npos) << leaky.warnings[0];
   // relu keeps its output either way: nothing to warn about.
   EXPECT_TRUE(MustPlan(build("Relu"), Cpu(2)).warnings.empty());
+}
+
+TEST(Planner, ActivationAfterInstanceNormWarnsOfTheInPlaceViewCopies) {
+  auto build = [](const char* norm) {
+    GraphBuilder g;
+    g.Input("input", {4, 8}).Weight("scale", {4}).Weight("bias", {4}).Weight("mean", {4}).Weight("var", {4});
+    g.Weight("head.weight", {3, 4});
+    if (std::string(norm) == "InstanceNormalization") {
+      g.Node(norm, {"input", "scale", "bias"}, {"n"}, "norm");
+    } else {
+      g.Node(norm, {"input", "scale", "bias", "mean", "var"}, {"n"}, "norm");
+    }
+    g.Node("Relu", {"n"}, {"a"}, "act");
+    return MeanThenHead(g, "a", 2);
+  };
+  // relu_ on instance_norm's output (a view): two copies of its 2 x 4 x 8 floats (256 B) in backward.
+  StepPlan p = MustPlan(build("InstanceNormalization"), Cpu(2));
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_NE(p.warnings[0].find("after InstanceNormalization may have been in-place"), std::string::npos) << p.warnings[0];
+  EXPECT_NE(p.warnings[0].find("up to 512 bytes more"), std::string::npos) << p.warnings[0];
+  for (const std::string& w : MustPlan(build("BatchNormalization"), Cpu(2)).warnings) {
+    EXPECT_EQ(w.find("InstanceNormalization"), std::string::npos) << w;
+  }
+}
+
+// chunk(3) exported as three Slices (nn.MultiheadAttention's q, k, v): PyTorch's split backward joins
+// the three gradients into one input-sized tensor, as for a single Split node.
+TEST(Planner, SlicesOfOneTensorJoinTheirGradientsLikeASplit) {
+  auto build = [](bool slices) {
+    GraphBuilder g;
+    g.Input("input", {4}).Weight("proj.weight", {192, 4}).Weight("head.weight", {3, 64});
+    g.Constant("s0", {0}, {1}).Constant("s1", {64}, {1}).Constant("s2", {128}, {1}).Constant("s3", {192}, {1});
+    g.Constant("axis", {1}, {1}).Constant("sizes", {64, 64, 64}, {3});
+    GraphBuilder::IntAttr(g.Node("Gemm", {"input", "proj.weight"}, {"qkv"}, "proj"), "transB", 1);
+    if (slices) {
+      g.Node("Slice", {"qkv", "s0", "s1", "axis"}, {"q"}, "q");
+      g.Node("Slice", {"qkv", "s1", "s2", "axis"}, {"k"}, "k");
+      g.Node("Slice", {"qkv", "s2", "s3", "axis"}, {"v"}, "v");
+    } else {
+      GraphBuilder::IntAttr(g.Node("Split", {"qkv", "sizes"}, {"q", "k", "v"}, "split"), "axis", 1);
+    }
+    g.Node("Mul", {"q", "k"}, {"qk"}, "qk");
+    g.Node("Add", {"qk", "v"}, {"h"}, "h");
+    GraphBuilder::IntAttr(g.Node("Gemm", {"h", "head.weight"}, {"logits"}, "head"), "transB", 1);
+    g.Output("logits");
+    return g.Bytes();
+  };
+  StepPlan split = MustPlan(build(false), Cpu(64));
+  StepPlan slices = MustPlan(build(true), Cpu(64));
+  EXPECT_EQ(slices.peak_allocated_bytes, split.peak_allocated_bytes);
 }
 
 TEST(Planner, CpuDropoutKeepsAFloatNoiseTensorAndRatioZeroIsAView) {

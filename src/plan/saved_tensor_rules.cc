@@ -315,7 +315,10 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     for (size_t i = 2; i < xd.size(); ++i) positions *= static_cast<uint64_t>(xd[i]);
     uint64_t out_channels = static_cast<uint64_t>(wd[1] * groups);
     uint64_t columns = out_channels * kernel * positions * eb;
-    r->forward_temp_bytes = columns;
+    // Forward also fills a ones vector over the output positions (measured: columns + one output
+    // channel, at every batch size).
+    const uint64_t samples_channels = static_cast<uint64_t>(std::max<int64_t>(1, T[y].dims[0] * T[y].dims[1]));
+    r->forward_temp_bytes = columns + T[y].Bytes() / samples_channels;
     r->backward_temp_bytes = columns;
     return;
   }
@@ -324,29 +327,133 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   if (spatial == 1) first4 = xd[0] * xd[1] * xd[2];
   bool mkldnn = (strided || dilated || xd[0] >= 16 || k_last != 1 || k_before != 1) &&
                 (groups > 1 || (k_last > 3 && k_before > 3) || xd[0] > 1 || first4 > 20480);
-  if (!mkldnn) return;
+  const bool input_grad = ctx.requires_grad[x];
+  if (!mkldnn) {
+    // slow_conv3d's backward forms the input gradient through columns of the input's size even
+    // for a 1x1x1 kernel (measured: input bytes at every batch; 2-D and 1-D 1x1 need none).
+    if (spatial == 3 && input_grad) r->backward_temp_bytes = T[x].Bytes();
+    return;
+  }
   const uint64_t fixed = 7 * 1024;
-  bool depthwise = groups > 1 && groups == xd[1] && k_last > 3;
-  r->forward_temp_bytes = T[x].Bytes() + T[w].Bytes() + fixed;
-  // Backward reorders the input and the output gradient into oneDNN's blocked layout, channels
-  // rounded up to blocks of 16, or of 8 when the input has 4 to 15 channels (measured over
-  // C = 1..32, Co = 8..32: a 4-channel input takes twice its size there). An input of at most 3
-  // channels that needs no gradient (the stem) is used as it is, and so is a 3-D convolution's
-  // input of fewer than 8 channels.
   const int64_t c_in = xd[1];
-  const uint64_t block = c_in >= 4 && c_in < 16 ? 8 : 16;
-  auto padded = [&](int id) {
+  const int64_t c_out = T[y].dims[1];
+  const bool depthwise = groups > 1 && groups == c_in;
+  // Channels rounded up to oneDNN's blocks: 16, or 8 for a dense convolution whose input has 4 to
+  // 15 channels; a depthwise one always uses 16 (tools/probe_scratch.py over the layers of the
+  // random networks, batches 2/4/8: the per-sample part is what follows, the rest is ~7 KiB).
+  const uint64_t block = !depthwise && c_in >= 4 && c_in < 16 ? 8 : 16;
+  auto padded_to = [&](int id, uint64_t b) {
     uint64_t c = T[id].dims.size() > 1 ? static_cast<uint64_t>(T[id].dims[1]) : 1;
-    return c ? T[id].Bytes() / c * ((c + block - 1) / block * block) : 0;
+    return c ? T[id].Bytes() / c * ((c + b - 1) / b * b) : 0;
   };
-  bool plain_input = (c_in <= 3 && !ctx.requires_grad[x]) || (spatial == 3 && c_in < 8);
+  auto padded = [&](int id) { return padded_to(id, block); };
+  // Forward computes into an output blocked by 16 and reorders the input (or the weight).
+  r->forward_temp_bytes = std::max(T[x].Bytes() + T[w].Bytes(), padded_to(y, 16)) + fixed;
+  // Backward reorders the input and the output gradient into the blocked layout. An input of at
+  // most 3 channels that needs no gradient (the stem) is used as it is, and so is a 3-D
+  // convolution's input of fewer than 8 channels. A depthwise kernel wider than 3 reorders the
+  // input only, and keeps its padding twice: 2 x padded - plain. A dense
+  // convolution between at most 8 channels with an input gradient keeps one more padded copy of
+  // the input (plus a plain one below 8 channels): 8 -> 8 channels takes 3 x the input, 4 -> 4
+  // takes 7 x.
+  //
+  // 3-D convolutions differ (tools/probe_scratch.py, volumes 8-16 wide): a depthwise one keeps one
+  // input-sized buffer; a stem of 4 to 7 channels without an input gradient takes about one
+  // sample's blocked output whatever the batch; 9 to 15 input channels keep 2 x padded - plain.
+  bool plain_input = (c_in <= 3 && !input_grad) || (spatial == 3 && c_in < 8);
   uint64_t input_reorder = plain_input ? 0 : padded(x);
-  r->backward_temp_bytes = input_reorder + (depthwise ? 0 : padded(y)) + fixed;
+  const uint64_t samples = static_cast<uint64_t>(std::max<int64_t>(1, xd[0]));
+  // Those depthwise and 9-15 channel 3-D kernels also take a scratchpad of ~80 KiB whatever the
+  // batch and volume (measured 4-16 wide): the larger of the two.
+  const uint64_t scratchpad_3d = 80 * 1024;
+  if (spatial == 3 && depthwise) {
+    r->backward_temp_bytes = std::max(T[x].Bytes() + fixed, scratchpad_3d);
+  } else if (spatial == 3 && c_in >= 4 && c_in < 8 && !input_grad) {
+    r->backward_temp_bytes = padded_to(y, 16) / samples + fixed;
+  } else if (spatial == 3 && c_in > 8 && c_in < 16 && input_grad) {
+    r->backward_temp_bytes = std::max(2 * padded_to(x, 16) - T[x].Bytes() + fixed, scratchpad_3d);
+  } else if (depthwise && k_last > 3) {
+    r->backward_temp_bytes = 2 * padded(x) - T[x].Bytes() + fixed;
+  } else {
+    r->backward_temp_bytes = input_reorder + padded(y) + fixed;
+    if (!depthwise && input_grad && c_in <= 8 && c_out <= 8) {
+      r->backward_temp_bytes += padded(x) + (c_in < 8 ? T[x].Bytes() : 0);
+    }
+  }
+  if (spatial == 1 && input_grad) {
+    // conv1d: the weight gradient is formed in a blocked buffer and reordered, at a moment when the
+    // other reorders are gone (measured 16-64 channels, 16-64 wide: the larger of the two).
+    r->backward_temp_bytes = std::max(r->backward_temp_bytes, T[w].Bytes() + fixed);
+  }
   if (NonContiguous(m, shapes, x)) {
     // A transposed input (conv1d over [N, L, C].transpose(1, 2)) is first copied contiguous.
     r->forward_temp_bytes += T[x].Bytes();
     r->backward_temp_bytes += T[x].Bytes();
   }
+  int next = SoleConsumer(m, y);
+  if (next >= 0 && m.nodes[next].op_type == "Transpose" && !m.nodes[next].outputs.empty() &&
+      NonContiguous(m, shapes, m.nodes[next].outputs[0])) {
+    // The output is used transposed, so its gradient arrives transposed and is copied contiguous.
+    r->backward_temp_bytes += T[y].Bytes();
+  }
+}
+
+// Whether tensor `id` is only a rearrangement of a recurrent layer's weights: torch.onnx.export
+// slices LSTM/GRU parameters into ONNX's gate order and concatenates them again (per direction,
+// then both directions) before the LSTM/GRU node. PyTorch's recurrent layer reads its parameters
+// as they are: no such tensor exists in a training step.
+bool FeedsRecurrentWeights(const Model& m, int id, int depth = 0) {
+  if (id < 0 || depth > 8 || m.tensors[id].consumers.empty()) return false;
+  for (int c : m.tensors[id].consumers) {
+    const NodeInfo& n = m.nodes[c];
+    const std::string& k = n.op_type;
+    if (k == "LSTM" || k == "GRU" || k == "RNN") {
+      // Inputs 1-3 are W, R and B; 0 is the sequence, 5 and 6 the initial states.
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        if (n.inputs[i] == id && (i == 0 || i > 3)) return false;
+      }
+    } else if (k == "Concat" || k == "Unsqueeze" || k == "Reshape" || k == "Squeeze") {
+      if (n.outputs.empty() || !FeedsRecurrentWeights(m, n.outputs[0], depth + 1)) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A stacked nn.LSTM/GRU exports one node per layer, but PyTorch runs all layers in one call
+// whose caller holds the stack's input until the last layer is done. For a second or later
+// layer: the bytes of the stack's input, when nothing else keeps it alive (0 otherwise).
+uint64_t StackInputHeldBytes(const Model& m, const ConcreteShapes& s, const LogicalOp& op) {
+  auto scope = [&](int node) {
+    const std::string& name = m.nodes[node].name;
+    return name.substr(0, name.rfind('/') == std::string::npos ? 0 : name.rfind('/'));
+  };
+  auto through_views = [&](int id, bool up) {  // follows single-input layout ops up to the source
+    for (int depth = 0; depth < 8 && id >= 0; ++depth) {
+      int p = m.tensors[id].producer;
+      if (p < 0 || m.nodes[p].inputs.empty()) break;
+      const std::string& k = m.nodes[p].op_type;
+      if (k != "Transpose" && k != "Reshape" && k != "Squeeze" && k != "Unsqueeze") break;
+      if (!up) break;
+      id = m.nodes[p].inputs[0];
+    }
+    return id;
+  };
+  int first = op.nodes[0];
+  for (int depth = 0; depth < 16; ++depth) {
+    int src = through_views(m.nodes[first].inputs.empty() ? -1 : m.nodes[first].inputs[0], true);
+    int p = src >= 0 ? m.tensors[src].producer : -1;
+    if (p < 0 || m.nodes[p].op_type != m.nodes[first].op_type || scope(p) != scope(first)) break;
+    first = p;
+  }
+  if (first == op.nodes[0]) return 0;
+  int x = m.nodes[first].inputs[0];
+  int source = through_views(x, true);
+  if (source < 0 || !s.tensors[source].known) return 0;
+  int users = 0;
+  for (int c : m.tensors[source].consumers) users += m.nodes[c].op_type != "Shape";
+  return users == 1 ? s.tensors[source].Bytes() : 0;
 }
 
 // The gradient of a broadcast operand of a product (squeeze-excite's x * s) is formed at the
@@ -421,11 +528,16 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     uint64_t dirs = dir != node.string_attrs.end() && dir->second == "bidirectional" ? 2 : 1;
     if (x.size() == 3 && hidden > 0 && x[0] > 0 && x[1] > 0) {
       uint64_t steps_samples = static_cast<uint64_t>(x[0] * x[1]);
-      r.saved_extra.push_back({dirs * steps_samples * 7 * static_cast<uint64_t>(hidden) * 4, "cell states"});
+      // Backward unwinds step by step, freeing each step's states: by the time the input and weight
+      // gradients are formed they are gone, and the gates' gradient [T, N, gates x hidden] is live
+      // (measured per autograd node with the tracker).
+      r.saved_extra.push_back({dirs * steps_samples * 7 * static_cast<uint64_t>(hidden) * 4, "cell states", true});
       // Forward: the input projection of every step at once (4 gates for LSTM, 3 for GRU), one
       // direction at a time, plus about two hidden-sized tensors per step of the other direction.
       uint64_t gates = k == "LSTM" ? 4 : 3;
-      r.forward_temp_bytes = (gates + 2 * (dirs - 1)) * steps_samples * static_cast<uint64_t>(hidden) * 4;
+      r.forward_temp_bytes = (gates + 2 * (dirs - 1)) * steps_samples * static_cast<uint64_t>(hidden) * 4 +
+                             StackInputHeldBytes(m, ctx.shapes, op);
+      r.backward_temp_bytes = gates * dirs * steps_samples * static_cast<uint64_t>(hidden) * 4;
       if (NonContiguous(m, ctx.shapes, in(0))) {
         r.saved_extra.push_back({dirs * bytes(in(0)), "contiguous input"});
       } else {
@@ -528,18 +640,33 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     int src = in(0);
     bool copies = k != "Identity" && k != "Squeeze" && k != "Unsqueeze" && NonContiguous(m, ctx.shapes, src);
     if (!copies) r.output_view_of[0] = src;
+    if (FeedsRecurrentWeights(m, out(0))) r.output_view_of[0] = -2;
     r.grad_alias_output[0] = 0;
   } else if (k == "Transpose" || k == "Expand" || k == "Slice" || k == "Split") {
     for (size_t i = 0; i < op.outputs.size(); ++i) r.output_view_of[i] = in(0);
     if (k == "Transpose") r.grad_alias_output[0] = 0;
+    if (k == "Slice" && in(0) >= 0) {
+      // chunk()/split() exported as one Slice per piece (nn.MultiheadAttention's q, k, v).
+      int slices = 0, others = 0;
+      for (int c : m.tensors[in(0)].consumers) {
+        const std::string& ck = m.nodes[c].op_type;
+        if (ck == "Slice") ++slices; else if (ck != "Shape") ++others;
+      }
+      r.gradient_joins_siblings = slices > 1 && others == 0;
+    }
   } else if (k == "Concat") {
     // Backward hands each input a narrow() view of the output gradient.
     for (size_t i = 0; i < op.inputs.size(); ++i) r.grad_alias_output[i] = 0;
+    if (FeedsRecurrentWeights(m, out(0))) r.output_view_of[0] = -2;  // the export's gate reordering
   } else if (k == "Gather") {
     if (IsParam(m, in(0))) {
       save(in(1));  // embedding: the indices
     } else if (in(1) >= 0 && T[in(1)].Elements() <= 1) {
       r.output_view_of[0] = in(0);  // select(): a view
+      // x[:, i] runs as slice(0) then select(1): in 1.13 both backwards build an input-sized
+      // gradient (zeros + copy), and the export keeps only the select.
+      auto axis = m.nodes[op.nodes[0]].int_attrs.find("axis");
+      if (axis != m.nodes[op.nodes[0]].int_attrs.end() && axis->second > 0) r.backward_temp_bytes = bytes(in(0));
     } else if (IsConstant(m, in(1)) && in(0) >= 0 && T[in(0)].dtype != kInt64 && T[in(0)].dtype != kInt32) {
       // index_select / x[:, idx] with a constant index list: torch keeps that index tensor
       // (index_select, index_tensor in the operator table).

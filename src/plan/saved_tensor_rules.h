@@ -34,6 +34,9 @@ std::vector<LogicalOp> FuseOperators(const Model& model, const ConcreteShapes& s
 struct ExtraBuffer {
   uint64_t bytes = 0;
   std::string what;  // "indices", "mask", "mean+invstd"...
+  // Released as the operator's backward unwinds, before its input and weight gradients are formed
+  // (a recurrent layer's per-step states), instead of after them.
+  bool freed_before_gradients = false;
 };
 
 struct OpRule {
@@ -45,6 +48,9 @@ struct OpRule {
   uint64_t backward_temp_bytes = 0;    // scratch alive only while its backward runs
   // Per input: its gradient aliases the gradient of this output (no new memory), or -1.
   std::vector<int> grad_alias_output;
+  // One of several slices of the same tensor (chunk/split): PyTorch's backward joins the pieces'
+  // gradients into one input-sized tensor, so a later piece adds no input-sized gradient of its own.
+  bool gradient_joins_siblings = false;
 };
 
 struct RuleContext {

@@ -309,6 +309,7 @@ Result<StepPlan> Simulator::Run() {
   std::vector<OpRule> rules;
   rules.reserve(ops.size());
   std::vector<std::vector<int>> saved_bufs(ops.size());
+  std::vector<std::vector<int>> unwound_bufs(ops.size());  // saved, released before the op's gradients
   std::set<int> counted_saved;  // buffers already attributed to a layer
   std::set<std::string> unknown_ops;
   plan.layers.reserve(ops.size());
@@ -413,7 +414,7 @@ Result<StepPlan> Simulator::Run() {
     }
     for (const ExtraBuffer& e : rule.saved_extra) {
       int b = Alloc(e.bytes, kSaved);
-      saved_bufs[oi].push_back(b);
+      (e.freed_before_gradients ? unwound_bufs[oi] : saved_bufs[oi]).push_back(b);
       layer.saved_bytes += buffers_[b].bytes;
       counted_saved.insert(b);
     }
@@ -460,6 +461,22 @@ Result<StepPlan> Simulator::Run() {
     plan.warnings.push_back(kinds + " may have been in-place (inplace=True is not recorded in ONNX); the plan assumes "
                             "out-of-place: if in-place, " + std::to_string(inplace_at_risk) +
                             " bytes fewer activations are kept for backward");
+  }
+  // instance_norm returns a view; an in-place activation on it (relu_, leaky_relu_, ...) makes
+  // backward rebuild the view's gradient through as_strided and CopySlices: two output-sized copies
+  // more at that point (measured), which the out-of-place plan does not hold.
+  uint64_t view_inplace_at_risk = 0;
+  for (const LogicalOp& op : ops) {
+    if (op.kind != "Relu" && op.kind != "LeakyRelu" && op.kind != "Elu" && op.kind != "Clip") continue;
+    int in = op.inputs.empty() ? -1 : op.inputs[0];
+    int producer = in >= 0 ? m_.tensors[in].producer : -1;
+    if (producer < 0 || m_.nodes[producer].op_type != "InstanceNormalization") continue;
+    view_inplace_at_risk = std::max(view_inplace_at_risk, 2 * TensorBytes(in));
+  }
+  if (view_inplace_at_risk > 0) {
+    plan.warnings.push_back("an activation after InstanceNormalization may have been in-place (not recorded in ONNX); "
+                            "if so, backward needs up to " + std::to_string(view_inplace_at_risk) +
+                            " bytes more than planned (instance_norm's output is a view)");
   }
 
   // Loss.
@@ -522,6 +539,7 @@ Result<StepPlan> Simulator::Run() {
     }
     bool has_grad = false;
     for (int id : op.outputs) has_grad = has_grad || (id >= 0 && grad[id] >= 0);
+    for (int b : unwound_bufs[oi]) Unref(b);
     std::vector<int> new_grads(op.inputs.size(), -1);
     if (has_grad) {
       for (size_t i = 0; i < op.inputs.size(); ++i) {
@@ -536,6 +554,9 @@ Result<StepPlan> Simulator::Run() {
           Ref(new_grads[i]);
         } else if (is_param) {
           new_grads[i] = Alloc(param_elems_[id] * master_bytes / grad_shards, kGradients);
+        } else if (rule.gradient_joins_siblings && grad[id] >= 0) {
+          new_grads[i] = grad[id];
+          Ref(new_grads[i]);
         } else {
           new_grads[i] = Alloc(TensorBytes(id), kTransient);
         }
@@ -557,7 +578,11 @@ Result<StepPlan> Simulator::Run() {
       if (new_grads[i] < 0) continue;
       bool is_param = m_.tensors[id].kind == TensorKind::kParameter;
       if (is_param) {
-        if (param_has_grad[id]) Unref(new_grads[i]);  // accumulated in place into .grad
+        if (param_has_grad[id]) {
+          // A parameter used twice (a tied weight): autograd 1.13 adds the two gradients out of place.
+          Observe("backward", buffers_[new_grads[i]].bytes);
+          Unref(new_grads[i]);
+        }
         param_has_grad[id] = true;
         continue;
       }
