@@ -56,11 +56,12 @@ for name in $names; do
   done
 done
 rows() {  # tag
-  set -- $(cat "$dir/$1.plan.t")
+  tag=$1
+  set -- $(cat "$dir/$tag.plan.t")
   plan_user=$2
   first=1
   for name in $names; do
-    set -- $(cat "$dir/$1.$name.t")
+    set -- $(cat "$dir/$tag.$name.t")
     [ $first = 1 ] || printf ',\n'
     first=0
     if [ "$4" = 124 ]; then

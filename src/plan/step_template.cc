@@ -2,6 +2,7 @@
 // affine in the batch, checked against a full plan, then replayed per batch.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,15 +23,19 @@ constexpr __int128 kByteLimit = __int128{1} << 62;
 
 // value = a * batch + b
 struct Affine {
-  __int128 a = 0, b = 0;
-  __int128 At(int64_t batch) const { return a * batch + b; }
+  int64_t a = 0, b = 0;
+  __int128 At(int64_t batch) const { return __int128{a} * batch + b; }
 };
-// The line through (x1, v1) and (x2, v2); false when its slope is not whole.
+// The line through (x1, v1) and (x2, v2); false when its slope is not whole
+// or a coefficient leaves int64.
 bool Fit(int64_t x1, __int128 v1, int64_t x2, __int128 v2, Affine* f) {
   const __int128 dv = v2 - v1, dx = x2 - x1;
   if (dx == 0 || dv % dx != 0) return false;
-  f->a = dv / dx;
-  f->b = v1 - f->a * x1;
+  const __int128 a = dv / dx, b = v1 - a * x1;
+  constexpr __int128 kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  if (a > kMax || a < kMin || b > kMax || b < kMin) return false;
+  f->a = static_cast<int64_t>(a);
+  f->b = static_cast<int64_t>(b);
   return true;
 }
 
@@ -175,7 +180,8 @@ std::optional<StepPlan> Replay(const Recording& r, const PlanOptions& options, i
   return p;
 }
 
-// Everything in the options but the batch.
+// Everything in the options but the batch. (A new PlanOptions field must be
+// added here; step_template_test.cc checks PlanOptions' size as a tripwire.)
 std::string OptionSetKey(const PlanOptions& o) {
   std::string k;
   auto add = [&](auto v) { k += std::to_string(v) + ","; };

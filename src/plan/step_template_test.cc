@@ -150,6 +150,29 @@ TEST(BatchPlanner, TimelineOnlyWhenAskedAndThenPlannedInFull) {
   EXPECT_TRUE(plain == *with);
 }
 
+// Option sets are told apart by a key of every PlanOptions field but the batch
+// (OptionSetKey, step_template.cc). A field it misses would let two option sets
+// share a recording: when PlanOptions grows, add the field there, then here.
+TEST(BatchPlanner, PlanOptionsHasTheFieldsTheOptionSetKeyKnows) {
+  EXPECT_EQ(sizeof(PlanOptions), 176u) << "PlanOptions changed: add the new field to OptionSetKey";
+}
+
+TEST(BatchPlanner, OptionSetsDoNotShareARecording) {
+  auto model = LoadModel("resnet18");
+  ASSERT_TRUE(model.ok()) << model.error();
+  BatchPlanner planner(**model);
+  PlanOptions a;
+  PlanOptions b;
+  b.optimizer = Optimizer::kSgd;
+  for (int64_t n : {1, 2, 40, 39, 20}) {
+    a.batch = b.batch = n;
+    ASSERT_TRUE(*planner.Plan(a) == *PlanStep(**model, a)) << n;
+    ASSERT_TRUE(*planner.Plan(b) == *PlanStep(**model, b)) << n;
+  }
+  EXPECT_EQ(planner.stats().recordings, 2);
+  EXPECT_GE(planner.stats().replayed_plans, 2);
+}
+
 TEST(BatchPlanner, ErrorsAndHugeBatchesComeFromTheFullPlan) {
   auto model = LoadModel("mlp_dropout");
   ASSERT_TRUE(model.ok()) << model.error();
