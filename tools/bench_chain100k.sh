@@ -68,7 +68,7 @@ rows() {  # tag
       printf '      "%s": {"wall_s": null, "timed_out_after_s": %s, "max_rss_kb": %s}' "$name" "$limit" "$3"
     else
       printf '      "%s": {"wall_s": %s, "user_s": %s, "max_rss_kb": %s, "exit": %s, "user_ratio_to_plan": %s}' \
-        "$name" "$1" "$2" "$3" "$4" "$(awk -v a="$2" -v b="$plan_user" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }')"
+        "$name" "$1" "$2" "$3" "$4" "$(awk -v a="$2" -v b="$plan_user" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
     fi
   done
   printf '\n'
