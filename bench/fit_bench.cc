@@ -55,7 +55,8 @@ void BM_PlanResnet50(benchmark::State& state) {
 }
 BENCHMARK(BM_PlanResnet50)->Unit(benchmark::kMillisecond);
 
-// The search on an RTX 3090 with the default margin (model already loaded).
+// The search on an RTX 3090 with the default margin (model already loaded),
+// planning every batch in full (PlanStep): the baseline for the BatchPlanner.
 void BM_FitResnet50(benchmark::State& state) {
   auto model = Resnet50();
   plan::PlanOptions o;
@@ -74,13 +75,34 @@ void BM_FitResnet50(benchmark::State& state) {
 }
 BENCHMARK(BM_FitResnet50)->Unit(benchmark::kMillisecond);
 
-// What `oomguard fit resnet50 --gpu rtx-3090` does: import the model, then search.
+// The same search through a BatchPlanner (what `oomguard fit` does): the step
+// recorded once, replayed per batch. A fresh planner per iteration.
+void BM_FitResnet50BatchPlanner(benchmark::State& state) {
+  auto model = Resnet50();
+  plan::PlanOptions o;
+  o.cuda_compute_capability = 86;
+  fit::FitOptions fo;
+  fo.budget_bytes = Budget();
+  int64_t max_batch = 0, full = 0;
+  for (auto _ : state) {
+    plan::BatchPlanner batch_planner(*model);
+    auto r = fit::FindMaxBatch(fit::PlanWith(batch_planner), o, fo);
+    max_batch = r->max_batch;
+    full = batch_planner.stats().full_plans;
+  }
+  state.counters["max_batch"] = static_cast<double>(max_batch);
+  state.counters["full_plans"] = static_cast<double>(full);
+}
+BENCHMARK(BM_FitResnet50BatchPlanner)->Unit(benchmark::kMillisecond);
+
+// What `oomguard fit resnet50 --gpu rtx-3090` does: import the model, then search (BatchPlanner).
 void BM_FitResnet50WithImport(benchmark::State& state) {
   for (auto _ : state) {
     auto m = plan::LoadModel("resnet50");
     plan::PlanOptions o;
     o.cuda_compute_capability = 86;
-    fit::PlanFunction planner = [&](const plan::PlanOptions& x) { return plan::PlanStep(**m, x); };
+    plan::BatchPlanner batch_planner(**m);
+    fit::PlanFunction planner = fit::PlanWith(batch_planner);
     fit::FitOptions fo;
     fo.budget_bytes = Budget();
     auto r = fit::FindMaxBatch(planner, o, fo);
@@ -162,7 +184,8 @@ void BM_FitChain100k(benchmark::State& state) {
   int64_t max_batch = 0, plans = 0;
   for (auto _ : state) {
     auto m = plan::LoadModelFromBytes(Chain100k(), "chain100k");
-    fit::PlanFunction planner = [&](const plan::PlanOptions& x) { return plan::PlanStep(**m, x); };
+    plan::BatchPlanner batch_planner(**m);
+    fit::PlanFunction planner = fit::PlanWith(batch_planner);
     fit::FitOptions fo;
     fo.budget_bytes = 16ull << 30;
     auto r = fit::FindMaxBatch(planner, ChainOptions(), fo);
@@ -184,7 +207,8 @@ BENCHMARK(BM_FitChain100k)->Unit(benchmark::kMillisecond)->Iterations(1);
 void BM_SplitMaximizeChain100k(benchmark::State& state) {
   for (auto _ : state) {
     auto m = plan::LoadModelFromBytes(Chain100k(), "chain100k");
-    fit::PlanFunction planner = [&](const plan::PlanOptions& x) { return plan::PlanStep(**m, x); };
+    plan::BatchPlanner batch_planner(**m);
+    fit::PlanFunction planner = fit::PlanWith(batch_planner);
     fit::SplitRequest request;
     request.base = ChainOptions();
     request.budget_bytes = {16ull << 30, 16ull << 30};

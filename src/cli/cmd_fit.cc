@@ -79,7 +79,8 @@ int RunFit(int argc, char** argv) {
   Result<std::shared_ptr<const plan::Model>> model = plan::LoadModel(values.model);
   if (!model) return UsageError(kCommand, model.error());
   const plan::Model& m = **model;
-  fit::PlanFunction planner = [&m](const plan::PlanOptions& o) { return plan::PlanStep(m, o); };
+  plan::BatchPlanner batch_planner(m);
+  fit::PlanFunction planner = fit::PlanWith(batch_planner);
 
   fit::FitOptions options;
   options.budget_bytes = *budget;
@@ -94,7 +95,7 @@ int RunFit(int argc, char** argv) {
   // Advice at the answer (or at batch 1 when nothing fits): what each change buys.
   plan::PlanOptions at_answer = resolved->options;
   at_answer.batch = std::max<int64_t>(1, r.max_batch);
-  std::vector<fit::AdviceItem> items = AdviseStep(m, at_answer, *budget, r.plan);
+  std::vector<fit::AdviceItem> items = AdviseStep(m, batch_planner, at_answer, *budget, r.plan);
   // The host side at the answer's batch: the input pipeline must fit too.
   auto host = ResolveHostSection(host_values, m, at_answer, r.plan, *doctor::MakeRealSystem());
   if (!host) return UsageError(kCommand, host.error());

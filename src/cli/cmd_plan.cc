@@ -28,7 +28,9 @@ int RunPlan(int argc, char** argv) {
   if (!resolved) return UsageError("plan", resolved.error());
   auto model = plan::LoadModel(values.model);
   if (!model) return UsageError("plan", model.error());
-  auto result = plan::PlanStep(**model, resolved->options);
+  plan::PlanOptions shown = resolved->options;
+  shown.record_timeline = !values.html.empty();  // only the page draws it
+  auto result = plan::PlanStep(**model, shown);
   if (!result) return UsageError("plan", result.error());
   auto host = ResolveHostSection(host_values, **model, resolved->options, *result, *doctor::MakeRealSystem());
   if (!host) return UsageError("plan", host.error());
@@ -40,12 +42,14 @@ int RunPlan(int argc, char** argv) {
   PlanVerdict verdict = Judge(*result, *resolved);
   std::optional<bool> fits = *host ? CombinedFits(verdict.fits, **host) : verdict.fits;
   // What-ifs need a capacity to judge against; each is re-planned.
+  // One planner for the what-ifs and the page's searches: each option set is analysed once.
+  plan::BatchPlanner planner(**model);
   std::vector<fit::AdviceItem> advice;
   if (resolved->capacity_bytes) {
-    advice = AdviseStep(**model, resolved->options, *resolved->capacity_bytes, *result);
+    advice = AdviseStep(**model, planner, resolved->options, *resolved->capacity_bytes, *result);
   }
   if (!values.html.empty()) {
-    Result<PlanPage> page = PlanPageFor(**model, *resolved, *result, advice);
+    Result<PlanPage> page = PlanPageFor(planner, *resolved, *result, advice);
     if (!page) return UsageError("plan", page.error());
     if (*host) page->host_html = HostToHtml(**host, *result, resolved->capacity_bytes);
     std::ofstream out(values.html, std::ios::binary);

@@ -198,7 +198,8 @@ int RunSplit(int argc, char** argv) {
   Result<std::shared_ptr<const plan::Model>> model = plan::LoadModel(values.model);
   if (!model) return UsageError(kCommand, model.error());
   const plan::Model& m = **model;
-  fit::PlanFunction planner = [&m](const plan::PlanOptions& o) { return plan::PlanStep(m, o); };
+  plan::BatchPlanner batch_planner(m);
+  fit::PlanFunction planner = fit::PlanWith(batch_planner);
 
   Result<fit::SplitResult> split = fit::PlanSplit(planner, request);
   if (!split) return UsageError(kCommand, split.error());

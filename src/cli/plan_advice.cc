@@ -13,9 +13,10 @@ std::vector<fit::ModelInput> PerSampleInputs(const plan::Model& model) {
   return out;
 }
 
-std::vector<fit::AdviceItem> AdviseStep(const plan::Model& model, const plan::PlanOptions& options,
-                                        uint64_t budget_bytes, const plan::StepPlan& baseline) {
-  fit::PlanFunction planner = [&model](const plan::PlanOptions& o) { return plan::PlanStep(model, o); };
+std::vector<fit::AdviceItem> AdviseStep(const plan::Model& model, plan::BatchPlanner& batch_planner,
+                                        const plan::PlanOptions& options, uint64_t budget_bytes,
+                                        const plan::StepPlan& baseline) {
+  fit::PlanFunction planner = fit::PlanWith(batch_planner);
   fit::AdviceRequest request;
   request.base = options;
   request.budget_bytes = budget_bytes;

@@ -16,8 +16,9 @@ namespace oomguard::cli {
 std::vector<fit::ModelInput> PerSampleInputs(const plan::Model& model);
 
 // The ranked what-ifs for `options` (at its batch) against `budget_bytes`;
-// empty when the planner cannot plan any.
-std::vector<fit::AdviceItem> AdviseStep(const plan::Model& model, const plan::PlanOptions& options,
+// empty when the planner cannot plan any. `planner` plans `model`.
+std::vector<fit::AdviceItem> AdviseStep(const plan::Model& model, plan::BatchPlanner& planner,
+                                        const plan::PlanOptions& options,
                                         uint64_t budget_bytes, const plan::StepPlan& baseline);
 
 // "  1. <description>\n     saves X -> Y, fits; largest batch N\n" per item.

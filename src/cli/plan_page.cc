@@ -483,11 +483,11 @@ void TopLayers(std::ostringstream& h, const plan::StepPlan& plan) {
 
 }  // namespace
 
-Result<PlanPage> PlanPageFor(const plan::Model& model, const ResolvedPlanOptions& resolved, const plan::StepPlan& plan,
-                             std::vector<fit::AdviceItem> advice) {
+Result<PlanPage> PlanPageFor(plan::BatchPlanner& batch_planner, const ResolvedPlanOptions& resolved,
+                             const plan::StepPlan& plan, std::vector<fit::AdviceItem> advice) {
   PlanPage page;
   page.advice = std::move(advice);
-  fit::PlanFunction planner = [&model](const plan::PlanOptions& o) { return plan::PlanStep(model, o); };
+  fit::PlanFunction planner = fit::PlanWith(batch_planner);
   std::map<int64_t, uint64_t> points{{plan.batch, plan.required_bytes}};
   int64_t last = std::max<int64_t>(2 * plan.batch, 8);
   if (resolved.capacity_bytes) {

@@ -35,9 +35,10 @@ struct PlanPage {
 
 // Plans what the page needs: fit's search for the largest batch (with no margin
 // and with fit's default margin) and the memory-vs-batch curve around them and
-// `plan.batch`. Fails with the planner's error.
-Result<PlanPage> PlanPageFor(const plan::Model& model, const ResolvedPlanOptions& resolved, const plan::StepPlan& plan,
-                             std::vector<fit::AdviceItem> advice);
+// `plan.batch`, from `planner` (which the advice used too: the searches share
+// its recordings). Fails with the planner's error.
+Result<PlanPage> PlanPageFor(plan::BatchPlanner& planner, const ResolvedPlanOptions& resolved,
+                             const plan::StepPlan& plan, std::vector<fit::AdviceItem> advice);
 
 // The page. Stable hooks for tests: the first element of <body> is
 // <section id="verdict" class="verdict fits|does-not-fit|unknown">; the

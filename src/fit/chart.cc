@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -31,14 +32,20 @@ Result<std::vector<CurvePoint>> SampleCurve(const PlanFunction& plan, const plan
   }
   if (chosen >= 1 && chosen <= last) batches.insert(chosen);
   if (chosen + 1 >= 1 && chosen + 1 <= last) batches.insert(chosen + 1);
-  std::vector<CurvePoint> out;
+  // The two ends first, then the points between: a BatchPlanner records the
+  // step through the ends and replays the rest instead of planning each.
+  std::vector<int64_t> order(batches.begin(), batches.end());
+  if (order.size() > 2) std::rotate(order.begin() + 1, order.end() - 1, order.end());
+  std::map<int64_t, uint64_t> required;
   plan::PlanOptions o = base;
-  for (int64_t b : batches) {
+  for (int64_t b : order) {
     o.batch = b;
     Result<plan::StepPlan> p = plan(o);
     if (!p) return MakeError(p.error());
-    out.push_back({b, p->required_bytes});
+    required[b] = p->required_bytes;
   }
+  std::vector<CurvePoint> out;
+  for (const auto& [b, r] : required) out.push_back({b, r});
   return out;
 }
 

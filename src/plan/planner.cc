@@ -108,12 +108,17 @@ Result<StepPlan> PlanStep(const Model& model, const PlanOptions& options) {
   }
   auto shapes = InferConcreteShapes(model, options);
   if (!shapes) return MakeError(shapes.error());
+  return PlanFromShapes(model, *shapes, options, nullptr);
+}
+
+Result<StepPlan> PlanFromShapes(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options,
+                                StepTrace* trace) {
   for (int id : model.outputs) {
-    if (!shapes->tensors[id].known) {
+    if (!shapes.tensors[id].known) {
       return MakeError(model.name + ": cannot infer the shape of output '" + model.tensors[id].name + "'");
     }
   }
-  Result<StepPlan> plan = SimulateTrainingStep(model, *shapes, options);
+  Result<StepPlan> plan = SimulateTrainingStep(model, shapes, options, trace);
   if (!plan) return plan;
   plan->warnings.insert(plan->warnings.begin(), model.warnings.begin(), model.warnings.end());
   SortUncovered(&plan->uncovered);

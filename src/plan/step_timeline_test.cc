@@ -60,6 +60,7 @@ void ExpectTimelineAgrees(const StepPlan& plan, const std::string& what) {
 StepPlan Plan(const std::string& model, PlanOptions o) {
   auto m = LoadModel(model);
   EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error());
+  o.record_timeline = true;
   auto p = PlanStep(**m, o);
   EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error());
   return *p;
@@ -105,6 +106,7 @@ TEST(StepTimeline, ALongChainStaysBoundedAndFast) {
   ASSERT_TRUE(model.ok()) << model.error();
   PlanOptions o;
   o.batch = 4;
+  o.record_timeline = true;
   o.target = Target::kCpu;
   o.loss = Loss::kMse;
   auto start = std::chrono::steady_clock::now();

@@ -16,14 +16,6 @@ namespace {
 
 constexpr uint64_t kMiB = 1024ull * 1024ull;
 
-enum Category { kWeights, kGradients, kOptimizerState, kSaved, kInputs, kTransient, kExtra, kCategories };
-
-struct Buffer {
-  uint64_t bytes = 0;  // as the allocator sees it (rounded on cuda)
-  Category category = kTransient;
-  int refs = 0;
-};
-
 bool IsAmp(Precision p) { return p == Precision::kAmpFp16 || p == Precision::kAmpBf16; }
 bool IsFloat(int dtype) { return dtype == kFloat || dtype == kFloat16 || dtype == kBfloat16 || dtype == kDouble; }
 
@@ -42,69 +34,28 @@ bool NotDifferentiable(const std::string& k) {
 
 class Simulator {
  public:
-  Simulator(const Model& m, const ConcreteShapes& s, const PlanOptions& o) : m_(m), s_(s), o_(o) {}
+  Simulator(const Model& m, const ConcreteShapes& s, const PlanOptions& o, StepTrace* trace)
+      : m_(m), s_(s), o_(o), ledger_(o.target, trace), trace_(trace) {}
 
   Result<StepPlan> Run();
 
  private:
-  uint64_t Round(uint64_t bytes) const { return o_.target == Target::kCuda ? CudaRoundSize(bytes) : bytes; }
-
-  int Alloc(uint64_t bytes, Category c) {
-    Buffer b;
-    b.bytes = Round(bytes);
-    b.category = c;
-    b.refs = 1;
-    buffers_.push_back(b);
-    Count(b, +1);
-    int id = static_cast<int>(buffers_.size()) - 1;
-    if (o_.target == Target::kCuda) events_.push_back({AllocationEvent::kAlloc, id, b.bytes});
-    return id;
-  }
-  void Count(const Buffer& b, int sign) {
-    uint64_t v = b.bytes;
-    if (sign > 0) {
-      live_[b.category] += v;
-      total_ += v;
-    } else {
-      live_[b.category] -= v;
-      total_ -= v;
-    }
-  }
-  void Ref(int b) {
-    if (b >= 0) ++buffers_[b].refs;
-  }
-  void Unref(int b) {
-    if (b < 0) return;
-    Buffer& buf = buffers_[b];
-    if (buf.refs <= 0) return;
-    if (--buf.refs == 0) {
-      Count(buf, -1);
-      if (o_.target == Target::kCuda) events_.push_back({AllocationEvent::kFree, b, buf.bytes});
-    }
-  }
-  void Recategorize(int b, Category c) {
-    if (b < 0 || buffers_[b].category == c) return;
-    Buffer& buf = buffers_[b];
-    if (buf.category == kInputs || buf.category == kWeights) return;
-    if (buf.refs > 0) {
-      live_[buf.category] -= buf.bytes;
-      live_[c] += buf.bytes;
-    }
-    buf.category = c;
-  }
-  // Checks the peak with `temp` bytes of scratch on top of the live buffers.
+  uint64_t Round(uint64_t bytes) const { return ledger_.Round(bytes); }
+  int Alloc(uint64_t bytes, Category c) { return ledger_.Alloc(bytes, c); }
+  void Ref(int b) { ledger_.Ref(b); }
+  void Unref(int b) { ledger_.Unref(b); }
+  void Recategorize(int b, Category c) { ledger_.Recategorize(b, c); }
   void Observe(const char* phase, uint64_t temp) {
-    uint64_t t = Round(temp);
-    if (o_.target == Target::kCuda && temp > 0) events_.push_back({AllocationEvent::kTemporary, -1, t});
-    if (total_ + t > peak_) {
-      peak_ = total_ + t;
-      at_peak_ = live_;
-      at_peak_[kTransient] += t;
-      phase_ = phase;
-    }
-    RecordTimeline(phase, t);
+    uint64_t t = ledger_.Observe(phase, temp);
+    if (o_.record_timeline) RecordTimeline(phase, t);
+  }
+  // A buffer's bytes count towards what `layer` keeps for backward.
+  void AddSaved(LayerMemory* layer, int b) {
+    layer->saved_bytes += buffers_[b].bytes;
+    if (trace_) trace_->layer_saved.back().push_back(b);
   }
   void RecordTimeline(const char* phase, uint64_t temp) {
+    const auto& live_ = ledger_.live;
     MemoryBreakdown b;
     b.weights = live_[kWeights];
     b.gradients = live_[kGradients];
@@ -124,13 +75,9 @@ class Simulator {
   const Model& m_;
   const ConcreteShapes& s_;
   const PlanOptions& o_;
-  std::vector<Buffer> buffers_;
-  std::array<uint64_t, kCategories> live_{};
-  std::array<uint64_t, kCategories> at_peak_{};
-  uint64_t total_ = 0, peak_ = 0;
-  std::vector<AllocationEvent> events_;  // cuda: the step's allocations, for the caching-allocator model
-  size_t step_begin_ = 0;               // events before it persist across steps
-  std::string phase_ = "forward";
+  StepLedger ledger_;
+  std::vector<Buffer>& buffers_ = ledger_.buffers;
+  StepTrace* trace_;  // null unless recording
   std::vector<uint64_t> elem_bytes_;
   std::vector<bool> requires_grad_;
   std::vector<uint64_t> param_elems_;  // per tensor; changed by replace_layer_with_pooling
@@ -301,7 +248,7 @@ Result<StepPlan> Simulator::Run() {
     label_bytes = TensorBytes(logits);
   }
   int labels = label_bytes ? Alloc(label_bytes, kInputs) : -1;
-  step_begin_ = events_.size();
+  ledger_.MarkStepBegin();
   Observe("forward", 0);
 
   // Forward.
@@ -320,6 +267,7 @@ Result<StepPlan> Simulator::Run() {
     if (segment[oi] >= 0 && (oi == 0 || segment[oi - 1] != segment[oi])) {
       segment_first_buffer = static_cast<int>(buffers_.size());
     }
+    if (trace_) trace_->layer_saved.emplace_back();
     OpRule rule = RuleFor(op, ctx);
     if (!rule.known) {
       unknown_ops.insert(op.kind);
@@ -387,7 +335,7 @@ Result<StepPlan> Simulator::Run() {
           Ref(buf[id]);
           segment_holds[seg].push_back(buf[id]);
           Recategorize(buf[id], kSaved);
-          if (counted_saved.insert(buf[id]).second) layer.saved_bytes += buffers_[buf[id]].bytes;
+          if (counted_saved.insert(buf[id]).second) AddSaved(&layer, buf[id]);
         }
       }
       for (int id : rule.saved_tensors) {
@@ -408,14 +356,12 @@ Result<StepPlan> Simulator::Run() {
       saved_bufs[oi].push_back(buf[id]);
       Recategorize(buf[id], kSaved);
       Category c = buffers_[buf[id]].category;
-      if (c != kInputs && c != kWeights && counted_saved.insert(buf[id]).second) {
-        layer.saved_bytes += buffers_[buf[id]].bytes;
-      }
+      if (c != kInputs && c != kWeights && counted_saved.insert(buf[id]).second) AddSaved(&layer, buf[id]);
     }
     for (const ExtraBuffer& e : rule.saved_extra) {
       int b = Alloc(e.bytes, kSaved);
       (e.freed_before_gradients ? unwound_bufs[oi] : saved_bufs[oi]).push_back(b);
-      layer.saved_bytes += buffers_[b].bytes;
+      AddSaved(&layer, b);
       counted_saved.insert(b);
     }
     // Extras were allocated with one reference, owned by saved_bufs.
@@ -432,6 +378,7 @@ Result<StepPlan> Simulator::Run() {
   }
   uint64_t total_saved = 0;
   for (int b : counted_saved) total_saved += buffers_[b].bytes;
+  if (trace_) trace_->total_saved.assign(counted_saved.begin(), counted_saved.end());
   // ONNX does not record inplace=True. leaky_relu_/elu_ keep their result, which then shares the
   // storage of their input; the out-of-place form keeps the input and allocates the output. Where
   // both are kept, in-place would keep one storage fewer: say so with the bytes at stake.
@@ -453,14 +400,14 @@ Result<StepPlan> Simulator::Run() {
     if (counted_saved.count(buf[in]) && counted_saved.count(buf[out])) {
       inplace_at_risk += buffers_[buf[out]].bytes;
       inplace_kinds.insert(op.kind);
+      if (trace_) trace_->inplace_buffers.push_back(buf[out]);
     }
   }
   if (inplace_at_risk > 0) {
     std::string kinds;
     for (const std::string& k : inplace_kinds) kinds += (kinds.empty() ? "" : "/") + k;
-    plan.warnings.push_back(kinds + " may have been in-place (inplace=True is not recorded in ONNX); the plan assumes "
-                            "out-of-place: if in-place, " + std::to_string(inplace_at_risk) +
-                            " bytes fewer activations are kept for backward");
+    if (trace_) trace_->inplace_kinds = kinds, trace_->inplace_warning = static_cast<int>(plan.warnings.size());
+    plan.warnings.push_back(InplaceWarning(kinds, inplace_at_risk));
   }
   // instance_norm returns a view; an in-place activation on it (relu_, leaky_relu_, ...) makes
   // backward rebuild the view's gradient through as_strided and CopySlices: two output-sized copies
@@ -486,6 +433,7 @@ Result<StepPlan> Simulator::Run() {
     // log_softmax(logits) is saved (fp32); nll_loss keeps the labels.
     loss_saved = Alloc(s_.tensors[logits].Elements() * 4, kSaved);
     total_saved += buffers_[loss_saved].bytes;
+    if (trace_) trace_->total_saved.push_back(loss_saved);
   } else if (logits >= 0 && o_.loss == Loss::kMse) {
     Ref(buf[logits]);
     loss_saved = buf[logits];
@@ -622,40 +570,14 @@ Result<StepPlan> Simulator::Run() {
   (void)loss_scalar;
 
   // Results.
-  plan.peak_allocated_bytes = peak_;
-  plan.peak_phase = phase_;
-  plan.timeline = timeline_.Finish([&](int oi) { return m_.nodes[ops[oi].nodes[0]].name; });
-  plan.bytes.weights = at_peak_[kWeights];
-  plan.bytes.gradients = at_peak_[kGradients];
-  plan.bytes.optimizer_state = at_peak_[kOptimizerState];
-  plan.bytes.inputs = at_peak_[kInputs];
-  plan.bytes.activations_saved = total_saved;
-  plan.bytes.transient = at_peak_[kTransient] + at_peak_[kExtra];
-  plan.at_peak = plan.bytes;
-  plan.at_peak.activations_saved = at_peak_[kSaved];
-  if (cuda) {
-    ReplayResult replay = ReplayTrainingStep(events_, step_begin_, buffers_.size(),
-                                             {o_.cuda_max_split_size, o_.cuda_expandable_segments});
-    plan.peak_allocated_bytes = std::max(peak_, replay.peak_allocated_bytes);
-    plan.peak_reserved_bytes = std::max(replay.peak_reserved_bytes, plan.peak_allocated_bytes);
-    bool has_matmul = false, has_conv = false;
-    for (const LogicalOp& op : ops) {
-      has_matmul = has_matmul || op.kind == "Gemm" || op.kind == "MatMul";
-      has_conv = has_conv || op.kind == "Conv" || op.kind == "ConvTranspose";
-    }
-    uint64_t cublas = has_matmul || has_conv ? (o_.cuda_compute_capability >= 90 ? 32 : 8) * kMiB : 0;
-    uint64_t cudnn = has_conv ? 64 * kMiB : 0;
-    plan.bytes.workspace = cublas + cudnn;
-    plan.bytes.context = CudaContextBytes(o_.cuda_compute_capability);
-    plan.bytes.allocator_slack = plan.peak_reserved_bytes - peak_;
-    plan.required_bytes = plan.peak_reserved_bytes + plan.bytes.workspace + plan.bytes.context;
-  } else {
-    plan.peak_reserved_bytes = peak_;
-    plan.required_bytes = peak_;
+  if (o_.record_timeline) plan.timeline = timeline_.Finish([&](int oi) { return m_.nodes[ops[oi].nodes[0]].name; });
+  bool has_matmul = false, has_conv = false;
+  for (const LogicalOp& op : ops) {
+    has_matmul = has_matmul || op.kind == "Gemm" || op.kind == "MatMul";
+    has_conv = has_conv || op.kind == "Conv" || op.kind == "ConvTranspose";
   }
-  plan.at_peak.workspace = plan.bytes.workspace;
-  plan.at_peak.context = plan.bytes.context;
-  plan.at_peak.allocator_slack = plan.bytes.allocator_slack;
+  if (trace_) trace_->has_matmul = has_matmul, trace_->has_conv = has_conv;
+  FinishStepPlan(ledger_, o_, has_matmul, has_conv, total_saved, &plan);
   for (const std::string& k : unknown_ops) {
     plan.warnings.push_back("no memory rule for operator " + k +
                             "; assumed it keeps all its inputs and outputs for backward");
@@ -665,8 +587,116 @@ Result<StepPlan> Simulator::Run() {
 
 }  // namespace
 
-Result<StepPlan> SimulateTrainingStep(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options) {
-  return Simulator(model, shapes, options).Run();
+int StepLedger::Alloc(uint64_t bytes, Category c) {
+  Buffer b;
+  b.bytes = Round(bytes);
+  b.category = c;
+  b.refs = 1;
+  buffers.push_back(b);
+  Count(b, +1);
+  int id = static_cast<int>(buffers.size()) - 1;
+  if (cuda_) events.push_back({AllocationEvent::kAlloc, id, b.bytes});
+  if (trace_) trace_->events.push_back({StepTrace::kAlloc, static_cast<uint8_t>(c), nullptr, id, bytes});
+  return id;
+}
+
+void StepLedger::Count(const Buffer& b, int sign) {
+  uint64_t v = b.bytes;
+  if (sign > 0) {
+    live[b.category] += v;
+    total += v;
+  } else {
+    live[b.category] -= v;
+    total -= v;
+  }
+}
+
+void StepLedger::Unref(int b) {
+  if (b < 0) return;
+  Buffer& buf = buffers[b];
+  if (buf.refs <= 0) return;
+  if (--buf.refs == 0) Free(b);
+}
+
+void StepLedger::Free(int b) {
+  Buffer& buf = buffers[b];
+  buf.refs = 0;
+  Count(buf, -1);
+  if (cuda_) events.push_back({AllocationEvent::kFree, b, buf.bytes});
+  if (trace_) trace_->events.push_back({StepTrace::kFree, 0, nullptr, b, 0});
+}
+
+void StepLedger::Recategorize(int b, Category c) {
+  if (b < 0 || buffers[b].category == c) return;
+  Buffer& buf = buffers[b];
+  if (buf.category == kInputs || buf.category == kWeights) return;
+  if (buf.refs > 0) {
+    live[buf.category] -= buf.bytes;
+    live[c] += buf.bytes;
+  }
+  buf.category = c;
+  if (trace_) trace_->events.push_back({StepTrace::kRecategorize, static_cast<uint8_t>(c), nullptr, b, 0});
+}
+
+uint64_t StepLedger::Observe(const char* phase_name, uint64_t temp) {
+  uint64_t t = Round(temp);
+  if (cuda_ && temp > 0) events.push_back({AllocationEvent::kTemporary, -1, t});
+  if (total + t > peak) {
+    peak = total + t;
+    at_peak = live;
+    at_peak[kTransient] += t;
+    phase = phase_name;
+  }
+  if (trace_) trace_->events.push_back({StepTrace::kObserve, 0, phase_name, -1, temp});
+  return t;
+}
+
+void StepLedger::MarkStepBegin() {
+  step_begin = events.size();
+  if (trace_) trace_->events.push_back({StepTrace::kStepBegin, 0, nullptr, -1, 0});
+}
+
+void FinishStepPlan(const StepLedger& ledger, const PlanOptions& o, bool has_matmul, bool has_conv,
+                    uint64_t total_saved, StepPlan* plan) {
+  const auto& at_peak = ledger.at_peak;
+  plan->peak_allocated_bytes = ledger.peak;
+  plan->peak_phase = ledger.phase;
+  plan->bytes.weights = at_peak[kWeights];
+  plan->bytes.gradients = at_peak[kGradients];
+  plan->bytes.optimizer_state = at_peak[kOptimizerState];
+  plan->bytes.inputs = at_peak[kInputs];
+  plan->bytes.activations_saved = total_saved;
+  plan->bytes.transient = at_peak[kTransient] + at_peak[kExtra];
+  plan->at_peak = plan->bytes;
+  plan->at_peak.activations_saved = at_peak[kSaved];
+  if (o.target == Target::kCuda) {
+    ReplayResult replay = ReplayTrainingStep(ledger.events, ledger.step_begin, ledger.buffers.size(),
+                                             {o.cuda_max_split_size, o.cuda_expandable_segments});
+    plan->peak_allocated_bytes = std::max(ledger.peak, replay.peak_allocated_bytes);
+    plan->peak_reserved_bytes = std::max(replay.peak_reserved_bytes, plan->peak_allocated_bytes);
+    uint64_t cublas = has_matmul || has_conv ? (o.cuda_compute_capability >= 90 ? 32 : 8) * kMiB : 0;
+    uint64_t cudnn = has_conv ? 64 * kMiB : 0;
+    plan->bytes.workspace = cublas + cudnn;
+    plan->bytes.context = CudaContextBytes(o.cuda_compute_capability);
+    plan->bytes.allocator_slack = plan->peak_reserved_bytes - ledger.peak;
+    plan->required_bytes = plan->peak_reserved_bytes + plan->bytes.workspace + plan->bytes.context;
+  } else {
+    plan->peak_reserved_bytes = ledger.peak;
+    plan->required_bytes = ledger.peak;
+  }
+  plan->at_peak.workspace = plan->bytes.workspace;
+  plan->at_peak.context = plan->bytes.context;
+  plan->at_peak.allocator_slack = plan->bytes.allocator_slack;
+}
+
+std::string InplaceWarning(const std::string& kinds, uint64_t bytes) {
+  return kinds + " may have been in-place (inplace=True is not recorded in ONNX); the plan assumes "
+                 "out-of-place: if in-place, " + std::to_string(bytes) + " bytes fewer activations are kept for backward";
+}
+
+Result<StepPlan> SimulateTrainingStep(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options,
+                                      StepTrace* trace) {
+  return Simulator(model, shapes, options, trace).Run();
 }
 
 }  // namespace oomguard::plan

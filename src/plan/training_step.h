@@ -4,15 +4,98 @@
 // way PyTorch's autograd does, and records the live-byte maximum.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cuda_caching_allocator.h"
 #include "model.h"
 #include "saved_tensor_rules.h"
 #include "shapes.h"
 
 namespace oomguard::plan {
 
+enum Category { kWeights, kGradients, kOptimizerState, kSaved, kInputs, kTransient, kExtra, kCategories };
+
+// What one simulation did, recorded for BatchPlanner (step_template.cc): every
+// allocation with its unrounded bytes, every free, recategorisation and
+// observation in order, and which buffers each byte total of the plan sums.
+struct StepTrace {
+  enum Kind : uint8_t { kAlloc, kFree, kRecategorize, kObserve, kStepBegin };
+  struct Event {
+    Kind kind = kAlloc;
+    uint8_t category = 0;         // kAlloc, kRecategorize
+    const char* phase = nullptr;  // kObserve (a string literal)
+    int buffer = -1;              // kAlloc (the new buffer), kFree, kRecategorize
+    uint64_t bytes = 0;           // kAlloc, kObserve: as requested, before rounding
+  };
+  std::vector<Event> events;
+  std::vector<std::vector<int>> layer_saved;  // per layer: the buffers its saved_bytes sums
+  std::vector<int> total_saved;               // the buffers bytes.activations_saved sums
+  std::vector<int> inplace_buffers;           // the buffers the in-place warning's bytes sum
+  std::string inplace_kinds;
+  int inplace_warning = -1;  // its index in the simulation's warnings, -1 when none
+  bool has_matmul = false, has_conv = false;
+};
+
+struct Buffer {
+  uint64_t bytes = 0;  // as the allocator sees it (rounded on cuda)
+  Category category = kTransient;
+  int refs = 0;
+};
+
+// The step's live bytes: buffers by category, the running total, the peak and
+// what was live at it, and on cuda the allocation events for the caching-
+// allocator model. The simulation drives it; a recording replays into it.
+class StepLedger {
+ public:
+  StepLedger(Target target, StepTrace* trace) : cuda_(target == Target::kCuda), trace_(trace) {}
+
+  uint64_t Round(uint64_t bytes) const { return cuda_ ? CudaRoundSize(bytes) : bytes; }
+  int Alloc(uint64_t bytes, Category c);
+  void Ref(int b) {
+    if (b >= 0) ++buffers[b].refs;
+  }
+  void Unref(int b);
+  void Free(int b);  // the last reference went
+  void Recategorize(int b, Category c);
+  // Checks the peak with `temp` bytes of scratch on top of the live buffers; returns them rounded.
+  uint64_t Observe(const char* phase, uint64_t temp);
+  void MarkStepBegin();  // events before it persist across steps
+
+  std::vector<Buffer> buffers;
+  std::array<uint64_t, kCategories> live{};
+  std::array<uint64_t, kCategories> at_peak{};
+  uint64_t total = 0, peak = 0;
+  std::vector<AllocationEvent> events;  // cuda: the step's allocations
+  size_t step_begin = 0;
+  std::string phase = "forward";
+
+ private:
+  void Count(const Buffer& b, int sign);
+  bool cuda_;
+  StepTrace* trace_;
+};
+
+// The plan's peak, breakdowns and required bytes from a finished ledger (on
+// cuda, replayed through the caching-allocator model).
+void FinishStepPlan(const StepLedger& ledger, const PlanOptions& options, bool has_matmul, bool has_conv,
+                    uint64_t total_saved, StepPlan* plan);
+
+// The warning that leaky_relu_/elu_ may have been in place, `bytes` at stake.
+std::string InplaceWarning(const std::string& kinds, uint64_t bytes);
+
 // Simulates the step for concrete shapes. Unknown operators get the
 // conservative rule and a warning; fails only on a what-if that does not apply
 // (replace_layer_with_pooling naming no suitable layer).
-Result<StepPlan> SimulateTrainingStep(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options);
+// With `trace`, records what the simulation did into it.
+Result<StepPlan> SimulateTrainingStep(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options,
+                                      StepTrace* trace = nullptr);
+
+// PlanStep after the shape pass (planner.cc): the simulation, the model's
+// warnings first, the uncovered operators sorted. REQUIRES: valid shard counts.
+Result<StepPlan> PlanFromShapes(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options,
+                                StepTrace* trace);
 
 }  // namespace oomguard::plan

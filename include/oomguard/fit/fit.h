@@ -21,6 +21,12 @@ namespace oomguard::fit {
 //   [&](const PlanOptions& o) { return plan::PlanStep(*model, o); }
 using PlanFunction = std::function<Result<plan::StepPlan>(const plan::PlanOptions&)>;
 
+// A PlanFunction answering from `planner` (which must outlive it): the graph
+// analysed once per option set, not once per batch.
+inline PlanFunction PlanWith(plan::BatchPlanner& planner) {
+  return [&planner](const plan::PlanOptions& o) { return planner.Plan(o); };
+}
+
 // The default safety margin, in percent of the device capacity. The planner is
 // accurate to a few percent; the margin keeps a prediction at the edge from
 // becoming an OOM in practice (and leaves room for the allocator's own growth).

@@ -71,6 +71,9 @@ struct PlanOptions {
   int gradient_shards = 1;         // ZeRO-2
   int optimizer_state_shards = 1;  // ZeRO-1
   uint64_t extra_persistent_bytes = 0;  // e.g. DDP gradient buckets, DP gathered outputs
+  // Fill StepPlan::timeline (the plan page shows it); off, the simulation skips it.
+  bool record_timeline = false;
+  // (A new field must also go into BatchPlanner's option-set key, step_template.cc.)
 };
 
 // Bytes by category at the moment of the peak (they add up to the peak), plus
@@ -85,6 +88,7 @@ struct MemoryBreakdown {
   uint64_t workspace = 0;          // cuBLAS/cuDNN workspace
   uint64_t context = 0;            // CUDA context
   uint64_t allocator_slack = 0;    // caching-allocator rounding and segment slack
+  bool operator==(const MemoryBreakdown&) const = default;
 };
 
 struct LayerMemory {
@@ -94,6 +98,7 @@ struct LayerMemory {
   uint64_t saved_bytes = 0;      // bytes this node keeps for backward
   uint64_t parameter_bytes = 0;  // bytes of the parameters it owns
   uint64_t output_bytes = 0;
+  bool operator==(const LayerMemory&) const = default;
 };
 
 // One moment of the simulated step: what was live, by category, while one node
@@ -107,6 +112,7 @@ struct TimelinePoint {
   // activations_saved, inputs, transient; the fixed costs are zero here).
   MemoryBreakdown live;
   uint64_t allocated_bytes = 0;  // the sum of `live`
+  bool operator==(const TimelinePoint&) const = default;
 };
 
 // The timeline keeps at most this many points; longer steps are downsampled by
@@ -120,6 +126,7 @@ struct UncoveredOp {
   std::string op;               // operator type ("com.example.MyOp", "NonMaxSuppression")
   int nodes = 0;                // how many nodes of that type
   uint64_t bytes_at_risk = 0;   // bytes of the tensors assumed kept for their backward
+  bool operator==(const UncoveredOp&) const = default;
 };
 
 struct StepPlan {
@@ -143,10 +150,42 @@ struct StepPlan {
   // largest allocated_bytes equals peak_allocated_bytes, and the first point
   // reaching it has phase == peak_phase.
   std::vector<TimelinePoint> timeline;
+  bool operator==(const StepPlan&) const = default;
 };
 
 // Plans one step. Fails with a user-facing message (no batch, bad override...).
 Result<StepPlan> PlanStep(const Model& model, const PlanOptions& options);
+
+// Plans many batches of one model, as fit, split and the what-ifs do. Per
+// option set (everything but the batch) the simulation is recorded at two
+// batches with each byte count fitted as a*batch + b; once a recording equals
+// the full plan at a third batch, it answers every batch between the batches
+// it was checked at by replaying its allocations (summed on the CPU target,
+// through the caching-allocator model on CUDA). Other batches are planned in
+// full and extend the range when the recording predicts them exactly; a batch
+// threshold in the rules (a kernel chosen from batch 16 up) starts another
+// recording. Plan(o) equals PlanStep(model, o) exactly. Thread-safe.
+class BatchPlanner {
+ public:
+  explicit BatchPlanner(const Model& model);
+  ~BatchPlanner();
+  BatchPlanner(const BatchPlanner&) = delete;
+  BatchPlanner& operator=(const BatchPlanner&) = delete;
+
+  Result<StepPlan> Plan(const PlanOptions& options);
+
+  struct Stats {
+    int full_plans = 0;      // full plans (recording and checking included)
+    int replayed_plans = 0;  // batches answered from a recording
+    int recordings = 0;      // recordings made
+    int rejected = 0;        // recordings dropped: the check at a third batch failed
+  };
+  Stats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // What `oomguard models` shows for a model.
 struct ModelSummary {

@@ -1,0 +1,343 @@
+// BatchPlanner: the step recorded once per option set with each byte count
+// affine in the batch, checked against a full plan, then replayed per batch.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "coverage.h"
+#include "model.h"
+#include "oomguard/plan/planner.h"
+#include "oomguard/thread_annotations.h"
+#include "shapes.h"
+#include "training_step.h"
+
+namespace oomguard::plan {
+namespace {
+
+// Counts beyond this are planned in full (the shape pass refuses far less).
+constexpr __int128 kByteLimit = __int128{1} << 62;
+
+// value = a * batch + b
+struct Affine {
+  int64_t a = 0, b = 0;
+  __int128 At(int64_t batch) const { return __int128{a} * batch + b; }
+};
+// The line through (x1, v1) and (x2, v2); false when its slope is not whole
+// or a coefficient leaves int64.
+bool Fit(int64_t x1, __int128 v1, int64_t x2, __int128 v2, Affine* f) {
+  const __int128 dv = v2 - v1, dx = x2 - x1;
+  if (dx == 0 || dv % dx != 0) return false;
+  const __int128 a = dv / dx, b = v1 - a * x1;
+  constexpr __int128 kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  if (a > kMax || a < kMin || b > kMax || b < kMin) return false;
+  f->a = static_cast<int64_t>(a);
+  f->b = static_cast<int64_t>(b);
+  return true;
+}
+
+struct LayerFit {
+  Affine output_bytes, parameter_bytes;
+  std::vector<Affine> output_shape;
+};
+
+// One option set's recording: the simulation at two batches, each count fitted.
+struct Recording {
+  StepPlan base;  // the plan at the first batch: names, op types, warnings
+  StepTrace trace;
+  std::vector<Affine> event_bytes;  // per trace event
+  std::vector<LayerFit> layers;
+  std::vector<Affine> uncovered;  // per base.uncovered entry
+  Affine parameter_count;
+  int inplace_warning = -1;  // index in base.warnings
+};
+
+bool SameEvents(const StepTrace& x, const StepTrace& y) {
+  if (x.events.size() != y.events.size()) return false;
+  for (size_t i = 0; i < x.events.size(); ++i) {
+    const StepTrace::Event& e = x.events[i];
+    const StepTrace::Event& f = y.events[i];
+    if (e.kind != f.kind || e.category != f.category || e.buffer != f.buffer) return false;
+    if ((e.phase == nullptr) != (f.phase == nullptr) || (e.phase && std::strcmp(e.phase, f.phase) != 0)) return false;
+  }
+  return x.layer_saved == y.layer_saved && x.total_saved == y.total_saved && x.inplace_buffers == y.inplace_buffers &&
+         x.inplace_kinds == y.inplace_kinds && x.inplace_warning == y.inplace_warning &&
+         x.has_matmul == y.has_matmul && x.has_conv == y.has_conv;
+}
+
+// Fits a recording through the plans and traces at two batches; nullopt when
+// they differ in anything but byte counts and dims, or a count is not affine.
+std::optional<Recording> MakeRecording(const Model& model, const StepPlan& p1, const StepTrace& t1,
+                                       const StepPlan& p2, const StepTrace& t2) {
+  const int64_t x1 = p1.batch, x2 = p2.batch;
+  bool affine = true;
+  auto fit = [&](__int128 v1, __int128 v2) {
+    Affine f;
+    affine = Fit(x1, v1, x2, v2, &f) && affine;
+    return f;
+  };
+  if (!SameEvents(t1, t2) || !p1.timeline.empty() || p1.model != p2.model || p1.target != p2.target ||
+      p1.layers.size() != p2.layers.size() || p1.layers.size() != t1.layer_saved.size() ||
+      p1.warnings.size() != p2.warnings.size() || p1.uncovered.size() != p2.uncovered.size()) {
+    return std::nullopt;
+  }
+  Recording r;
+  r.inplace_warning = t1.inplace_warning < 0 ? -1 : static_cast<int>(model.warnings.size()) + t1.inplace_warning;
+  for (size_t i = 0; i < p1.warnings.size(); ++i) {
+    if (static_cast<int>(i) != r.inplace_warning && p1.warnings[i] != p2.warnings[i]) return std::nullopt;
+  }
+  r.event_bytes.reserve(t1.events.size());
+  for (size_t i = 0; i < t1.events.size(); ++i) r.event_bytes.push_back(fit(t1.events[i].bytes, t2.events[i].bytes));
+  r.layers.resize(p1.layers.size());
+  for (size_t i = 0; i < p1.layers.size(); ++i) {
+    const LayerMemory& a = p1.layers[i];
+    const LayerMemory& b = p2.layers[i];
+    if (a.name != b.name || a.op_type != b.op_type || a.output_shape.size() != b.output_shape.size()) {
+      return std::nullopt;
+    }
+    LayerFit& f = r.layers[i];
+    f.output_bytes = fit(a.output_bytes, b.output_bytes);
+    f.parameter_bytes = fit(a.parameter_bytes, b.parameter_bytes);
+    for (size_t k = 0; k < a.output_shape.size(); ++k) f.output_shape.push_back(fit(a.output_shape[k], b.output_shape[k]));
+  }
+  for (const UncoveredOp& u : p1.uncovered) {
+    auto other = std::find_if(p2.uncovered.begin(), p2.uncovered.end(), [&](const UncoveredOp& v) { return v.op == u.op; });
+    if (other == p2.uncovered.end() || other->nodes != u.nodes) return std::nullopt;
+    r.uncovered.push_back(fit(u.bytes_at_risk, other->bytes_at_risk));
+  }
+  r.parameter_count = fit(p1.parameter_count, p2.parameter_count);
+  if (!affine) return std::nullopt;
+  r.base = p1;
+  r.trace = t1;
+  return r;
+}
+
+// The plan at `batch` from a recording; nullopt when a count leaves its range.
+std::optional<StepPlan> Replay(const Recording& r, const PlanOptions& options, int64_t batch) {
+  if (batch < 1) return std::nullopt;
+  auto value = [&](const Affine& f) -> std::optional<uint64_t> {
+    __int128 v = f.At(batch);
+    if (v < 0 || v > kByteLimit) return std::nullopt;
+    return static_cast<uint64_t>(v);
+  };
+  StepLedger ledger(options.target, nullptr);
+  ledger.buffers.reserve(r.trace.events.size());
+  for (size_t i = 0; i < r.trace.events.size(); ++i) {
+    const StepTrace::Event& e = r.trace.events[i];
+    switch (e.kind) {
+      case StepTrace::kAlloc: {
+        std::optional<uint64_t> bytes = value(r.event_bytes[i]);
+        if (!bytes) return std::nullopt;
+        ledger.Alloc(*bytes, static_cast<Category>(e.category));
+        break;
+      }
+      case StepTrace::kFree: ledger.Free(e.buffer); break;
+      case StepTrace::kRecategorize: ledger.Recategorize(e.buffer, static_cast<Category>(e.category)); break;
+      case StepTrace::kObserve: {
+        std::optional<uint64_t> bytes = value(r.event_bytes[i]);
+        if (!bytes) return std::nullopt;
+        ledger.Observe(e.phase, *bytes);
+        break;
+      }
+      case StepTrace::kStepBegin: ledger.MarkStepBegin(); break;
+    }
+  }
+  auto sum = [&](const std::vector<int>& buffers) {
+    uint64_t s = 0;
+    for (int b : buffers) s += ledger.buffers[b].bytes;
+    return s;
+  };
+  StepPlan p = r.base;
+  p.batch = batch;
+  for (size_t i = 0; i < p.layers.size(); ++i) {
+    LayerMemory& l = p.layers[i];
+    const LayerFit& f = r.layers[i];
+    std::optional<uint64_t> out = value(f.output_bytes), params = value(f.parameter_bytes);
+    if (!out || !params) return std::nullopt;
+    l.output_bytes = *out;
+    l.parameter_bytes = *params;
+    for (size_t k = 0; k < l.output_shape.size(); ++k) l.output_shape[k] = static_cast<int64_t>(f.output_shape[k].At(batch));
+    l.saved_bytes = sum(r.trace.layer_saved[i]);
+  }
+  if (r.inplace_warning >= 0) {
+    uint64_t at_risk = sum(r.trace.inplace_buffers);
+    if (at_risk == 0) return std::nullopt;  // the simulation would not have warned
+    p.warnings[r.inplace_warning] = InplaceWarning(r.trace.inplace_kinds, at_risk);
+  }
+  for (size_t i = 0; i < p.uncovered.size(); ++i) {
+    std::optional<uint64_t> bytes = value(r.uncovered[i]);
+    if (!bytes) return std::nullopt;
+    p.uncovered[i].bytes_at_risk = *bytes;
+  }
+  SortUncovered(&p.uncovered);
+  std::optional<uint64_t> params = value(r.parameter_count);
+  if (!params) return std::nullopt;
+  p.parameter_count = *params;
+  FinishStepPlan(ledger, options, r.trace.has_matmul, r.trace.has_conv, sum(r.trace.total_saved), &p);
+  return p;
+}
+
+// Everything in the options but the batch. (A new PlanOptions field must be
+// added here; step_template_test.cc checks PlanOptions' size as a tripwire.)
+std::string OptionSetKey(const PlanOptions& o) {
+  std::string k;
+  auto add = [&](auto v) { k += std::to_string(v) + ","; };
+  add(static_cast<int>(o.optimizer));
+  add(static_cast<int>(o.optimizer_impl));
+  add(static_cast<int>(o.precision));
+  add(static_cast<int>(o.loss));
+  add(static_cast<int>(o.target));
+  add(o.cuda_compute_capability);
+  add(o.cuda_expandable_segments);
+  add(o.cuda_max_split_size);
+  add(o.activation_checkpointing);
+  add(o.parameter_shards);
+  add(o.gradient_shards);
+  add(o.optimizer_state_shards);
+  add(o.extra_persistent_bytes);
+  add(o.record_timeline);
+  k += std::to_string(o.replace_layer_with_pooling.size()) + ":" + o.replace_layer_with_pooling + ";";
+  for (const auto& [name, dims] : o.input_overrides) {
+    k += std::to_string(name.size()) + ":" + name + "=";
+    for (int64_t d : dims) add(d);
+    k += ";";
+  }
+  return k;
+}
+
+std::string ShapeKey(const PlanOptions& o, int64_t batch) {
+  PlanOptions shape_only;
+  shape_only.input_overrides = o.input_overrides;
+  return OptionSetKey(shape_only) + "batch=" + std::to_string(batch);
+}
+
+}  // namespace
+
+struct BatchPlanner::Impl {
+  explicit Impl(const Model& m) : model(m) {}
+
+  // A traced full plan.
+  struct Point {
+    StepPlan plan;
+    StepTrace trace;
+  };
+  // A recording and the batches where it equalled the full plan. Once it has
+  // been checked at a batch besides the two it was fitted through, it answers
+  // every batch in [lo, hi]; a batch outside is planned in full and compared.
+  struct Segment {
+    Recording recording;
+    int64_t lo = 0, hi = 0;
+    bool checked = false;
+  };
+  struct Entry {
+    std::vector<Segment> segments;
+    std::vector<Point> loose;  // traced plans no segment explains (the last two)
+    int recordings = 0;
+  };
+  // Recordings made per option set at most (one per stretch of batches where
+  // the rules choose the same kernels; a batch threshold starts another).
+  static constexpr int kMaxRecordings = 6;
+
+  // The shapes at a batch; batches 1 and 2 are kept (every option set plans them).
+  Result<const ConcreteShapes*> Shapes(const PlanOptions& o) REQUIRES(mu) {
+    const std::string key = ShapeKey(o, *o.batch);
+    if (auto it = shapes.find(key); it != shapes.end()) return &it->second;
+    Result<ConcreteShapes> s = InferConcreteShapes(model, o);
+    if (!s) return MakeError(s.error());
+    if (*o.batch > 2) {
+      scratch = std::move(s).value();
+      return &scratch;
+    }
+    return &shapes.emplace(key, std::move(s).value()).first->second;
+  }
+
+  Result<StepPlan> Full(const PlanOptions& o, StepTrace* trace) REQUIRES(mu) {
+    ++stats.full_plans;
+    if (o.parameter_shards < 1 || o.gradient_shards < 1 || o.optimizer_state_shards < 1) {
+      return MakeError("shard counts must be at least 1");
+    }
+    Result<const ConcreteShapes*> s = Shapes(o);
+    if (!s) return MakeError(s.error());
+    return PlanFromShapes(model, **s, o, trace);
+  }
+
+  Result<StepPlan> Plan(const PlanOptions& o) REQUIRES(mu) {
+    if (!o.batch || *o.batch < 1 || *o.batch > kMaxBatch || o.record_timeline) return Full(o, nullptr);
+    const int64_t n = *o.batch;
+    Entry& e = entries[OptionSetKey(o)];
+    for (const Segment& s : e.segments) {
+      if (!s.checked || n < s.lo || n > s.hi) continue;
+      if (std::optional<StepPlan> p = Replay(s.recording, o, n)) {
+        ++stats.replayed_plans;
+        return *std::move(p);
+      }
+    }
+    Point point;
+    Result<StepPlan> full = Full(o, e.recordings < kMaxRecordings ? &point.trace : nullptr);
+    if (!full || e.recordings >= kMaxRecordings) return full;
+    // A segment that predicts this batch exactly covers it; one that does not is dropped.
+    bool explained = false;
+    for (size_t i = 0; i < e.segments.size();) {
+      Segment& s = e.segments[i];
+      std::optional<StepPlan> replayed = Replay(s.recording, o, n);
+      if (replayed && *replayed == *full) {
+        s.checked = true;
+        s.lo = std::min(s.lo, n);
+        s.hi = std::max(s.hi, n);
+        explained = true;
+        break;
+      }
+      if (!s.checked) {
+        ++stats.rejected;
+        e.segments.erase(e.segments.begin() + static_cast<std::ptrdiff_t>(i));
+        continue;
+      }
+      ++i;
+    }
+    if (explained) return full;
+    point.plan = *full;
+    // Fit a new recording through this batch and the nearest loose one.
+    std::sort(e.loose.begin(), e.loose.end(), [&](const Point& a, const Point& b) {
+      return std::llabs(a.plan.batch - n) < std::llabs(b.plan.batch - n);
+    });
+    for (const Point& q : e.loose) {
+      const bool below = q.plan.batch < n;
+      std::optional<Recording> r = MakeRecording(model, below ? q.plan : point.plan, below ? q.trace : point.trace,
+                                                 below ? point.plan : q.plan, below ? point.trace : q.trace);
+      if (!r) continue;
+      ++e.recordings;
+      ++stats.recordings;
+      e.segments.push_back({std::move(*r), std::min(q.plan.batch, n), std::max(q.plan.batch, n), false});
+      e.loose.clear();
+      return full;
+    }
+    e.loose.insert(e.loose.begin(), std::move(point));
+    if (e.loose.size() > 2) e.loose.pop_back();
+    return full;
+  }
+
+  const Model& model;
+  Mutex mu;
+  std::map<std::string, Entry> entries GUARDED_BY(mu);
+  std::map<std::string, ConcreteShapes> shapes GUARDED_BY(mu);
+  ConcreteShapes scratch GUARDED_BY(mu);
+  BatchPlanner::Stats stats GUARDED_BY(mu);
+};
+
+BatchPlanner::BatchPlanner(const Model& model) : impl_(std::make_unique<Impl>(model)) {}
+BatchPlanner::~BatchPlanner() = default;
+
+Result<StepPlan> BatchPlanner::Plan(const PlanOptions& options) {
+  MutexLock lock(impl_->mu);
+  return impl_->Plan(options);
+}
+
+BatchPlanner::Stats BatchPlanner::stats() const {
+  MutexLock lock(impl_->mu);
+  return impl_->stats;
+}
+
+}  // namespace oomguard::plan

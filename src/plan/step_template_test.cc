@@ -1,0 +1,199 @@
+// BatchPlanner against PlanStep: the plan a recording replays must equal the
+// full plan, byte for byte, for every batch, model, target and option set; and
+// the recording must actually answer (a wrong one would be rejected silently
+// and every batch planned in full).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "oomguard/plan/planner.h"
+#include "test_graphs.h"
+
+namespace oomguard::plan {
+namespace {
+
+using testing::GraphBuilder;
+
+// In the order a fit search asks: far aims, then neighbours and points between.
+const std::vector<int64_t> kBatches = {1, 2, 40, 39, 41, 20, 30, 10, 5, 3, 7, 35, 64, 100, 1000, 999, 4097, 65536, 500};
+
+// Plans every batch both ways; returns how many the recording answered.
+int ExpectSamePlans(const Model& model, const PlanOptions& base, const std::string& label) {
+  BatchPlanner planner(model);
+  for (int64_t b : kBatches) {
+    PlanOptions o = base;
+    o.batch = b;
+    Result<StepPlan> full = PlanStep(model, o);
+    Result<StepPlan> fast = planner.Plan(o);
+    EXPECT_EQ(full.ok(), fast.ok()) << label << " batch " << b;
+    if (!full.ok() || !fast.ok()) {
+      if (!full.ok() && !fast.ok()) {
+        EXPECT_EQ(full.error(), fast.error()) << label;
+      }
+      continue;
+    }
+    EXPECT_TRUE(*full == *fast) << label << " batch " << b << ": required " << full->required_bytes << " vs "
+                                << fast->required_bytes << ", peak " << full->peak_allocated_bytes << " vs "
+                                << fast->peak_allocated_bytes << ", saved " << full->bytes.activations_saved
+                                << " vs " << fast->bytes.activations_saved;
+  }
+  return planner.stats().replayed_plans;
+}
+
+std::vector<PlanOptions> OptionSets() {
+  std::vector<PlanOptions> sets;
+  for (Target t : {Target::kCpu, Target::kCuda}) {
+    PlanOptions o;
+    o.target = t;
+    sets.push_back(o);
+    o.optimizer = Optimizer::kSgd;
+    o.precision = Precision::kAmpFp16;
+    o.activation_checkpointing = true;
+    sets.push_back(o);
+    o = PlanOptions{};
+    o.target = t;
+    o.precision = Precision::kBf16;
+    o.optimizer_state_shards = 4;
+    o.gradient_shards = 2;
+    o.loss = Loss::kMse;
+    o.extra_persistent_bytes = 12345;
+    o.cuda_expandable_segments = true;
+    sets.push_back(o);
+  }
+  return sets;
+}
+
+class ZooReplay : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ZooReplay, EqualsTheFullPlanForEveryBatchAndOptionSet) {
+  auto model = LoadModel(GetParam());
+  ASSERT_TRUE(model.ok()) << model.error();
+  int set = 0;
+  for (const PlanOptions& o : OptionSets()) {
+    const std::string label = GetParam() + " option set " + std::to_string(set++) + " (" + std::string(Name(o.target)) + ")";
+    // A wrong recording is caught by the comparison above; one that never answers, here.
+    EXPECT_GE(ExpectSamePlans(**model, o, label), 4) << label;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, ZooReplay, ::testing::ValuesIn(ZooModelNames()),
+                         [](const auto& info) { return info.param; });
+
+// A graph with what the recording must carry besides sizes: an in-place
+// warning whose bytes grow with the batch, an operator without a rule, a
+// reshape computed from the batch, a pooling what-if.
+std::string OddGraph() {
+  GraphBuilder g;
+  g.Input("input", {3, 4}).Weight("fc.weight", {10, 12}).Weight("head.weight", {5, 10});
+  g.Node("Shape", {"input"}, {"s"});
+  g.Constant("zero", {0}, {});
+  g.Constant("axes", {0}, {1});
+  g.Constant("minus_one", {-1}, {1});
+  g.Node("Gather", {"s", "zero"}, {"b"});
+  g.Node("Unsqueeze", {"b", "axes"}, {"b1"});
+  GraphBuilder::IntAttr(g.Node("Concat", {"b1", "minus_one"}, {"target"}), "axis", 0);
+  g.Node("Reshape", {"input", "target"}, {"flat"}, "flat");
+  GraphBuilder::IntAttr(g.Node("Gemm", {"flat", "fc.weight"}, {"h"}, "fc"), "transB", 1);
+  g.Node("LeakyRelu", {"h"}, {"a"}, "act");
+  g.Node("Mystery", {"a"}, {"u"}, "mystery").set_domain("com.example");
+  GraphBuilder::IntAttr(g.Node("Gemm", {"u", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  onnx::ModelProto m;
+  m.ParseFromString(g.Bytes());
+  auto* opset = m.add_opset_import();
+  opset->set_domain("com.example");
+  opset->set_version(1);
+  auto* vi = m.mutable_graph()->add_value_info();  // what the exporter records for the custom op
+  vi->set_name("u");
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(1);
+  tt->mutable_shape()->add_dim()->set_dim_param("batch");
+  tt->mutable_shape()->add_dim()->set_dim_value(10);
+  return m.SerializeAsString();
+}
+
+TEST(BatchPlanner, OddGraphEqualsTheFullPlan) {
+  auto model = LoadModelFromBytes(OddGraph(), "odd");
+  ASSERT_TRUE(model.ok()) << model.error();
+  PlanOptions probe;
+  probe.batch = 4;
+  probe.target = Target::kCpu;
+  Result<StepPlan> p = PlanStep(**model, probe);
+  ASSERT_TRUE(p.ok()) << p.error();
+  ASSERT_GE(p->warnings.size(), 2u);  // the graph exercises what it is meant to: in-place and no rule
+  ASSERT_EQ(p->uncovered.size(), 1u);
+  for (const PlanOptions& o : OptionSets()) {
+    EXPECT_GE(ExpectSamePlans(**model, o, "odd " + std::string(Name(o.target))), 8);
+  }
+}
+
+TEST(BatchPlanner, TimelineOnlyWhenAskedAndThenPlannedInFull) {
+  auto model = LoadModel("resnet18");
+  ASSERT_TRUE(model.ok()) << model.error();
+  PlanOptions o;
+  o.batch = 8;
+  EXPECT_TRUE(PlanStep(**model, o)->timeline.empty());
+  o.record_timeline = true;
+  Result<StepPlan> with = PlanStep(**model, o);
+  ASSERT_TRUE(with.ok());
+  EXPECT_FALSE(with->timeline.empty());
+  BatchPlanner planner(**model);
+  Result<StepPlan> fast = planner.Plan(o);
+  ASSERT_TRUE(fast.ok());
+  EXPECT_TRUE(*fast == *with);
+  // Without the timeline, the rest of the plan is the same.
+  PlanOptions without = o;
+  without.record_timeline = false;
+  StepPlan plain = *PlanStep(**model, without);
+  plain.timeline = with->timeline;
+  EXPECT_TRUE(plain == *with);
+}
+
+// Option sets are told apart by a key of every PlanOptions field but the batch
+// (OptionSetKey, step_template.cc). A field it misses would let two option sets
+// share a recording: when PlanOptions grows, add the field there, then here.
+TEST(BatchPlanner, PlanOptionsHasTheFieldsTheOptionSetKeyKnows) {
+  EXPECT_EQ(sizeof(PlanOptions), 176u) << "PlanOptions changed: add the new field to OptionSetKey";
+}
+
+TEST(BatchPlanner, OptionSetsDoNotShareARecording) {
+  auto model = LoadModel("resnet18");
+  ASSERT_TRUE(model.ok()) << model.error();
+  BatchPlanner planner(**model);
+  PlanOptions a;
+  PlanOptions b;
+  b.optimizer = Optimizer::kSgd;
+  for (int64_t n : {1, 2, 40, 39, 20}) {
+    a.batch = b.batch = n;
+    ASSERT_TRUE(*planner.Plan(a) == *PlanStep(**model, a)) << n;
+    ASSERT_TRUE(*planner.Plan(b) == *PlanStep(**model, b)) << n;
+  }
+  EXPECT_EQ(planner.stats().recordings, 2);
+  EXPECT_GE(planner.stats().replayed_plans, 2);
+}
+
+TEST(BatchPlanner, ErrorsAndHugeBatchesComeFromTheFullPlan) {
+  auto model = LoadModel("mlp_dropout");
+  ASSERT_TRUE(model.ok()) << model.error();
+  BatchPlanner planner(**model);
+  PlanOptions o;
+  o.replace_layer_with_pooling = "no_such_layer";
+  o.batch = 8;
+  Result<StepPlan> bad = planner.Plan(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error(), PlanStep(**model, o).error());
+  PlanOptions fine;
+  for (int64_t b : {int64_t{5}, int64_t{1} << 30, kMaxBatch}) {
+    fine.batch = b;
+    Result<StepPlan> full = PlanStep(**model, fine);
+    Result<StepPlan> fast = planner.Plan(fine);
+    ASSERT_EQ(full.ok(), fast.ok()) << b;
+    if (full.ok()) {
+      EXPECT_TRUE(*full == *fast) << b;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace oomguard::plan
