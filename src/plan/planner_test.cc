@@ -235,7 +235,9 @@ std::string LstmNet(bool reordered = false) {
 }
 
 TEST(Planner, LstmKeepsSevenHiddenFloatsPerStepAndAContiguousInput) {
-  StepPlan p = MustPlan(LstmNet(), Cpu(2));
+  PlanOptions o = Cpu(2);
+  o.record_timeline = true;
+  StepPlan p = MustPlan(LstmNet(), o);
   ASSERT_GE(p.layers.size(), 2u);
   EXPECT_EQ(p.layers[1].op_type, "LSTM");
   // Measured with saved_tensors_hooks for nn.LSTM(4, 8, batch_first=True), batch 2, 5 steps: 2400 B
@@ -285,8 +287,10 @@ TEST(Planner, LstmWeightsReorderedByTheExportAreNoMemory) {
     }
     return peak;
   };
-  StepPlan direct = MustPlan(LstmNet(false), Cpu(2));
-  StepPlan reordered = MustPlan(LstmNet(true), Cpu(2));
+  PlanOptions o = Cpu(2);
+  o.record_timeline = true;
+  StepPlan direct = MustPlan(LstmNet(false), o);
+  StepPlan reordered = MustPlan(LstmNet(true), o);
   EXPECT_GT(forward_peak(direct), 0u);
   EXPECT_EQ(forward_peak(reordered), forward_peak(direct));
   EXPECT_EQ(reordered.peak_allocated_bytes, direct.peak_allocated_bytes);
