@@ -102,10 +102,15 @@ ModelSummary Summarize(const Model& model) {
   return s;
 }
 
-Result<StepPlan> PlanStep(const Model& model, const PlanOptions& options) {
+Status CheckShardCounts(const PlanOptions& options) {
   if (options.parameter_shards < 1 || options.gradient_shards < 1 || options.optimizer_state_shards < 1) {
     return MakeError("shard counts must be at least 1");
   }
+  return Status::Ok();
+}
+
+Result<StepPlan> PlanStep(const Model& model, const PlanOptions& options) {
+  if (Status s = CheckShardCounts(options); !s) return MakeError(s.error());
   auto shapes = InferConcreteShapes(model, options);
   if (!shapes) return MakeError(shapes.error());
   return PlanFromShapes(model, *shapes, options, nullptr);

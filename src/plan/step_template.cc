@@ -256,9 +256,7 @@ struct BatchPlanner::Impl {
 
   Result<StepPlan> Full(const PlanOptions& o, StepTrace* trace) REQUIRES(mu) {
     ++stats.full_plans;
-    if (o.parameter_shards < 1 || o.gradient_shards < 1 || o.optimizer_state_shards < 1) {
-      return MakeError("shard counts must be at least 1");
-    }
+    if (Status valid = CheckShardCounts(o); !valid) return MakeError(valid.error());
     Result<const ConcreteShapes*> s = Shapes(o);
     if (!s) return MakeError(s.error());
     return PlanFromShapes(model, **s, o, trace);

@@ -93,8 +93,11 @@ std::string InplaceWarning(const std::string& kinds, uint64_t bytes);
 Result<StepPlan> SimulateTrainingStep(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options,
                                       StepTrace* trace = nullptr);
 
+// PlanStep's check of the options' shard counts (planner.cc), before any work.
+Status CheckShardCounts(const PlanOptions& options);
+
 // PlanStep after the shape pass (planner.cc): the simulation, the model's
-// warnings first, the uncovered operators sorted. REQUIRES: valid shard counts.
+// warnings first, the uncovered operators sorted. REQUIRES: CheckShardCounts passed.
 Result<StepPlan> PlanFromShapes(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options,
                                 StepTrace* trace);
 
