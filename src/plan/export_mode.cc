@@ -3,12 +3,6 @@
 #include <vector>
 
 namespace oomguard::plan {
-namespace {
-
-bool IsFloating(int t) { return t == kFloat || t == kFloat16 || t == kBfloat16 || t == kDouble; }
-
-}  // namespace
-
 std::optional<std::string> DetectInferenceExport(const Model& m) {
   int bn_inference = 0, dropout_inference = 0, folded = 0;
   std::string folded_example;
@@ -28,7 +22,7 @@ std::optional<std::string> DetectInferenceExport(const Model& m) {
       // A weight torch renamed: the result of constant folding (e.g. a BatchNorm folded into the Conv).
       for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
         int id = n.inputs[i];
-        if (id < 0 || m.tensors[id].producer >= 0 || !IsFloating(m.tensors[id].dtype)) continue;
+        if (id < 0 || m.tensors[id].producer >= 0 || !IsFloat(m.tensors[id].dtype)) continue;
         const TensorInfo& t = m.tensors[id];
         uint64_t elements = 1;
         for (int64_t d : t.dims) elements *= static_cast<uint64_t>(d < 0 ? 0 : d);

@@ -19,6 +19,10 @@ enum OnnxType : int {
 };
 // Bytes per element (0 for unknown/string types).
 int ElementBytes(int onnx_type);
+// A floating-point type: float, double, float16 or bfloat16.
+inline bool IsFloat(int onnx_type) {
+  return onnx_type == kFloat || onnx_type == kFloat16 || onnx_type == kBfloat16 || onnx_type == kDouble;
+}
 
 enum class TensorKind { kActivation, kGraphInput, kParameter, kBuffer, kConstant };
 
@@ -59,6 +63,11 @@ class Model {
   int64_t opset = 0;                  // of the default ONNX domain
   std::vector<std::string> warnings;  // from import, e.g. an eval-mode export
 };
+
+// A trained weight or a registered buffer (an initializer of floating type).
+inline bool IsParam(const Model& m, int id) {
+  return id >= 0 && (m.tensors[id].kind == TensorKind::kParameter || m.tensors[id].kind == TensorKind::kBuffer);
+}
 
 // Parses an ONNX model from memory. `name` labels errors and the plan.
 Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::string_view name);

@@ -172,8 +172,7 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
     }
     int64_t numel = Numel(init.dims());
     if (numel < 0) return MakeError(label + ": corrupt ONNX model (initializer '" + init.name() + "' has bad dims)");
-    bool floating = init.data_type() == kFloat || init.data_type() == kFloat16 ||
-                    init.data_type() == kBfloat16 || init.data_type() == kDouble;
+    bool floating = IsFloat(init.data_type());
     TensorKind kind = !floating ? TensorKind::kConstant
                       : bn_stat.count(init.name()) ? TensorKind::kBuffer
                                                     : TensorKind::kParameter;

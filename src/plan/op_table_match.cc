@@ -31,10 +31,6 @@ const std::set<std::string>& DrivingRows() {
   return rows;
 }
 
-bool IsParam(const Model& m, int id) {
-  return id >= 0 && (m.tensors[id].kind == TensorKind::kParameter || m.tensors[id].kind == TensorKind::kBuffer);
-}
-
 // A tensor fixed at export: a Constant node's output or a non-float initializer (or a folded scalar).
 bool IsConstantLike(const Model& m, int id) {
   if (id < 0) return false;
@@ -42,8 +38,6 @@ bool IsConstantLike(const Model& m, int id) {
   if (t.kind == TensorKind::kConstant) return true;
   return t.producer >= 0 && m.nodes[t.producer].op_type == "Constant";
 }
-
-bool IsFloat(int dtype) { return dtype == kFloat || dtype == kDouble || dtype == kFloat16 || dtype == kBfloat16; }
 
 std::string RefKey(const TableRef& r) {
   switch (r.kind) {

@@ -11,9 +11,6 @@
 namespace oomguard::plan {
 namespace {
 
-bool IsParam(const Model& m, int id) {
-  return id >= 0 && (m.tensors[id].kind == TensorKind::kParameter || m.tensors[id].kind == TensorKind::kBuffer);
-}
 bool IsConstant(const Model& m, int id) { return id >= 0 && m.tensors[id].kind == TensorKind::kConstant; }
 
 // The only node consuming tensor `id` (or -1).

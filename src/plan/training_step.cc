@@ -17,8 +17,6 @@ namespace {
 constexpr uint64_t kMiB = 1024ull * 1024ull;
 
 bool IsAmp(Precision p) { return p == Precision::kAmpFp16 || p == Precision::kAmpBf16; }
-bool IsFloat(int dtype) { return dtype == kFloat || dtype == kFloat16 || dtype == kBfloat16 || dtype == kDouble; }
-
 bool AutocastHalf(const std::string& k) {
   return k == "Conv" || k == "ConvTranspose" || k == "Gemm" || k == "MatMul";
 }
