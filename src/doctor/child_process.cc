@@ -27,8 +27,6 @@ ExitStatus FromWaitStatus(int status) {
   return e;
 }
 
-// Our child, and after it has ended whatever it left running: this process is
-// a child subreaper, so those processes are adopted here and reaped here.
 // Reads what is in a non-blocking pipe now, up to about 1 MiB (the rest
 // stays for the next call); closes it (-1) once every writer has closed it.
 std::string Drain(int* fd) {
