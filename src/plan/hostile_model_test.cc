@@ -76,6 +76,18 @@ TEST(HostileModel, ZeroStridesAreRefusedBeforeShapeInference) {
                 "strides must be at least 1");
 }
 
+// Found by the fuzzer: an attribute whose type field is missing (or a value
+// this ONNX does not know) is still read by libonnx's shape inference, where
+// strides of 0 divide by zero. The importer reads its type from its values.
+TEST(HostileModel, UntypedZeroStridesAreRefusedToo) {
+  auto untyped = [](onnx::NodeProto& n) {
+    GraphBuilder::IntsAttr(n, "strides", {0, 0});
+    n.mutable_attribute(n.attribute_size() - 1)->clear_type();
+  };
+  ExpectRefused(ConvModel(untyped, "MaxPool"), "node 'layer' (MaxPool): strides must be at least 1, got [0, 0]");
+  ExpectRefused(ConvModel(untyped), "node 'layer' (Conv): strides must be at least 1, got [0, 0]");
+}
+
 TEST(HostileModel, SameUpperConvPlansWithTheInputsSpatialSize) {
   std::string path = TempModel("same_upper", ConvModel([](onnx::NodeProto& n) { StringAttr(n, "auto_pad", "SAME_UPPER"); }));
   auto r = RunCli(kExe, {"plan", path, "--batch", "2", "--target", "cpu", "--loss", "none", "--json"});

@@ -27,6 +27,19 @@ int ElementBytes(int t) {
 
 namespace {
 
+// An attribute's type; when the type field is missing (or holds a value this
+// ONNX does not know) it is read from what the attribute holds, as ONNX's own
+// shape inference does, so that the checks see what libonnx will use.
+onnx::AttributeProto::AttributeType AttributeType(const onnx::AttributeProto& a) {
+  if (a.type() != onnx::AttributeProto::UNDEFINED) return a.type();
+  if (a.ints_size() > 0) return onnx::AttributeProto::INTS;
+  if (a.has_i()) return onnx::AttributeProto::INT;
+  if (a.has_f()) return onnx::AttributeProto::FLOAT;
+  if (a.has_s()) return onnx::AttributeProto::STRING;
+  if (a.has_t()) return onnx::AttributeProto::TENSOR;
+  return onnx::AttributeProto::UNDEFINED;
+}
+
 constexpr size_t kMaxValueElements = 4096;
 
 // Number of elements, or -1 when a dim is negative or the product is absurd.
@@ -226,7 +239,7 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
       m.tensors[id].consumers.push_back(ni);
     }
     for (const auto& a : n.attribute()) {
-      switch (a.type()) {
+      switch (AttributeType(a)) {
         case onnx::AttributeProto::INT: node.int_attrs[a.name()] = a.i(); break;
         case onnx::AttributeProto::FLOAT: node.float_attrs[a.name()] = a.f(); break;
         case onnx::AttributeProto::INTS:
