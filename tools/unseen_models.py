@@ -98,7 +98,9 @@ MODELS = [
                                                       "num_heads": 6, "hidden_dim": 192, "mlp_dim": 768},
      "inputs": IMG(64), "classes": 100, "rows": [[2, "adam"], [8, "momentum"]],
      "description": "torchvision VisionTransformer, 6 layers x 192 (6 heads), patch 8, 64x64 RGB"},
-    {"name": "swin_t", "builder": "tv", "args": {"fn": "swin_t", "stochastic_depth_prob": 0.0},
+    {"name": "swin_t", "builder": "swin", "args": {"patch_size": [4, 4], "embed_dim": 96, "depths": [2, 2, 6, 2],
+                                                  "num_heads": [3, 6, 12, 24], "window_size": [7, 7],
+                                                  "stochastic_depth_prob": 0.0},
      "inputs": IMG(64), "classes": 1000, "rows": [[2, "sgd"], [3, "adam"]],
      "description": "torchvision Swin-T (shifted windows), stochastic depth off, 64x64 RGB"},
     {"name": "text_transformer", "builder": "text_transformer", "args": {},
@@ -156,6 +158,9 @@ def build(model: dict):
         import torchvision
         fn = args.pop("fn")
         return getattr(torchvision.models, fn)(weights=None, num_classes=classes, **args)
+    if kind == "swin":  # swin_t() fixes stochastic_depth_prob=0.2; its configuration, without it
+        from torchvision.models.swin_transformer import SwinTransformer
+        return SwinTransformer(num_classes=classes, **args)
     if kind == "vit":
         from torchvision.models.vision_transformer import VisionTransformer
         return VisionTransformer(num_classes=classes, **args)
@@ -424,11 +429,12 @@ def measure_all(names: list, out_dir: str, tracker: str | None, timeout: int, fo
         entry["rows"] = [rows[(b, o)] for b, o in model["rows"] if (b, o) in rows]
         index["models"][name] = entry
         save_index(out_dir, index)
-    index["last_measure"] = {"command": " ".join(["tools/unseen_models.py"] + sys.argv[1:]),
+    index.pop("last_measure", None)
+    index.setdefault("measure_runs", []).append({"command": " ".join(["tools/unseen_models.py"] + sys.argv[1:]),
                              "date": measure_step.now_utc(), "machine": measure_step.machine(),
                              "load_average_before": load_before,
                              "load_average_after": random_nets.load_average(),
-                             "wall_seconds": round(time.time() - t_all, 1)}
+                             "wall_seconds": round(time.time() - t_all, 1)})
     save_index(out_dir, index)
     exports_failed = [n for n in names if index["models"][n]["export"] != "ok"]
     print("measured %d rows (%d failed); exports failed: %s; %.0f s" % (
