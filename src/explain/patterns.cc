@@ -390,7 +390,7 @@ constexpr Pattern kPatterns[] = {
     // Memory named beside trouble in a line no wording above recognises: a weak, generic
     // finding, kept only when nothing else in the log has a memory domain (verdict.cc).
     {"memory_vocabulary", S::kMemoryVocabulary, "",
-     R"re((?i)(?:\bmemory|\bmem\b|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort)|(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort).{0,80}(?:\bmemory|\bmem\b|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98)|(?:\bmemory|\bmem\b|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}[\d.]+ ?[KMGT]i?B\b.{0,60}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed)|(?:\bmemory|\bmem\b|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed).{0,60}[\d.]+ ?[KMGT]i?B\b)re",
+     R"re((?i)(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bmem\b|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort)|(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort).{0,80}(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bmem\b|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bmem\b|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}[\d.]+ ?[KMGT]i?B\b.{0,60}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bmem\b|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed).{0,60}[\d.]+ ?[KMGT]i?B\b|\b(?:only|just) (?:have |has |had |with )?(?:an? )?[\d.]+ ?[GMT]i?B? (?:of )?(?:VRAM|RAM|memory|GPU memory|video memory|system memory)\b)re",
      "I doubt if it's an hipTF implementation error, since it's allocating a memory buffer size equals to the total "
      "memory (8 GB), which is greater than the free memory (7.75 GB):",
      Tier::kProse},
@@ -431,7 +431,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bcuda|\bgpu|cudnn|cublas|nvidia|\bvram\b|\bnccl\b|tensorrt|\bhip\b|rocm|thrust::|device memory|video memory|graphics card|\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b)re",
      "Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 7000 MB memory)"},
     {"host_mentioned", S::kContextHost, "",
-     R"re((?i)\bcpu\b|cpu_|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:gets|got|was|is|being|getting) killed\b|\b(?:PC|computer|laptop|desktop|machine|system|OS) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re",
+     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:gets|got|was|is|being|getting) killed\b|\b(?:PC|computer|laptop|desktop|machine|system|OS) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re",
      "2024-01-01 10:00:00 INFO Using CPUExecutionProvider"},
     {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL\d?\b|microsoft-standard|/usr/lib/wsl/)re",
      "Linux version 5.15.90.1-microsoft-standard-WSL2"},
@@ -707,8 +707,14 @@ namespace {
 constexpr const char* kPinnedWords =
     R"re((?i)pinned|page-locked|cudaHostAlloc|cudaMallocHost|cuMemHostAlloc|cudaHostRegister|CachingHostAllocator|)re"
     R"re(pin_memory|host_bfc)re";
+// RAM that belongs to a graphics card ("GPU RAM", "10gb of RAM RTX 3080", "RTX 3060 with 12GB RAM"):
+// checked before the host words, which would read "RAM" as the host's. Digits only as \d (ShapeCache).
+constexpr const char* kGpuRamWords =
+    R"re((?i)\b(?:GPU|graphics card|video card|graphic card)(?:'s)? (?:RAM|memory)\b|\bRAM (?:of|on) (?:the |my |your )?)re"
+    R"re((?:GPU|graphics card|video card)\b|\bof RAM,? (?:on )?(?:an? |the |my )?(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b|)re"
+    R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b ?\w* (?:with |has |\()?[\d.]+ ?G[Bb]? (?:of )?(?:RAM|memory)\b)re";
 constexpr const char* kHostWords =
-    R"re((?i)\bcpu|cpu_|\bhost\b|\bram\b|system memory|\bswap\b|/dev/shm|DefaultCPUAllocator|mklcpu|)re"
+    R"re((?i)\bcpu|cpu_|\bhost\b|\bram\b|nchwc|system memory|\bswap\b|/dev/shm|DefaultCPUAllocator|mklcpu|)re"
     R"re(CPUExecutionProvider|posix_memalign|\bmalloc\b|pool_host|host memory|pinned_memory_manager|\xe5\x86\x85\xe5\xad\x98|)re"
     R"re(cgroup|OOMKilled|\brss\b|physical memory|heap space|slurmstepd|\bsrun\b|ulimit|memlock|)re"
     R"re(\b(?:gets|got|was|is|being|getting) killed\b|)re"
@@ -733,6 +739,7 @@ const RE2& Compile(const char* text) {
 
 
 struct DomainWords {
+  const RE2& gpu_ram = Compile(kGpuRamWords);
   const RE2& pinned = Compile(kPinnedWords);
   const RE2& host = Compile(kHostWords);
   const RE2& gpu = Compile(kGpuWords);
@@ -750,8 +757,8 @@ LineWords WordsOfLine(std::string_view line) {
   re2::StringPiece text(line.data(), line.size());
   LineWords w;
   w.pinned = RE2::PartialMatch(text, d.pinned);
-  w.host = RE2::PartialMatch(text, d.host);
   w.gpu = RE2::PartialMatch(text, d.gpu);
+  w.host = RE2::PartialMatch(text, d.host) && !(w.gpu && RE2::PartialMatch(text, d.gpu_ram));
   if (!w.pinned && !w.host && !w.gpu) w.host = RE2::PartialMatch(text, d.weak_host);
   return w;
 }
@@ -760,6 +767,7 @@ LineDomain DomainOfLine(std::string_view line) {
   const DomainWords& d = Words();
   re2::StringPiece text(line.data(), line.size());
   if (RE2::PartialMatch(text, d.pinned)) return LineDomain::kPinned;
+  if (RE2::PartialMatch(text, d.gpu_ram)) return LineDomain::kGpu;
   if (RE2::PartialMatch(text, d.host)) return LineDomain::kHost;
   if (RE2::PartialMatch(text, d.gpu)) return LineDomain::kGpu;
   if (RE2::PartialMatch(text, d.weak_host)) return LineDomain::kHost;

@@ -441,7 +441,7 @@ struct Decider {
   bool HostByContext(const Observation& o) const {
     if (o.near_host != o.near_gpu) return o.near_host > o.near_gpu;
     if (o.implied != LineDomain::kUnknown) return o.implied != LineDomain::kGpu;
-    return context.host_lines > 0 && context.gpu_lines == 0;
+    return context.host_lines > context.gpu_lines;
   }
 
   // The last layer: memory named beside trouble in words no pattern knows. Its
