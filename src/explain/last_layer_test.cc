@@ -164,6 +164,29 @@ TEST(Families, HostOnlyRuntimesAndBatchSchedulersAreHostRam) {
   }
 }
 
+TEST(Families, ShortageWordingsOfPeopleAndTools) {
+  // Memory that is "low", that a model "doesn't fit into", that a card "doesn't have enough" of,
+  // that a request "exceeds": the family, its memory from the words.
+  const struct {
+    const char* line;
+    Domain domain;
+  } cases[] = {
+      {"Your GPU doesn't have enough VRAM to load this model", Domain::kGpu},
+      {"the weights don't fit into VRAM even in fp16", Domain::kGpu},
+      {"Requested size exceeds the available GPU memory", Domain::kGpu},
+      {"the node is running low on RAM", Domain::kHost},
+  };
+  for (const auto& c : cases) {
+    const Finding f = Top(ExplainText(c.line));
+    EXPECT_EQ(f.domain, c.domain) << c.line;
+    EXPECT_NE(f.cause, Cause::kNotMemory) << c.line;
+  }
+  // PyTorch's "no valid cuDNN algorithm" is cuDNN finding no workspace memory: a GPU OOM, undecided.
+  const Finding cudnn = Top(ExplainText("RuntimeError: Unable to find a valid cuDNN algorithm to run convolution\n"));
+  EXPECT_EQ(cudnn.cause, Cause::kGpuDeviceOom);
+  EXPECT_FALSE(cudnn.alternatives.empty());
+}
+
 TEST(Families, ADeviceOomWhilePinningIsPinnedHostMemory) {
   const Finding f = Top(ExplainText("CUDA error: out of memory when pinning memory with pin_memory=True\n"));
   EXPECT_EQ(f.cause, Cause::kHostPinnedOom);

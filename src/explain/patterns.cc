@@ -156,7 +156,7 @@ constexpr Pattern kPatterns[] = {
 
     // ---------------------------------------------------------------- CUDA libraries without memory
     {"library_alloc_failed", S::kLibraryAllocFailure, "",
-     R"re((?:CUBLAS|CUDNN|CUFFT|CUSOLVER|CUSPARSE|CURAND)_STATUS_ALLOC_FAIL\w*|CUFFT_ALLOC_FAILED)re",
+     R"re((?:CUBLAS|CUDNN|CUFFT|CUSOLVER|CUSPARSE|CURAND)_STATUS_ALLOC_FAIL\w*|CUFFT_ALLOC_FAILED|Unable to find a valid cuDNN algorithm)re",
      "RuntimeError: CUDNN_STATUS_ALLOC_FAILED"},
     {"library_not_initialized", S::kLibraryInitFailure, "",
      R"re(CUBLAS_STATUS_NOT_INITIALIZED|CUDNN_STATUS_NOT_INITIALIZED|(?i:could not create cudnn handle|cuDNN failed to initialize|Failed to initialize BLAS support|failed to create cublas handle|DNN library initialization failed))re",
@@ -329,7 +329,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bbad_alloc\b|\bMemoryError\b|java heap space|\bmalloc\(?\)? failed|failed to malloc)re",
      "terminate called after throwing an instance of 'std::bad_alloc'", Tier::kFamily, LineDomain::kHost},
     {"oom_family", S::kMemoryFamily, "",
-     R"re((?i)\bout of (?:\w+ ){0,2}(?:memory|VRAM|RAM)\b|\bOOM(?:s|ed|ing)?\b|(?:memory|VRAM|RAM|swap) (?:is |was |gets |got |became )?(?:completely |totally |almost )?(?:full|exhausted|maxed out)\b|RESOURCE_EXHAUSTED|Resource ?exhausted|fail(?:s|ed)? to alloc(?:ate)?\b|(?:cannot|can't|could not|couldn't|unable to) allocate|allocation (?:failed|failure)|\bAllocation on device\b|would exceed allowed memory|(?:allocate|use|uses|used|needs?|requires?|requested) more (?:\w+ )?memory than (?:is |was |what is |the \w+ (?:has|had) )?(?:available|allowed|free)|\bbad_alloc\b|\bENOMEM\b|memory allocation (?:failed|error)|(?:insufficient|not enough) (?:\w+ )?(?:memory|VRAM|RAM)\b|MemoryAllocation|OutOfMemory|\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3)re",
+     R"re((?i)\bout of (?:\w+ ){0,2}(?:memory|VRAM|RAM)\b|\bOOM(?:s|ed|ing)?\b|(?:memory|VRAM|RAM|swap) (?:is |was |gets |got |became )?(?:completely |totally |almost )?(?:full|exhausted|maxed out)\b|RESOURCE_EXHAUSTED|Resource ?exhausted|fail(?:s|ed)? to alloc(?:ate)?\b|(?:cannot|can't|could not|couldn't|unable to) allocate|allocation (?:failed|failure)|\bAllocation on device\b|would exceed allowed memory|\blow on (?:\w+ )?(?:memory|RAM|VRAM)\b|(?:(?:does|do|did|wo|ca)n'?t|(?:does|do|did|will|can) not|cannot) (?:have enough|fit (?:in|into|on)) (?:the |my |a |one |your )?(?:\w+ )?(?:memory|VRAM|RAM)\b|exceed\w* (?:the )?(?:available|free|total) (?:\w+ )?(?:memory|VRAM|RAM)\b|(?:allocate|use|uses|used|needs?|requires?|requested) more (?:\w+ )?memory than (?:is |was |what is |the \w+ (?:has|had) )?(?:available|allowed|free)|\bbad_alloc\b|\bENOMEM\b|memory allocation (?:failed|error)|(?:insufficient|not enough) (?:\w+ )?(?:memory|VRAM|RAM)\b|MemoryAllocation|OutOfMemory|\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3)re",
      "tensorflow.python.framework.errors_impl.ResourceExhaustedError: failed to allocate memory [Op:Mul]",
      Tier::kFamily},
 
