@@ -159,12 +159,14 @@ void Explainer::State::Segment(std::string_view text) {
   if (matches.empty()) return;
   std::span<const Pattern> table = Patterns();
   int signal_index = -1;
-  int growth_index = -1;  // a line that reports an OOM and describes growth: both
+  int growth_index = -1;  // a line that reports an OOM and describes growth (or another process): both
   for (int index : matches) {
     const Pattern& p = table[index];
     if (!IsContext(p.signal)) {
       if (signal_index < 0) signal_index = index;
-      if (growth_index < 0 && p.signal == Signal::kLeakGrowth) growth_index = index;
+      if (growth_index < 0 && (p.signal == Signal::kLeakGrowth || p.signal == Signal::kOtherProcessProse)) {
+        growth_index = index;
+      }
       continue;
     }
     switch (p.signal) {

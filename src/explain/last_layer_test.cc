@@ -187,10 +187,42 @@ TEST(Families, ShortageWordingsOfPeopleAndTools) {
   EXPECT_FALSE(cudnn.alternatives.empty());
 }
 
+TEST(Families, OtherProcessesAndFragmentationInPeoplesWords) {
+  for (const char* line : {
+           "nvidia-smi shows 10GB used on GPU 0 but no processes are listed",
+           "After the script crashed, the GPU memory is still in use and I have to reboot",
+           "The Xorg server and gnome-shell take 1.5 GB of the card",
+       }) {
+    EXPECT_EQ(Top(ExplainText(line)).cause, Cause::kOtherProcessHoldsMemory) << line;
+  }
+  // An OOM line that names another process as its cause: the cause leads and absorbs the OOM.
+  const Report both = ExplainText("CUDA out of memory even though the GPU looked free; another container uses it\n");
+  ASSERT_EQ(both.findings.size(), 1u);
+  EXPECT_EQ(both.findings[0].cause, Cause::kOtherProcessHoldsMemory);
+  EXPECT_EQ(both.findings[0].occurrences, 2u);
+  for (const char* line : {
+           "reserved memory is much larger than allocated memory, looks like fragmentation",
+           "the CUDA cache gets badly fragmented after a few hundred steps",
+           "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 fixed it for me",
+       }) {
+    EXPECT_EQ(Top(ExplainText(line)).cause, Cause::kFragmentation) << line;
+  }
+  // PyTorch's own hint, printed with every OOM, names fragmentation without saying it happened.
+  EXPECT_TRUE(ExplainText("try setting max_split_size_mb to avoid fragmentation.\n").findings.empty());
+  EXPECT_TRUE(ExplainText("PyTorch suggests PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
+                          "fragmentation.\n")
+                  .findings.empty());
+}
+
 TEST(Families, ADeviceOomWhilePinningIsPinnedHostMemory) {
   const Finding f = Top(ExplainText("CUDA error: out of memory when pinning memory with pin_memory=True\n"));
   EXPECT_EQ(f.cause, Cause::kHostPinnedOom);
   EXPECT_EQ(f.domain, Domain::kHost);
+  // Pinned words on the OOM's own line, without a traceback through pin_memory().
+  const Finding own_line =
+      Top(ExplainText("RuntimeError: CUDA error: out of memory at pin_memory, only 16 GB of page-locked memory allowed\n"));
+  EXPECT_EQ(own_line.cause, Cause::kHostPinnedOom);
+  EXPECT_TRUE(HasCause(own_line.alternatives, Cause::kGpuDeviceOom));
 }
 
 }  // namespace

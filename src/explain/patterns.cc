@@ -264,6 +264,11 @@ constexpr Pattern kPatterns[] = {
      "I found it caused by continuously initializing `keras.applications` models in a loop. I have tried "
      "`keras.backend.clear_session()`, but it did not work.",
      Tier::kProse},
+    // Memory held by processes nvidia-smi does not list, or by the desktop: before the
+    // preallocation prose, which would read "10GB used on GPU 0" as the framework's reservation.
+    {"invisible_holder_prose", S::kOtherProcessProse, "",
+     R"re((?i)\bno (?:running )?process(?:es)? (?:are |is )?(?:listed|shown|running|visible|found)\b|\bnvidia-smi (?:shows|lists) no process|\b(?:Xorg|Xwayland|gnome-shell|plasmashell|kwin_\w+|compiz|dwm\.exe)\b.{0,60}\b(?:take|takes|taking|use|uses|using|occup\w+|hold\w*|consum\w+)\b)re",
+     "nvidia-smi shows 10GB used on GPU 0 but no processes are listed", Tier::kProse},
     {"preallocation_prose", S::kPreallocationProse, "",
      R"re((?i)(?:uses?|using|used|takes?|taking|took|occup\w+|allocat\w+|grabs?|grabbing|grabbed|reserv\w+|consum\w+|eats?|hogs?)\s+(?:up\s+|over\s+)?(?:almost |nearly |about |around |~)?(?:all|most|\d{2}\s?%|the (?:entire|whole))\s+(?:of\s+)?(?:the\s+|my\s+)?(?:available\s+)?(?:GPU|VRAM|video memory|gpu memory|device memory|memory of (?:the |my )?GPU|memory\b)|\d{2}\s?% (?:of (?:the )?)?(?:GPU |gpu )?(?:memory )?allocation|(?:regardless of|whatever|no matter) (?:the |which |what )?(?:model|batch)|[\d.]+\s*[GM]i?B (?:of (?:GPU |VRAM |device )?memory )?(?:is |are |gets? )?(?:already )?(?:taken|used|allocated|occupied|reserved|grabbed) (?:up )?(?:on|at|upon|right after|just by|after)\b|(?:upon|on|after|just by) (?:import|importing|loading) .{0,60}(?:GPU|memory)|preallocates anyway|still (?:pre)?allocates)re",
      "TensorFlow uses 70% of the GPU memory whatever the model I load.", Tier::kProse},
@@ -271,7 +276,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bpreallocat\w*|XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION)|per_process_gpu_memory_fraction|gpu_memory_fraction|TF_FORCE_GPU_ALLOW_GROWTH|set_memory_growth|allow_growth)re",
      "setting os.environ[\"XLA_PYTHON_CLIENT_PREALLOCATE\"] = \"false\" does not have any effect.", Tier::kProse},
     {"other_process_prose", S::kOtherProcessProse, "",
-     R"re((?i)(?:still|keeps?|kept)\s+(?:holds?|holding|occup\w*|taking|using|consuming)\s+(?:up\s+)?(?:the\s+)?(?:GPU|VRAM|video|gpu)\s*memory|(?:zombie|orphan(?:ed)?|defunct|stale|leftover|dangling|ghost) (?:python |training )?process|(?:memory|GPU|VRAM)\b.{0,40}(?:even |already )(?:before|prior to) (?:the )?(?:training|running|starting|launching|job|model)|keeps? the GPU memory occupied|GPU memory (?:is )?(?:still )?(?:occupied|held|not (?:freed|released))|two \w+ processes running|another process (?:is )?(?:using|holding|occupying)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user|training|experiment)s?\b.{0,40}\b(?:using|holding|occup\w+|taking|uses|holds|takes|running|runs) .{0,30}(?:GPU|VRAM|memory|[\d.]+ ?[GM]i?B)|(?:processes|jobs|users) (?:are )?shar\w+ (?:the|one|a) (?:same )?GPU|\b(?:labmate|colleague)s?\b.{0,60}(?:GPU|memory)|\xe4\xbb\x8d\xe7\x84\xb6\xe5\x8d\xa0\xe7\x94\xa8)re",
+     R"re((?i)(?:still|keeps?|kept)\s+(?:holds?|holding|occup\w*|taking|using|consuming)\s+(?:up\s+)?(?:the\s+)?(?:GPU|VRAM|video|gpu)\s*memory|(?:zombie|orphan(?:ed)?|defunct|stale|leftover|dangling|ghost) (?:python |training )?process|(?:memory|GPU|VRAM)\b.{0,40}(?:even |already )(?:before|prior to) (?:the )?(?:training|running|starting|launching|job|model)|keeps? the GPU memory occupied|GPU memory (?:is )?(?:still )?(?:occupied|held|not (?:freed|released))|(?:GPU|VRAM|video) memory (?:is |stays |remains )?still (?:in use|used|allocated|taken)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user)s? (?:is )?(?:using|holding|occupying|uses|holds|occupies) (?:it|the (?:GPU|card|device))\b|two \w+ processes running|another process (?:is )?(?:using|holding|occupying)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user|training|experiment)s?\b.{0,40}\b(?:using|holding|occup\w+|taking|uses|holds|takes|running|runs) .{0,30}(?:GPU|VRAM|memory|[\d.]+ ?[GM]i?B)|(?:processes|jobs|users) (?:are )?shar\w+ (?:the|one|a) (?:same )?GPU|\b(?:labmate|colleague)s?\b.{0,60}(?:GPU|memory)|\xe4\xbb\x8d\xe7\x84\xb6\xe5\x8d\xa0\xe7\x94\xa8)re",
      "After stopping the process it disappears from nvidia-smi, however it still holds GPU memory.", Tier::kProse},
     {"allocator_stats", S::kAllocatorStats, "pytorch",
      R"re((?i)\bAllocated\b[^:\n]{0,40}:\s*[\d.]+ ?[KMGT]i?B.{0,80}\bReserved\b[^:\n]{0,40}:\s*[\d.]+ ?[KMGT]i?B)re",
@@ -280,8 +285,13 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\b(?:CPU|host|system)(?: virtual)? memory (?:used|usage)\s*[=:]?\s*[\d.]+ ?[GT]i?B)re",
      "When CPU Virtual Memory Used=137.59GB, problem occurs.", Tier::kProse},
     {"fragmentation_prose", S::kFragmentationProse, "",
-     R"re((?i)memory fragmentation|fragmentation (?:issue|problem)|workaround for fragmentation|because of fragmentation)re",
+     R"re((?i)memory fragmentation|fragmentation (?:issue|problem)|workaround for fragmentation|(?:because of|due to|caused by|looks like|suffers? from|is) (?:\w+ )?fragmentation\b|\b(?:memory|cache|allocator|heap|VRAM) (?:is |gets |got |becomes |became )?(?:\w+ )?fragmented\b|\bfragmented (?:memory|cache|heap|VRAM)\b|\breserved\b.{0,40}\b(?:much|far|way) (?:larger|bigger|higher|more) than\b.{0,20}\ballocated)re",
      "the current backend ooms because of memory fragmentation on a 4090", Tier::kProse},
+    {"fragmentation_setting_prose", S::kFragmentationSetting, "",
+     // A value the user set; PyTorch's own hint ("try setting max_split_size_mb", "=expandable_segments:True")
+     // is printed with every OOM and names no value of max_split_size_mb.
+     R"re((?i)max_split_size_mb\s*[:=])re",
+     "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 fixed it for me", Tier::kProse},
     {"shm_size_prose", S::kShmProse, "",
      R"re((?i)--shm-size\b|\bshm[_-]size\b|--ipc[= ]host\b)re",
      "feat: --shm-size 8G to the docker run", Tier::kProse},
@@ -445,7 +455,7 @@ constexpr Pattern kPatterns[] = {
 // match the table, so the explainer skips it after one fast DFA scan.
 // patterns_test.cc checks it against every example and every labelled excerpt.
 constexpr const char* kPrefilter =
-    R"re((?i)alloc|memory|memlimit|pbs: job killed|gc overhead|outofdevicememory|out_of_device_memory|\bmem\b|\bshm\b|out of|oom|pinned|pin memory|host_bfc|hostregister|base limit|error in the calculation|)re"
+    R"re((?i)alloc|memory|xorg|xwayland|gnome-shell|plasmashell|kwin_|compiz|dwm\.exe|no (?:running )?process|max_split_size|memlimit|pbs: job killed|gc overhead|outofdevicememory|out_of_device_memory|\bmem\b|\bshm\b|out of|oom|pinned|pin memory|host_bfc|hostregister|base limit|error in the calculation|)re"
     R"re(not a failure|benign|exhausted|nccl|cudnn|blas|not_initialized|dnn library|bus error|sigbus|/dev/shm|)re"
     R"re(</torch_|killed|\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb|sigkill|exit|enomem|leak|continuous|constant|)re"
     R"re(steady|gradual|slow|\xe6\x98\xbe\xe5\xad\x98|device|gpu|cuda:0|map_location|driver|forward compat|ptx|)re"

@@ -41,6 +41,7 @@ enum class Signal {
   kPreallocationSetting,// a preallocation setting named in prose (weak: never hides an error)
   kOtherProcessProse,   // "a killed job still holds GPU memory", "my labmate's job"
   kFragmentationProse,  // "OOMs because of memory fragmentation"
+  kFragmentationSetting,// an allocator setting against fragmentation named in prose (weak: never hides an error)
   kTfDeviceAllocFailed, // TF could not reserve its region of the GPU at start-up
   kAllocatorStats,      // a printout of allocated vs reserved (cached) memory
   kHostUsageProse,      // "CPU memory used=137 GB" when the problem occurs

@@ -78,6 +78,7 @@ bool IsWeak(Signal signal) {
     case Signal::kShmProse:
     case Signal::kMemoryProse:
     case Signal::kPreallocationSetting:
+    case Signal::kFragmentationSetting:
     case Signal::kGpuStartupMemory:  // only when it reports preallocation (a GPU that was free)
       return true;
     default: return false;
@@ -198,7 +199,7 @@ struct Decider {
       return f;
     }
     // Too few numbers to decide.
-    if (context.pinning_call && !F && !T) {
+    if ((context.pinning_call || o.line_domain == LineDomain::kPinned) && !F && !T) {
       // CUDA reports a failed cudaHostAlloc/cudaHostRegister with the same words as a device OOM.
       Finding pinned = HostPinned(o);
       Undecided(pinned, {Cause::kGpuDeviceOom},
@@ -764,7 +765,8 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
       case Signal::kPreallocationProse:
       case Signal::kPreallocationSetting: f = d.PreallocationProse(o); break;
       case Signal::kOtherProcessProse: f = d.OtherProcessProse(o); break;
-      case Signal::kFragmentationProse: f = d.FragmentationProse(o); break;
+      case Signal::kFragmentationProse:
+      case Signal::kFragmentationSetting: f = d.FragmentationProse(o); break;
       case Signal::kTfDeviceAllocFailed: f = d.TfDeviceAllocFailed(o); break;
       case Signal::kHostUsageProse: f = d.HostUsageProse(o); break;
       case Signal::kAllocatorStats: {
