@@ -720,9 +720,9 @@ constexpr const char* kPinnedWords =
 // RAM that belongs to a graphics card ("GPU RAM", "10gb of RAM RTX 3080", "RTX 3060 with 12GB RAM"):
 // checked before the host words, which would read "RAM" as the host's. Digits only as \d (ShapeCache).
 constexpr const char* kGpuRamWords =
-    R"re((?i)\b(?:GPU|graphics card|video card|graphic card)(?:'s)? (?:RAM|memory)\b|\bRAM (?:of|on) (?:the |my |your )?)re"
+    R"re((?i)\b(?:GPU|graphics card|video card|graphic card)(?:'s)? RAM\b|\bRAM (?:of|on) (?:the |my |your )?)re"
     R"re((?:GPU|graphics card|video card)\b|\bof RAM,? (?:on )?(?:an? |the |my )?(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b|)re"
-    R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b ?\w* (?:with |has |\()?[\d.]+ ?G[Bb]? (?:of )?(?:RAM|memory)\b)re";
+    R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b ?\w* (?:with |has |\()?[\d.]+ ?G[Bb]? (?:of )?RAM\b)re";
 constexpr const char* kHostWords =
     R"re((?i)\bcpu|cpu_|\bhost\b|\bram\b|nchwc|system memory|\bswap\b|/dev/shm|DefaultCPUAllocator|mklcpu|)re"
     R"re(CPUExecutionProvider|posix_memalign|\bmalloc\b|pool_host|host memory|pinned_memory_manager|\xe5\x86\x85\xe5\xad\x98|)re"

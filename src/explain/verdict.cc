@@ -399,8 +399,7 @@ struct Decider {
     bool host_words = o.mentions_host || o.line_domain == LineDomain::kHost || o.line_domain == LineDomain::kPinned;
     bool gpu_words = o.mentions_gpu || o.line_domain == LineDomain::kGpu;
     // The line's words (GPU words win), else the lines around it, else the log's; the GPU by default.
-    // The line's words (both kinds: the lines around it), else the lines around it, else the log's.
-    bool host = false && host_words ? HostByContext(o) : gpu_words ? false : host_words ? true : HostByContext(o);
+    bool host = gpu_words ? false : host_words ? true : HostByContext(o);
     Domain domain = host ? Domain::kHost : Domain::kGpu;
     Finding f = Base(o, Cause::kLeakGrowth, domain);
     if (dali) {
