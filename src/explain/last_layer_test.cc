@@ -5,6 +5,8 @@
 // frameworks. Lines are written the way those tools print them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <initializer_list>
 #include <string>
 
 #include "oomguard/explain/explainer.h"
@@ -20,6 +22,15 @@ Finding Top(const Report& r) {
 
 bool HasCause(const std::vector<Cause>& causes, Cause cause) {
   return std::find(causes.begin(), causes.end(), cause) != causes.end();
+}
+
+// Every line alone is explained with `cause` in `domain` at the top.
+void ExpectEach(std::initializer_list<const char*> lines, Cause cause, Domain domain) {
+  for (const char* line : lines) {
+    const Finding f = Top(ExplainText(line));
+    EXPECT_EQ(f.cause, cause) << line;
+    EXPECT_EQ(f.domain, domain) << line;
+  }
 }
 
 std::string Filler(int lines) {
@@ -133,35 +144,23 @@ TEST(DomainEvidence, WeakHostWordsAndCpuOnlyLayouts) {
 }
 
 TEST(Families, GraphicsApisOwnOutOfMemoryCodesAreTheGpus) {
-  for (const char* line : {
-           "ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory",
-           "InternalError: Check failed: (__e == VK_SUCCESS) is false: Vulkan Error, code=-2: "
-           "VK_ERROR_OUT_OF_DEVICE_MEMORY",
-           "clEnqueueNDRange(0): CL_MEM_OBJECT_ALLOCATION_FAILURE",
-           "[LightGBM] [Fatal] Memory Object Allocation Failure",
-       }) {
-    const Finding f = Top(ExplainText(line));
-    EXPECT_EQ(f.cause, Cause::kGpuDeviceOom) << line;
-    EXPECT_EQ(f.domain, Domain::kGpu) << line;
-  }
+  ExpectEach({"ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory",
+              "InternalError: Check failed: (__e == VK_SUCCESS) is false: Vulkan Error, code=-2: "
+              "VK_ERROR_OUT_OF_DEVICE_MEMORY",
+              "clEnqueueNDRange(0): CL_MEM_OBJECT_ALLOCATION_FAILURE",
+              "[LightGBM] [Fatal] Memory Object Allocation Failure"},
+             Cause::kGpuDeviceOom, Domain::kGpu);
 }
 
 TEST(Families, HostOnlyRuntimesAndBatchSchedulersAreHostRam) {
-  for (const char* line : {
-           "java.lang.OutOfMemoryError: Java heap space",
-           "java.lang.OutOfMemoryError: GC overhead limit exceeded",
-           "fatal error: runtime: out of memory",
-           "runtime: VirtualAlloc of 299704320 bytes failed with errno=1455",
-           "memory allocation of 23400000000 bytes failedAborted",
-           "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.",
-           "=>> PBS: job killed: mem 38427376kb exceeded limit 33554432kb",
-           "Job exceeded a memory resource limit (vmem, pvmem, etc.). Job was aborted",
-           "Warning: The job was terminated because it exceeded its memory allocation",
-       }) {
-    const Finding f = Top(ExplainText(line));
-    EXPECT_EQ(f.cause, Cause::kHostRamOom) << line;
-    EXPECT_EQ(f.domain, Domain::kHost) << line;
-  }
+  ExpectEach({"java.lang.OutOfMemoryError: Java heap space", "java.lang.OutOfMemoryError: GC overhead limit exceeded",
+              "fatal error: runtime: out of memory", "runtime: VirtualAlloc of 299704320 bytes failed with errno=1455",
+              "memory allocation of 23400000000 bytes failedAborted",
+              "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.",
+              "=>> PBS: job killed: mem 38427376kb exceeded limit 33554432kb",
+              "Job exceeded a memory resource limit (vmem, pvmem, etc.). Job was aborted",
+              "Warning: The job was terminated because it exceeded its memory allocation"},
+             Cause::kHostRamOom, Domain::kHost);
 }
 
 TEST(Families, ShortageWordingsOfPeopleAndTools) {
@@ -188,25 +187,19 @@ TEST(Families, ShortageWordingsOfPeopleAndTools) {
 }
 
 TEST(Families, OtherProcessesAndFragmentationInPeoplesWords) {
-  for (const char* line : {
-           "nvidia-smi shows 10GB used on GPU 0 but no processes are listed",
-           "After the script crashed, the GPU memory is still in use and I have to reboot",
-           "The Xorg server and gnome-shell take 1.5 GB of the card",
-       }) {
-    EXPECT_EQ(Top(ExplainText(line)).cause, Cause::kOtherProcessHoldsMemory) << line;
-  }
+  ExpectEach({"nvidia-smi shows 10GB used on GPU 0 but no processes are listed",
+              "After the script crashed, the GPU memory is still in use and I have to reboot",
+              "The Xorg server and gnome-shell take 1.5 GB of the card"},
+             Cause::kOtherProcessHoldsMemory, Domain::kGpu);
   // An OOM line that names another process as its cause: the cause leads and absorbs the OOM.
   const Report both = ExplainText("CUDA out of memory even though the GPU looked free; another container uses it\n");
   ASSERT_EQ(both.findings.size(), 1u);
   EXPECT_EQ(both.findings[0].cause, Cause::kOtherProcessHoldsMemory);
   EXPECT_EQ(both.findings[0].occurrences, 2u);
-  for (const char* line : {
-           "reserved memory is much larger than allocated memory, looks like fragmentation",
-           "the CUDA cache gets badly fragmented after a few hundred steps",
-           "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 fixed it for me",
-       }) {
-    EXPECT_EQ(Top(ExplainText(line)).cause, Cause::kFragmentation) << line;
-  }
+  ExpectEach({"reserved memory is much larger than allocated memory, looks like fragmentation",
+              "the CUDA cache gets badly fragmented after a few hundred steps",
+              "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 fixed it for me"},
+             Cause::kFragmentation, Domain::kGpu);
   // PyTorch's own hint, printed with every OOM, names fragmentation without saying it happened.
   EXPECT_TRUE(ExplainText("try setting max_split_size_mb to avoid fragmentation.\n").findings.empty());
   EXPECT_TRUE(ExplainText("PyTorch suggests PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
