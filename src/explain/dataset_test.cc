@@ -104,13 +104,14 @@ TEST(DataSet, AddedExcerptsAreClassifiedAndCoverEveryClassTwice) {
 // not opened here unless OOMGUARD_EXPLAIN_HELDOUT=1 (then it is printed, never
 // gated), so that running the tests does not turn it into a tuning target.
 // The targets are 90% top cause, 98% domain and no memory log without a
-// finding; the gate holds the floor this code reaches on the whole development file
-// (454 rows: 97.6 % top cause, 95.6 % domain, 11 of 328 unexplained, rounded down)
-// (docs/explain.md states both) and says which target is not met yet.
+// finding; the gate holds what this code measured on the whole development file
+// minus one point (454 rows: 98.0 % top cause, 96.7 % domain, 8 of 328 = 2.4 %
+// memory logs without a finding; docs/explain.md states both), in per mille so
+// that the margin is one point and not a rounding, and says which target is not met yet.
 constexpr int kTargetDomainPercent = 98;
-constexpr int kFloorTopCausePercent = 97;
-constexpr int kFloorDomainPercent = 95;
-constexpr int kFloorUnexplainedPercent = 4;  // of the memory logs
+constexpr int kFloorTopCausePerMille = 970;
+constexpr int kFloorDomainPerMille = 957;
+constexpr int kCeilingUnexplainedPerMille = 34;  // of the memory logs
 
 std::filesystem::path CorpusDir() { return std::filesystem::path(OOMGUARD_SOURCE_DIR) / "tests/data/explain"; }
 
@@ -137,9 +138,9 @@ TEST(DataSet, RealCorpusDevelopmentPartHoldsItsFloor) {
   if (all.memory_unexplained > 0) {
     std::printf("[ target   ] %s: %d memory logs without a finding (target 0)\n", name.c_str(), all.memory_unexplained);
   }
-  EXPECT_GE(all.cause_ok * 100, all.total * kFloorTopCausePercent) << FormatScore(name, *score, true);
-  EXPECT_GE(all.domain_ok * 100, all.total * kFloorDomainPercent) << FormatScore(name, *score, true);
-  EXPECT_LE(all.memory_unexplained * 100, all.memory_logs * kFloorUnexplainedPercent)
+  EXPECT_GE(all.cause_ok * 1000, all.total * kFloorTopCausePerMille) << FormatScore(name, *score, true);
+  EXPECT_GE(all.domain_ok * 1000, all.total * kFloorDomainPerMille) << FormatScore(name, *score, true);
+  EXPECT_LE(all.memory_unexplained * 1000, all.memory_logs * kCeilingUnexplainedPerMille)
       << FormatScore(name, *score, true);
 }
 

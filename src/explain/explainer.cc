@@ -159,12 +159,14 @@ void Explainer::State::Segment(std::string_view text) {
   if (matches.empty()) return;
   std::span<const Pattern> table = Patterns();
   int signal_index = -1;
-  int growth_index = -1;  // a line that reports an OOM and describes growth: both
+  int growth_index = -1;  // a line that reports an OOM and describes growth (or another process): both
   for (int index : matches) {
     const Pattern& p = table[index];
     if (!IsContext(p.signal)) {
       if (signal_index < 0) signal_index = index;
-      if (growth_index < 0 && p.signal == Signal::kLeakGrowth) growth_index = index;
+      if (growth_index < 0 && (p.signal == Signal::kLeakGrowth || p.signal == Signal::kOtherProcessProse)) {
+        growth_index = index;
+      }
       continue;
     }
     switch (p.signal) {
@@ -189,6 +191,7 @@ void Explainer::State::Segment(std::string_view text) {
     }
   }
   if (signal_index < 0) return;
+  if (table[signal_index].signal == Signal::kMemoryVocabulary && IsCodeErrorLine(text)) return;
   Record(signal_index, text);
   if (growth_index > signal_index) {
     Signal first = table[signal_index].signal;
@@ -202,9 +205,14 @@ void Explainer::State::Record(int pattern_index, std::string_view text) {
   const Pattern& p = Patterns()[pattern_index];
   Signal signal = p.signal;
   LineDomain line_domain = LineDomain::kUnknown;
+  bool both_memories = false;  // the line names the GPU and host memory: the lines around it decide
   if (signal == Signal::kMemoryFamily || signal == Signal::kMemoryProse || signal == Signal::kOomguardReport ||
-      signal == Signal::kOomguardReportField) {
+      signal == Signal::kOomguardReportField || signal == Signal::kMemoryVocabulary) {
     line_domain = shapes.Domain(text);
+    if (signal == Signal::kMemoryVocabulary && shapes.Words(text).Both()) {
+      both_memories = true;
+      line_domain = LineDomain::kUnknown;
+    }
   }
   if (signal == Signal::kMemoryFamily) {
     // A family wording: the line's own words say which memory, when they do.
@@ -246,7 +254,7 @@ void Explainer::State::Record(int pattern_index, std::string_view text) {
   // back-off sequence); a log that repeats the message every step then costs
   // one pattern match per line.
   if (o.count > kDetailedLines) return;
-  if (o.line_domain == LineDomain::kUnknown) {
+  if (o.line_domain == LineDomain::kUnknown && !both_memories) {
     o.line_domain = line_domain != LineDomain::kUnknown ? line_domain : shapes.Domain(text);
   }
 
@@ -265,6 +273,7 @@ void Explainer::State::Record(int pattern_index, std::string_view text) {
       ContainsCaseless(text, "swap")) {
     o.mentions_host = true;
   }
+  if (ContainsCaseless(text, "shm") || ContainsCaseless(text, "shared memory")) o.shm_words = true;
 
   ExtractNumbers(text, o);
 }

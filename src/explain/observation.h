@@ -38,6 +38,7 @@ struct Observation {
   bool has_fragmentation_hint = false;  // PyTorch printed its expandable_segments / max_split_size_mb hint
   bool mentions_host = false;           // the lines speak of CPU/RAM/host
   bool mentions_gpu = false;
+  bool shm_words = false;               // the lines name shared memory (/dev/shm, shm)
   Tier tier = Tier::kProse;                   // the most specific tier among its lines
   LineDomain line_domain = LineDomain::kUnknown;  // the first domain its lines' words name
   int oomguard_verdict = 0;                   // OomguardVerdictOfLine of the report's verdict line
@@ -53,7 +54,8 @@ struct Observation {
 
 // Signals whose memory, when their line names none, comes from the lines around them.
 inline bool UsesDomainWindow(Signal signal) {
-  return signal == Signal::kMemoryFamily || signal == Signal::kMemoryProse || signal == Signal::kLeakGrowth;
+  return signal == Signal::kMemoryFamily || signal == Signal::kMemoryProse || signal == Signal::kLeakGrowth ||
+         signal == Signal::kMemoryVocabulary;
 }
 
 struct LogContext {

@@ -41,6 +41,7 @@ enum class Signal {
   kPreallocationSetting,// a preallocation setting named in prose (weak: never hides an error)
   kOtherProcessProse,   // "a killed job still holds GPU memory", "my labmate's job"
   kFragmentationProse,  // "OOMs because of memory fragmentation"
+  kFragmentationSetting,// an allocator setting against fragmentation named in prose (weak: never hides an error)
   kTfDeviceAllocFailed, // TF could not reserve its region of the GPU at start-up
   kAllocatorStats,      // a printout of allocated vs reserved (cached) memory
   kHostUsageProse,      // "CPU memory used=137 GB" when the problem occurs
@@ -53,6 +54,8 @@ enum class Signal {
   kCudaInvalidArgument, // "invalid argument": not memory, unless it failed while pinning host memory
   kNotMemory,
   kGpuStatusRow,        // an nvidia-smi / gpustat row: used / total per GPU
+  kMemoryVocabulary,    // memory named beside trouble, in no wording above: the last layer, kept only
+                        // when no other finding has a memory domain, and ranked last
   kOomguardReportField, // a numeric field of oomguard's OOM report (numbers only, no finding)
   // --- contexts
   kContextFramework,        // the line names the framework that wrote the log
@@ -133,6 +136,20 @@ bool ParseGpuRow(std::string_view line, uint64_t* used_bytes, uint64_t* total_by
 // over GPU words ("CUDA host allocation" is host memory).
 LineDomain DomainOfLine(std::string_view line);
 
+// Every kind of memory word a line holds (DomainOfLine keeps only the strongest):
+// a line that names both the GPU and host memory ("CPU memory < GPU memory")
+// leaves the choice to the lines around it.
+struct LineWords {
+  bool pinned = false, host = false, gpu = false;
+  bool Both() const { return host && gpu && !pinned; }
+};
+LineWords WordsOfLine(std::string_view line);
+
+// A complaint about the code itself (a compiler's or the interpreter's: "#include
+// <memory>", "undefined symbol", "No module named", "has no attribute"): memory
+// words in it are names, not a shortage, so the last layer ignores the line.
+bool IsCodeErrorLine(std::string_view line);
+
 // The verdict line of oomguard's OOM report: 0 none, else the OomVerdict + 1
 // (1 cap_too_low, 2 fragmentation, 3 truly_full, 4 upstream_failed).
 int OomguardVerdictOfLine(std::string_view line);
@@ -159,6 +176,8 @@ class ShapeCache {
   void Match(std::string_view line, std::vector<int>* matches);
   // DomainOfLine(line) for the line last given to Match.
   LineDomain Domain(std::string_view line);
+  // WordsOfLine(line) for the line last given to Match.
+  LineWords Words(std::string_view line);
 
  private:
   static constexpr size_t kEntries = 4096;
@@ -168,6 +187,7 @@ class ShapeCache {
     std::vector<int> insensitive;  // matching patterns that name no digit
     bool may_sensitive = false;    // the digit-blind sensitive set matches this shape
     int domain = -1;               // DomainOfLine, -1 until asked
+    int words = -1;                // WordsOfLine as bits (1 pinned, 2 host, 4 gpu), -1 until asked
     bool used = false;
   };
   std::vector<Entry> entries_;

@@ -226,7 +226,17 @@ TEST(ShapeCache, DomainAgreesWithDomainOfLineWhateverTheDigits) {
       for (char& ch : line) ch = (ch >= '0' && ch <= '9') ? static_cast<char>('0' + (ch - '0' + shift) % 10) : ch;
       cache.Match(line, &matches);
       EXPECT_EQ(cache.Domain(line), DomainOfLine(line)) << line;
+      LineWords cached = cache.Words(line), direct = WordsOfLine(line);
+      EXPECT_EQ(cached.pinned, direct.pinned) << line;
+      EXPECT_EQ(cached.host, direct.host) << line;
+      EXPECT_EQ(cached.gpu, direct.gpu) << line;
     }
+  }
+  // A line that names both memories, with other digits.
+  for (const char* line : {"available CPU memory (64 GB) < total GPU memory (80 GB), failed",
+                           "available CPU memory (32 GB) < total GPU memory (40 GB), failed"}) {
+    cache.Match(line, &matches);
+    EXPECT_TRUE(cache.Words(line).Both()) << line;
   }
 }
 

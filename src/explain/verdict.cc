@@ -78,6 +78,7 @@ bool IsWeak(Signal signal) {
     case Signal::kShmProse:
     case Signal::kMemoryProse:
     case Signal::kPreallocationSetting:
+    case Signal::kFragmentationSetting:
     case Signal::kGpuStartupMemory:  // only when it reports preallocation (a GPU that was free)
       return true;
     default: return false;
@@ -198,7 +199,7 @@ struct Decider {
       return f;
     }
     // Too few numbers to decide.
-    if (context.pinning_call && !F && !T) {
+    if ((context.pinning_call || o.line_domain == LineDomain::kPinned) && !F && !T) {
       // CUDA reports a failed cudaHostAlloc/cudaHostRegister with the same words as a device OOM.
       Finding pinned = HostPinned(o);
       Undecided(pinned, {Cause::kGpuDeviceOom},
@@ -440,7 +441,28 @@ struct Decider {
   bool HostByContext(const Observation& o) const {
     if (o.near_host != o.near_gpu) return o.near_host > o.near_gpu;
     if (o.implied != LineDomain::kUnknown) return o.implied != LineDomain::kGpu;
-    return context.host_lines > 0 && context.gpu_lines == 0;
+    return context.host_lines > context.gpu_lines;
+  }
+
+  // The last layer: memory named beside trouble in words no pattern knows. Its
+  // memory from the line, else the lines around it, else the log; the GPU when
+  // nothing says (most memory logs of training jobs are the GPU's).
+  Finding Generic(const Observation& o) const {
+    bool host = o.line_domain == LineDomain::kHost || (o.line_domain == LineDomain::kUnknown && HostByContext(o));
+    Finding f = o.line_domain == LineDomain::kPinned ? HostPinned(o)
+                : o.shm_words                        ? Shm(o)
+                : host                               ? HostRam(o)
+                                                     : Gpu(o);
+    f.summary = std::string("Memory is named beside a failure, but in words no known message uses: probably ") +
+                (f.domain == Domain::kHost ? "host memory" : "GPU memory") + " ran short.";
+    std::string words = o.line_domain != LineDomain::kUnknown || o.shm_words ? "the line's words"
+                        : o.near_host != o.near_gpu           ? "the lines around it"
+                        : context.host_lines || context.gpu_lines ? "the log's other lines"
+                                                                  : "nothing (the GPU by default)";
+    Undecided(f, {f.domain == Domain::kHost ? Cause::kGpuDeviceOom : Cause::kHostRamOom, Cause::kNotMemory},
+              "no recognised error message; the memory was chosen by " + words);
+    f.confidence = Confidence::kLow;
+    return f;
   }
 
   // An out-of-memory wording whose line does not say which memory (or prose that
@@ -453,7 +475,7 @@ struct Decider {
     Finding f = pinned ? HostPinned(o) : host ? HostRam(o) : Gpu(o);
     if (f.alternatives.empty() && (f.cause == Cause::kGpuDeviceOom || f.cause == Cause::kHostRamOom ||
                                    f.cause == Cause::kHostPinnedOom)) {
-      std::string words = o.line_domain != LineDomain::kUnknown ? "the line's words"
+      std::string words = o.line_domain != LineDomain::kUnknown || o.shm_words ? "the line's words"
                           : o.near_host != o.near_gpu         ? "the lines around it speak of " +
                                                             std::string(host ? "host memory" : "the GPU")
                           : o.implied != LineDomain::kUnknown ? "its wording is usually " +
@@ -717,6 +739,7 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
   std::vector<Finding> findings;
   std::vector<uint64_t> first_line;
   std::vector<bool> weak;
+  std::vector<bool> generic;  // the last layer's findings (kMemoryVocabulary)
   std::vector<Signal> signal_of;
   const Observation* status_rows = nullptr;
   for (const Observation& o : observations) {
@@ -726,6 +749,7 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
       case Signal::kGpuOom: f = d.Gpu(o); break;
       case Signal::kMemoryFamily:
       case Signal::kMemoryProse: f = d.Family(o); break;
+      case Signal::kMemoryVocabulary: f = d.Generic(o); break;
       case Signal::kOomguardReport:
         if (o.count == 0) continue;  // report fields without a head or verdict line
         f = d.OomguardReport(o);
@@ -740,7 +764,8 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
       case Signal::kPreallocationProse:
       case Signal::kPreallocationSetting: f = d.PreallocationProse(o); break;
       case Signal::kOtherProcessProse: f = d.OtherProcessProse(o); break;
-      case Signal::kFragmentationProse: f = d.FragmentationProse(o); break;
+      case Signal::kFragmentationProse:
+      case Signal::kFragmentationSetting: f = d.FragmentationProse(o); break;
       case Signal::kTfDeviceAllocFailed: f = d.TfDeviceAllocFailed(o); break;
       case Signal::kHostUsageProse: f = d.HostUsageProse(o); break;
       case Signal::kAllocatorStats: {
@@ -789,12 +814,13 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
       case Signal::kGpuStatusRow: status_rows = &o; continue;
       default: f = d.Simple(o); break;
     }
-    f.confidence = ConfidenceOf(o, f);
+    if (o.signal != Signal::kMemoryVocabulary) f.confidence = ConfidenceOf(o, f);
     // A start-up line that shows a free GPU only predicts the framework's reservation.
     if (o.signal == Signal::kGpuStartupMemory && f.cause == Cause::kFrameworkPreallocation) {
       f.confidence = Confidence::kLow;
     }
     weak.push_back(IsWeak(o.signal) && !(o.signal == Signal::kGpuStartupMemory && f.cause != Cause::kFrameworkPreallocation));
+    generic.push_back(o.signal == Signal::kMemoryVocabulary);
     signal_of.push_back(o.signal);
     findings.push_back(std::move(f));
     first_line.push_back(o.first_line);
@@ -834,13 +860,29 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
       findings.push_back(std::move(f));
       first_line.push_back(status_rows->first_line);
       weak.push_back(false);
+      generic.push_back(false);
     }
+  }
+
+  // The last layer speaks only when nothing else names a memory: a generic finding
+  // never stands beside (or above) a specific one.
+  bool specific_memory = false;
+  for (size_t i = 0; i < findings.size(); ++i) {
+    specific_memory = specific_memory || (!generic[i] && findings[i].domain != Domain::kNone);
+  }
+  for (size_t i = findings.size(); specific_memory && i-- > 0;) {
+    if (!generic[i]) continue;
+    findings.erase(findings.begin() + static_cast<long>(i));
+    first_line.erase(first_line.begin() + static_cast<long>(i));
+    weak.erase(weak.begin() + static_cast<long>(i));
+    generic.erase(generic.begin() + static_cast<long>(i));
   }
 
   // Merge findings with the same cause and domain, keeping the first.
   std::vector<Finding> merged;
   std::vector<uint64_t> merged_line;
   std::vector<bool> merged_weak;
+  std::vector<bool> merged_generic;
   for (size_t i = 0; i < findings.size(); ++i) {
     bool done = false;
     for (size_t j = 0; j < merged.size() && !done; ++j) {
@@ -855,6 +897,7 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
           MergeInto(merged[j], findings[i]);
         }
         merged_weak[j] = merged_weak[j] && weak[i];
+        merged_generic[j] = merged_generic[j] && generic[i];
         done = true;
       }
     }
@@ -862,6 +905,7 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
       merged.push_back(std::move(findings[i]));
       merged_line.push_back(first_line[i]);
       merged_weak.push_back(weak[i]);
+      merged_generic.push_back(generic[i]);
     }
   }
   // A GPU OOM explained by its numbers (impossible, other process, fragmentation)
@@ -880,6 +924,7 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
         merged.erase(merged.begin() + static_cast<long>(i));
         merged_line.erase(merged_line.begin() + static_cast<long>(i));
         merged_weak.erase(merged_weak.begin() + static_cast<long>(i));
+        merged_generic.erase(merged_generic.begin() + static_cast<long>(i));
         break;
       }
     }
@@ -887,6 +932,9 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
   std::vector<size_t> order(merged.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    // The last layer's guess comes after everything, even a finding that is not memory.
+    bool ga = merged_generic[a], gb = merged_generic[b];
+    if (ga != gb) return gb;
     // A weak finding (a kill nobody explains, a hint in prose) never hides an explicit error.
     bool wa = merged_weak[a], wb = merged_weak[b];
     if (wa != wb) return wb;
