@@ -13,6 +13,20 @@ at its start (see tools/random_nets.py-style whole-step runs for those).
 
     /usr/bin/python3 tools/probe_scratch.py "conv1d cin=16 cout=16 k=3 L=512" --batches 1,2,4,8
     /usr/bin/python3 tools/probe_scratch.py --file layers.txt --json out.json
+    /usr/bin/python3 tools/probe_scratch.py --grid3d 1:60 --json grid.json     # a random 3-D grid
+    /usr/bin/python3 tools/probe_scratch.py --fit grid.json --table data/conv_scratch.json
+    /usr/bin/python3 tools/probe_scratch.py \
+        --fit bench/results/conv_scratch_probes.json:gemm3d_grid,gemm3d_pack_sweep --table data/conv_scratch.json
+    /usr/bin/python3 tools/probe_scratch.py --check data/conv_scratch.json \
+        bench/results/conv_scratch_probes.json:gemm3d_heldout          # the held-out figure
+
+3-D convolutions with 4-15 input channels (one group, a kernel wider than 1) take oneDNN's gemm
+implementation for the weight gradient (DNNL_VERBOSE: x64:gemm:jit backward_weights), whose
+scratchpad does not grow with the batch: an im2col buffer of one depth slice (in_channels x kernel
+x out_h x out_w) plus copies of the weights, and, from 16 output channels on, the sgemm packing
+buffer, whose size follows the sgemm blocking of the CPU's ISA. --fit derives these numbers from
+the probes of layers without an input gradient (only that phase runs) and writes them as data for
+the planner (data/conv_scratch.json, embedded in the build).
 
 Kinds: conv1d/conv2d/conv3d (cin cout k stride groups S (spatial size) rg (input needs a gradient)),
 convT1d/convT2d/convT3d (same, kernel 2 stride 2 by default), lstm/gru (d hidden T layers bidir
@@ -25,6 +39,7 @@ import argparse
 import gc
 import json
 import os
+import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -128,6 +143,142 @@ def fit(rows: list, key: str) -> dict:
     return {"per_sample": round(slope), "fixed": round(my - slope * mx)}
 
 
+def grid3d(seed: int, count: int) -> list:
+    """Random 3-D convolution layers (input channels 2-15, the range oneDNN's gemm path covers)."""
+    import random
+    r = random.Random(seed)
+    out = []
+    while len(out) < count:
+        ic, oc = r.randint(2, 15), r.choice([4, 6, 8, 12, 16, 20, 24, 32, 40])
+        k, stride, size = r.choice([1, 3, 3, 5]), r.choice([1, 1, 2]), r.choice([4, 6, 8, 10, 12, 16])
+        rg, bias = r.choice([0, 1, 1]), r.choice([0, 1])
+        if k <= size:
+            out.append("conv3d cin=%d cout=%d k=%d stride=%d S=%d rg=%d bias=%d" % (ic, oc, k, stride, size, rg, bias))
+    return out
+
+
+PACK_ROUND = 48   # rows per sgemm panel (AVX-512 f32 sgemm kernel: 48 x 8)
+PACK_DEPTH = 128  # floats per packed row
+
+
+def gemm3d_terms(spec: dict, element_bytes: int = 4) -> tuple:
+    """(im2col bytes of one depth slice, weight bytes) of a conv3d probe line; None off the gemm path."""
+    ic, oc, k = spec.get("cin", 16), spec.get("cout", 16), spec.get("k", 3)
+    stride, size, groups = spec.get("stride", 1), spec.get("S", 32), spec.get("groups", 1)
+    if spec["kind"] != "conv3d" or groups != 1 or not 4 <= ic <= 15 or k == 1:
+        return None
+    out = (size + 2 * (k // 2) - k) // stride + 1
+    return element_bytes * ic * k ** 3 * out * out, element_bytes * oc * ic * k ** 3
+
+
+def load_probes(path: str) -> list:
+    """Probes of a --json file, or of named sets of bench/results/conv_scratch_probes.json:
+    FILE:SET[,SET...]."""
+    file, sep, names = path.partition(":")
+    with open(file) as f:
+        data = json.load(f)
+    if not sep:
+        return data["probes"]
+    return [p for name in names.split(",") for p in data["sets"][name]["probes"]]
+
+
+def fit_table(probe_files: list) -> dict:
+    """The gemm weight-gradient rule from probes: least squares over layers without an input
+    gradient and fewer than 16 output channels (scratch = a*im2col + b*weights + c), then the
+    sgemm packing buffer as the residual of the wider layers (median; the range is reported)."""
+    rows, wide = [], []
+    for path in probe_files:
+        for p in load_probes(path):
+            spec = parse(p["layer"])
+            terms = gemm3d_terms(spec)
+            if terms is None or spec.get("rg", 1):
+                continue
+            scratch = max(r["backward"] for r in p["rows"])
+            (wide if spec.get("cout", 16) >= 16 else rows).append((terms, scratch, p["layer"]))
+    if len(rows) < 3:
+        raise ValueError("need at least 3 narrow gemm probes without an input gradient, have %d" % len(rows))
+    # Normal equations for [col, weights, 1].
+    xs = [(t[0], t[1], 1.0) for t, _, _ in rows]
+    ys = [y for _, y, _ in rows]
+    a = [[sum(x[i] * x[j] for x in xs) for j in range(3)] for i in range(3)]
+    b = [sum(x[i] * y for x, y in zip(xs, ys)) for i in range(3)]
+    for i in range(3):  # Gauss-Jordan
+        piv = a[i][i]
+        for j in range(3):
+            a[i][j] /= piv
+        b[i] /= piv
+        for r in range(3):
+            if r != i:
+                f = a[r][i]
+                a[r] = [v - f * w for v, w in zip(a[r], a[i])]
+                b[r] -= f * b[i]
+    col_copies, weight_copies = round(b[0]), round(b[1])
+    fixed = round(statistics.median(y - col_copies * x[0] - weight_copies * x[1] for x, y in zip(xs, ys)))
+    worst = max(abs(y - (col_copies * x[0] + weight_copies * x[1] + fixed)) / y for x, y in zip(xs, ys))
+    # The sgemm packing buffer (16+ output channels): AVX-512 sgemm packs the weight-gradient rows
+    # (in_channels x kernel volume) in panels of PACK_ROUND rows, PACK_DEPTH floats deep, plus a
+    # small part; beyond some row count it packs the other operand: one constant size.
+    packs = []
+    for t, y, layer in wide:
+        spec = parse(layer)
+        rows_m = spec["cin"] * spec["k"] ** 3
+        packs.append((rows_m, y - (col_copies * t[0] + weight_copies * t[1] + fixed)))
+    panel = 4 * PACK_DEPTH
+    lin = [(m, v - panel * (-(-m // PACK_ROUND) * PACK_ROUND)) for m, v in packs]
+    # Rows whose residual is far below the panel rule are on the constant path.
+    linear = [(m, r) for m, r in lin if r > -panel * PACK_ROUND]
+    beyond = [v for (m, v), (_, r) in zip(packs, lin) if r <= -panel * PACK_ROUND]
+    pack_fixed = round(statistics.median(r for _, r in linear)) if linear else 0
+    max_rows = max((m for m, _ in linear), default=0)
+    beyond_rows = min((m for (m, v), (_, r) in zip(packs, lin) if r <= -panel * PACK_ROUND), default=0)
+    predicted = [(panel * (-(-m // PACK_ROUND) * PACK_ROUND) + pack_fixed if m <= max_rows else
+                  (statistics.median(beyond) if beyond else 0)) for m, _ in packs]
+    spread = max((abs(p - v) for p, (_, v) in zip(predicted, packs)), default=0)
+    return {"col_copies": col_copies, "weight_copies": weight_copies, "fixed_bytes": fixed,
+            "narrow_layers": len(rows), "narrow_worst_rel_error": round(worst, 4),
+            "pack_min_out_channels": 16, "pack_row_round": PACK_ROUND, "pack_row_bytes": panel,
+            "pack_fixed_bytes": pack_fixed, "pack_max_rows": max_rows,
+            "pack_beyond_rows_seen_from": beyond_rows,
+            "pack_beyond_bytes": round(statistics.median(beyond)) if beyond else 0,
+            "pack_worst_abs_error": round(spread), "wide_layers": len(packs)}
+
+
+def table_scratch(rule: dict, spec: dict):
+    """The gemm weight-gradient scratch data/conv_scratch.json gives for a probe line (None: not on that path)."""
+    terms = gemm3d_terms(spec)
+    if terms is None:
+        return None
+    total = rule["col_copies"] * terms[0] + rule["weight_copies"] * terms[1] + rule["fixed_bytes"]
+    if spec.get("cout", 16) >= rule["pack_min_out_channels"]:
+        rows = spec["cin"] * spec.get("k", 3) ** 3
+        rnd = rule["pack_row_round"]
+        total += (rule["pack_beyond_bytes"] if rows > rule["pack_max_rows"] else
+                  -(-rows // rnd) * rnd * rule["pack_row_bytes"] + rule["pack_fixed_bytes"])
+    return total
+
+
+def check_table(table_path: str, probe_files: list) -> dict:
+    """Relative error of the table's gemm scratch against probes of layers without an input
+    gradient (where the weight gradient is the whole backward), per layer and summarized."""
+    with open(table_path) as f:
+        rule = json.load(f)["gemm_weight_gradient_3d"]
+    out = []
+    for path in probe_files:
+        for p in load_probes(path):
+            spec = parse(p["layer"])
+            want = table_scratch(rule, spec)
+            if want is None or spec.get("rg", 1):
+                continue
+            got = max(r["backward"] for r in p["rows"])
+            out.append({"layer": p["layer"], "measured": got, "table": want, "rel_error": (want - got) / got})
+    errs = sorted(abs(r["rel_error"]) for r in out)
+    summary = {"layers": len(out)}
+    if errs:
+        summary.update({"median": round(errs[len(errs) // 2], 4), "p90": round(errs[int(0.9 * (len(errs) - 1))], 4),
+                        "max": round(errs[-1], 4)})
+    return {"summary": summary, "rows": out}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("layers", nargs="*")
@@ -135,11 +286,53 @@ def main() -> int:
     ap.add_argument("--batches", default="2,4,8")
     ap.add_argument("--json")
     ap.add_argument("--tracker")
+    ap.add_argument("--grid3d", help="SEED:COUNT random 3-D layers (see grid3d) added to the layers")
+    ap.add_argument("--fit", nargs="+", help="probe JSON files: derive the gemm rule instead of measuring")
+    ap.add_argument("--table", help="with --fit: write the rule as the planner's data file")
+    ap.add_argument("--check", nargs="+", metavar=("TABLE", "PROBES"),
+                    help="the table's error on probe files (layers not used by --fit)")
     args = ap.parse_args()
+    if args.check:
+        try:
+            res = check_table(args.check[0], args.check[1:])
+        except (OSError, ValueError, KeyError) as e:
+            print("probe_scratch: %s" % e, file=sys.stderr)
+            return 2
+        for r in res["rows"]:
+            print("%-56s measured %9d table %9d %+7.2f%%" % (r["layer"], r["measured"], r["table"], 100 * r["rel_error"]))
+        print(json.dumps(res["summary"]))
+        return 0
+    if args.fit:
+        try:
+            rule = fit_table(args.fit)
+        except (OSError, ValueError, KeyError) as e:
+            print("probe_scratch: %s" % e, file=sys.stderr)
+            return 2
+        table = {"header": {"what": "oneDNN scratch of CPU convolutions that the planner cannot derive from "
+                                    "shapes alone; generated by tools/probe_scratch.py --fit",
+                            "torch_version": "1.13", "onednn": "2.6.3", "threads": 1,
+                            "isa": "avx512_core (AVX-512 with DL Boost and bf16)",
+                            "machine_dependent": ["pack_row_round", "pack_row_bytes", "pack_fixed_bytes", "pack_max_rows",
+                                                  "pack_beyond_bytes"],
+                            "command": "tools/probe_scratch.py --fit " + " ".join(args.fit)},
+                 "gemm_weight_gradient_3d": dict(rule, min_in_channels=4, max_in_channels=15)}
+        print(json.dumps(table, indent=1))
+        if args.table:
+            with open(args.table, "w") as f:
+                json.dump(table, f, indent=1)
+                f.write("\n")
+        return 0
     lines = list(args.layers)
     if args.file:
         with open(args.file) as f:
             lines += [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
+    if args.grid3d:
+        try:
+            seed, count = (int(v) for v in args.grid3d.split(":"))
+        except ValueError:
+            print("probe_scratch: --grid3d takes SEED:COUNT", file=sys.stderr)
+            return 2
+        lines += grid3d(seed, count)
     if not lines:
         print("probe_scratch: no layers", file=sys.stderr)
         return 2

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "conv_scratch_table.h"
 #include "saved_tensor_rules.h"
 #include "shapes.h"
 #include "test_graphs.h"
@@ -362,6 +363,41 @@ TEST(ConvScratch, BackwardFollowsTheMeasuredBlockedLayouts) {
   EXPECT_EQ(ConvBackwardScratch(3, 16, 16, 1, 1, 8, 2), 2u * 16 * 512 * 4);
   // 3-D depthwise: one input-sized buffer.
   EXPECT_EQ(ConvBackwardScratch(3, 24, 24, 3, 24, 8, 2), 2u * 24 * 512 * 4 + fixed);
+}
+
+TEST(ConvScratch, ThreeDimensionalWeightGradientTakesOneDnnsGemmScratch) {
+  // conv3d 12 -> 12 and 12 -> 24, k3, 6 wide, batch 2 (tools/probe_scratch.py: 150520 and 377432
+  // bytes at batches 2-8): im2col of one depth slice (12 x 27 x 6 x 6 floats) + 4 x the weights +
+  // 5368, and from 16 output channels on the sgemm packing buffer (data/conv_scratch.json).
+  const uint64_t col = 12u * 27 * 36 * 4;
+  EXPECT_EQ(ConvBackwardScratch(3, 12, 12, 3, 1, 6, 2), col + 4 * (12u * 12 * 27 * 4) + 5368);
+  const uint64_t pack = EmbeddedConvScratchTable().gemm_weight_gradient_3d.PackBytes(12 * 27);
+  EXPECT_GT(pack, 100000u);
+  EXPECT_EQ(ConvBackwardScratch(3, 12, 24, 3, 1, 6, 2), col + 4 * (24u * 12 * 27 * 4) + 5368 + pack);
+  // Batch-independent: the same at batch 8.
+  EXPECT_EQ(ConvBackwardScratch(3, 12, 24, 3, 1, 6, 8), ConvBackwardScratch(3, 12, 24, 3, 1, 6, 2));
+  // 16 input channels take oneDNN's blocked kernel: no gemm scratch, no packing buffer.
+  EXPECT_LT(ConvBackwardScratch(3, 16, 24, 3, 1, 6, 2), pack);
+}
+
+TEST(Planner, GemmPackingBufferOfA3dConvolutionIsAWarningWithTheBytesAtRisk) {
+  auto build = [](int64_t c_out) {
+    GraphBuilder g;
+    g.Input("input", {12, 6, 6, 6}).Weight("conv.weight", {c_out, 12, 3, 3, 3});
+    auto& conv = g.Node("Conv", {"input", "conv.weight"}, {"logits"}, "conv");
+    GraphBuilder::IntsAttr(conv, "pads", std::vector<int64_t>(6, 1));
+    g.Output("logits");
+    return g.Bytes();
+  };
+  // 24 output channels: sgemm packs 12 x 27 rows (its blocking is the CPU's): a warning that says so.
+  StepPlan wide = MustPlan(build(24), Cpu(2));
+  const uint64_t pack = EmbeddedConvScratchTable().gemm_weight_gradient_3d.PackBytes(12 * 27);
+  const uint64_t at_risk = pack + EmbeddedConvScratchTable().gemm_weight_gradient_3d.pack_worst_abs_error;
+  ASSERT_EQ(wide.warnings.size(), 1u);
+  EXPECT_NE(wide.warnings[0].find("packing buffer depends on the CPU's ISA"), std::string::npos) << wide.warnings[0];
+  EXPECT_NE(wide.warnings[0].find(" " + std::to_string(at_risk) + " bytes"), std::string::npos) << wide.warnings[0];
+  // 12 output channels: no packing buffer, nothing machine-dependent to warn about.
+  EXPECT_TRUE(MustPlan(build(12), Cpu(2)).warnings.empty());
 }
 
 TEST(Planner, PossiblyInPlaceLeakyReluIsAWarningWithTheBytesAtStake) {

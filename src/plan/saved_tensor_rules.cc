@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "conv_scratch_table.h"
 #include "op_table.h"
 #include "op_table_match.h"
 
@@ -375,6 +376,22 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     r->backward_temp_bytes = input_reorder + padded(y) + fixed;
     if (!depthwise && input_grad && c_in <= 8 && c_out <= 8) {
       r->backward_temp_bytes += padded(x) + (c_in < 8 ? T[x].Bytes() : 0);
+    }
+  }
+  if (spatial == 3 && groups == 1 && kernel > 1) {
+    // The weight gradient of a 3-D convolution with few input channels runs oneDNN's gemm; its
+    // scratch (data/conv_scratch.json) comes after the input gradient's reorders are gone.
+    const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+    if (c_in >= g.min_in_channels && c_in <= g.max_in_channels && T[y].dims.size() == 5) {
+      const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * static_cast<uint64_t>(T[y].dims[3]) *
+                           static_cast<uint64_t>(T[y].dims[4]);
+      uint64_t gemm = g.col_copies * col + g.weight_copies * T[w].Bytes() + g.fixed_bytes;
+      if (c_out >= g.pack_min_out_channels) {
+        const uint64_t pack = g.PackBytes(static_cast<uint64_t>(c_in) * kernel);
+        gemm += pack;
+        r->machine_dependent_bytes = pack + g.pack_worst_abs_error;
+      }
+      r->backward_temp_bytes = std::max(r->backward_temp_bytes, gemm);
     }
   }
   if (spatial == 1 && input_grad) {
