@@ -157,8 +157,33 @@ def grid3d(seed: int, count: int) -> list:
     return out
 
 
-PACK_ROUND = 48   # rows per sgemm panel (AVX-512 f32 sgemm kernel: 48 x 8)
-PACK_DEPTH = 128  # floats per packed row
+PACK_ROUND = 48        # rows per sgemm panel (AVX-512 f32 sgemm micro-kernel: 48 x 8)
+PACK_COL_ROUND = 8     # columns per panel
+PACK_MIN_DEPTH = 128   # the packed depth is at least this (measured: the same size for depths 9-128)
+PACK_MAX_DEPTH = 384   # deeper is split in equal blocks (measured: 256 in one block, 400 in two)
+
+
+def gemm3d_dims(spec: dict) -> tuple:
+    """(rows, cols, depth) of the weight gradient's gemm for one depth slice of a conv3d probe line."""
+    k, stride, size = spec.get("k", 3), spec.get("stride", 1), spec.get("S", 32)
+    out = (size + 2 * (k // 2) - k) // stride + 1
+    return spec.get("cin", 16) * k ** 3, spec.get("cout", 16), out * out
+
+
+def pack_panels(rows: int, cols: int, depth: int, fixed: int = 0) -> int:
+    blocks = -(-depth // PACK_MAX_DEPTH)
+    block = max(PACK_MIN_DEPTH, -(-depth // blocks))
+    return 4 * block * (-(-rows // PACK_ROUND) * PACK_ROUND + -(-cols // PACK_COL_ROUND) * PACK_COL_ROUND) + fixed
+
+
+def pack_bytes(rule: dict, rows: int, cols: int, depth: int) -> int:
+    """The packing buffer data/conv_scratch.json gives (the planner's PackBytes)."""
+    if rows > rule["pack_max_shallow_rows"] and depth <= rule["pack_min_depth"]:
+        return rule["pack_beyond_bytes"]
+    blocks = -(-depth // rule["pack_max_depth"])
+    block = max(rule["pack_min_depth"], -(-depth // blocks))
+    return (4 * block * (-(-rows // rule["pack_row_round"]) * rule["pack_row_round"] +
+                         -(-cols // rule["pack_col_round"]) * rule["pack_col_round"]) + rule["pack_fixed_bytes"])
 
 
 def gemm3d_terms(spec: dict, element_bytes: int = 4) -> tuple:
@@ -215,31 +240,32 @@ def fit_table(probe_files: list) -> dict:
     col_copies, weight_copies = round(b[0]), round(b[1])
     fixed = round(statistics.median(y - col_copies * x[0] - weight_copies * x[1] for x, y in zip(xs, ys)))
     worst = max(abs(y - (col_copies * x[0] + weight_copies * x[1] + fixed)) / y for x, y in zip(xs, ys))
-    # The sgemm packing buffer (16+ output channels): AVX-512 sgemm packs the weight-gradient rows
-    # (in_channels x kernel volume) in panels of PACK_ROUND rows, PACK_DEPTH floats deep, plus a
-    # small part; beyond some row count it packs the other operand: one constant size.
+    # The sgemm packing buffer (16+ output channels). The weight gradient of one depth slice is a
+    # gemm of rows = in_channels x kernel volume, cols = out_channels, depth = out_h x out_w; AVX-512
+    # sgemm packs both operands for one depth block: 4 x block x (rows rounded up to PACK_ROUND +
+    # cols rounded up to PACK_COL_ROUND), the block being the depth, at least PACK_MIN_DEPTH, a
+    # depth above PACK_MAX_DEPTH split in equal blocks. Many rows at a shallow depth take another
+    # path of one constant size.
     packs = []
     for t, y, layer in wide:
         spec = parse(layer)
-        rows_m = spec["cin"] * spec["k"] ** 3
-        packs.append((rows_m, y - (col_copies * t[0] + weight_copies * t[1] + fixed)))
-    panel = 4 * PACK_DEPTH
-    lin = [(m, v - panel * (-(-m // PACK_ROUND) * PACK_ROUND)) for m, v in packs]
-    # Rows whose residual is far below the panel rule are on the constant path.
-    linear = [(m, r) for m, r in lin if r > -panel * PACK_ROUND]
-    beyond = [v for (m, v), (_, r) in zip(packs, lin) if r <= -panel * PACK_ROUND]
-    pack_fixed = round(statistics.median(r for _, r in linear)) if linear else 0
-    max_rows = max((m for m, _ in linear), default=0)
-    beyond_rows = min((m for (m, v), (_, r) in zip(packs, lin) if r <= -panel * PACK_ROUND), default=0)
-    predicted = [(panel * (-(-m // PACK_ROUND) * PACK_ROUND) + pack_fixed if m <= max_rows else
-                  (statistics.median(beyond) if beyond else 0)) for m, _ in packs]
-    spread = max((abs(p - v) for p, (_, v) in zip(predicted, packs)), default=0)
+        packs.append((gemm3d_dims(spec), y - (col_copies * t[0] + weight_copies * t[1] + fixed)))
+    panels = [(dims, v - pack_panels(*dims)) for dims, v in packs]
+    # The constant path: far below what the panels need.
+    on_panels = [(d, r) for d, r in panels if r > -pack_panels(*d) // 2]
+    beyond = [(d, v) for (d, v), (_, r) in zip(packs, panels) if r <= -pack_panels(*d) // 2]
+    pack_fixed = round(statistics.median(r for _, r in on_panels)) if on_panels else 0
+    shallow_rows = [d[0] for d, _ in on_panels if d[2] <= PACK_MIN_DEPTH]
+    max_rows = max(shallow_rows, default=0)
+    beyond_bytes = round(statistics.median(v for _, v in beyond)) if beyond else 0
+    rule = {"pack_row_round": PACK_ROUND, "pack_col_round": PACK_COL_ROUND, "pack_min_depth": PACK_MIN_DEPTH,
+            "pack_max_depth": PACK_MAX_DEPTH, "pack_fixed_bytes": pack_fixed, "pack_max_shallow_rows": max_rows,
+            "pack_beyond_bytes": beyond_bytes}
+    spread = max((abs(pack_bytes(rule, *d) - v) for d, v in packs), default=0)
     return {"col_copies": col_copies, "weight_copies": weight_copies, "fixed_bytes": fixed,
             "narrow_layers": len(rows), "narrow_worst_rel_error": round(worst, 4),
-            "pack_min_out_channels": 16, "pack_row_round": PACK_ROUND, "pack_row_bytes": panel,
-            "pack_fixed_bytes": pack_fixed, "pack_max_rows": max_rows,
-            "pack_beyond_rows_seen_from": beyond_rows,
-            "pack_beyond_bytes": round(statistics.median(beyond)) if beyond else 0,
+            "pack_min_out_channels": 16, **rule,
+            "pack_beyond_rows_seen_from": min((d[0] for d, _ in beyond), default=0),
             "pack_worst_abs_error": round(spread), "wide_layers": len(packs)}
 
 
@@ -250,10 +276,7 @@ def table_scratch(rule: dict, spec: dict):
         return None
     total = rule["col_copies"] * terms[0] + rule["weight_copies"] * terms[1] + rule["fixed_bytes"]
     if spec.get("cout", 16) >= rule["pack_min_out_channels"]:
-        rows = spec["cin"] * spec.get("k", 3) ** 3
-        rnd = rule["pack_row_round"]
-        total += (rule["pack_beyond_bytes"] if rows > rule["pack_max_rows"] else
-                  -(-rows // rnd) * rnd * rule["pack_row_bytes"] + rule["pack_fixed_bytes"])
+        total += pack_bytes(rule, *gemm3d_dims(spec))
     return total
 
 
@@ -312,8 +335,8 @@ def main() -> int:
                                     "shapes alone; generated by tools/probe_scratch.py --fit",
                             "torch_version": "1.13", "onednn": "2.6.3", "threads": 1,
                             "isa": "avx512_core (AVX-512 with DL Boost and bf16)",
-                            "machine_dependent": ["pack_row_round", "pack_row_bytes", "pack_fixed_bytes", "pack_max_rows",
-                                                  "pack_beyond_bytes"],
+                            "machine_dependent": ["pack_row_round", "pack_col_round", "pack_min_depth", "pack_max_depth",
+                                                  "pack_fixed_bytes", "pack_max_shallow_rows", "pack_beyond_bytes"],
                             "command": "tools/probe_scratch.py --fit " + " ".join(args.fit)},
                  "gemm_weight_gradient_3d": dict(rule, min_in_channels=4, max_in_channels=15)}
         print(json.dumps(table, indent=1))

@@ -3,6 +3,7 @@
 // Thread safety: the embedded table is parsed once, on first use; reading it is safe from any thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
@@ -11,13 +12,12 @@
 namespace oomguard::plan {
 
 // The weight gradient of a 3-D convolution with one group, a kernel wider than 1 and
-// min_in_channels..max_in_channels input channels runs oneDNN's gemm implementation. Its scratch
-// does not grow with the batch: col_copies x the im2col buffer of one depth slice
-// (in_channels x kernel volume x output height x width elements) + weight_copies x the weight
-// bytes + fixed_bytes. From pack_min_out_channels output channels on, sgemm adds its packing
-// buffer: rows = in_channels x kernel volume, rounded up to pack_row_round, x pack_row_bytes +
-// pack_fixed_bytes up to pack_max_rows rows, pack_beyond_bytes above. Those numbers follow the
-// sgemm blocking of the CPU's ISA (measured on AVX-512): the planner warns with them.
+// min_in_channels..max_in_channels input channels runs oneDNN's gemm implementation, one depth
+// slice at a time. Its scratch does not grow with the batch: col_copies x the im2col buffer of one
+// slice (in_channels x kernel volume x output height x width elements) + weight_copies x the weight
+// bytes + fixed_bytes. From pack_min_out_channels output channels on, sgemm adds its packing buffer
+// (see PackBytes). Those numbers follow the sgemm blocking of the CPU's ISA (measured on AVX-512):
+// the planner warns with them.
 struct GemmWeightGradient3d {
   int64_t min_in_channels = 0;
   int64_t max_in_channels = -1;  // empty range: no rule
@@ -26,16 +26,26 @@ struct GemmWeightGradient3d {
   uint64_t fixed_bytes = 0;
   int64_t pack_min_out_channels = 0;
   uint64_t pack_row_round = 1;
-  uint64_t pack_row_bytes = 0;
+  uint64_t pack_col_round = 1;
+  uint64_t pack_min_depth = 0;
+  uint64_t pack_max_depth = 1;
   uint64_t pack_fixed_bytes = 0;
-  uint64_t pack_max_rows = 0;
+  uint64_t pack_max_shallow_rows = 0;
   uint64_t pack_beyond_bytes = 0;
   uint64_t pack_worst_abs_error = 0;  // the largest miss of the packing rule over the probes
 
-  // The packing buffer for a weight gradient of `rows` = in_channels x kernel volume rows.
-  uint64_t PackBytes(uint64_t rows) const {
-    if (rows > pack_max_rows) return pack_beyond_bytes;
-    return (rows + pack_row_round - 1) / pack_row_round * pack_row_round * pack_row_bytes + pack_fixed_bytes;
+  // The packing buffer of a gemm of `rows` = in_channels x kernel volume, `cols` = out_channels and
+  // `depth` = output height x width: both operands packed for one depth block, 4 bytes x block x
+  // (rows rounded up to pack_row_round + cols rounded up to pack_col_round) + pack_fixed_bytes; the
+  // block is the depth, at least pack_min_depth, split in equal blocks above pack_max_depth. More
+  // than pack_max_shallow_rows rows at a depth of at most pack_min_depth: pack_beyond_bytes.
+  uint64_t PackBytes(uint64_t rows, uint64_t cols, uint64_t depth) const {
+    if (rows > pack_max_shallow_rows && depth <= pack_min_depth) return pack_beyond_bytes;
+    const uint64_t blocks = std::max<uint64_t>(1, (depth + pack_max_depth - 1) / pack_max_depth);
+    const uint64_t block = std::max(pack_min_depth, (depth + blocks - 1) / blocks);
+    const uint64_t rows_padded = (rows + pack_row_round - 1) / pack_row_round * pack_row_round;
+    const uint64_t cols_padded = (cols + pack_col_round - 1) / pack_col_round * pack_col_round;
+    return 4 * block * (rows_padded + cols_padded) + pack_fixed_bytes;
   }
 };
 

@@ -371,11 +371,15 @@ TEST(ConvScratch, ThreeDimensionalWeightGradientTakesOneDnnsGemmScratch) {
   // 5368, and from 16 output channels on the sgemm packing buffer (data/conv_scratch.json).
   const uint64_t col = 12u * 27 * 36 * 4;
   EXPECT_EQ(ConvBackwardScratch(3, 12, 12, 3, 1, 6, 2), col + 4 * (12u * 12 * 27 * 4) + 5368);
-  const uint64_t pack = EmbeddedConvScratchTable().gemm_weight_gradient_3d.PackBytes(12 * 27);
+  const uint64_t pack = EmbeddedConvScratchTable().gemm_weight_gradient_3d.PackBytes(12 * 27, 24, 36);
   EXPECT_GT(pack, 100000u);
   EXPECT_EQ(ConvBackwardScratch(3, 12, 24, 3, 1, 6, 2), col + 4 * (24u * 12 * 27 * 4) + 5368 + pack);
   // Batch-independent: the same at batch 8.
   EXPECT_EQ(ConvBackwardScratch(3, 12, 24, 3, 1, 6, 8), ConvBackwardScratch(3, 12, 24, 3, 1, 6, 2));
+  // conv3d 4 -> 6, k3, 10 wide: the input gradient's blocked reorders grow with the batch and pass
+  // the gemm scratch (measured 254928 at batch 2, 478928 at batch 4).
+  EXPECT_NEAR(static_cast<double>(ConvBackwardScratch(3, 4, 6, 3, 1, 10, 2)), 254928.0, 0.02 * 254928);
+  EXPECT_NEAR(static_cast<double>(ConvBackwardScratch(3, 4, 6, 3, 1, 10, 4)), 478928.0, 0.02 * 478928);
   // 16 input channels take oneDNN's blocked kernel: no gemm scratch, no packing buffer.
   EXPECT_LT(ConvBackwardScratch(3, 16, 24, 3, 1, 6, 2), pack);
 }
@@ -391,7 +395,7 @@ TEST(Planner, GemmPackingBufferOfA3dConvolutionIsAWarningWithTheBytesAtRisk) {
   };
   // 24 output channels: sgemm packs 12 x 27 rows (its blocking is the CPU's): a warning that says so.
   StepPlan wide = MustPlan(build(24), Cpu(2));
-  const uint64_t pack = EmbeddedConvScratchTable().gemm_weight_gradient_3d.PackBytes(12 * 27);
+  const uint64_t pack = EmbeddedConvScratchTable().gemm_weight_gradient_3d.PackBytes(12 * 27, 24, 36);
   const uint64_t at_risk = pack + EmbeddedConvScratchTable().gemm_weight_gradient_3d.pack_worst_abs_error;
   ASSERT_EQ(wide.warnings.size(), 1u);
   EXPECT_NE(wide.warnings[0].find("packing buffer depends on the CPU's ISA"), std::string::npos) << wide.warnings[0];

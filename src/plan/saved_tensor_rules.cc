@@ -378,20 +378,35 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       r->backward_temp_bytes += padded(x) + (c_in < 8 ? T[x].Bytes() : 0);
     }
   }
-  if (spatial == 3 && groups == 1 && kernel > 1) {
-    // The weight gradient of a 3-D convolution with few input channels runs oneDNN's gemm; its
-    // scratch (data/conv_scratch.json) comes after the input gradient's reorders are gone.
-    const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
-    if (c_in >= g.min_in_channels && c_in <= g.max_in_channels && T[y].dims.size() == 5) {
-      const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * static_cast<uint64_t>(T[y].dims[3]) *
-                           static_cast<uint64_t>(T[y].dims[4]);
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  if (spatial == 3 && groups == 1 && c_in >= g.min_in_channels && c_in <= g.max_in_channels &&
+      T[y].dims.size() == 5) {
+    // 3-D, 4-15 input channels (tools/probe_scratch.py, random layers 4-16 wide, batches 2/4). The
+    // input gradient runs oneDNN's blocked kernel: the output gradient, the weights and the input
+    // gradient blocked by 16 channels, then the input gradient reordered to plain while its blocked
+    // copy lives; a strided 1x1x1 kernel keeps the blocked input gradient, and from 9 input
+    // channels on the blocked output gradient with it.
+    uint64_t input_phase = 0;
+    if (input_grad) {
+      const uint64_t xp = padded_to(x, 16), yp = padded_to(y, 16);
+      const uint64_t wp = static_cast<uint64_t>((c_out + 15) / 16 * 16) * static_cast<uint64_t>((c_in + 15) / 16 * 16) *
+                          kernel * eb;
+      input_phase = (kernel == 1 ? xp + (c_in > 8 ? yp : 0) : std::max(yp + xp + wp - T[x].Bytes(), xp)) + fixed;
+    }
+    if (kernel > 1) {
+      // The weight gradient then runs oneDNN's gemm, after the input gradient's reorders are gone;
+      // its scratch does not grow with the batch (data/conv_scratch.json).
+      const uint64_t positions = static_cast<uint64_t>(T[y].dims[3]) * static_cast<uint64_t>(T[y].dims[4]);
+      const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
       uint64_t gemm = g.col_copies * col + g.weight_copies * T[w].Bytes() + g.fixed_bytes;
       if (c_out >= g.pack_min_out_channels) {
-        const uint64_t pack = g.PackBytes(static_cast<uint64_t>(c_in) * kernel);
+        const uint64_t pack = g.PackBytes(static_cast<uint64_t>(c_in) * kernel, static_cast<uint64_t>(c_out), positions);
         gemm += pack;
         r->machine_dependent_bytes = pack + g.pack_worst_abs_error;
       }
-      r->backward_temp_bytes = std::max(r->backward_temp_bytes, gemm);
+      r->backward_temp_bytes = std::max(input_phase, gemm);
+    } else if (input_grad) {
+      r->backward_temp_bytes = input_phase;
     }
   }
   if (spatial == 1 && input_grad) {
