@@ -365,6 +365,16 @@ TEST(ConvScratch, BackwardFollowsTheMeasuredBlockedLayouts) {
   EXPECT_EQ(ConvBackwardScratch(3, 24, 24, 3, 24, 8, 2), 2u * 24 * 512 * 4 + fixed);
 }
 
+TEST(ConvScratch, TwoDimensionalWeightGradientKeepsItsBlockPadding) {
+  // conv2d 20 -> 20, k3, 16 wide (tools/probe_scratch.py: 160216 bytes at batch 2, 291288 at 4):
+  // input and output gradient blocked to 32 channels, and the weight gradient's padding to 32 x 32.
+  const uint64_t padding = 9u * 4 * (32 * 32 - 20 * 20);
+  EXPECT_EQ(ConvBackwardScratch(2, 20, 20, 3, 1, 16, 2), 2 * (2u * 32 * 256 * 4) + 7 * 1024 + padding);
+  EXPECT_NEAR(static_cast<double>(ConvBackwardScratch(2, 20, 20, 3, 1, 16, 4)), 291288.0, 0.01 * 291288);
+  // 16 channels: no padding.
+  EXPECT_EQ(ConvBackwardScratch(2, 16, 16, 3, 1, 16, 2), 2 * (2u * 16 * 256 * 4) + 7 * 1024);
+}
+
 TEST(ConvScratch, ThreeDimensionalWeightGradientTakesOneDnnsGemmScratch) {
   // conv3d 12 -> 12 and 12 -> 24, k3, 6 wide, batch 2 (tools/probe_scratch.py: 150520 and 377432
   // bytes at batches 2-8): im2col of one depth slice (12 x 27 x 6 x 6 floats) + 4 x the weights +
