@@ -356,6 +356,13 @@ def main() -> int:
             print("%-56s %4s measured %9d rule %9d %+7.2f%%" % (r["layer"], "b=%d" % r["batch"] if "batch" in r else "",
                                                                r["measured"], r["table"], 100 * r["rel_error"]))
         print(json.dumps(res["summary"]))
+        if args.json:
+            import measure_step as ms
+            with open(args.json, "w") as f:
+                json.dump({"what": "data/conv_scratch.json and the 3-D input-gradient rule vs single-layer probes",
+                           "command": "tools/probe_scratch.py --check " + " ".join(args.check),
+                           "date": ms.now_utc(), "machine": ms.machine(), "load_average": list(os.getloadavg()),
+                           **res}, f, indent=1)
         return 0
     if args.fit:
         try:

@@ -347,6 +347,9 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   auto padded = [&](int id) { return padded_to(id, block); };
   // Forward computes into an output blocked by 16 and reorders the input (or the weight).
   r->forward_temp_bytes = std::max(T[x].Bytes() + T[w].Bytes(), padded_to(y, 16)) + fixed;
+  // A strided 3-D one only computes into the blocked output (tools/probe_scratch.py: 3-16 input
+  // channels, 8-16 wide, stride 2: the blocked output + ~4.5 KiB at every batch).
+  if (spatial == 3 && strided) r->forward_temp_bytes = padded_to(y, 16) + fixed;
   // Backward reorders the input and the output gradient into the blocked layout. An input of at
   // most 3 channels that needs no gradient (the stem) is used as it is, and so is a 3-D
   // convolution's input of fewer than 8 channels. A depthwise kernel wider than 3 reorders the
