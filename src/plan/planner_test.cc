@@ -388,6 +388,8 @@ TEST(ConvScratch, TwoDimensionalWeightGradientKeepsItsBlockPadding) {
   EXPECT_NEAR(static_cast<double>(ConvBackwardScratch(2, 20, 20, 3, 1, 16, 4)), 291288.0, 0.01 * 291288);
   // 16 channels: no padding.
   EXPECT_EQ(ConvBackwardScratch(2, 16, 16, 3, 1, 16, 2), 2 * (2u * 16 * 256 * 4) + 7 * 1024);
+  // 3-D 24 -> 24, k3, 8 wide: the same padding of the weight gradient (32 x 32 x 27 floats).
+  EXPECT_EQ(ConvBackwardScratch(3, 24, 24, 3, 1, 8, 2), 2 * (2u * 32 * 512 * 4) + 7 * 1024 + 27u * 4 * (32 * 32 - 24 * 24));
 }
 
 TEST(ConvScratch, ThreeDimensionalWeightGradientTakesOneDnnsGemmScratch) {
