@@ -343,6 +343,7 @@ def main() -> int:
     ap.add_argument("--grid3d", help="SEED:COUNT random 3-D layers (see grid3d) added to the layers")
     ap.add_argument("--fit", nargs="+", help="probe JSON files: derive the gemm rule instead of measuring")
     ap.add_argument("--table", help="with --fit: write the rule as the planner's data file")
+    ap.add_argument("--verify", help="with --fit: exit 1 unless the rule equals this committed data file")
     ap.add_argument("--check", nargs="+", metavar=("TABLE", "PROBES"),
                     help="the table's error on probe files (layers not used by --fit)")
     args = ap.parse_args()
@@ -378,6 +379,21 @@ def main() -> int:
                                                   "pack_fixed_bytes", "pack_max_shallow_rows", "pack_beyond_bytes"],
                             "command": "tools/probe_scratch.py --fit " + " ".join(args.fit)},
                  "gemm_weight_gradient_3d": dict(rule, min_in_channels=4, max_in_channels=15)}
+        if args.verify:
+            try:
+                with open(args.verify) as f:
+                    committed = json.load(f)
+            except (OSError, ValueError) as e:
+                print("probe_scratch: %s" % e, file=sys.stderr)
+                return 2
+            if committed != table:
+                diff = sorted(k for k in set(committed.get("gemm_weight_gradient_3d", {})) | set(table["gemm_weight_gradient_3d"])
+                              if committed.get("gemm_weight_gradient_3d", {}).get(k) != table["gemm_weight_gradient_3d"].get(k))
+                print("probe_scratch: %s differs from the rule the probes give (%s); regenerate it with --table"
+                      % (args.verify, ", ".join(diff) or "header"), file=sys.stderr)
+                return 1
+            print("probe_scratch: %s matches the probes" % args.verify)
+            return 0
         print(json.dumps(table, indent=1))
         if args.table:
             with open(args.table, "w") as f:
