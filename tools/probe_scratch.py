@@ -15,10 +15,10 @@ at its start (see tools/random_nets.py-style whole-step runs for those).
     /usr/bin/python3 tools/probe_scratch.py --file layers.txt --json out.json
     /usr/bin/python3 tools/probe_scratch.py --grid3d 1:60 --json grid.json     # a random 3-D grid
     /usr/bin/python3 tools/probe_scratch.py --fit grid.json --table data/conv_scratch.json
-    /usr/bin/python3 tools/probe_scratch.py \
-        --fit bench/results/conv_scratch_probes.json:gemm3d_grid,gemm3d_pack_sweep --table data/conv_scratch.json
+    /usr/bin/python3 tools/probe_scratch.py --table data/conv_scratch.json \
+        --fit bench/results/conv_scratch_probes.json:gemm3d_grid,gemm3d_pack_sweep,gemm3d_pack_depth_sweep
     /usr/bin/python3 tools/probe_scratch.py --check data/conv_scratch.json \
-        bench/results/conv_scratch_probes.json:gemm3d_heldout          # the held-out figure
+        bench/results/conv_scratch_probes.json:gemm3d_heldout_final    # the held-out figure
 
 3-D convolutions with 4-15 input channels (one group, a kernel wider than 1) take oneDNN's gemm
 implementation for the weight gradient (DNNL_VERBOSE: x64:gemm:jit backward_weights), whose
@@ -28,7 +28,8 @@ buffer, whose size follows the sgemm blocking of the CPU's ISA. --fit derives th
 the probes of layers without an input gradient (only that phase runs) and writes them as data for
 the planner (data/conv_scratch.json, embedded in the build).
 
-Kinds: conv1d/conv2d/conv3d (cin cout k stride groups S (spatial size) rg (input needs a gradient)),
+Kinds: conv1d/conv2d/conv3d (cin cout k stride groups d (dilation) S (spatial size) rg (input needs a
+gradient) bias),
 convT1d/convT2d/convT3d (same, kernel 2 stride 2 by default), lstm/gru (d hidden T layers bidir
 batch_first). One intra-op thread, as tools/measure_step.py measures.
 """
@@ -78,7 +79,8 @@ def build(spec: dict, batch: int):
         size = spec.get("S", 32)
         cls = {(1, False): nn.Conv1d, (2, False): nn.Conv2d, (3, False): nn.Conv3d,
                (1, True): nn.ConvTranspose1d, (2, True): nn.ConvTranspose2d, (3, True): nn.ConvTranspose3d}
-        kw = {} if transposed else {"padding": k // 2}
+        dilation = spec.get("d", 1)
+        kw = {"dilation": dilation} if transposed else {"padding": dilation * (k // 2), "dilation": dilation}
         mod = cls[(dims, transposed)](cin, cout, k, stride=stride, groups=groups, bias=bool(spec.get("bias", 0)),
                                       **kw)
         x = torch.randn([batch, cin] + [size] * dims)
