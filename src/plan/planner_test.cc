@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "conv_scratch_table.h"
 #include "saved_tensor_rules.h"
 #include "shapes.h"
 #include "test_graphs.h"
@@ -317,8 +318,8 @@ TEST(Planner, TiedWeightGradientsAreAddedOutOfPlace) {
 }
 
 // The rule itself for one convolution (tools/probe_scratch.py measured each case at batches 2/4/8).
-uint64_t ConvBackwardScratch(int dims, int64_t c_in, int64_t c_out, int64_t k, int64_t groups, int64_t size,
-                             int64_t batch) {
+OpRule ConvRule(int dims, int64_t c_in, int64_t c_out, int64_t k, int64_t groups, int64_t size, int64_t batch,
+                int64_t stride = 1) {
   GraphBuilder g;
   std::vector<int64_t> in(static_cast<size_t>(dims), size), w(static_cast<size_t>(dims), k);
   in.insert(in.begin(), c_in);
@@ -328,6 +329,7 @@ uint64_t ConvBackwardScratch(int dims, int64_t c_in, int64_t c_out, int64_t k, i
   auto& conv = g.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv");
   GraphBuilder::IntAttr(conv, "group", groups);
   GraphBuilder::IntsAttr(conv, "pads", std::vector<int64_t>(2 * static_cast<size_t>(dims), k / 2));
+  if (stride != 1) GraphBuilder::IntsAttr(conv, "strides", std::vector<int64_t>(static_cast<size_t>(dims), stride));
   g.Output("logits");
   auto model = LoadModelFromBytes(g.Bytes(), "conv");
   EXPECT_TRUE(model.ok());
@@ -340,10 +342,15 @@ uint64_t ConvBackwardScratch(int dims, int64_t c_in, int64_t c_out, int64_t k, i
   }
   RuleContext ctx{**model, *shapes, Target::kCpu, 4, requires_grad};
   for (const LogicalOp& op : FuseOperators(**model, *shapes)) {
-    if (op.kind == "Conv") return RuleFor(op, ctx).backward_temp_bytes;
+    if (op.kind == "Conv") return RuleFor(op, ctx);
   }
   ADD_FAILURE() << "no Conv";
-  return 0;
+  return OpRule{};
+}
+
+uint64_t ConvBackwardScratch(int dims, int64_t c_in, int64_t c_out, int64_t k, int64_t groups, int64_t size,
+                             int64_t batch) {
+  return ConvRule(dims, c_in, c_out, k, groups, size, batch).backward_temp_bytes;
 }
 
 TEST(ConvScratch, BackwardFollowsTheMeasuredBlockedLayouts) {
@@ -362,6 +369,66 @@ TEST(ConvScratch, BackwardFollowsTheMeasuredBlockedLayouts) {
   EXPECT_EQ(ConvBackwardScratch(3, 16, 16, 1, 1, 8, 2), 2u * 16 * 512 * 4);
   // 3-D depthwise: one input-sized buffer.
   EXPECT_EQ(ConvBackwardScratch(3, 24, 24, 3, 24, 8, 2), 2u * 24 * 512 * 4 + fixed);
+}
+
+TEST(ConvScratch, StridedThreeDimensionalForwardOnlyComputesIntoTheBlockedOutput) {
+  // conv3d 12 -> 8, k3, stride 2, 16 wide, batch 4 (tools/probe_scratch.py: 135688 bytes = the
+  // output blocked by 16 + ~4.5 KiB), not the input and the weights (803968).
+  const uint64_t blocked_output = 4u * 16 * 512 * 4;
+  EXPECT_EQ(ConvRule(3, 12, 8, 3, 1, 16, 4, 2).forward_temp_bytes, blocked_output + 7 * 1024);
+  // Not strided: the input and the weights are reordered as before.
+  EXPECT_GT(ConvRule(3, 12, 8, 3, 1, 16, 4, 1).forward_temp_bytes, 4u * 12 * 4096 * 4);
+}
+
+TEST(ConvScratch, TwoDimensionalWeightGradientKeepsItsBlockPadding) {
+  // conv2d 20 -> 20, k3, 16 wide (tools/probe_scratch.py: 160216 bytes at batch 2, 291288 at 4):
+  // input and output gradient blocked to 32 channels, and the weight gradient's padding to 32 x 32.
+  const uint64_t padding = 9u * 4 * (32 * 32 - 20 * 20);
+  EXPECT_EQ(ConvBackwardScratch(2, 20, 20, 3, 1, 16, 2), 2 * (2u * 32 * 256 * 4) + 7 * 1024 + padding);
+  EXPECT_NEAR(static_cast<double>(ConvBackwardScratch(2, 20, 20, 3, 1, 16, 4)), 291288.0, 0.01 * 291288);
+  // 16 channels: no padding.
+  EXPECT_EQ(ConvBackwardScratch(2, 16, 16, 3, 1, 16, 2), 2 * (2u * 16 * 256 * 4) + 7 * 1024);
+  // 3-D 24 -> 24, k3, 8 wide: the same padding of the weight gradient (32 x 32 x 27 floats).
+  EXPECT_EQ(ConvBackwardScratch(3, 24, 24, 3, 1, 8, 2), 2 * (2u * 32 * 512 * 4) + 7 * 1024 + 27u * 4 * (32 * 32 - 24 * 24));
+}
+
+TEST(ConvScratch, ThreeDimensionalWeightGradientTakesOneDnnsGemmScratch) {
+  // conv3d 12 -> 12 and 12 -> 24, k3, 6 wide, batch 2 (tools/probe_scratch.py: 150520 and 377432
+  // bytes at batches 2-8): im2col of one depth slice (12 x 27 x 6 x 6 floats) + 4 x the weights +
+  // 5368, and from 16 output channels on the sgemm packing buffer (data/conv_scratch.json).
+  const uint64_t col = 12u * 27 * 36 * 4;
+  EXPECT_EQ(ConvBackwardScratch(3, 12, 12, 3, 1, 6, 2), col + 4 * (12u * 12 * 27 * 4) + 5368);
+  const uint64_t pack = EmbeddedConvScratchTable().gemm_weight_gradient_3d.PackBytes(12 * 27, 24, 36);
+  EXPECT_GT(pack, 100000u);
+  EXPECT_EQ(ConvBackwardScratch(3, 12, 24, 3, 1, 6, 2), col + 4 * (24u * 12 * 27 * 4) + 5368 + pack);
+  // Batch-independent: the same at batch 8.
+  EXPECT_EQ(ConvBackwardScratch(3, 12, 24, 3, 1, 6, 8), ConvBackwardScratch(3, 12, 24, 3, 1, 6, 2));
+  // conv3d 4 -> 6, k3, 10 wide: the input gradient's blocked reorders grow with the batch and pass
+  // the gemm scratch (measured 254928 at batch 2, 478928 at batch 4).
+  EXPECT_NEAR(static_cast<double>(ConvBackwardScratch(3, 4, 6, 3, 1, 10, 2)), 254928.0, 0.02 * 254928);
+  EXPECT_NEAR(static_cast<double>(ConvBackwardScratch(3, 4, 6, 3, 1, 10, 4)), 478928.0, 0.02 * 478928);
+  // 16 input channels take oneDNN's blocked kernel: no gemm scratch, no packing buffer.
+  EXPECT_LT(ConvBackwardScratch(3, 16, 24, 3, 1, 6, 2), pack);
+}
+
+TEST(Planner, GemmPackingBufferOfA3dConvolutionIsAWarningWithTheBytesAtRisk) {
+  auto build = [](int64_t c_out) {
+    GraphBuilder g;
+    g.Input("input", {12, 6, 6, 6}).Weight("conv.weight", {c_out, 12, 3, 3, 3});
+    auto& conv = g.Node("Conv", {"input", "conv.weight"}, {"logits"}, "conv");
+    GraphBuilder::IntsAttr(conv, "pads", std::vector<int64_t>(6, 1));
+    g.Output("logits");
+    return g.Bytes();
+  };
+  // 24 output channels: sgemm packs 12 x 27 rows (its blocking is the CPU's): a warning that says so.
+  StepPlan wide = MustPlan(build(24), Cpu(2));
+  const uint64_t pack = EmbeddedConvScratchTable().gemm_weight_gradient_3d.PackBytes(12 * 27, 24, 36);
+  const uint64_t at_risk = pack + EmbeddedConvScratchTable().gemm_weight_gradient_3d.pack_worst_abs_error;
+  ASSERT_EQ(wide.warnings.size(), 1u);
+  EXPECT_NE(wide.warnings[0].find("packing buffer depends on the CPU's ISA"), std::string::npos) << wide.warnings[0];
+  EXPECT_NE(wide.warnings[0].find(" " + std::to_string(at_risk) + " bytes"), std::string::npos) << wide.warnings[0];
+  // 12 output channels: no packing buffer, nothing machine-dependent to warn about.
+  EXPECT_TRUE(MustPlan(build(12), Cpu(2)).warnings.empty());
 }
 
 TEST(Planner, PossiblyInPlaceLeakyReluIsAWarningWithTheBytesAtStake) {

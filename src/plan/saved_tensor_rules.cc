@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "conv_scratch_table.h"
 #include "op_table.h"
 #include "op_table_match.h"
 
@@ -346,6 +347,9 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   auto padded = [&](int id) { return padded_to(id, block); };
   // Forward computes into an output blocked by 16 and reorders the input (or the weight).
   r->forward_temp_bytes = std::max(T[x].Bytes() + T[w].Bytes(), padded_to(y, 16)) + fixed;
+  // A strided 3-D one only computes into the blocked output (tools/probe_scratch.py: 3-16 input
+  // channels, 8-16 wide, stride 2: the blocked output + ~4.5 KiB at every batch).
+  if (spatial == 3 && strided) r->forward_temp_bytes = padded_to(y, 16) + fixed;
   // Backward reorders the input and the output gradient into the blocked layout. An input of at
   // most 3 channels that needs no gradient (the stem) is used as it is, and so is a 3-D
   // convolution's input of fewer than 8 channels. A depthwise kernel wider than 3 reorders the
@@ -375,6 +379,45 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     r->backward_temp_bytes = input_reorder + padded(y) + fixed;
     if (!depthwise && input_grad && c_in <= 8 && c_out <= 8) {
       r->backward_temp_bytes += padded(x) + (c_in < 8 ? T[x].Bytes() : 0);
+    }
+  }
+  if (spatial >= 2 && groups == 1 && c_in >= 16) {
+    // The weight gradient is formed blocked by 16 in both channel dimensions and reordered to plain:
+    // its padding is scratch too (tools/probe_scratch.py: 2-D 20, 24, 36 and 40 channels within
+    // 1.3 %, 3-D 24 channels).
+    const uint64_t blocked = static_cast<uint64_t>((c_out + 15) / 16 * 16) * static_cast<uint64_t>((c_in + 15) / 16 * 16);
+    const uint64_t plain = static_cast<uint64_t>(c_out) * static_cast<uint64_t>(c_in);
+    r->backward_temp_bytes += T[w].Bytes() / plain * (blocked - plain);
+  }
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  if (spatial == 3 && groups == 1 && c_in >= g.min_in_channels && c_in <= g.max_in_channels &&
+      T[y].dims.size() == 5) {
+    // 3-D, 4-15 input channels (tools/probe_scratch.py, random layers 4-16 wide, batches 2/4). The
+    // input gradient runs oneDNN's blocked kernel: the output gradient, the weights and the input
+    // gradient blocked by 16 channels, then the input gradient reordered to plain while its blocked
+    // copy lives; a strided 1x1x1 kernel keeps the blocked input gradient, and from 9 input
+    // channels on the blocked output gradient with it.
+    uint64_t input_phase = 0;
+    if (input_grad) {
+      const uint64_t xp = padded_to(x, 16), yp = padded_to(y, 16);
+      const uint64_t wp = static_cast<uint64_t>((c_out + 15) / 16 * 16) * static_cast<uint64_t>((c_in + 15) / 16 * 16) *
+                          kernel * eb;
+      input_phase = (kernel == 1 ? xp + (c_in > 8 ? yp : 0) : std::max(yp + xp + wp - T[x].Bytes(), xp)) + fixed;
+    }
+    if (kernel > 1) {
+      // The weight gradient then runs oneDNN's gemm, after the input gradient's reorders are gone;
+      // its scratch does not grow with the batch (data/conv_scratch.json).
+      const uint64_t positions = static_cast<uint64_t>(T[y].dims[3]) * static_cast<uint64_t>(T[y].dims[4]);
+      const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
+      uint64_t gemm = g.col_copies * col + g.weight_copies * T[w].Bytes() + g.fixed_bytes;
+      if (c_out >= g.pack_min_out_channels) {
+        const uint64_t pack = g.PackBytes(static_cast<uint64_t>(c_in) * kernel, static_cast<uint64_t>(c_out), positions);
+        gemm += pack;
+        r->machine_dependent_bytes = pack + g.pack_worst_abs_error;
+      }
+      r->backward_temp_bytes = std::max(input_phase, gemm);
+    } else if (input_grad) {
+      r->backward_temp_bytes = input_phase;
     }
   }
   if (spatial == 1 && input_grad) {

@@ -257,6 +257,7 @@ Result<StepPlan> Simulator::Run() {
   std::vector<std::vector<int>> unwound_bufs(ops.size());  // saved, released before the op's gradients
   std::set<int> counted_saved;  // buffers already attributed to a layer
   std::set<std::string> unknown_ops;
+  uint64_t machine_dependent_at_risk = 0;
   plan.layers.reserve(ops.size());
   int segment_first_buffer = 0;
   for (size_t oi = 0; oi < ops.size(); ++oi) {
@@ -267,6 +268,7 @@ Result<StepPlan> Simulator::Run() {
     }
     if (trace_) trace_->layer_saved.emplace_back();
     OpRule rule = RuleFor(op, ctx);
+    machine_dependent_at_risk = std::max(machine_dependent_at_risk, rule.machine_dependent_bytes);
     if (!rule.known) {
       unknown_ops.insert(op.kind);
       uint64_t at_risk = 0;
@@ -417,6 +419,11 @@ Result<StepPlan> Simulator::Run() {
     int producer = in >= 0 ? m_.tensors[in].producer : -1;
     if (producer < 0 || m_.nodes[producer].op_type != "InstanceNormalization") continue;
     view_inplace_at_risk = std::max(view_inplace_at_risk, 2 * TensorBytes(in));
+  }
+  if (machine_dependent_at_risk > 0) {
+    plan.warnings.push_back("a 3-D convolution's weight gradient runs oneDNN's gemm, whose packing buffer depends on "
+                            "the CPU's ISA (planned for AVX-512): up to " + std::to_string(machine_dependent_at_risk) +
+                            " bytes more or less scratch in backward than planned");
   }
   if (view_inplace_at_risk > 0) {
     plan.warnings.push_back("an activation after InstanceNormalization may have been in-place (not recorded in ONNX); "

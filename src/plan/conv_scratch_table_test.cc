@@ -1,0 +1,61 @@
+#include "conv_scratch_table.h"
+
+#include <gtest/gtest.h>
+
+namespace oomguard::plan {
+namespace {
+
+TEST(ConvScratchTable, EmbeddedTableParsesWithTheFittedRule) {
+  Result<ConvScratchTable> t = ParseConvScratchTable(EmbeddedConvScratchJson());
+  ASSERT_TRUE(t.ok()) << t.error();
+  const GemmWeightGradient3d& g = t.value().gemm_weight_gradient_3d;
+  // tools/probe_scratch.py --fit: one im2col slice, four weight copies (oneDNN 2.6, one thread).
+  EXPECT_EQ(g.col_copies, 1u);
+  EXPECT_EQ(g.weight_copies, 4u);
+  EXPECT_EQ(g.min_in_channels, 4);
+  EXPECT_EQ(g.max_in_channels, 15);
+  EXPECT_EQ(EmbeddedConvScratchTable().gemm_weight_gradient_3d.fixed_bytes, g.fixed_bytes);
+  // Measured packing buffers (tools/probe_scratch.py, rows x cols x depth): 324 x 24 x 100 -> 200992
+  // bytes; 270 x 16 x 256 -> 327936 (one deeper block); 270 x 16 x 400 -> 259840 (two blocks);
+  // 1250 x 24 x 64 -> 73984 (the other path).
+  EXPECT_NEAR(static_cast<double>(g.PackBytes(324, 24, 100)), 200992.0, 64.0);
+  EXPECT_NEAR(static_cast<double>(g.PackBytes(270, 16, 256)), 327936.0, 0.02 * 327936);
+  EXPECT_NEAR(static_cast<double>(g.PackBytes(270, 16, 400)), 259840.0, 0.02 * 259840);
+  EXPECT_EQ(g.PackBytes(1250, 24, 64), 73984u);
+}
+
+TEST(ConvScratchTable, MalformedTablesAreRefusedWithAReason) {
+  EXPECT_FALSE(ParseConvScratchTable("").ok());
+  EXPECT_FALSE(ParseConvScratchTable("[1, 2]").ok());
+  Result<ConvScratchTable> missing = ParseConvScratchTable(R"({"header": {}})");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().find("gemm_weight_gradient_3d"), std::string::npos);
+  const char* rule = R"({"gemm_weight_gradient_3d": {"min_in_channels": 4, "max_in_channels": 15, "col_copies": 1,
+      "weight_copies": WC, "fixed_bytes": 0, "pack_min_out_channels": 16, "pack_row_round": RR,
+      "pack_col_round": 8, "pack_min_depth": 128, "pack_max_depth": 384, "pack_fixed_bytes": 100,
+      "pack_max_shallow_rows": 1000, "pack_beyond_bytes": 7, "pack_worst_abs_error": 0}})";
+  auto with = [&](const char* wc, const char* rr) {
+    std::string s = rule;
+    s.replace(s.find("WC"), 2, wc);
+    s.replace(s.find("RR"), 2, rr);
+    return ParseConvScratchTable(s);
+  };
+  EXPECT_FALSE(with("-4", "48").ok());
+  EXPECT_FALSE(with("4.5", "48").ok());
+  Result<ConvScratchTable> zero = with("4", "0");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().find("pack_row_round"), std::string::npos);
+  // The packing rule: rows and columns rounded up to panels, the depth at least 128, split in equal
+  // blocks above 384; many rows at a shallow depth: the constant.
+  Result<ConvScratchTable> ok = with("4", "48");
+  ASSERT_TRUE(ok.ok()) << ok.error();
+  const GemmWeightGradient3d& g = ok.value().gemm_weight_gradient_3d;
+  EXPECT_EQ(g.PackBytes(1, 1, 9), 4u * 128 * (48 + 8) + 100);
+  EXPECT_EQ(g.PackBytes(49, 9, 200), 4u * 200 * (96 + 16) + 100);
+  EXPECT_EQ(g.PackBytes(48, 8, 400), 4u * 200 * (48 + 8) + 100);
+  EXPECT_EQ(g.PackBytes(1001, 8, 128), 7u);
+  EXPECT_EQ(g.PackBytes(1001, 8, 129), 4u * 129 * (1008 + 8) + 100);
+}
+
+}  // namespace
+}  // namespace oomguard::plan
