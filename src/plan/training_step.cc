@@ -8,6 +8,9 @@
 
 #include "coverage.h"
 #include "cuda_caching_allocator.h"
+#include "inplace.h"
+#include "op_table.h"
+#include "op_table_match.h"
 #include "oomguard/plan/gpu_catalog.h"
 #include "step_timeline.h"
 
@@ -67,6 +70,10 @@ class Simulator {
   uint64_t ElemBytes(int id) const { return elem_bytes_[id]; }
   uint64_t TensorBytes(int id) const { return id < 0 ? 0 : s_.tensors[id].Elements() * ElemBytes(id); }
 
+  // op could have run in place (an in-place row of the table fits it, its input is not kept for
+  // backward by an earlier op, and nothing after it reads the input); *match: the row.
+  bool InplaceCandidate(const LogicalOp& op, const std::vector<int>& buf, TableMatch* match) const;
+
   void ComputeTypes(const std::vector<LogicalOp>& ops);
   void ComputeRequiresGrad(const std::vector<LogicalOp>& ops);
 
@@ -82,6 +89,23 @@ class Simulator {
   TimelineRecorder timeline_;
   int timeline_node_ = TimelineRecorder::kStart;  // the op being simulated, for the timeline
 };
+
+bool Simulator::InplaceCandidate(const LogicalOp& op, const std::vector<int>& buf, TableMatch* match) const {
+  if (op.nodes.empty() || !MatchInplaceRow(m_, s_, EmbeddedOpTable(), op, match)) return false;
+  const int in = match->inputs[0];
+  if (in < 0 || buf[in] < 0 || m_.tensors[in].kind != TensorKind::kActivation || m_.tensors[in].producer < 0) {
+    return false;
+  }
+  const Category c = buffers_[buf[in]].category;
+  if (c == kSaved || c == kInputs || c == kWeights) return false;  // torch would refuse backward
+  if (std::find(m_.outputs.begin(), m_.outputs.end(), in) != m_.outputs.end()) return false;
+  const int first = *std::min_element(op.nodes.begin(), op.nodes.end());
+  for (int consumer : m_.tensors[in].consumers) {
+    // A later reader would see the result (the traced graph would name the output instead).
+    if (consumer > first && std::find(op.nodes.begin(), op.nodes.end(), consumer) == op.nodes.end()) return false;
+  }
+  return true;
+}
 
 void Simulator::ComputeTypes(const std::vector<LogicalOp>& ops) {
   const Precision p = o_.precision;
@@ -251,6 +275,13 @@ Result<StepPlan> Simulator::Run() {
 
   // Forward.
   RuleContext ctx{m_, s_, o_.target, 4, requires_grad_};
+  const InplaceHintInForce inplace_hint(m_, o_);
+  plan.inplace.hint = inplace_hint.source();
+  for (const std::string& name : inplace_hint.UnknownNames(m_)) {
+    if (o_.inplace == InplaceHint::kNodes) return MakeError("in-place hint: the model has no node named '" + name + "'");
+    plan.warnings.push_back("metadata " + std::string(kInplaceMetadataKey) + " names '" + name +
+                            "', which is not a node of this model; ignored");
+  }
   std::vector<OpRule> rules;
   rules.reserve(ops.size());
   std::vector<std::vector<int>> saved_bufs(ops.size());
@@ -267,6 +298,24 @@ Result<StepPlan> Simulator::Run() {
     }
     if (trace_) trace_->layer_saved.emplace_back();
     OpRule rule = RuleFor(op, ctx);
+    if (TableMatch inplace_row; InplaceCandidate(op, buf, &inplace_row)) {
+      ++plan.inplace.candidates;
+      if (inplace_hint.Says(m_, op)) {
+        rule = InplaceRule(EmbeddedOpTable(), op, inplace_row, ctx, std::move(rule));
+        plan.inplace.nodes.push_back(m_.nodes[op.nodes[0]].name);
+        // On instance_norm's output (a view), backward rebuilds the view's gradient through
+        // as_strided and CopySlices: two input-sized copies more (measured; see the warning below).
+        const int in = inplace_row.inputs[0];
+        if (m_.nodes[m_.tensors[in].producer].op_type == "InstanceNormalization") {
+          rule.backward_temp_bytes += 2 * TensorBytes(in);
+        }
+      }
+    } else if (inplace_hint.known() && o_.inplace != InplaceHint::kAll && !m_.inplace_hint_all &&
+               inplace_hint.Says(m_, op)) {
+      plan.warnings.push_back("in-place hint: node '" + m_.nodes[op.nodes[0]].name + "' (" + op.kind +
+                              ") cannot have run in place (no in-place form, or its input is kept for backward "
+                              "or read later); planned out of place");
+    }
     if (!rule.known) {
       unknown_ops.insert(op.kind);
       uint64_t at_risk = 0;
@@ -383,6 +432,7 @@ Result<StepPlan> Simulator::Run() {
   uint64_t inplace_at_risk = 0;
   std::set<std::string> inplace_kinds;
   for (const LogicalOp& op : ops) {
+    if (inplace_hint.known()) break;  // the plan follows the hint: nothing is at stake
     if (op.kind != "LeakyRelu" && op.kind != "Elu" && op.kind != "Selu" && op.kind != "Celu") continue;
     int in = op.inputs.empty() ? -1 : op.inputs[0];
     int out = op.outputs.empty() ? -1 : op.outputs[0];
@@ -412,6 +462,7 @@ Result<StepPlan> Simulator::Run() {
   // more at that point (measured), which the out-of-place plan does not hold.
   uint64_t view_inplace_at_risk = 0;
   for (const LogicalOp& op : ops) {
+    if (inplace_hint.known()) break;  // planned as the hint says
     if (op.kind != "Relu" && op.kind != "LeakyRelu" && op.kind != "Elu" && op.kind != "Clip") continue;
     int in = op.inputs.empty() ? -1 : op.inputs[0];
     int producer = in >= 0 ? m_.tensors[in].producer : -1;
@@ -685,6 +736,8 @@ void FinishStepPlan(const StepLedger& ledger, const PlanOptions& o, bool has_mat
   plan->at_peak.workspace = plan->bytes.workspace;
   plan->at_peak.context = plan->bytes.context;
   plan->at_peak.allocator_slack = plan->bytes.allocator_slack;
+  plan->inplace.peak_allocated_low_bytes = plan->inplace.peak_allocated_high_bytes = plan->peak_allocated_bytes;
+  plan->inplace.required_low_bytes = plan->inplace.required_high_bytes = plan->required_bytes;
 }
 
 std::string InplaceWarning(const std::string& kinds, uint64_t bytes) {
