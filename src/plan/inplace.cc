@@ -1,34 +1,63 @@
 #include "inplace.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace oomguard::plan {
 
-void ReadInplaceMetadata(std::string_view value, Model* model) {
-  nlohmann::json j = nlohmann::json::parse(value.begin(), value.end(), nullptr, /*allow_exceptions=*/false);
-  std::vector<std::string> names;
-  bool all = false, ok = true;
-  if (j.is_string() && (j.get<std::string>() == "all" || j.get<std::string>() == "none")) {
-    all = j.get<std::string>() == "all";
-  } else if (j.is_array()) {
-    for (const auto& e : j) {
-      if (!e.is_string()) {
-        ok = false;
-        break;
-      }
-      names.push_back(e.get<std::string>());
-    }
-  } else {
-    ok = false;
+namespace {
+
+// Accepts a flat JSON array of strings, or one string; refuses anything else at its first token, so
+// a hostile value (deep nesting, a huge object) costs no tree and no recursion.
+class HintReader : public nlohmann::json::json_sax_t {
+ public:
+  bool null() override { return false; }
+  bool boolean(bool) override { return false; }
+  bool number_integer(number_integer_t) override { return false; }
+  bool number_unsigned(number_unsigned_t) override { return false; }
+  bool number_float(number_float_t, const string_t&) override { return false; }
+  bool binary(binary_t&) override { return false; }
+  bool string(string_t& v) override {
+    if (!in_array_) single = v;
+    else names.push_back(std::move(v));
+    return true;
   }
-  if (!ok) {
+  bool start_object(std::size_t) override { return false; }
+  bool key(string_t&) override { return false; }
+  bool end_object() override { return false; }
+  bool start_array(std::size_t) override {
+    if (in_array_ || array_seen_) return false;
+    in_array_ = array_seen_ = true;
+    return true;
+  }
+  bool end_array() override {
+    in_array_ = false;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+  std::vector<std::string> names;
+  std::optional<std::string> single;
+  bool array() const { return array_seen_; }
+
+ private:
+  bool in_array_ = false, array_seen_ = false;
+};
+
+}  // namespace
+
+void ReadInplaceMetadata(std::string_view value, Model* model) {
+  HintReader reader;
+  const bool parsed = nlohmann::json::sax_parse(value.begin(), value.end(), &reader);
+  const bool word = !reader.array() && reader.single && (*reader.single == "all" || *reader.single == "none");
+  if (!parsed || !(reader.array() || word)) {
     model->warnings.push_back("metadata " + std::string(kInplaceMetadataKey) +
                               " is not a JSON list of node names (nor \"all\" or \"none\"); ignored");
     return;
   }
   model->has_inplace_hint = true;
-  model->inplace_hint_all = all;
-  model->inplace_hint = std::move(names);
+  model->inplace_hint_all = word && *reader.single == "all";
+  model->inplace_hint = std::move(reader.names);
 }
 
 InplaceHintInForce::InplaceHintInForce(const Model& model, const PlanOptions& options) {

@@ -150,6 +150,12 @@ TEST(Inplace, TheModelsMetadataIsTheHint) {
   EXPECT_EQ(bad.inplace.hint, "none");
   ASSERT_FALSE(bad.warnings.empty());
   EXPECT_NE(bad.warnings[0].find("oomguard.inplace is not a JSON list"), std::string::npos) << bad.warnings[0];
+  for (const std::string& hostile : {std::string(100000, '[') + std::string(100000, ']'), std::string("[1]"),
+                                     std::string("[\"a\", [\"b\"]]"), std::string("{\"a\": 1}"), std::string("\"some\"")}) {
+    StepPlan p = *Plan(WithMetadata(bytes, hostile), Cpu(2));
+    EXPECT_EQ(p.inplace.hint, "none") << hostile.substr(0, 20);
+    EXPECT_EQ(p.warnings.size(), 2u) << hostile.substr(0, 20);  // the ignored metadata, the LeakyRelu/Elu one
+  }
   StepPlan unknown = *Plan(WithMetadata(bytes, "[\"/nowhere/Elu\"]"), Cpu(2));
   ASSERT_FALSE(unknown.warnings.empty());
   EXPECT_NE(unknown.warnings[0].find("'/nowhere/Elu', which is not a node"), std::string::npos) << unknown.warnings[0];

@@ -277,10 +277,13 @@ Result<StepPlan> Simulator::Run() {
   RuleContext ctx{m_, s_, o_.target, 4, requires_grad_};
   const InplaceHintInForce inplace_hint(m_, o_);
   plan.inplace.hint = inplace_hint.source();
-  for (const std::string& name : inplace_hint.UnknownNames(m_)) {
+  std::vector<std::string> not_in_place;  // hinted nodes that cannot have run in place
+  if (const std::vector<std::string> unknown = inplace_hint.UnknownNames(m_); !unknown.empty()) {
+    const std::string& name = unknown.front();
     if (o_.inplace == InplaceHint::kNodes) return MakeError("in-place hint: the model has no node named '" + name + "'");
-    plan.warnings.push_back("metadata " + std::string(kInplaceMetadataKey) + " names '" + name +
-                            "', which is not a node of this model; ignored");
+    plan.warnings.push_back("metadata " + std::string(kInplaceMetadataKey) + " names '" + name + "'" +
+                            (unknown.size() > 1 ? " and " + std::to_string(unknown.size() - 1) + " more" : "") +
+                            ", which is not a node of this model; ignored");
   }
   std::vector<OpRule> rules;
   rules.reserve(ops.size());
@@ -298,7 +301,8 @@ Result<StepPlan> Simulator::Run() {
     }
     if (trace_) trace_->layer_saved.emplace_back();
     OpRule rule = RuleFor(op, ctx);
-    if (TableMatch inplace_row; InplaceCandidate(op, buf, &inplace_row)) {
+    TableMatch inplace_row;
+    if (InplaceCandidate(op, buf, &inplace_row)) {
       ++plan.inplace.candidates;
       if (inplace_hint.Says(m_, op)) {
         rule = InplaceRule(EmbeddedOpTable(), op, inplace_row, ctx, std::move(rule));
@@ -311,10 +315,10 @@ Result<StepPlan> Simulator::Run() {
         }
       }
     } else if (inplace_hint.known() && o_.inplace != InplaceHint::kAll && !m_.inplace_hint_all &&
-               inplace_hint.Says(m_, op)) {
-      plan.warnings.push_back("in-place hint: node '" + m_.nodes[op.nodes[0]].name + "' (" + op.kind +
-                              ") cannot have run in place (no in-place form, or its input is kept for backward "
-                              "or read later); planned out of place");
+               inplace_hint.Says(m_, op) &&
+               (o_.inplace == InplaceHint::kNodes || MatchInplaceRow(m_, s_, EmbeddedOpTable(), op, &inplace_row))) {
+      // (The metadata may also name in-place modules that are no activation, Dropout(inplace=True).)
+      not_in_place.push_back("'" + m_.nodes[op.nodes[0]].name + "' (" + op.kind + ")");
     }
     if (!rule.known) {
       unknown_ops.insert(op.kind);
@@ -422,6 +426,12 @@ Result<StepPlan> Simulator::Run() {
     }
     rules.push_back(std::move(rule));
     plan.layers.push_back(std::move(layer));
+  }
+  if (!not_in_place.empty()) {
+    plan.warnings.push_back("in-place hint: node " + not_in_place.front() +
+                            (not_in_place.size() > 1 ? " and " + std::to_string(not_in_place.size() - 1) + " more" : "") +
+                            " cannot have run in place (no in-place form, or its input is kept for backward or read "
+                            "later); planned out of place");
   }
   uint64_t total_saved = 0;
   for (int b : counted_saved) total_saved += buffers_[b].bytes;
