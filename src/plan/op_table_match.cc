@@ -472,7 +472,9 @@ bool MatchInplaceRow(const Model& model, const ConcreteShapes& shapes, const OpT
   std::sort(want.begin(), want.end());
   for (size_t i = 0; i < table.rows.size(); ++i) {
     const OpTableRow& row = table.rows[i];
-    if (!row.inplace || row.nodes.size() != want.size()) continue;
+    if (!row.inplace || row.nodes.size() != want.size() || row.nodes[0].op != model.nodes[want.front()].op_type) {
+      continue;
+    }
     TableMatch m;
     if (!RowMatcher(model, shapes, row, nullptr).MatchAt(want.front(), &m)) continue;
     std::vector<int> got = m.nodes;
