@@ -222,6 +222,50 @@ TEST(Inplace, BatchPlannerReplaysInPlacePlansExactly) {
   EXPECT_GE(planner.stats().replayed_plans, 3);
 }
 
+// input [B, 16, 8] -> nn.Linear(8, 256) as exported for a 3-D input (MatMul with the transposed weight,
+// then Add of the bias, when `bias`) -> LeakyRelu -> ReduceMean over the sequence -> Gemm head.
+// With `transposed`, the input arrives as [B, 8, 16] and is transposed first (not contiguous).
+std::string Linear3d(bool bias, bool transposed = false) {
+  GraphBuilder g;
+  g.Input("input", transposed ? std::vector<int64_t>{8, 16} : std::vector<int64_t>{16, 8});
+  g.Weight("fc.weight", {256, 8}).Weight("fc.bias", {256}).Weight("head.weight", {3, 256});
+  if (transposed) GraphBuilder::IntsAttr(g.Node("Transpose", {"input"}, {"x"}, "in/Transpose"), "perm", {0, 2, 1});
+  g.Node("Transpose", {"fc.weight"}, {"wt"}, "fc/Transpose");
+  g.Node("MatMul", {transposed ? "x" : "input", "wt"}, {bias ? "mm" : "h"}, "fc/MatMul");
+  if (bias) g.Node("Add", {"fc.bias", "mm"}, {"h"}, "fc/Add");
+  g.Node("LeakyRelu", {"h"}, {"a"}, "act");
+  onnx::NodeProto& mean = g.Node("ReduceMean", {"a"}, {"m"}, "mean");
+  GraphBuilder::IntsAttr(mean, "axes", {1});
+  GraphBuilder::IntAttr(mean, "keepdims", 0);
+  GraphBuilder::IntAttr(g.Node("Gemm", {"m", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  return g.Bytes();
+}
+
+TEST(Inplace, InPlaceOnTheViewALinearReturnsCostsTwoCopiesInBackward) {
+  // at::linear on a 3-D input with a bias returns addmm's result viewed back to 3-D; an in-place
+  // activation on it makes backward go through as_strided and CopySlices (measured on random nets:
+  // two copies of the activation more, like after instance_norm).
+  PlanOptions o = Cpu(4);
+  o.inplace = InplaceHint::kNodes;
+  o.inplace_nodes = {"act"};
+  const uint64_t act = 4u * 16 * 256 * 4;
+  for (int variant = 0; variant < 3; ++variant) {
+    const bool bias = variant != 1, transposed = variant == 2;  // a transposed input goes through matmul
+    StepPlan in_place = *Plan(Linear3d(bias, transposed), o);
+    ASSERT_EQ(in_place.inplace.nodes.size(), 1u) << variant;
+    PlanOptions plain = o;
+    plain.inplace = InplaceHint::kNone;
+    StepPlan out_of_place = *Plan(Linear3d(bias, transposed), plain);
+    EXPECT_EQ(in_place.peak_phase, "backward");
+    if (bias && !transposed) {
+      EXPECT_GE(in_place.peak_allocated_bytes, out_of_place.peak_allocated_bytes + act) << "view: two copies more";
+    } else {
+      EXPECT_LE(in_place.peak_allocated_bytes, out_of_place.peak_allocated_bytes) << "no view";
+    }
+  }
+}
+
 // The CLI: --inplace, and the range in plan, fit and split.
 const std::string kExe = OOMGUARD_EXE;
 

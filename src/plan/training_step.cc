@@ -73,6 +73,8 @@ class Simulator {
   // op could have run in place (an in-place row of the table fits it, its input is not kept for
   // backward by an earlier op, and nothing after it reads the input); *match: the row.
   bool InplaceCandidate(const LogicalOp& op, const std::vector<int>& buf, TableMatch* match) const;
+  // PyTorch returns node's output as a view of another tensor (autograd tracks it as one).
+  bool OutputIsAView(int node) const;
 
   void ComputeTypes(const std::vector<LogicalOp>& ops);
   void ComputeRequiresGrad(const std::vector<LogicalOp>& ops);
@@ -105,6 +107,30 @@ bool Simulator::InplaceCandidate(const LogicalOp& op, const std::vector<int>& bu
     if (consumer > first && std::find(op.nodes.begin(), op.nodes.end(), consumer) == op.nodes.end()) return false;
   }
   return true;
+}
+
+bool Simulator::OutputIsAView(int node) const {
+  const NodeInfo& n = m_.nodes[node];
+  if (n.op_type == "InstanceNormalization") return true;
+  // at::linear on a contiguous 3-D input with a bias: addmm on the flattened input, viewed back to
+  // 3-D (exported as MatMul then Add of the bias).
+  if (n.op_type != "Add" || n.inputs.size() != 2 || n.outputs.empty() || s_.tensors[n.outputs[0]].dims.size() != 3) {
+    return false;
+  }
+  for (int k = 0; k < 2; ++k) {
+    const int mm = n.inputs[k], bias = n.inputs[1 - k];
+    if (mm < 0 || bias < 0 || !IsParam(m_, bias) || m_.tensors[mm].producer < 0) continue;
+    const NodeInfo& p = m_.nodes[m_.tensors[mm].producer];
+    if (p.op_type != "MatMul" || p.inputs.size() != 2 || p.inputs[0] < 0 || p.inputs[1] < 0) continue;
+    // Only for a contiguous input: a transposed one (an LSTM's batch_first output) goes through matmul.
+    const int x = m_.tensors[p.inputs[0]].producer;
+    if (x >= 0 && m_.nodes[x].op_type == "Transpose") continue;
+    int weight = p.inputs[1];  // the weight, or its Transpose (nn.Linear's export)
+    const int t = m_.tensors[weight].producer;
+    if (t >= 0 && m_.nodes[t].op_type == "Transpose" && !m_.nodes[t].inputs.empty()) weight = m_.nodes[t].inputs[0];
+    if (IsParam(m_, weight)) return true;
+  }
+  return false;
 }
 
 void Simulator::ComputeTypes(const std::vector<LogicalOp>& ops) {
@@ -307,12 +333,11 @@ Result<StepPlan> Simulator::Run() {
       if (inplace_hint.Says(m_, op)) {
         rule = InplaceRule(EmbeddedOpTable(), op, inplace_row, ctx, std::move(rule));
         plan.inplace.nodes.push_back(m_.nodes[op.nodes[0]].name);
-        // On instance_norm's output (a view), backward rebuilds the view's gradient through
-        // as_strided and CopySlices: two input-sized copies more (measured; see the warning below).
+        // On a view (instance_norm's output; nn.Linear's on a 3-D input with a bias, addmm then
+        // view), backward rebuilds the view's gradient through as_strided and CopySlices: two
+        // input-sized copies more (measured after instance_norm; see the warning below).
         const int in = inplace_row.inputs[0];
-        if (m_.nodes[m_.tensors[in].producer].op_type == "InstanceNormalization") {
-          rule.backward_temp_bytes += 2 * TensorBytes(in);
-        }
+        if (OutputIsAView(m_.tensors[in].producer)) rule.backward_temp_bytes += 2 * TensorBytes(in);
       }
     } else if (inplace_hint.known() && o_.inplace != InplaceHint::kAll && !m_.inplace_hint_all &&
                inplace_hint.Says(m_, op) &&
