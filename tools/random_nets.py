@@ -513,9 +513,9 @@ def worker(seeds: list, out_dir: str, tracker: str | None) -> int:
 # Comparing with the planner.
 
 
-def plan(oomguard: str, onnx_path: str, batch: int, optimizer: str) -> dict:
+def plan(oomguard: str, onnx_path: str, batch: int, optimizer: str, extra: list = ()) -> dict:
     cmd = [oomguard, "plan", onnx_path, "--target", "cpu", "--batch", str(batch), "--optimizer", optimizer,
-           "--loss", "cross_entropy", "--json"]
+           "--loss", "cross_entropy", "--json"] + list(extra)
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -535,7 +535,23 @@ def rel(pred, meas):
     return (pred - meas) / meas
 
 
-def row_for(record: dict, oomguard: str) -> dict:
+def inplace_hint(record: dict) -> list:
+    """--inplace for the net: the exported nodes of its inplace=True modules, found from the net's
+    description (the module is built again, not run) and the ONNX file's node names, the way
+    oomguard.export() writes them into the metadata (python/oomguard/inplace.py)."""
+    import importlib.util
+    import onnx
+    spec = importlib.util.spec_from_file_location("oomguard_inplace", os.path.join(ROOT, "python", "oomguard",
+                                                                                   "inplace.py"))
+    inplace = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(inplace)
+    model = build_module(record["net"])
+    graph = onnx.load(record["onnx"], load_external_data=False).graph
+    names = inplace.inplace_node_names(model, [n.name for n in graph.node if n.op_type != "Constant"])
+    return ["--inplace", ",".join(names) if names else "none"]
+
+
+def row_for(record: dict, oomguard: str, hinted: bool = False) -> dict:
     row = {"seed": record["seed"], "kind": record["net"]["kind"], "batch": record["net"]["batch"],
            "optimizer": record["net"]["optimizer"], "opset": record["net"]["opset"],
            "families": record["families"]}
@@ -554,6 +570,23 @@ def row_for(record: dict, oomguard: str) -> dict:
     row["warnings"] = p.get("warnings", [])
     row["rel_error"] = {"peak": rel(p["peak_allocated_bytes"], ref["peak_live_bytes"]),
                         "activations": rel(p["bytes"]["activations_saved"], ref["saved_tensor_bytes"])}
+    if "peak_allocated_range_bytes" in p:
+        lo, hi = p["peak_allocated_range_bytes"]["low"], p["peak_allocated_range_bytes"]["high"]
+        row["predicted"]["peak_range"] = [lo, hi]
+        row["unsure"] = p["inplace"]["unsure"]
+        # The measured peak within the range, or how far outside it (relative to the measurement).
+        m = ref["peak_live_bytes"]
+        row["rel_error"]["peak_range"] = 0.0 if lo <= m <= hi else rel(lo if m < lo else hi, m)
+    if hinted:
+        h = plan(oomguard, record["onnx"], row["batch"], row["optimizer"], inplace_hint(record))
+        if h.get("error"):
+            row["error"] = "plan (hinted): " + h["error"]
+            return row
+        row["hint"] = h["inplace"]["nodes"]
+        row["predicted"]["peak_hinted"] = h["peak_allocated_bytes"]
+        row["predicted"]["activations_hinted"] = h["bytes"]["activations_saved"]
+        row["rel_error"]["peak_hinted"] = rel(h["peak_allocated_bytes"], ref["peak_live_bytes"])
+        row["rel_error"]["activations_hinted"] = rel(h["bytes"]["activations_saved"], ref["saved_tensor_bytes"])
     return row
 
 
@@ -580,6 +613,15 @@ def summarize(rows: list, targets: dict) -> dict:
     s["by_family"] = {f: {"nets": len(rs), "peak": stats([r["rel_error"]["peak"] for r in rs]),
                           "activations": stats([r["rel_error"]["activations"] for r in rs])}
                       for f, rs in sorted(fam.items())}
+    if any("peak_hinted" in r["rel_error"] for r in ok):  # run --inplace-hint
+        s["peak_hinted"] = stats([r["rel_error"].get("peak_hinted") for r in ok])
+        s["activations_hinted"] = stats([r["rel_error"].get("activations_hinted") for r in ok])
+        for f, rs in fam.items():
+            s["by_family"][f]["peak_hinted"] = stats([r["rel_error"].get("peak_hinted") for r in rs])
+    if any("peak_range" in r["rel_error"] for r in ok):
+        s["unsure_nets"] = sum(1 for r in ok if r.get("unsure"))
+        s["peak_within_range"] = sum(1 for r in ok if r["rel_error"].get("peak_range") == 0.0)
+        s["peak_range_miss"] = stats([r["rel_error"].get("peak_range") for r in ok])
     pk, ac = s["peak"], s["activations"]
     s["targets"] = targets
     s["pass"] = bool(pk["n"] and s["plan_failures"] == 0 and pk["median"] <= targets["peak_median"]
@@ -635,8 +677,16 @@ def print_summary(s: dict) -> None:
         s["rows"], s["compared"], s["export_failures"], s["measure_failures"], s["plan_failures"]))
     print("peak         %s" % f(s["peak"]))
     print("activations  %s" % f(s["activations"]))
+    if "peak_hinted" in s:
+        print("peak hinted  %s   (--inplace from the net's description)" % f(s["peak_hinted"]))
+        print("saved hinted %s" % f(s["activations_hinted"]))
+    if "peak_within_range" in s:
+        print("measured peak within the plan's in-place range: %d of %d (%d unsure); outside by %s" % (
+            s["peak_within_range"], s["compared"], s["unsure_nets"], f(s["peak_range_miss"])))
     for fam, st in s["by_family"].items():
-        print("  %-22s %4d nets  peak %s  | saved %s" % (fam, st["nets"], f(st["peak"]), f(st["activations"])))
+        hinted = ("  | hinted %s" % f(st["peak_hinted"])) if "peak_hinted" in st else ""
+        print("  %-22s %4d nets  peak %s  | saved %s%s" % (fam, st["nets"], f(st["peak"]), f(st["activations"]),
+                                                            hinted))
     print("verdict: %s" % ("PASS" if s["pass"] else "FAIL"))
 
 
@@ -667,6 +717,9 @@ def main() -> int:
             p.add_argument("--seeds", required=True, help="e.g. 0-99 or 100000-100299")
             p.add_argument("--keep", help="keep the measured records and ONNX files in this folder; "
                            "seeds already measured there are not measured again")
+            p.add_argument("--inplace-hint", action="store_true",
+                           help="also plan each net with --inplace naming its inplace=True activations (from the "
+                           "net's description) and report that figure beside the plain export's")
     args = parser.parse_args()
 
     if args.cmd == "describe":
@@ -702,11 +755,11 @@ def main() -> int:
     if keep:
         os.makedirs(keep, exist_ok=True)
         records = measure_seeds(seeds, args.tracker, args.jobs, keep, args.quiet)
-        rows = [row_for(r, args.oomguard) for r in records]
+        rows = [row_for(r, args.oomguard, getattr(args, "inplace_hint", False)) for r in records]
     else:
         with tempfile.TemporaryDirectory(prefix="oomguard_random_nets_") as work:
             records = measure_seeds(seeds, args.tracker, args.jobs, work, args.quiet)
-            rows = [row_for(r, args.oomguard) for r in records]
+            rows = [row_for(r, args.oomguard, getattr(args, "inplace_hint", False)) for r in records]
     s = summarize(rows, targets)
     print_summary(s)
     if args.out:

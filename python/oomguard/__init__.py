@@ -11,7 +11,8 @@ r["key"]; errors raise oomguard.Error with the CLI's one-line reason.
 """
 
 from ._commands import Error, Result, explain, fit, gpus, models, plan, split
+from ._export import export
 from . import feed
 
-__all__ = ["Error", "Result", "plan", "fit", "split", "explain", "models", "gpus", "feed"]
+__all__ = ["Error", "Result", "plan", "fit", "split", "explain", "models", "gpus", "feed", "export"]
 __version__ = "0.1.0"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
+import json
 import os
 import warnings
 from typing import Any, Dict, Iterator, List, Optional, Tuple
@@ -59,6 +60,44 @@ def export_onnx(model: Any, example_inputs: Any, input_names: Optional[List[str]
         finally:
             model.train(was_training)
     return buf.getvalue()
+
+
+def export(model: Any, args: Any, path: Any, **kw: Any) -> Any:
+    """torch.onnx.export for the planner: training mode, no constant folding, a dynamic batch axis
+    on every input (unless dynamic_axes is given), and metadata_props "oomguard.inplace" naming the
+    nodes traced inside modules with inplace=True, which ONNX does not record otherwise. `path` is
+    a file name or a writable binary file object; keywords go to torch.onnx.export (training and
+    do_constant_folding may not be changed). Returns the list of in-place node names."""
+    import torch
+    from ._commands import Error
+    from . import inplace
+
+    for key in ("training", "do_constant_folding"):
+        if key in kw:
+            raise Error("oomguard.export sets %s itself (the planner needs a training-mode export)" % key)
+    inputs = _as_tuple(args)
+    names = kw.pop("input_names", None)
+    if names is None:
+        names = ["input"] if len(inputs) == 1 else ["input%d" % i for i in range(len(inputs))]
+    kw.setdefault("dynamic_axes", {name: {0: "batch"} for name in names})
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        kw.setdefault("dynamo", False)
+    buf = io.BytesIO()
+    was_training = model.training
+    try:
+        torch.onnx.export(model, inputs, buf, training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False, input_names=names, **kw)
+    finally:
+        model.train(was_training)
+    graph = inplace.add_inplace_metadata(buf.getvalue(), model)
+    if hasattr(path, "write"):
+        path.write(graph)
+    else:
+        with open(os.fspath(path), "wb") as f:
+            f.write(graph)
+    import onnx
+    proto = onnx.load_from_string(graph)
+    return next(json.loads(e.value) for e in proto.metadata_props if e.key == inplace.METADATA_KEY)
 
 
 def strip_weights(onnx_bytes: bytes) -> bytes:
@@ -135,7 +174,13 @@ def model_argument(model: Any, example_inputs: Any, options: Dict[str, Any], tak
     inputs = _as_tuple(example_inputs)
     if takes_batch and "batch" not in options and len(getattr(inputs[0], "shape", ())) > 0:
         options["batch"] = int(inputs[0].shape[0])
-    graph = strip_weights(export_onnx(model, inputs))
+    graph = export_onnx(model, inputs)
+    try:  # which nodes ran in place (not recorded by ONNX): the planner reads it from the metadata
+        from .inplace import add_inplace_metadata
+        graph = add_inplace_metadata(graph, model)
+    except ImportError:
+        pass
+    graph = strip_weights(graph)
     fd = os.memfd_create("oomguard-model.onnx")
     try:
         with os.fdopen(os.dup(fd), "wb") as f:

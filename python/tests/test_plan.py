@@ -47,11 +47,10 @@ class PlanFromPython(unittest.TestCase):
         cls.net = SmallNet()
         cls.x = torch.randn(8, 3, 32, 32)
         cls.tmp = tempfile.TemporaryDirectory()
-        # The manual export docs/python.md describes, weights included.
+        # The export docs/python.md describes, weights included: oomguard.export is torch.onnx.export in
+        # training mode plus the in-place metadata, which a live module's plan writes too.
         cls.onnx_path = os.path.join(cls.tmp.name, "small.onnx")
-        torch.onnx.export(cls.net, (cls.x,), cls.onnx_path, opset_version=14,
-                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                          input_names=["input"], dynamic_axes={"input": {0: "batch"}})
+        oomguard.export(cls.net, (cls.x,), cls.onnx_path, opset_version=14)
 
     @classmethod
     def tearDownClass(cls):

@@ -87,7 +87,16 @@ int RunFit(int argc, char** argv) {
   options.max_batch_limit = max_batch_limit;
   Result<fit::FitResult> found = fit::FindMaxBatch(planner, resolved->options, options);
   if (!found) return UsageError(kCommand, found.error());
-  const fit::FitResult& r = *found;
+  fit::FitResult& r = *found;
+  // Unsure whether activations ran in place: the largest batch if every candidate did.
+  std::optional<int64_t> max_batch_in_place;
+  if (r.plan.inplace.Unsure()) {
+    plan::PlanOptions all = resolved->options;
+    all.inplace = plan::InplaceHint::kAll;
+    Result<fit::FitResult> in_place = fit::FindMaxBatch(planner, all, options);
+    if (!in_place) return UsageError(kCommand, in_place.error());
+    max_batch_in_place = in_place->max_batch;
+  }
   if (values.strict) {
     if (auto failure = StrictFailure(r.plan)) return UsageError(kCommand, *failure);
   }
@@ -95,6 +104,7 @@ int RunFit(int argc, char** argv) {
   // Advice at the answer (or at batch 1 when nothing fits): what each change buys.
   plan::PlanOptions at_answer = resolved->options;
   at_answer.batch = std::max<int64_t>(1, r.max_batch);
+  if (Status s = plan::AddInplaceRange(batch_planner, at_answer, &r.plan); !s) return UsageError(kCommand, s.error());
   std::vector<fit::AdviceItem> items = AdviseStep(m, batch_planner, at_answer, *budget, r.plan);
   // The host side at the answer's batch: the input pipeline must fit too.
   auto host = ResolveHostSection(host_values, m, at_answer, r.plan, *doctor::MakeRealSystem());
@@ -117,6 +127,8 @@ int RunFit(int argc, char** argv) {
     nlohmann::json j = PlanToJson(r.plan, *resolved);
     if (!clamp_note.empty()) j["warnings"].push_back(clamp_note);
     j["max_batch"] = r.max_batch;
+    j["max_batch_range"] = {{"low", std::min(r.max_batch, max_batch_in_place.value_or(r.max_batch))},
+                            {"high", std::max(r.max_batch, max_batch_in_place.value_or(r.max_batch))}};
     j["budget_bytes"] = *budget;
     j["reserve_bytes"] = reserve.value_or(0);
     j["margin_percent"] = margin;
@@ -154,6 +166,9 @@ int RunFit(int argc, char** argv) {
     out << "largest batch: " << r.max_batch << (r.hit_limit ? " (the --max-batch limit)" : "") << " -> needs "
         << FormatBytes(r.plan.required_bytes) << " of " << FormatBytes(*budget);
     if (r.next_plan) out << "; batch " << r.max_batch + 1 << " would need " << FormatBytes(r.next_plan->required_bytes);
+    if (max_batch_in_place && *max_batch_in_place != r.max_batch) {
+      out << "\nlargest batch if every candidate activation ran in place: " << *max_batch_in_place;
+    }
     out << "\n\n" << PlanToText(r.plan, *resolved);
     if (!items.empty()) {
       out << "\nwhat-ifs (each re-planned at batch " << r.max_batch << "):\n";

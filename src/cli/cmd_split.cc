@@ -216,6 +216,19 @@ int RunSplit(int argc, char** argv) {
   if (values.strict) {
     if (auto failure = StrictFailure(shown)) return UsageError(kCommand, *failure);
   }
+  // Unsure whether activations ran in place: per GPU, what every candidate in place saves at its batch.
+  std::vector<uint64_t> in_place_saves(s.per_gpu.size(), 0);
+  if (shown.inplace.Unsure()) {
+    for (size_t i = 0; i < s.per_gpu.size(); ++i) {
+      plan::PlanOptions at = request.base;
+      at.batch = s.per_gpu[i].batch;
+      Result<plan::StepPlan> p = batch_planner.Plan(at);
+      if (!p) return UsageError(kCommand, p.error());
+      if (Status st = plan::AddInplaceRange(batch_planner, at, &*p); !st) return UsageError(kCommand, st.error());
+      in_place_saves[i] = p->inplace.required_high_bytes - p->inplace.required_low_bytes;
+      if (i == 0) shown.inplace = p->inplace;
+    }
+  }
   if (!clamp_note.empty()) shown.warnings.push_back(clamp_note);
   std::vector<fit::AdviceItem> items;
   if (Result<std::vector<fit::AdviceItem>> a = fit::AdviseStrategies(planner, request, s)) items = *a;
@@ -245,6 +258,11 @@ int RunSplit(int argc, char** argv) {
 
   if (values.json) {
     nlohmann::json j = ToJson(s, values.model, capacities);
+    for (size_t i = 0; i < s.per_gpu.size(); ++i) {
+      const uint64_t peak = s.per_gpu[i].peak_bytes;
+      j["per_gpu"][i]["peak_bytes_range"] = {{"low", peak - std::min(peak, in_place_saves[i])}, {"high", peak}};
+    }
+    j["inplace"] = InplaceJson(shown.inplace);
     j["warnings"] = shown.warnings;
     j["uncovered"] = UncoveredJson(shown.uncovered);
     j["advice"] = fit::ToJson(items);
@@ -254,6 +272,13 @@ int RunSplit(int argc, char** argv) {
   std::ostringstream out;
   out << UncoveredLine(shown);
   for (const std::string& w : shown.warnings) out << "WARNING: " << w << "\n";
+  if (shown.inplace.Unsure()) {
+    out << "UNSURE: " << shown.inplace.candidates
+        << " activation node(s) may have run in place (inplace=True is not recorded in ONNX); planned out of place. "
+           "In place, GPU 0 would need "
+        << FormatBytes(s.per_gpu.empty() ? 0 : s.per_gpu[0].peak_bytes - std::min(s.per_gpu[0].peak_bytes, in_place_saves[0]))
+        << ". Say which with --inplace NODE[,NODE...]|all|none\n";
+  }
   out << values.model << ": " << fit::Name(s.strategy) << " over " << k << " GPUs, global batch "
       << s.global_batch << (global_batch ? "" : " (the largest)") << "\n";
   if (s.even) {

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "common.h"
+#include "oomguard/units.h"
 #include "oomguard/doctor/gpus.h"
 
 namespace oomguard::cli {
@@ -59,6 +60,11 @@ void AddPlanOptions(CLI::App& app, PlanCliValues* v, PlanOptionsSpec spec) {
       ->type_name("CONF");
   app.add_flag("--strict", v->strict,
                "treat warnings (an eval-mode or constant-folded export, operators without a rule) as errors (exit 2)");
+  app.add_option("--inplace", v->inplace,
+                 "activation nodes that ran in place (inplace=True, which ONNX does not record): NODE[,NODE...], "
+                 "all or none; overrides the model's oomguard.inplace metadata")
+      ->type_name("NODES")
+      ->allow_extra_args(false);
   if (spec.with_html) app.add_option("--html", v->html, "also write a self-contained HTML report")->type_name("FILE");
 }
 
@@ -94,6 +100,31 @@ Result<std::pair<std::string, std::vector<int64_t>>> ParseInputOverride(const st
     pos = end + 1;
   }
   return std::make_pair(name, shape);
+}
+
+Status ApplyInplaceHint(const std::vector<std::string>& values, plan::PlanOptions* o) {
+  if (values.empty()) return Status::Ok();
+  std::vector<std::string> names;
+  for (const std::string& value : values) {
+    size_t pos = 0;
+    while (pos <= value.size()) {
+      size_t end = value.find(',', pos);
+      if (end == std::string::npos) end = value.size();
+      std::string name = value.substr(pos, end - pos);
+      if (name.empty()) return MakeError("--inplace: an empty node name in '" + value + "'");
+      names.push_back(std::move(name));
+      if (names.size() > kMaxListEntries) {
+        return MakeError("--inplace must name at most " + std::to_string(kMaxListEntries) + " nodes");
+      }
+      pos = end + 1;
+    }
+  }
+  const bool all = std::find(names.begin(), names.end(), "all") != names.end();
+  const bool none = std::find(names.begin(), names.end(), "none") != names.end();
+  if ((all || none) && names.size() > 1) return MakeError("--inplace all and --inplace none stand alone");
+  o->inplace = all ? plan::InplaceHint::kAll : none ? plan::InplaceHint::kNone : plan::InplaceHint::kNodes;
+  o->inplace_nodes = all || none ? std::vector<std::string>{} : std::move(names);
+  return Status::Ok();
 }
 
 Status ApplyCudaAllocConf(const std::string& conf, plan::PlanOptions* o) {
@@ -153,6 +184,7 @@ Result<ResolvedPlanOptions> ResolvePlanOptions(const PlanCliValues& v) {
   if (!target) return MakeError(target.error());
   o.target = *target;
   if (Status s = ApplyCudaAllocConf(v.cuda_alloc_conf, &o); !s) return MakeError(s.error());
+  if (Status s = ApplyInplaceHint(v.inplace, &o); !s) return MakeError(s.error());
   for (const std::string& text : v.inputs) {
     auto parsed = ParseInputOverride(text);
     if (!parsed) return MakeError(parsed.error());

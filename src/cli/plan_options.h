@@ -33,6 +33,7 @@ struct PlanCliValues {
   bool json = false;
   std::string html;
   bool strict = false;
+  std::vector<std::string> inplace;  // --inplace NODE[,NODE...] | all | none (repeatable)
   std::string cuda_alloc_conf;  // PYTORCH_CUDA_ALLOC_CONF, e.g. "expandable_segments:True,max_split_size_mb:128"  // warnings (eval-mode export, operators without a rule) are errors, exit 2
 };
 
@@ -55,6 +56,9 @@ struct ResolvedPlanOptions {
 // (choose from sgd, momentum, ...)", "--batch must be at least 1, got 0",
 // "--input 'x=3xa': DIMS must be positive integers like 3x224x224".
 Result<ResolvedPlanOptions> ResolvePlanOptions(const PlanCliValues& values);
+
+// Applies --inplace values (each NODE[,NODE...], or all, or none) to the options.
+Status ApplyInplaceHint(const std::vector<std::string>& values, plan::PlanOptions* options);
 
 // Applies a PYTORCH_CUDA_ALLOC_CONF string ("expandable_segments:True,max_split_size_mb:128";
 // other known keys are accepted and do not change the plan) to the options.

@@ -88,6 +88,23 @@ std::optional<std::string> StrictFailure(const plan::StepPlan& plan) {
   return "--strict: " + plan.warnings.front() + more;
 }
 
+nlohmann::json InplaceJson(const plan::InplaceSummary& inplace) {
+  return {{"hint", inplace.hint},
+          {"candidates", inplace.candidates},
+          {"nodes", inplace.nodes},
+          {"unsure", inplace.Unsure()}};
+}
+
+std::string InplaceLine(const plan::InplaceSummary& inplace) {
+  if (!inplace.Unsure()) return "";
+  const std::string n = std::to_string(inplace.candidates) + " activation node" + (inplace.candidates == 1 ? "" : "s");
+  return "UNSURE: " + n + " may have run in place (inplace=True is not recorded in ONNX); planned out of place. " +
+         "Peak " + FormatBytes(inplace.peak_allocated_low_bytes) + " (all in place) to " +
+         FormatBytes(inplace.peak_allocated_high_bytes) + " (none); needs " + FormatBytes(inplace.required_low_bytes) +
+         " to " + FormatBytes(inplace.required_high_bytes) +
+         ". Say which with --inplace NODE[,NODE...]|all|none, or export with oomguard.export()\n";
+}
+
 PlanVerdict Judge(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved) {
   PlanVerdict v;
   v.capacity_bytes = resolved.capacity_bytes;
@@ -112,6 +129,10 @@ nlohmann::json PlanToJson(const plan::StepPlan& plan, const ResolvedPlanOptions&
   j["peak_allocated_bytes"] = plan.peak_allocated_bytes;
   j["peak_reserved_bytes"] = plan.peak_reserved_bytes;
   j["required_bytes"] = plan.required_bytes;
+  j["peak_allocated_range_bytes"] = {{"low", plan.inplace.peak_allocated_low_bytes},
+                                     {"high", plan.inplace.peak_allocated_high_bytes}};
+  j["required_range_bytes"] = {{"low", plan.inplace.required_low_bytes}, {"high", plan.inplace.required_high_bytes}};
+  j["inplace"] = InplaceJson(plan.inplace);
   j["peak_phase"] = plan.peak_phase;
   j["device_total_bytes"] = v.device_total_bytes ? nlohmann::json(*v.device_total_bytes) : nlohmann::json(nullptr);
   j["bytes"] = BreakdownJson(plan.bytes);
@@ -149,6 +170,12 @@ std::string PlanToText(const plan::StepPlan& plan, const ResolvedPlanOptions& re
   if (resolved.gpu) out << " (" << resolved.gpu->name << ")";
   out << "\n" << plan.parameter_count << " parameters\n";
   for (const std::string& w : plan.warnings) out << "WARNING: " << w << "\n";
+  out << InplaceLine(plan.inplace);
+  if (!plan.inplace.nodes.empty()) {
+    out << plan.inplace.nodes.size() << " activation node" << (plan.inplace.nodes.size() == 1 ? "" : "s")
+        << " planned in place (from " << (plan.inplace.hint == "metadata" ? "the model's metadata" : "--inplace")
+        << ")\n";
+  }
   out << "\n";
 
   const bool cuda = plan.target == plan::Target::kCuda;
@@ -219,6 +246,11 @@ std::string PlanToText(const plan::StepPlan& plan, const ResolvedPlanOptions& re
       out << "Verdict: DOES NOT FIT — needs " << FormatBytes(plan.required_bytes) << " of "
           << FormatBytes(*v.capacity_bytes) << ", short by " << FormatBytes(static_cast<uint64_t>(-headroom))
           << "\n";
+    }
+    if (plan.inplace.Unsure() && plan.inplace.required_low_bytes <= *v.capacity_bytes &&
+        *v.capacity_bytes < plan.inplace.required_high_bytes) {
+      out << "  (with the candidate activations in place it needs " << FormatBytes(plan.inplace.required_low_bytes)
+          << ": the verdict depends on inplace=True)\n";
     }
   }
   return out.str();

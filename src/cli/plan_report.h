@@ -28,6 +28,12 @@ std::string UncoveredLine(const plan::StepPlan& plan);
 // With --strict, any warning is an error: the line to print (exit 2), or nullopt.
 std::optional<std::string> StrictFailure(const plan::StepPlan& plan);
 
+// "inplace": {"hint", "candidates", "nodes", "unsure"}: what the plan assumed about inplace=True.
+nlohmann::json InplaceJson(const plan::InplaceSummary& inplace);
+
+// The text line saying the plan is unsure about in-place activations, with the range ("" when sure).
+std::string InplaceLine(const plan::InplaceSummary& inplace);
+
 nlohmann::json PlanToJson(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved);
 
 

@@ -62,6 +62,10 @@ class Model {
   uint64_t parameter_bytes = 0;
   int64_t opset = 0;                  // of the default ONNX domain
   std::vector<std::string> warnings;  // from import, e.g. an eval-mode export
+  // metadata_props "oomguard.inplace" (inplace.h): which activation nodes ran in place.
+  bool has_inplace_hint = false;
+  bool inplace_hint_all = false;
+  std::vector<std::string> inplace_hint;
 };
 
 // A trained weight or a registered buffer (an initializer of floating type).

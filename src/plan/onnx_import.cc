@@ -11,6 +11,7 @@
 
 #include "attribute_check.h"
 #include "export_mode.h"
+#include "inplace.h"
 #include "model.h"
 
 namespace oomguard::plan {
@@ -311,6 +312,9 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
   if (Status s = CheckAttributes(m, opset, label); !s) return MakeError(s.error());
   m.opset = opset;
   if (auto w = DetectInferenceExport(m)) m.warnings.push_back(*w);
+  for (const auto& entry : proto.metadata_props()) {
+    if (entry.key() == kInplaceMetadataKey) ReadInplaceMetadata(entry.value(), &m);
+  }
 
   // ONNX's own shape inference: symbolic shapes for every tensor it can reach.
   // Node-level failures are tolerated (error_mode 0); the planner's own shape

@@ -182,6 +182,8 @@ class TableReader : public json::json_sax_t {
       saw_name_ = true;
     } else if (f == "call") {
       Row().call = v.Str();
+    } else if (f == "inplace") {
+      Row().inplace = v.kind == Value::kBool && v.b;
     } else if (f == "inputs/[]") {
       Row().input_float.push_back(v.Str().rfind("f:", 0) == 0);
     } else if (f == "pattern/[]") {

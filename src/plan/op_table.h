@@ -55,6 +55,9 @@ struct TableSaved {
 struct OpTableRow {
   std::string name;
   std::string call;
+  // The in-place variant of another row (inplace=True): exported exactly like it, so it is matched
+  // only on nodes the user says ran in place (PlanOptions::inplace, the model's oomguard.inplace).
+  bool inplace = false;
   std::vector<bool> input_float;        // per op input: a float tensor (else integer or bool)
   std::vector<std::string> pattern;    // node types in graph order, Constants included
   std::vector<TablePatternNode> nodes;  // the wiring (empty when the op does not export)

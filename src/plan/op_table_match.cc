@@ -111,8 +111,15 @@ TableIndex BuildIndex(const OpTable& table) {
     wiring[i] = WiringKey(table.rows[i]);
     saved[i] = SavedKey(table.rows[i]);
   }
+  // In-place rows are alternatives applied only where the user says so (MatchInplaceRow): they
+  // neither match on their own nor make their out-of-place twin ambiguous.
   for (size_t i = 0; i < table.rows.size(); ++i) {
+    if (table.rows[i].inplace) {
+      idx.ambiguous[i] = true;
+      continue;
+    }
     for (size_t j = 0; j < table.rows.size(); ++j) {
+      if (table.rows[j].inplace) continue;
       if (i != j && !table.rows[i].nodes.empty() && wiring[i] == wiring[j] && saved[i] != saved[j]) {
         idx.ambiguous[i] = true;
       }
@@ -455,6 +462,41 @@ OpRule TableRule(const OpTable& table, const LogicalOp& op, const RuleContext& c
       r.output_view_of[0] = id;
     }
   }
+  return r;
+}
+
+bool MatchInplaceRow(const Model& model, const ConcreteShapes& shapes, const OpTable& table, const LogicalOp& op,
+                     TableMatch* match) {
+  if (op.nodes.empty() || op.outputs.size() != 1) return false;
+  std::vector<int> want = op.nodes;
+  std::sort(want.begin(), want.end());
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    const OpTableRow& row = table.rows[i];
+    if (!row.inplace || row.nodes.size() != want.size() || row.nodes[0].op != model.nodes[want.front()].op_type) {
+      continue;
+    }
+    TableMatch m;
+    if (!RowMatcher(model, shapes, row, nullptr).MatchAt(want.front(), &m)) continue;
+    std::vector<int> got = m.nodes;
+    std::sort(got.begin(), got.end());
+    if (got != want || m.outputs.size() != 1 || m.outputs[0] != op.outputs[0] || m.inputs.empty()) continue;
+    m.row = static_cast<int>(i);
+    *match = std::move(m);
+    return true;
+  }
+  return false;
+}
+
+OpRule InplaceRule(const OpTable& table, const LogicalOp& op, const TableMatch& match, const RuleContext& ctx,
+                   OpRule base) {
+  LogicalOp bound = op;
+  bound.table_row = match.row;
+  bound.table_inputs = match.inputs;
+  bound.table_outputs = match.outputs;
+  OpRule r = TableRule(table, bound, ctx, std::move(base));
+  // The result is written over the input: one storage, whatever autograd keeps of it.
+  r.output_view_of.assign(op.outputs.size(), -1);
+  r.output_view_of[0] = match.inputs[0];
   return r;
 }
 

@@ -45,4 +45,14 @@ LogicalOp TableOp(const Model& model, const OpTable& table, const TableMatch& ma
 // rule's scratch, views and gradient aliases).
 OpRule TableRule(const OpTable& table, const LogicalOp& op, const RuleContext& ctx, OpRule base);
 
+// The in-place row (OpTableRow::inplace: relu_, leaky_relu_, silu_, ...) whose pattern covers exactly
+// op's nodes, with op's one output; false when the op has no in-place form in the table.
+bool MatchInplaceRow(const Model& model, const ConcreteShapes& shapes, const OpTable& table, const LogicalOp& op,
+                     TableMatch* match);
+
+// The rule of op run in place (match from MatchInplaceRow): the row's saved set, and op's output on
+// the storage of its input x0. The rest of `base` is kept, as TableRule does.
+OpRule InplaceRule(const OpTable& table, const LogicalOp& op, const TableMatch& match, const RuleContext& ctx,
+                   OpRule base);
+
 }  // namespace oomguard::plan

@@ -116,6 +116,21 @@ Result<StepPlan> PlanStep(const Model& model, const PlanOptions& options) {
   return PlanFromShapes(model, *shapes, options, nullptr);
 }
 
+Status AddInplaceRange(BatchPlanner& planner, const PlanOptions& options, StepPlan* plan) {
+  if (!plan->inplace.Unsure()) return Status::Ok();
+  PlanOptions all = options;
+  all.inplace = InplaceHint::kAll;
+  all.record_timeline = false;
+  Result<StepPlan> in_place = planner.Plan(all);
+  if (!in_place) return MakeError(in_place.error());
+  InplaceSummary& r = plan->inplace;
+  r.peak_allocated_low_bytes = std::min(plan->peak_allocated_bytes, in_place->peak_allocated_bytes);
+  r.peak_allocated_high_bytes = std::max(plan->peak_allocated_bytes, in_place->peak_allocated_bytes);
+  r.required_low_bytes = std::min(plan->required_bytes, in_place->required_bytes);
+  r.required_high_bytes = std::max(plan->required_bytes, in_place->required_bytes);
+  return Status::Ok();
+}
+
 Result<StepPlan> PlanFromShapes(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options,
                                 StepTrace* trace) {
   for (int id : model.outputs) {

@@ -199,6 +199,9 @@ std::string OptionSetKey(const PlanOptions& o) {
   add(o.optimizer_state_shards);
   add(o.extra_persistent_bytes);
   add(o.record_timeline);
+  add(static_cast<int>(o.inplace));
+  for (const std::string& n : o.inplace_nodes) k += std::to_string(n.size()) + ":" + n + ";";
+  k += "|";
   k += std::to_string(o.replace_layer_with_pooling.size()) + ":" + o.replace_layer_with_pooling + ";";
   for (const auto& [name, dims] : o.input_overrides) {
     k += std::to_string(name.size()) + ":" + name + "=";

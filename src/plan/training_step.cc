@@ -8,6 +8,9 @@
 
 #include "coverage.h"
 #include "cuda_caching_allocator.h"
+#include "inplace.h"
+#include "op_table.h"
+#include "op_table_match.h"
 #include "oomguard/plan/gpu_catalog.h"
 #include "step_timeline.h"
 
@@ -67,6 +70,12 @@ class Simulator {
   uint64_t ElemBytes(int id) const { return elem_bytes_[id]; }
   uint64_t TensorBytes(int id) const { return id < 0 ? 0 : s_.tensors[id].Elements() * ElemBytes(id); }
 
+  // op could have run in place (an in-place row of the table fits it, its input is not kept for
+  // backward by an earlier op, and nothing after it reads the input); *match: the row.
+  bool InplaceCandidate(const LogicalOp& op, const std::vector<int>& buf, TableMatch* match) const;
+  // PyTorch returns node's output as a view of another tensor (autograd tracks it as one).
+  bool OutputIsAView(int node) const;
+
   void ComputeTypes(const std::vector<LogicalOp>& ops);
   void ComputeRequiresGrad(const std::vector<LogicalOp>& ops);
 
@@ -82,6 +91,47 @@ class Simulator {
   TimelineRecorder timeline_;
   int timeline_node_ = TimelineRecorder::kStart;  // the op being simulated, for the timeline
 };
+
+bool Simulator::InplaceCandidate(const LogicalOp& op, const std::vector<int>& buf, TableMatch* match) const {
+  if (op.nodes.empty() || !MatchInplaceRow(m_, s_, EmbeddedOpTable(), op, match)) return false;
+  const int in = match->inputs[0];
+  if (in < 0 || buf[in] < 0 || m_.tensors[in].kind != TensorKind::kActivation || m_.tensors[in].producer < 0) {
+    return false;
+  }
+  const Category c = buffers_[buf[in]].category;
+  if (c == kSaved || c == kInputs || c == kWeights) return false;  // torch would refuse backward
+  if (std::find(m_.outputs.begin(), m_.outputs.end(), in) != m_.outputs.end()) return false;
+  const int first = *std::min_element(op.nodes.begin(), op.nodes.end());
+  for (int consumer : m_.tensors[in].consumers) {
+    // A later reader would see the result (the traced graph would name the output instead).
+    if (consumer > first && std::find(op.nodes.begin(), op.nodes.end(), consumer) == op.nodes.end()) return false;
+  }
+  return true;
+}
+
+bool Simulator::OutputIsAView(int node) const {
+  const NodeInfo& n = m_.nodes[node];
+  if (n.op_type == "InstanceNormalization") return true;
+  // at::linear on a contiguous 3-D input with a bias: addmm on the flattened input, viewed back to
+  // 3-D (exported as MatMul then Add of the bias).
+  if (n.op_type != "Add" || n.inputs.size() != 2 || n.outputs.empty() || s_.tensors[n.outputs[0]].dims.size() != 3) {
+    return false;
+  }
+  for (int k = 0; k < 2; ++k) {
+    const int mm = n.inputs[k], bias = n.inputs[1 - k];
+    if (mm < 0 || bias < 0 || !IsParam(m_, bias) || m_.tensors[mm].producer < 0) continue;
+    const NodeInfo& p = m_.nodes[m_.tensors[mm].producer];
+    if (p.op_type != "MatMul" || p.inputs.size() != 2 || p.inputs[0] < 0 || p.inputs[1] < 0) continue;
+    // Only for a contiguous input: a transposed one (an LSTM's batch_first output) goes through matmul.
+    const int x = m_.tensors[p.inputs[0]].producer;
+    if (x >= 0 && m_.nodes[x].op_type == "Transpose") continue;
+    int weight = p.inputs[1];  // the weight, or its Transpose (nn.Linear's export)
+    const int t = m_.tensors[weight].producer;
+    if (t >= 0 && m_.nodes[t].op_type == "Transpose" && !m_.nodes[t].inputs.empty()) weight = m_.nodes[t].inputs[0];
+    if (IsParam(m_, weight)) return true;
+  }
+  return false;
+}
 
 void Simulator::ComputeTypes(const std::vector<LogicalOp>& ops) {
   const Precision p = o_.precision;
@@ -251,6 +301,16 @@ Result<StepPlan> Simulator::Run() {
 
   // Forward.
   RuleContext ctx{m_, s_, o_.target, 4, requires_grad_};
+  const InplaceHintInForce inplace_hint(m_, o_);
+  plan.inplace.hint = inplace_hint.source();
+  std::vector<std::string> not_in_place;  // hinted nodes that cannot have run in place
+  if (const std::vector<std::string> unknown = inplace_hint.UnknownNames(m_); !unknown.empty()) {
+    const std::string& name = unknown.front();
+    if (o_.inplace == InplaceHint::kNodes) return MakeError("in-place hint: the model has no node named '" + name + "'");
+    plan.warnings.push_back("metadata " + std::string(kInplaceMetadataKey) + " names '" + name + "'" +
+                            (unknown.size() > 1 ? " and " + std::to_string(unknown.size() - 1) + " more" : "") +
+                            ", which is not a node of this model; ignored");
+  }
   std::vector<OpRule> rules;
   rules.reserve(ops.size());
   std::vector<std::vector<int>> saved_bufs(ops.size());
@@ -268,6 +328,24 @@ Result<StepPlan> Simulator::Run() {
     }
     if (trace_) trace_->layer_saved.emplace_back();
     OpRule rule = RuleFor(op, ctx);
+    TableMatch inplace_row;
+    if (InplaceCandidate(op, buf, &inplace_row)) {
+      ++plan.inplace.candidates;
+      if (inplace_hint.Says(m_, op)) {
+        rule = InplaceRule(EmbeddedOpTable(), op, inplace_row, ctx, std::move(rule));
+        plan.inplace.nodes.push_back(m_.nodes[op.nodes[0]].name);
+        // On a view (instance_norm's output; nn.Linear's on a 3-D input with a bias, addmm then
+        // view), backward rebuilds the view's gradient through as_strided and CopySlices: two
+        // input-sized copies more (measured after instance_norm; see the warning below).
+        const int in = inplace_row.inputs[0];
+        if (OutputIsAView(m_.tensors[in].producer)) rule.backward_temp_bytes += 2 * TensorBytes(in);
+      }
+    } else if (inplace_hint.known() && o_.inplace != InplaceHint::kAll && !m_.inplace_hint_all &&
+               inplace_hint.Says(m_, op) &&
+               (o_.inplace == InplaceHint::kNodes || MatchInplaceRow(m_, s_, EmbeddedOpTable(), op, &inplace_row))) {
+      // (The metadata may also name in-place modules that are no activation, Dropout(inplace=True).)
+      not_in_place.push_back("'" + m_.nodes[op.nodes[0]].name + "' (" + op.kind + ")");
+    }
     machine_dependent_at_risk = std::max(machine_dependent_at_risk, rule.machine_dependent_bytes);
     if (!rule.known) {
       unknown_ops.insert(op.kind);
@@ -376,6 +454,12 @@ Result<StepPlan> Simulator::Run() {
     rules.push_back(std::move(rule));
     plan.layers.push_back(std::move(layer));
   }
+  if (!not_in_place.empty()) {
+    plan.warnings.push_back("in-place hint: node " + not_in_place.front() +
+                            (not_in_place.size() > 1 ? " and " + std::to_string(not_in_place.size() - 1) + " more" : "") +
+                            " cannot have run in place (no in-place form, or its input is kept for backward or read "
+                            "later); planned out of place");
+  }
   uint64_t total_saved = 0;
   for (int b : counted_saved) total_saved += buffers_[b].bytes;
   if (trace_) trace_->total_saved.assign(counted_saved.begin(), counted_saved.end());
@@ -385,6 +469,7 @@ Result<StepPlan> Simulator::Run() {
   uint64_t inplace_at_risk = 0;
   std::set<std::string> inplace_kinds;
   for (const LogicalOp& op : ops) {
+    if (inplace_hint.known()) break;  // the plan follows the hint: nothing is at stake
     if (op.kind != "LeakyRelu" && op.kind != "Elu" && op.kind != "Selu" && op.kind != "Celu") continue;
     int in = op.inputs.empty() ? -1 : op.inputs[0];
     int out = op.outputs.empty() ? -1 : op.outputs[0];
@@ -414,6 +499,7 @@ Result<StepPlan> Simulator::Run() {
   // more at that point (measured), which the out-of-place plan does not hold.
   uint64_t view_inplace_at_risk = 0;
   for (const LogicalOp& op : ops) {
+    if (inplace_hint.known()) break;  // planned as the hint says
     if (op.kind != "Relu" && op.kind != "LeakyRelu" && op.kind != "Elu" && op.kind != "Clip") continue;
     int in = op.inputs.empty() ? -1 : op.inputs[0];
     int producer = in >= 0 ? m_.tensors[in].producer : -1;
@@ -692,6 +778,8 @@ void FinishStepPlan(const StepLedger& ledger, const PlanOptions& o, bool has_mat
   plan->at_peak.workspace = plan->bytes.workspace;
   plan->at_peak.context = plan->bytes.context;
   plan->at_peak.allocator_slack = plan->bytes.allocator_slack;
+  plan->inplace.peak_allocated_low_bytes = plan->inplace.peak_allocated_high_bytes = plan->peak_allocated_bytes;
+  plan->inplace.required_low_bytes = plan->inplace.required_high_bytes = plan->required_bytes;
 }
 
 std::string InplaceWarning(const std::string& kinds, uint64_t bytes) {

@@ -50,6 +50,8 @@ Result<std::shared_ptr<const Model>> LoadModel(std::string_view path_or_zoo_name
 // split clamp their search to it).
 inline constexpr int64_t kMaxBatch = int64_t{1} << 31;
 
+enum class InplaceHint { kFromModel, kNone, kAll, kNodes };
+
 struct PlanOptions {
   std::optional<int64_t> batch;  // overrides the batch axis; required if the model's is symbolic
   Optimizer optimizer = Optimizer::kAdam;
@@ -73,6 +75,12 @@ struct PlanOptions {
   uint64_t extra_persistent_bytes = 0;  // e.g. DDP gradient buckets, DP gathered outputs
   // Fill StepPlan::timeline (the plan page shows it); off, the simulation skips it.
   bool record_timeline = false;
+  // Which activations ran in place (inplace=True, which ONNX does not record). kFromModel: the
+  // model's metadata_props "oomguard.inplace" (a JSON list of node names, or "all") when it has
+  // one, else unknown: planned out of place, and StepPlan::inplace says the plan is unsure.
+  // kNodes: exactly `inplace_nodes` (names of ONNX nodes; a fused activation by any of its nodes).
+  InplaceHint inplace = InplaceHint::kFromModel;
+  std::vector<std::string> inplace_nodes;
   // (A new field must also go into BatchPlanner's option-set key, step_template.cc.)
 };
 
@@ -129,6 +137,21 @@ struct UncoveredOp {
   bool operator==(const UncoveredOp&) const = default;
 };
 
+// What the plan assumed about in-place activations, and the range the assumption spans. ONNX does
+// not record inplace=True; where nothing says which activations ran in place (hint "none"), the
+// plan assumes out of place, and AddInplaceRange() plans the other extreme too.
+struct InplaceSummary {
+  std::string hint = "none";  // "none", "option" (PlanOptions::inplace) or "metadata" (the model's)
+  int candidates = 0;         // activation nodes PyTorch could have run in place, given the choices made
+  std::vector<std::string> nodes;  // the nodes planned in place (their anchor node's name)
+  // The plan's peak_allocated_bytes and required_bytes with no candidate in place (high) and with
+  // every candidate in place (low); both equal the plan's own until AddInplaceRange widens them.
+  uint64_t peak_allocated_low_bytes = 0, peak_allocated_high_bytes = 0;
+  uint64_t required_low_bytes = 0, required_high_bytes = 0;
+  bool Unsure() const { return hint == "none" && candidates > 0; }
+  bool operator==(const InplaceSummary&) const = default;
+};
+
 struct StepPlan {
   std::string model;
   int64_t batch = 0;
@@ -150,6 +173,7 @@ struct StepPlan {
   // largest allocated_bytes equals peak_allocated_bytes, and the first point
   // reaching it has phase == peak_phase.
   std::vector<TimelinePoint> timeline;
+  InplaceSummary inplace;
   bool operator==(const StepPlan&) const = default;
 };
 
@@ -186,6 +210,11 @@ class BatchPlanner {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// When `plan` is unsure about in-place activations (plan->inplace.Unsure()), plans `options` again
+// with every candidate in place and sets plan->inplace's low and high bytes from the two plans;
+// otherwise leaves them as they are (both the plan's own). `options` must be the ones `plan` came from.
+Status AddInplaceRange(BatchPlanner& planner, const PlanOptions& options, StepPlan* plan);
 
 // What `oomguard models` shows for a model.
 struct ModelSummary {

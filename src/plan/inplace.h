@@ -1,0 +1,43 @@
+// Activations that PyTorch may have run in place (nn.ReLU(inplace=True), F.leaky_relu_, ...).
+// torch.onnx.export writes the same graph either way, so the planner takes the answer from a hint:
+// PlanOptions::inplace, or the model's metadata_props "oomguard.inplace" (a JSON list of node
+// names, or "all"), which oomguard.export() writes. What each in-place variant keeps for backward
+// comes from the operator table's in-place rows (OpTableRow::inplace).
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model.h"
+#include "saved_tensor_rules.h"
+
+namespace oomguard::plan {
+
+inline constexpr std::string_view kInplaceMetadataKey = "oomguard.inplace";
+
+// Reads a metadata value into model's inplace_hint fields. A value that is neither a JSON list of
+// strings nor "all"/"none" is ignored with a warning on the model.
+void ReadInplaceMetadata(std::string_view value, Model* model);
+
+// The hint in force for one simulation: the options', else the model's, else none.
+class InplaceHintInForce {
+ public:
+  InplaceHintInForce(const Model& model, const PlanOptions& options);
+
+  // "none", "option" or "metadata" (InplaceSummary::hint).
+  const char* source() const { return source_; }
+  bool known() const { return source_[0] != 'n'; }
+  // The hint says op ran in place (every candidate under "all").
+  bool Says(const Model& model, const LogicalOp& op) const;
+  // Names the hint gives that are no node of the model.
+  std::vector<std::string> UnknownNames(const Model& model) const;
+
+ private:
+  const char* source_ = "none";
+  bool all_ = false;
+  std::set<std::string> names_;
+};
+
+}  // namespace oomguard::plan

@@ -1,0 +1,352 @@
+// In-place activations: the hint (options, model metadata), the operator table's in-place rows,
+// and the range a plan without a hint reports.
+#include "inplace.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "oomguard/plan/planner.h"
+#include "run_cli_for_test.h"
+#include "op_table.h"
+#include "test_graphs.h"
+
+namespace oomguard::plan {
+namespace {
+
+using testing::GraphBuilder;
+
+// input [B, 8] -> Gemm fc -> ACT -> Gemm head -> logits [B, 3].
+GraphBuilder Net(const char* act) {
+  GraphBuilder g;
+  g.Input("input", {8}).Weight("fc.weight", {6, 8}).Weight("head.weight", {3, 6});
+  GraphBuilder::IntAttr(g.Node("Gemm", {"input", "fc.weight"}, {"h"}, "fc"), "transB", 1);
+  g.Node(act, {"h"}, {"a"}, "/act/" + std::string(act));
+  GraphBuilder::IntAttr(g.Node("Gemm", {"a", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  return g;
+}
+
+// input [B, 8] -> Gemm fc [B, 4096] -> LeakyRelu -> a * a -> Tanh -> Gemm head: activations
+// dominate, the square keeps the LeakyRelu's output, and the peak (the Tanh's backward) holds every
+// activation kept for backward.
+std::string WideNet() {
+  GraphBuilder g;
+  g.Input("input", {8}).Weight("fc.weight", {4096, 8}).Weight("head.weight", {3, 4096});
+  GraphBuilder::IntAttr(g.Node("Gemm", {"input", "fc.weight"}, {"h"}, "fc"), "transB", 1);
+  g.Node("LeakyRelu", {"h"}, {"a"}, "/act/LeakyRelu");
+  g.Node("Mul", {"a", "a"}, {"s"}, "square");
+  g.Node("Tanh", {"s"}, {"t"}, "tanh");
+  GraphBuilder::IntAttr(g.Node("Gemm", {"t", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  return g.Bytes();
+}
+
+std::string WithMetadata(const std::string& bytes, const std::string& value) {
+  onnx::ModelProto m;
+  EXPECT_TRUE(m.ParseFromString(bytes));
+  auto* e = m.add_metadata_props();
+  e->set_key(std::string(kInplaceMetadataKey));
+  e->set_value(value);
+  return m.SerializeAsString();
+}
+
+PlanOptions Cpu(int64_t batch) {
+  PlanOptions o;
+  o.batch = batch;
+  o.target = Target::kCpu;
+  o.optimizer = Optimizer::kSgd;
+  return o;
+}
+
+Result<StepPlan> Plan(const std::string& bytes, const PlanOptions& o) {
+  auto model = LoadModelFromBytes(bytes, "test");
+  if (!model) return MakeError(model.error());
+  return PlanStep(**model, o);
+}
+
+TEST(InplaceTable, HasTheInPlaceVariantsGeneratedFromPyTorch) {
+  std::set<std::string> rows;
+  for (const OpTableRow& r : EmbeddedOpTable().rows) {
+    if (r.inplace) rows.insert(r.name);
+  }
+  for (const char* name : {"relu_inplace", "leaky_relu_inplace", "elu_inplace", "selu_inplace", "celu_inplace",
+                           "relu6_inplace", "hardtanh_inplace", "silu_inplace", "hardswish_inplace",
+                           "hardsigmoid_inplace", "mish_inplace"}) {
+    EXPECT_TRUE(rows.count(name)) << name;
+  }
+  EXPECT_FALSE(rows.count("leaky_relu"));
+}
+
+TEST(Inplace, LeakyReluNamedInPlaceKeepsOneStorageAndDropsTheWarning) {
+  const std::string bytes = Net("LeakyRelu").Bytes();
+  StepPlan out_of_place = *Plan(bytes, Cpu(2));
+  PlanOptions o = Cpu(2);
+  o.inplace = InplaceHint::kNodes;
+  o.inplace_nodes = {"/act/LeakyRelu"};
+  Result<StepPlan> in_place = Plan(bytes, o);
+  ASSERT_TRUE(in_place.ok()) << in_place.error();
+  // Out of place h and a (48 B each) are kept, and the loss's 24 B; in place h and a are one storage.
+  EXPECT_EQ(out_of_place.bytes.activations_saved, 48u + 48u + 24u);
+  EXPECT_EQ(in_place->bytes.activations_saved, 48u + 24u);
+  // Where activations dominate (4096 features at batch 16), one storage fewer lowers the peak by it.
+  const std::string wide = WideNet();
+  PlanOptions o16 = o;
+  o16.batch = 16;
+  EXPECT_EQ(Plan(wide, Cpu(16))->peak_allocated_bytes - Plan(wide, o16)->peak_allocated_bytes, 16u * 4096 * 4);
+  EXPECT_TRUE(in_place->warnings.empty()) << in_place->warnings[0];
+  EXPECT_EQ(in_place->inplace.hint, "option");
+  EXPECT_EQ(in_place->inplace.nodes, std::vector<std::string>{"/act/LeakyRelu"});
+  EXPECT_FALSE(in_place->inplace.Unsure());
+  // --inplace none: out of place, and sure of it.
+  o.inplace = InplaceHint::kNone;
+  StepPlan none = *Plan(bytes, o);
+  EXPECT_EQ(none.peak_allocated_bytes, out_of_place.peak_allocated_bytes);
+  EXPECT_TRUE(none.warnings.empty());
+  EXPECT_FALSE(none.inplace.Unsure());
+}
+
+TEST(Inplace, WithoutAHintThePlanIsUnsureAndTheRangeSpansBothExtremes) {
+  const std::string bytes = WideNet();
+  auto model = LoadModelFromBytes(bytes, "test");
+  ASSERT_TRUE(model.ok());
+  StepPlan p = *PlanStep(**model, Cpu(16));
+  EXPECT_EQ(p.inplace.hint, "none");
+  EXPECT_EQ(p.inplace.candidates, 1);
+  EXPECT_TRUE(p.inplace.Unsure());
+  EXPECT_EQ(p.inplace.peak_allocated_low_bytes, p.peak_allocated_bytes);  // until AddInplaceRange
+  BatchPlanner planner(**model);
+  ASSERT_TRUE(AddInplaceRange(planner, Cpu(16), &p).ok());
+  PlanOptions all = Cpu(16);
+  all.inplace = InplaceHint::kAll;
+  StepPlan in_place = *PlanStep(**model, all);
+  EXPECT_EQ(p.inplace.peak_allocated_high_bytes, p.peak_allocated_bytes);
+  EXPECT_EQ(p.inplace.peak_allocated_low_bytes, in_place.peak_allocated_bytes);
+  EXPECT_LT(p.inplace.peak_allocated_low_bytes, p.inplace.peak_allocated_high_bytes);
+  EXPECT_EQ(p.inplace.required_low_bytes, in_place.required_bytes);
+}
+
+TEST(Inplace, TheModelsMetadataIsTheHint) {
+  const std::string bytes = Net("Elu").Bytes();
+  StepPlan hinted = *Plan(WithMetadata(bytes, "[\"/act/Elu\"]"), Cpu(2));
+  EXPECT_EQ(hinted.inplace.hint, "metadata");
+  EXPECT_EQ(hinted.inplace.nodes, std::vector<std::string>{"/act/Elu"});
+  EXPECT_EQ(hinted.bytes.activations_saved, 48u + 24u);
+  EXPECT_TRUE(hinted.warnings.empty());
+  EXPECT_EQ(Plan(WithMetadata(bytes, "\"all\""), Cpu(2))->bytes.activations_saved, 48u + 24u);
+  // An empty list: nothing ran in place, and the plan is sure of it.
+  StepPlan none = *Plan(WithMetadata(bytes, "[]"), Cpu(2));
+  EXPECT_EQ(none.bytes.activations_saved, 48u + 48u + 24u);
+  EXPECT_FALSE(none.inplace.Unsure());
+  // The option overrides the metadata.
+  PlanOptions o = Cpu(2);
+  o.inplace = InplaceHint::kNone;
+  EXPECT_EQ(Plan(WithMetadata(bytes, "[\"/act/Elu\"]"), o)->bytes.activations_saved, 48u + 48u + 24u);
+  // A malformed value and an unknown name are warnings, not failures.
+  StepPlan bad = *Plan(WithMetadata(bytes, "{not json"), Cpu(2));
+  EXPECT_EQ(bad.inplace.hint, "none");
+  ASSERT_FALSE(bad.warnings.empty());
+  EXPECT_NE(bad.warnings[0].find("oomguard.inplace is not a JSON list"), std::string::npos) << bad.warnings[0];
+  for (const std::string& hostile : {std::string(100000, '[') + std::string(100000, ']'), std::string("[1]"),
+                                     std::string("[\"a\", [\"b\"]]"), std::string("{\"a\": 1}"), std::string("\"some\"")}) {
+    StepPlan p = *Plan(WithMetadata(bytes, hostile), Cpu(2));
+    EXPECT_EQ(p.inplace.hint, "none") << hostile.substr(0, 20);
+    EXPECT_EQ(p.warnings.size(), 2u) << hostile.substr(0, 20);  // the ignored metadata, the LeakyRelu/Elu one
+  }
+  StepPlan unknown = *Plan(WithMetadata(bytes, "[\"/nowhere/Elu\"]"), Cpu(2));
+  ASSERT_FALSE(unknown.warnings.empty());
+  EXPECT_NE(unknown.warnings[0].find("'/nowhere/Elu', which is not a node"), std::string::npos) << unknown.warnings[0];
+}
+
+TEST(Inplace, AnOptionNamingNoNodeIsAnError) {
+  PlanOptions o = Cpu(2);
+  o.inplace = InplaceHint::kNodes;
+  o.inplace_nodes = {"/act/Nope"};
+  Result<StepPlan> p = Plan(Net("Relu").Bytes(), o);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.error().find("no node named '/act/Nope'"), std::string::npos) << p.error();
+}
+
+TEST(Inplace, AnActivationWhoseInputIsKeptCannotRunInPlace) {
+  // sigmoid keeps its output; leaky_relu_ on it would fail backward in PyTorch.
+  GraphBuilder g;
+  g.Input("input", {8}).Weight("fc.weight", {6, 8}).Weight("head.weight", {3, 6});
+  GraphBuilder::IntAttr(g.Node("Gemm", {"input", "fc.weight"}, {"h"}, "fc"), "transB", 1);
+  g.Node("Sigmoid", {"h"}, {"s"}, "sig");
+  g.Node("LeakyRelu", {"s"}, {"a"}, "act");
+  GraphBuilder::IntAttr(g.Node("Gemm", {"a", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  StepPlan unsure = *Plan(g.Bytes(), Cpu(2));
+  EXPECT_EQ(unsure.inplace.candidates, 0);
+  EXPECT_FALSE(unsure.inplace.Unsure());
+  PlanOptions o = Cpu(2);
+  o.inplace = InplaceHint::kNodes;
+  o.inplace_nodes = {"act"};
+  StepPlan p = *Plan(g.Bytes(), o);
+  EXPECT_TRUE(p.inplace.nodes.empty());
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_NE(p.warnings[0].find("'act' (LeakyRelu) cannot have run in place"), std::string::npos) << p.warnings[0];
+}
+
+TEST(Inplace, AnInputReadAfterTheActivationCannotRunInPlace) {
+  // h feeds the activation and, later, an Add: in place, the Add would read the result instead.
+  GraphBuilder g;
+  g.Input("input", {8}).Weight("fc.weight", {6, 8}).Weight("head.weight", {3, 6});
+  GraphBuilder::IntAttr(g.Node("Gemm", {"input", "fc.weight"}, {"h"}, "fc"), "transB", 1);
+  g.Node("Relu", {"h"}, {"a"}, "act");
+  g.Node("Add", {"a", "h"}, {"s"}, "add");
+  GraphBuilder::IntAttr(g.Node("Gemm", {"s", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  EXPECT_EQ(Plan(g.Bytes(), Cpu(2))->inplace.candidates, 0);
+}
+
+TEST(Inplace, BatchPlannerReplaysInPlacePlansExactly) {
+  const std::string bytes = WideNet();
+  auto model = LoadModelFromBytes(bytes, "test");
+  ASSERT_TRUE(model.ok());
+  BatchPlanner planner(**model);
+  for (InplaceHint h : {InplaceHint::kFromModel, InplaceHint::kAll, InplaceHint::kNone}) {
+    for (int64_t b : {1, 2, 40, 39, 20, 30}) {
+      PlanOptions o;
+      o.batch = b;
+      o.inplace = h;
+      Result<StepPlan> full = PlanStep(**model, o);
+      Result<StepPlan> fast = planner.Plan(o);
+      ASSERT_TRUE(full.ok() && fast.ok());
+      EXPECT_EQ(*full, *fast) << "batch " << b << " hint " << static_cast<int>(h);
+    }
+  }
+  EXPECT_GE(planner.stats().replayed_plans, 3);
+}
+
+// input [B, 16, 8] -> nn.Linear(8, 256) as exported for a 3-D input (MatMul with the transposed weight,
+// then Add of the bias, when `bias`) -> LeakyRelu -> ReduceMean over the sequence -> Gemm head.
+// With `transposed`, the input arrives as [B, 8, 16] and is transposed first (not contiguous).
+std::string Linear3d(bool bias, bool transposed = false) {
+  GraphBuilder g;
+  g.Input("input", transposed ? std::vector<int64_t>{8, 16} : std::vector<int64_t>{16, 8});
+  g.Weight("fc.weight", {256, 8}).Weight("fc.bias", {256}).Weight("head.weight", {3, 256});
+  if (transposed) GraphBuilder::IntsAttr(g.Node("Transpose", {"input"}, {"x"}, "in/Transpose"), "perm", {0, 2, 1});
+  g.Node("Transpose", {"fc.weight"}, {"wt"}, "fc/Transpose");
+  g.Node("MatMul", {transposed ? "x" : "input", "wt"}, {bias ? "mm" : "h"}, "fc/MatMul");
+  if (bias) g.Node("Add", {"fc.bias", "mm"}, {"h"}, "fc/Add");
+  g.Node("LeakyRelu", {"h"}, {"a"}, "act");
+  onnx::NodeProto& mean = g.Node("ReduceMean", {"a"}, {"m"}, "mean");
+  GraphBuilder::IntsAttr(mean, "axes", {1});
+  GraphBuilder::IntAttr(mean, "keepdims", 0);
+  GraphBuilder::IntAttr(g.Node("Gemm", {"m", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  return g.Bytes();
+}
+
+TEST(Inplace, InPlaceOnTheViewALinearReturnsCostsTwoCopiesInBackward) {
+  // at::linear on a 3-D input with a bias returns addmm's result viewed back to 3-D; an in-place
+  // activation on it makes backward go through as_strided and CopySlices (measured on random nets:
+  // two copies of the activation more, like after instance_norm).
+  PlanOptions o = Cpu(4);
+  o.inplace = InplaceHint::kNodes;
+  o.inplace_nodes = {"act"};
+  const uint64_t act = 4u * 16 * 256 * 4;
+  for (int variant = 0; variant < 3; ++variant) {
+    const bool bias = variant != 1, transposed = variant == 2;  // a transposed input goes through matmul
+    StepPlan in_place = *Plan(Linear3d(bias, transposed), o);
+    ASSERT_EQ(in_place.inplace.nodes.size(), 1u) << variant;
+    PlanOptions plain = o;
+    plain.inplace = InplaceHint::kNone;
+    StepPlan out_of_place = *Plan(Linear3d(bias, transposed), plain);
+    EXPECT_EQ(in_place.peak_phase, "backward");
+    if (bias && !transposed) {
+      EXPECT_GE(in_place.peak_allocated_bytes, out_of_place.peak_allocated_bytes + act) << "view: two copies more";
+    } else {
+      EXPECT_LE(in_place.peak_allocated_bytes, out_of_place.peak_allocated_bytes) << "no view";
+    }
+  }
+}
+
+// The CLI: --inplace, and the range in plan, fit and split.
+const std::string kExe = OOMGUARD_EXE;
+
+nlohmann::json Json(const std::vector<std::string>& args, int want_exit = 0) {
+  auto r = oomguard::testing::RunCli(kExe, args);
+  EXPECT_EQ(r.exit_code, want_exit) << r.err;
+  return r.out.empty() ? nlohmann::json() : nlohmann::json::parse(r.out);
+}
+
+std::string WideNetFile() {
+  const std::string path = "/tmp/oomguard_inplace_test_" + std::to_string(getpid()) + ".onnx";
+  std::ofstream(path, std::ios::binary) << WideNet();
+  return path;
+}
+
+TEST(InplaceCli, PlanWithoutAHintGivesTheRangeAndWithOneFollowsIt) {
+  const std::string model = WideNetFile();
+  nlohmann::json unsure = Json({"plan", model, "--batch", "16", "--target", "cpu", "--json"});
+  EXPECT_TRUE(unsure["inplace"]["unsure"].get<bool>());
+  EXPECT_EQ(unsure["inplace"]["hint"], "none");
+  EXPECT_EQ(unsure["inplace"]["candidates"], 1);
+  const uint64_t low = unsure["peak_allocated_range_bytes"]["low"], high = unsure["peak_allocated_range_bytes"]["high"];
+  EXPECT_EQ(high, unsure["peak_allocated_bytes"].get<uint64_t>());
+  EXPECT_EQ(high - low, 16u * 4096 * 4);
+  nlohmann::json all = Json({"plan", model, "--batch", "16", "--target", "cpu", "--inplace", "all", "--json"});
+  EXPECT_FALSE(all["inplace"]["unsure"].get<bool>());
+  EXPECT_EQ(all["inplace"]["hint"], "option");
+  EXPECT_EQ(all["inplace"]["nodes"], nlohmann::json::array({"/act/LeakyRelu"}));
+  EXPECT_EQ(all["peak_allocated_bytes"].get<uint64_t>(), low);
+  EXPECT_EQ(all["peak_allocated_range_bytes"]["low"], all["peak_allocated_range_bytes"]["high"]);
+  nlohmann::json one =
+      Json({"plan", model, "--batch", "16", "--target", "cpu", "--inplace", "/act/LeakyRelu", "--json"});
+  EXPECT_EQ(one["peak_allocated_bytes"], all["peak_allocated_bytes"]);
+  auto text = oomguard::testing::RunCli(kExe, {"plan", model, "--batch", "16", "--target", "cpu"});
+  EXPECT_NE(text.out.find("UNSURE: 1 activation node may have run in place"), std::string::npos) << text.out;
+  EXPECT_EQ(oomguard::testing::RunCli(kExe, {"plan", model, "--batch", "16", "--inplace", "none"}).out.find("UNSURE"),
+            std::string::npos);
+  std::remove(model.c_str());
+}
+
+TEST(InplaceCli, FitAndSplitCarryTheRange) {
+  const std::string model = WideNetFile();
+  // A capacity between the two extremes at batch 64: out of place it does not fit, in place it does.
+  nlohmann::json at64 = Json({"plan", model, "--batch", "64", "--target", "cpu", "--json"});
+  const uint64_t memory =
+      (at64["required_range_bytes"]["low"].get<uint64_t>() + at64["required_range_bytes"]["high"].get<uint64_t>()) / 2;
+  const std::vector<std::string> fit_args = {"fit", model, "--memory", std::to_string(memory), "--margin", "0",
+                                             "--target", "cpu", "--json"};
+  nlohmann::json fit = Json(fit_args);
+  EXPECT_EQ(fit["max_batch_range"]["low"], fit["max_batch"]);
+  EXPECT_LT(fit["max_batch"].get<int64_t>(), 64);
+  EXPECT_GE(fit["max_batch_range"]["high"].get<int64_t>(), 64);
+  EXPECT_TRUE(fit["inplace"]["unsure"].get<bool>());
+  std::vector<std::string> sure_args = fit_args;
+  sure_args.insert(sure_args.end(), {"--inplace", "all"});
+  EXPECT_EQ(Json(sure_args)["max_batch"], fit["max_batch_range"]["high"]);
+  nlohmann::json split = Json({"split", model, "--global-batch", "64", "--gpus", "2", "--memory", "1GiB",
+                               "--target", "cpu", "--json"});
+  EXPECT_TRUE(split["inplace"]["unsure"].get<bool>());
+  ASSERT_EQ(split["per_gpu"].size(), 2u);
+  for (const auto& g : split["per_gpu"]) {
+    EXPECT_EQ(g["peak_bytes_range"]["high"], g["peak_bytes"]);
+    EXPECT_EQ(g["peak_bytes"].get<uint64_t>() - g["peak_bytes_range"]["low"].get<uint64_t>(),
+              g["batch"].get<uint64_t>() * 4096 * 4);
+  }
+  std::remove(model.c_str());
+}
+
+TEST(InplaceCli, BadHintsAreOneLineUsageErrors) {
+  auto bad = [](std::vector<std::string> extra, const std::string& line) {
+    std::vector<std::string> args = {"plan", "resnet18", "--batch", "2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = oomguard::testing::RunCli(kExe, args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, line + "\n");
+  };
+  bad({"--inplace", "a,,b"}, "oomguard plan: --inplace: an empty node name in 'a,,b'");
+  bad({"--inplace", "all,x"}, "oomguard plan: --inplace all and --inplace none stand alone");
+  bad({"--inplace", "/no/Relu"}, "oomguard plan: in-place hint: the model has no node named '/no/Relu'");
+}
+
+}  // namespace
+}  // namespace oomguard::plan
