@@ -303,6 +303,10 @@ TEST(PatternTable, RoundThreeLinesAreClaimedByTheirFamily) {
       {"pytorch mps/OperationUtils.mm", "RuntimeError: Placeholder storage has not been allocated on MPS device!",
        "tensors_on_two_devices"},
       {"cnmem.h (Theano's pool)", "CNMEM_STATUS_OUT_OF_MEMORY", "cuda_error_oom"},
+      {"tensorflow dso_loader.cc on Windows",
+       "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+       "'cudart64_110.dll'; dlerror: cudart64_110.dll not found",
+       "cuda_library_missing"},
   };
   std::span<const Pattern> table = Patterns();
   std::vector<int> matches;
