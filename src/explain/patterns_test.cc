@@ -303,6 +303,7 @@ TEST(PatternTable, RoundThreeLinesAreClaimedByTheirFamily) {
       {"pytorch mps/OperationUtils.mm", "RuntimeError: Placeholder storage has not been allocated on MPS device!",
        "tensors_on_two_devices"},
       {"cnmem.h (Theano's pool)", "CNMEM_STATUS_OUT_OF_MEMORY", "cuda_error_oom"},
+      {"MSVC's std::bad_alloc::what(), as Windows builds print it", "bad allocation", "bad_alloc_family"},
       {"tensorflow dso_loader.cc on Windows",
        "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
        "'cudart64_110.dll'; dlerror: cudart64_110.dll not found",
