@@ -266,6 +266,8 @@ TEST(PatternTable, RoundThreeLinesAreClaimedByTheirFamily) {
        "no_cuda_device"},
       {"corpus-0760", "docker: Error response from daemon: could not select device driver with capabilities: [[gpu]].",
        "driver_too_old"},
+      {"docker's message (public setup guides)", "docker: Error response from daemon: Unknown runtime specified nvidia.",
+       "driver_too_old"},
       {"corpus-0834",
        "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object "
        "file: no such file or directory",
