@@ -250,6 +250,15 @@ TEST(PatternTable, RoundThreeLinesAreClaimedByTheirFamily) {
        "cuda_library_missing"},
       {"corpus-0870", "not able to find libcudnn.so.7", "cuda_library_missing"},
       {"corpus-0744", "    xFormers wasn't build with CUDA support", "cuda_library_missing"},
+      {"xformers' import warning (public docs)",
+       "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:", "cuda_library_missing"},
+      {"bitsandbytes' import warning (public logs)",
+       "/root/anaconda3/lib/python3.9/site-packages/bitsandbytes/cextension.py:48: UserWarning: The installed version of "
+       "bitsandbytes was compiled without GPU support. 8-bit optimizers and GPU quantization are unavailable.",
+       "cuda_library_missing"},
+      {"bitsandbytes' RuntimeError (public logs)",
+       "        CUDA Setup failed despite GPU being available. Please run the following command to get more information:",
+       "cuda_library_missing"},
       {"corpus-0754",
        "pytorch_lightning.utilities.exceptions.MisconfigurationException: You requested GPUs: [0] But your machine only "
        "has: []",
