@@ -105,12 +105,12 @@ TEST(DataSet, AddedExcerptsAreClassifiedAndCoverEveryClassTwice) {
 // gated), so that running the tests does not turn it into a tuning target.
 // The targets are 90% top cause, 98% domain and no memory log without a
 // finding; the gate holds the floor this code reaches on the whole development file
-// (454 rows: 97.6 % top cause, 95.6 % domain, 11 of 328 unexplained, rounded down)
-// (docs/explain.md states both) and says which target is not met yet.
+// (624 rows with round 3: 95.8 % top cause, 95.0 % domain, 10 of 442 unexplained,
+// less a small margin) (docs/explain.md states both) and says which target is not met yet.
 constexpr int kTargetDomainPercent = 98;
-constexpr int kFloorTopCausePercent = 97;
-constexpr int kFloorDomainPercent = 95;
-constexpr int kFloorUnexplainedPercent = 4;  // of the memory logs
+constexpr int kFloorTopCausePercent = 94;
+constexpr int kFloorDomainPercent = 93;
+constexpr int kFloorUnexplainedPercent = 3;  // of the memory logs
 
 std::filesystem::path CorpusDir() { return std::filesystem::path(OOMGUARD_SOURCE_DIR) / "tests/data/explain"; }
 
