@@ -62,6 +62,7 @@ def self_test(design):
         "unknown cause": (([row(1, dev_src, "dev", cause="oom")], good[1]), 1),
         "accept without cause": (([row(1, dev_src, "dev", accept=["fragmentation"])], good[1]), 1),
         "bad domain": (([row(1, dev_src, "dev", domain="cpu")], good[1]), 1),
+        "not_memory with a domain": (([row(1, dev_src, "dev", cause="not_memory", accept=["not_memory"])], good[1]), 1),
         "year out of range": (([row(1, dev_src, "dev", year=2015)], good[1]), 1),
         "missing field": (([{k: v for k, v in row(1, dev_src, "dev").items() if k != "fix"}], good[1]), 1),
         "wrong split rule": (([row(1, held_src, "dev")], good[1]), 1),
@@ -140,6 +141,8 @@ def main():
                 errors.append("%s: accept %r must list distinct vocabulary classes including the cause" % (where, r["accept"]))
             if r["domain"] not in ("gpu", "host", None):
                 errors.append("%s: domain %r not gpu, host or null" % (where, r["domain"]))
+            elif r["cause"] == "not_memory" and r["domain"] is not None:
+                errors.append("%s: a not_memory row has no memory domain (null), not %r" % (where, r["domain"]))
             if not isinstance(r["year"], int) or isinstance(r["year"], bool) or not 2016 <= r["year"] <= 2026:
                 errors.append("%s: year %r not in 2016..2026" % (where, r["year"]))
             if not re.match(r"^https://\S+$", r["source"]):

@@ -37,6 +37,13 @@ constexpr Pattern kPatterns[] = {
      R"re(^\s*verdict: (?:cap too low|fragmentation|truly full|upstream refused):|^\s*"verdict": "(?:cap_too_low|fragmentation|truly_full|upstream_failed)")re",
      "  \"verdict\": \"cap_too_low\","},
 
+    // ---------------------------------------------------------------- an allocation that failed for a driver's reason
+    // (before the pinned and GPU patterns: the driver is the cause, not the memory). corpus-0828:
+    {"alloc_failed_driver_reason", S::kDriverMismatch, "",
+     R"re((?i)(?:fail\w*|unable|cannot|could not) (?:to )?alloc\w* .{0,80}:\s*(?:CUDA driver version is insufficient|cudaErrorInsufficientDriver|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH))re",
+     "E0812 05:45:01.326063 1 pinned_memory_manager.cc:192] failed to allocate pinned system memory: CUDA driver "
+     "version is insufficient for CUDA runtime version"},
+
     // ---------------------------------------------------------------- pinned host memory
     {"tf_pinned_pool", S::kHostPinnedOom, "tensorflow",
      R"re((?i)could not allocate pinned host memory|\((?:cuda|gpu)_host_bfc\) ran out of memory)re",
@@ -50,7 +57,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)(?:cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister|CachingHostAllocator)\w*.{0,80}(?:fail|out of memory|error)|(?:out of memory|fail\w*|error)\b.{0,80}(?:CachingHostAllocator|cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister))re",
      "RuntimeError: cudaHostRegister failed: out of memory"},
     {"torch_pin_memory_thread", S::kHostPinnedOom, "pytorch",
-     R"re((?i)in pin memory thread)re",
+     R"re((?i)in pin memory thread|pin[ _]memory thread exited)re",
      "RuntimeError: Caught RuntimeError in pin memory thread for device 0."},
 
     // host RAM, said by an allocator that usually speaks of the GPU (before the GPU patterns)
@@ -84,6 +91,11 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)Skipping tactic.{0,80}insuf+icient memory|Device memory is insufficient to use tactic|sufficient workspace memory to run|\[W\].{0,40}Requested amount of GPU memory)re",
      "[TRT] [W] Skipping tactic 3 due to insufficient memory on requested size of 4294967296 detected for "
      "tactic 0x0000000000000004."},
+
+    // A training loop that catches the OOM and skips the batch (fairseq, OpenNMT, ...: their source's print).
+    {"oom_skipping_batch", S::kGpuOomWarning, "",
+     R"re((?i)ran out of memory,? skipping (?:this )?batch)re",
+     "| WARNING: ran out of memory, skipping batch"},
 
     // ---------------------------------------------------------------- GPU OOM, generic
     {"tf_bfc_ran_out", S::kGpuOom, "",
@@ -120,7 +132,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)cuda runtime error \(2\)|\berror ?= ?2 ?: out of memory|Check failed ?: .{0,60}\(\s*(?:2 vs\.? ?0|0 vs\.? ?2)\s*\)\s*(?:Cuda Error: )?out of memory|failed with out of memory \(2\)|cuda execution failed with error 2\b|\berror 2\b.{0,20}memory)re",
      "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=383 error=2 : out of memory"},
     {"paddle_gpu_oom", S::kGpuOom, "paddlepaddle",
-     R"re(Out of memory error on GPU \d|Cannot allocate [\d.]+ ?[KMGT]?i?B memory on GPU)re",
+     R"re(Out of memory error on GPU \d|Cannot allocate [\d.]+ ?[KMGT]?i?B memory on GPU|allocating <= available failed)re",
      "Out of memory error on GPU 0. Cannot allocate 56.000000MB memory on GPU 0, 7.782776GB memory has been "
      "allocated and available memory is only 12.750000MB."},
     {"tensorrt_oom", S::kGpuOom, "tensorrt",
@@ -140,7 +152,7 @@ constexpr Pattern kPatterns[] = {
      "ValueError: Free memory on device (14.68/79.19 GiB) on startup is less than desired GPU memory utilization "
      "(0.9, 71.27 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."},
     {"cuda_error_oom", S::kGpuOom, "",
-     R"re((?i)CUDA(?: error|Error|_ERROR)?[:_ ]+out[ _]of[ _]memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|cudaMalloc\w*.{0,40}(?:fail|out of memory)|hipErrorOutOfMemory)re",
+     R"re((?i)CUDA(?: error|Error|_ERROR)?[:_ ]+out[ _]of[ _]memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CNMEM_STATUS_OUT_OF_MEMORY|cudaMalloc\w*.{0,40}(?:fail|out of memory)|hipErrorOutOfMemory)re",
      "RuntimeError: CUDA error: out of memory"},
     // Vulkan's, OpenCL's and Metal's own out-of-memory codes (llama.cpp, MLC, LightGBM, miners): the device's memory.
     {"gpu_api_out_of_memory", S::kGpuOom, "",
@@ -185,7 +197,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)unable to (?:write to file|open shared memory object|allocate shared memory|mmap \d+ bytes from file) ?</torch_|unable to allocate shared memory)re",
      "RuntimeError: unable to write to file </torch_18692_1954506624>"},
     {"nccl_shm", S::kShmExhausted, "nccl",
-     R"re((?i)NCCL WARN.{0,40}(?:shared memory|shm)|(?:Error while creating|unable to allocate) shared memory segment)re",
+     R"re((?i)NCCL WARN.{0,40}(?:shared memory|shm|posix_fallocate)|(?:Error while creating|unable to allocate) shared memory segment)re",
      "NCCL WARN Error while creating shared memory segment /dev/shm/nccl-PGBY7V (size 9637888)"},
 
     // ---------------------------------------------------------------- host RAM
@@ -216,7 +228,7 @@ constexpr Pattern kPatterns[] = {
      "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "
      "\"C:\\Python310\\lib\\site-packages\\torch\\lib\\cudnn_adv_infer64_8.dll\" or one of its dependencies."},
     {"node_memory_pressure", S::kHostRamOom, "",
-     R"re((?i)killed due to (?:memory pressure|the node running low on memory)|node running low on memory|exceeds the memory usage threshold)re",
+     R"re((?i)killed due to (?:memory pressure|the node running low on memory)|node running low on memory|exceeds the memory usage threshold|exceeded \d+% memory budget)re",
      "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory."},
     {"tf_exceeds_system_memory", S::kHostRamOom, "tensorflow",
      R"re((?i)exceeds 10% of (?:free )?system memory)re",
@@ -252,7 +264,7 @@ constexpr Pattern kPatterns[] = {
 
     // ---------------------------------------------------------------- growth over time
     {"memory_growth_prose", S::kLeakGrowth, "",
-     R"re((?i)memory leak|leak(?:s|ing)? (?:GPU |host |CPU |RAM )?memory|\b(?:increase|growth|rise|build-?up) (?:of|in) (?:the )?(?:GPU |CPU |host |system |video )?(?:memory|VRAM|RAM)\b|\b(?:memory|VRAM|RAM)\b.{0,60}\b(?:never|not|n't) (?:drops?|dropped|goes|go|went|comes?|came|falls?|fell) (?:back|down)\b|memory (?:usage |consumption |use |allocation |allocated )?(?:keeps? |is |was |kept |continues to |continuously |constantly |gradually |slowly |steadily )*(?:increas|grow(?:s|n|ing)?\b|ris|go(?:es|ing)? up|climb)|(?:continuous|constant|steady|gradual|slow)(?: and \w+)? (?:rising|increase|growth|rise)\b|memory (?:grows|increases|rises|creeps)|(?:increas|grow|ris)ing (?:gpu |cpu |host )?memory|\xe6\x98\xbe\xe5\xad\x98.{0,30}(?:\xe5\xa2\x9e\xe5\x8a\xa0|\xe5\xa2\x9e\xe9\x95\xbf|\xe4\xb8\x8a\xe5\x8d\x87)|\xe6\xb3\x84\xe9\x9c\xb2|\xe6\xb3\x84\xe6\xbc\x8f)re",
+     R"re((?i)memory leak|leak(?:s|ing)? (?:GPU |host |CPU |RAM )?memory|\bleak (?:issue|problem|bug)s?\b|\b(?:increase|growth|rise|build-?up) (?:of|in) (?:the )?(?:GPU |CPU |host |system |video )?(?:memory|VRAM|RAM)\b|\b(?:memory|VRAM|RAM)\b.{0,60}\b(?:never|not|n't) (?:drops?|dropped|goes|go|went|comes?|came|falls?|fell) (?:back|down)\b|memory (?:usage |consumption |use |allocation |allocated )?(?:keeps? |is |was |kept |continues to |continuously |constantly |gradually |slowly |steadily )*(?:increas|grow(?:s|n|ing)?\b|ris|go(?:es|ing)? up|climb)|(?:continuous|constant|steady|gradual|slow)(?: and \w+)? (?:rising|increase|growth|rise)\b|memory (?:grows|increases|rises|creeps)|(?:increas|grow|ris)ing (?:gpu |cpu |host )?memory|\xe6\x98\xbe\xe5\xad\x98.{0,30}(?:\xe5\xa2\x9e\xe5\x8a\xa0|\xe5\xa2\x9e\xe9\x95\xbf|\xe4\xb8\x8a\xe5\x8d\x87)|\xe6\xb3\x84\xe9\x9c\xb2|\xe6\xb3\x84\xe6\xbc\x8f)re",
      "The way of updating training and validation loss results in the continuous rising of gpu memory",
      Tier::kProse},
     {"usage_growth_prose", S::kLeakGrowth, "",
@@ -260,7 +272,7 @@ constexpr Pattern kPatterns[] = {
      "RAM usage keeps growing every epoch until the process is killed.", Tier::kProse},
     // Models built, loaded or run again and again in one process: what each keeps accumulates.
     {"repetition_growth_prose", S::kLeakGrowth, "",
-     R"re((?i)\b(?:in|inside|within) an? (?:for |while |training |python |big )?loop\b|\bgrid ?search|\bhyper-?param\w* (?:search|sweep|grid|tuning|optimi[sz]ation)|\bsweep\w* (?:\w+ ){0,2}(?:grids?|hyper-?param\w*)|\b(?:many|multiple|several|hundreds of|thousands of) times of\b|\b(?:repeatedly|again and again|over and over)\W{0,2} (?:\w+ )?(?:load|creat|build|initiali[sz]|instantiat|call|fit|train)\w*|\b(?:load|creat|build|initiali[sz]|instantiat|fit)\w* (?:\S+ ){0,4}(?:repeatedly|again and again|over and over|many times)\b|\b(?:got|gets|get|getting|keeps?|kept|is|are|was|were|being) (?:\w+ )?accumulat(?:ed|ing)\b)re",
+     R"re((?i)\b(?:in|inside|within) an? (?:for |while |training |python |big )?loop\b|\bgrid ?search|\bhyper-?param\w* (?:search|sweep|grid|tuning|optimi[sz]ation)|\bsweep\w* (?:\w+ ){0,2}(?:grids?|hyper-?param\w*)|\b(?:many|multiple|several|hundreds of|thousands of) times of\b|\b(?:repeatedly|again and again|over and over)\W{0,2} (?:\w+ )?(?:load|creat|build|initiali[sz]|instantiat|call|fit|train)\w*|\b(?:load|creat|build|initiali[sz]|instantiat|fit|train)\w* (?:\S+ ){0,4}(?:repeatedly|again and again|over and over|many times)\b|\b(?:got|gets|get|getting|keeps?|kept|is|are|was|were|being) (?:\w+ )?accumulat(?:ed|ing)\b)re",
      "I found it caused by continuously initializing `keras.applications` models in a loop. I have tried "
      "`keras.backend.clear_session()`, but it did not work.",
      Tier::kProse},
@@ -270,7 +282,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bno (?:running )?process(?:es)? (?:are |is )?(?:listed|shown|running|visible|found)\b|\bnvidia-smi (?:shows|lists) no process|\b(?:Xorg|Xwayland|gnome-shell|plasmashell|kwin_\w+|compiz|dwm\.exe)\b.{0,60}\b(?:take|takes|taking|use|uses|using|occup\w+|hold\w*|consum\w+)\b)re",
      "nvidia-smi shows 10GB used on GPU 0 but no processes are listed", Tier::kProse},
     {"preallocation_prose", S::kPreallocationProse, "",
-     R"re((?i)(?:uses?|using|used|takes?|taking|took|occup\w+|allocat\w+|grabs?|grabbing|grabbed|reserv\w+|consum\w+|eats?|hogs?)\s+(?:up\s+|over\s+)?(?:almost |nearly |about |around |~)?(?:all|most|\d{2}\s?%|the (?:entire|whole))\s+(?:of\s+)?(?:the\s+|my\s+)?(?:available\s+)?(?:GPU|VRAM|video memory|gpu memory|device memory|memory of (?:the |my )?GPU|memory\b)|\d{2}\s?% (?:of (?:the )?)?(?:GPU |gpu )?(?:memory )?allocation|(?:regardless of|whatever|no matter) (?:the |which |what )?(?:model|batch)|[\d.]+\s*[GM]i?B (?:of (?:GPU |VRAM |device )?memory )?(?:is |are |gets? )?(?:already )?(?:taken|used|allocated|occupied|reserved|grabbed) (?:up )?(?:on|at|upon|right after|just by|after)\b|(?:upon|on|after|just by) (?:import|importing|loading) .{0,60}(?:GPU|memory)|preallocates anyway|still (?:pre)?allocates)re",
+     R"re((?i)(?:uses?|using|used|takes?|taking|took|occup\w+|allocat\w+|grabs?|grabbing|grabbed|reserv\w+|consum\w+|eats?|hogs?)\s+(?:up\s+|over\s+)?(?:almost |nearly |about |around |~)?(?:all|most|\d{2}\s?%|the (?:entire|whole))\s+(?:of\s+)?(?:the\s+|my\s+)?(?:available\s+)?(?:GPU|VRAM|video memory|gpu memory|device memory|memory of (?:the |my )?GPU|memory\b)|\d{2}\s?% (?:of (?:the )?)?(?:GPU |gpu )?(?:memory )?allocation|(?:regardless of|whatever|no matter) (?:the |which |what )?(?:model|batch)|[\d.]+\s*[GM]i?B (?:of (?:GPU |VRAM |device )?memory )?(?:is |are |gets? )?(?:already )?(?:taken|used|allocated|occupied|reserved|grabbed) (?:up )?(?:on|at|upon|right after|just by|after)\b|(?:upon|on|after|just by) (?:import|importing|loading) .{0,60}(?:GPU|memory)|preallocates anyway|still (?:pre)?allocates|memory (?:is |gets |was )?(?:completely |fully |entirely |almost |nearly )?(?:consumed|occupied|taken|allocated|reserved|used up) (?:as soon as|when|once|right after|upon|at) (?:the )?(?:\w+ ){0,3}(?:is )?(?:start|initiat|launch|begin|import|load)\w*)re",
      "TensorFlow uses 70% of the GPU memory whatever the model I load.", Tier::kProse},
     {"preallocation_setting_prose", S::kPreallocationSetting, "",
      R"re((?i)\bpreallocat\w*|XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION)|per_process_gpu_memory_fraction|gpu_memory_fraction|TF_FORCE_GPU_ALLOW_GROWTH|set_memory_growth|allow_growth)re",
@@ -301,7 +313,7 @@ constexpr Pattern kPatterns[] = {
 
     // ---------------------------------------------------------------- the wrong device
     {"no_cuda_device", S::kWrongDevice, "",
-     R"re(CUDA_ERROR_NO_DEVICE|No CUDA GPUs are available|cudaErrorNoDevice|(?i:no CUDA-capable device is detected|invalid device ordinal|CUDA_ERROR_INVALID_DEVICE|all CUDA-capable devices are busy or unavailable|Attempting to deserialize object on (?:a )?CUDA device|Expected all tensors to be on the same device|No (?:GPU|CUDA) devices? (?:found|available|detected)))re",
+     R"re(CUDA_ERROR_NO_DEVICE|No CUDA GPUs are available|cudaErrorNoDevice|(?i:no CUDA-capable device is detected|invalid device ordinal|CUDA_ERROR_INVALID_DEVICE|all CUDA-capable devices are busy or unavailable|Attempting to deserialize object on (?:a )?CUDA device|Expected all tensors to be on the same device|No (?:GPU|CUDA) devices? (?:found|available|detected)|You requested GPUs?:.{0,40}only has|accelerator is not available|Cannot assign a device for operation))re",
      "Call to cuInit results in CUDA_ERROR_NO_DEVICE:"},
     // Digits apart: the patterns that name a digit are few and small (ShapeCache).
     {"no_cuda_device_count", S::kWrongDevice, "",
@@ -319,7 +331,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bno (?:cuda|nvidia|gpu)(?: (?:gp\w*|gpus?|devices?|cards?))? (?:is |are |was |were )?(?:available|found|detected)\b|\bCUDA (?:is )?not available\b|cuda\.is_available\(\)\W{0,4}(?:returns?|is|==?)\W{0,4}False)re",
      "UserWarning: User provided device_type of 'cuda', but CUDA is not available. Disabling"},
     {"tensors_on_two_devices", S::kWrongDevice, "",
-     R"re((?i)Input type \(torch\.\w+\) and weight type \(torch\.cuda\.|Input type \(torch\.cuda\.\w+\) and weight type \(torch\.\w+\)|expected\b.{0,40}\b(?:cuda|gpu)\b.{0,40}\bgot\b.{0,30}\bcpu\b|expected\b.{0,40}\bcpu\b.{0,40}\bgot\b.{0,30}\bcuda\b|is on CPU, but expected .{0,30}(?:GPU|CUDA))re",
+     R"re((?i)Input type \(torch\.\w+\) and weight type \(torch\.cuda\.|Input type \(torch\.cuda\.\w+\) and weight type \(torch\.\w+\)|expected\b.{0,40}\b(?:cuda|gpu)\b.{0,40}\bgot\b.{0,30}\bcpu\b|expected\b.{0,40}\bcpu\b.{0,40}\bgot\b.{0,30}\bcuda\b|is on CPU, but expected .{0,30}(?:GPU|CUDA)|Placeholder storage has not been allocated on MPS device)re",
      "RuntimeError: Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same"},
     {"memory_on_every_gpu", S::kWrongDeviceMemory, "",
      R"re((?i)not (?:just|only) (?:on )?(?:GPU ?:?0|cuda:0)|(?:every|each|all|multiple|extra|many|several|explosion of|lots of) (?:\w+ )?(?:processe?s?|ranks?|workers?)\b.{0,60}(?:GPU ?:?0|cuda:0|first GPU|same GPU)|(?:extra|additional|unexpected) (?:processe?s?|memory|contexts?|allocations?) on (?:the )?(?:GPU ?:?0|cuda:0|first GPU))re",
@@ -336,10 +348,10 @@ constexpr Pattern kPatterns[] = {
      "slurmstepd: error: Job 42664148 exceeded memory limit (10889240 > 4194304), being killed",
      Tier::kFamily, LineDomain::kHost},
     {"bad_alloc_family", S::kMemoryFamily, "",
-     R"re((?i)\bbad_alloc\b|\bMemoryError\b|java heap space|\bmalloc\(?\)? failed|failed to malloc)re",
+     R"re((?i)\bbad_alloc\b|\bbad allocation\b|\bMemoryError\b|java heap space|\bmalloc\(?\)? failed|failed to malloc)re",
      "terminate called after throwing an instance of 'std::bad_alloc'", Tier::kFamily, LineDomain::kHost},
     {"oom_family", S::kMemoryFamily, "",
-     R"re((?i)\bout of (?:\w+ ){0,2}(?:memory|VRAM|RAM)\b|\bOOM(?:s|ed|ing)?\b|(?:memory|VRAM|RAM|swap) (?:is |was |gets |got |became )?(?:completely |totally |almost )?(?:full|exhausted|maxed out)\b|RESOURCE_EXHAUSTED|Resource ?exhausted|fail(?:s|ed)? to alloc(?:ate)?\b|(?:cannot|can't|could not|couldn't|unable to) allocate|allocation (?:failed|failure)|\bAllocation on device\b|would exceed allowed memory|\blow on (?:\w+ )?(?:memory|RAM|VRAM)\b|(?:(?:does|do|did|wo|ca)n'?t|(?:does|do|did|will|can) not|cannot) (?:have enough|fit (?:in|into|on)) (?:the |my |a |one |your )?(?:\w+ )?(?:memory|VRAM|RAM)\b|exceed\w* (?:the )?(?:available|free|total) (?:\w+ )?(?:memory|VRAM|RAM)\b|(?:allocate|use|uses|used|needs?|requires?|requested) more (?:\w+ )?memory than (?:is |was |what is |the \w+ (?:has|had) )?(?:available|allowed|free)|\bbad_alloc\b|\bENOMEM\b|memory allocation (?:failed|error)|(?:insufficient|not enough) (?:\w+ )?(?:memory|VRAM|RAM)\b|MemoryAllocation|OutOfMemory|\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3)re",
+     R"re((?i)\bout[ -]of[ -](?:\w+ ){0,2}(?:memory|VRAM|RAM)\b|\bOOM(?:s|ed|ing)?\b|(?:memory|VRAM|RAM|swap) (?:is |was |gets |got |became )?(?:completely |totally |almost )?(?:full|exhausted|maxed out)\b|RESOURCE_EXHAUSTED|Resource ?exhausted|fail(?:s|ed)? to alloc(?:ate)?\b|(?:cannot|can't|could not|couldn't|unable to) allocate|allocation (?:failed|failure)|\bAllocation on device\b|would exceed allowed memory|\blow on (?:\w+ )?(?:memory|RAM|VRAM)\b|(?:(?:does|do|did|wo|ca)n'?t|(?:does|do|did|will|can) not|cannot) (?:have enough|fit (?:in|into|on)) (?:the |my |a |one |your )?(?:\w+ )?(?:memory|VRAM|RAM)\b|exceed\w* (?:the )?(?:available|free|total) (?:\w+ )?(?:memory|VRAM|RAM)\b|(?:allocate|use|uses|used|needs?|requires?|requested) more (?:\w+ )?memory than (?:is |was |what is |the \w+ (?:has|had) )?(?:available|allowed|free)|\bbad_alloc\b|\bENOMEM\b|memory allocation (?:failed|error)|(?:insufficient|not enough) (?:\w+ )?(?:memory|VRAM|RAM)\b|MemoryAllocation|OutOfMemory|\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3)re",
      "tensorflow.python.framework.errors_impl.ResourceExhaustedError: failed to allocate memory [Op:Mul]",
      Tier::kFamily},
 
@@ -348,7 +360,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\b(?:killed|crash(?:es|ed)?|dies|died|terminated|aborted)\b.{0,40}\b(?:because|due to|since|for lack of|as it)\b.{0,60}\b(?:memory|RAM|VRAM)\b)re",
      "The process is being killed during offload because it is consuming to much CPU memory.", Tier::kProse},
     {"memory_pressure_prose", S::kMemoryProse, "",
-     R"re((?i)(?:too much|to much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage |footprint |consumption )?(?:explod|spik|blows? up|skyrocket|shoots? up|balloon|doubl|tripl|quadrupl)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|[\d.]+ ?[GM]i?B (?:more|extra|additional) (?:GPU |CPU |video )?(?:memory|VRAM|RAM)\b|\b(?:need|needs|needed|require|requires|required|take|takes) (?:about |around |over |~)?[\d.]+ ?[GMT]i?B\b.{0,60}\b(?:has|have|had|only|with) (?:only )?[\d.]+ ?[GMT]i?B|(?:reduce|lower|decrease|cut) (?:the )?(?:peak |GPU |CPU |VRAM |RAM |host |device )*memory(?: usage| consumption| footprint)?\b|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:memory|RAM|VRAM|swap) (?:usage )?(?:fills? up|filled up|is filling up|gets filled|maxe[sd] out)|(?:memory|RAM|VRAM|swap) (?:usage |use )?(?:hits|hit|reaches|reached|goes to|went to|climbs to|is at|stays at) (?:almost |nearly |about |~)?\d{2,3} ?%|(?:uses?|using|used|takes?|taking|consumes?|consuming|needs?|requires?) (?:over |more than |about |around |~)?[\d.]+ ?[GT](?:i?B)? (?:of )?(?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM)\b|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+) (?:up )?(?:all|most) (?:of )?(?:the |my )?(?:available )?(?:[\d.]+ ?[GMT]i?B )?(?:RAM|system memory|host memory|CPU memory|swap)\b)re",
+     R"re((?i)(?:too much|to much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage |footprint |consumption )?(?:explod|spik|blows? up|skyrocket|shoots? up|balloon|doubl|tripl|quadrupl)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|[\d.]+ ?[GM]i?B (?:more|extra|additional) (?:GPU |CPU |video )?(?:memory|VRAM|RAM)\b|\b(?:need|needs|needed|require|requires|required|take|takes) (?:about |around |over |~)?[\d.]+ ?[GMT]i?B\b.{0,60}\b(?:has|have|had|only|with) (?:only )?[\d.]+ ?[GMT]i?B|(?:reduce|lower|decrease|cut) (?:the )?(?:peak |GPU |CPU |VRAM |RAM |host |device )*memory(?: usage| consumption| footprint)?\b|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:memory|RAM|VRAM|swap) (?:usage )?(?:fills? up|filled up|is filling up|gets filled|maxe[sd] out)|(?:memory|RAM|VRAM|swap) (?:usage |use )?(?:hits|hit|reaches|reached|goes to|went to|climbs to|is at|stays at) (?:almost |nearly |about |~)?\d{2,3} ?%|(?:uses?|using|used|takes?|taking|consumes?|consuming|needs?|requires?) (?:over |more than |about |around |~)?[\d.]+ ?[GT](?:i?B)? (?:of )?(?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM)\b|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+) (?:up )?(?:all|most) (?:of )?(?:the |my )?(?:available )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:RAM|system memory|host memory|CPU memory|swap)\b)re",
      "Inference uses too much GPU memory", Tier::kProse},
     {"batch_of_one_prose", S::kMemoryProse, "",
      R"re((?i)\beven (?:\w+ ){0,3}batch(?:[ _]size)?(?: of|\s*=|:)? ?1\b)re",
@@ -371,10 +383,10 @@ constexpr Pattern kPatterns[] = {
      "Currently `nvidia-fabricmanage`r is not installed so on A100, H100, H200 and B200 instances, CUDA "
      "initialization fails with 802 system error."},
     {"driver_too_old", S::kDriverMismatch, "",
-     R"re((?i)driver on your system is too old|CUDA driver version is insufficient|cudaErrorInsufficientDriver|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|forward compatibility was attempted|Driver/library version mismatch|couldn.{1,3}t communicate with the NVIDIA driver|fabric ?manager|Found no NVIDIA driver|unsupported display driver|PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|kernel module .{0,40}does not match|NVIDIA kernel module.{0,60}not (?:loaded|found)|system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY)re",
+     R"re((?i)driver on your system is too old|CUDA driver version is insufficient|cudaErrorInsufficientDriver|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|forward compatibility was attempted|Driver/library version mismatch|couldn.{1,3}t communicate with the NVIDIA driver|fabric[ _-]?manager|Found no NVIDIA driver|unsupported display driver|PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|kernel module .{0,40}does not match|NVIDIA kernel module.{0,60}not (?:loaded|found)|system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY|could not select device driver|Unknown runtime specified nvidia|nvidia-container-cli: .{0,40}(?:error|failed)|Failed to initialize NVML|libnvidia-ml\.so|failed call to cuInit: CUDA_ERROR_(?:UNKNOWN|NOT_INITIALIZED|OPERATING_SYSTEM|COMPAT_NOT_SUPPORTED_ON_DEVICE))re",
      "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11000)."},
     {"cuda_library_missing", S::kCudaLibraryMismatch, "",
-     R"re((?i)Could not load dynamic library '?lib(?:cu|nccl|nvrtc|nvjpeg|nvToolsExt)|lib(?:cu\w*|nvrtc\w*|nccl\w*|nvjpeg\w*)\.so[.\d]*: cannot open shared object file|Cannot dlopen some GPU libraries|no kernel image is available for execution|Loaded runtime Cu\w* library: [\d.]+.{0,40} but source was compiled with|cuDNN compiled .{0,40}versions? mismatch|CUDNN_STATUS_VERSION_MISMATCH|DNN library is not found|Torch not compiled with CUDA enabled|is not compatible with the current PyTorch installation|undefined symbol: \w*(?:cuda|cudnn|nccl|cublas)\w*|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice|version mismatch between (?:cuDNN|CUDA)|cuDNN version incompatibility|Found cuDNN version \d+.{0,80}(?:built|compiled) against|Outdated cuDNN installation)re",
+     R"re((?i)Could not load dynamic library '?(?:lib)?(?:cu|nccl|nvrtc|nvjpeg|nvToolsExt|nvinfer)|lib(?:cu\w*|nvrtc\w*|nccl\w*|nvjpeg\w*)\.so[.\d]*: cannot open shared object file|Cannot dlopen some GPU libraries|no kernel image is available for execution|Loaded runtime Cu\w* library: [\d.]+.{0,40} but source was compiled with|cuDNN compiled .{0,40}versions? mismatch|CUDNN_STATUS_VERSION_MISMATCH|DNN library is not found|Torch not compiled with CUDA enabled|can'?t load C\+\+/CUDA extensions|\b(?:built|compiled|build) without (?:CUDA|GPU|cuDNN)\b|CUDA Setup failed|\b(?:not|wasn'?t|was not|isn'?t|is not) (?:been )?(?:built|build|compiled) with (?:CUDA|cuDNN|GPU)\b|lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so[.\d]*'?,? (?:was )?not found|(?:not able|unable|cannot|can'?t|could ?n[o']t|failed) to (?:find|locate|load) '?lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so|is not compatible with the current PyTorch installation|undefined symbol: \w*(?:cuda|cudnn|nccl|cublas)\w*|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice|version mismatch between (?:cuDNN|CUDA)|cuDNN version incompatibility|Found cuDNN version \d+.{0,80}(?:built|compiled) against|Outdated cuDNN installation)re",
      "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
      "'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file: No such file or directory"},
 
@@ -441,7 +453,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bcuda|\bgpu|cudnn|cublas|nvidia|\bvram\b|\bnccl\b|tensorrt|\bhip\b|rocm|thrust::|device memory|video memory|graphics card|\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b)re",
      "Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 7000 MB memory)"},
     {"host_mentioned", S::kContextHost, "",
-     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:gets|got|was|is|being|getting) killed\b|\b(?:PC|computer|laptop|desktop|machine|system|OS) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re",
+     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:gets|got|was|is|being|getting) killed\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re",
      "2024-01-01 10:00:00 INFO Using CPUExecutionProvider"},
     {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL\d?\b|microsoft-standard|/usr/lib/wsl/)re",
      "Linux version 5.15.90.1-microsoft-standard-WSL2"},
@@ -455,7 +467,7 @@ constexpr Pattern kPatterns[] = {
 // match the table, so the explainer skips it after one fast DFA scan.
 // patterns_test.cc checks it against every example and every labelled excerpt.
 constexpr const char* kPrefilter =
-    R"re((?i)alloc|memory|xorg|xwayland|gnome-shell|plasmashell|kwin_|compiz|dwm\.exe|no (?:running )?process|max_split_size|memlimit|pbs: job killed|gc overhead|outofdevicememory|out_of_device_memory|\bshm\b|out of|oom|pinned|pin memory|host_bfc|hostregister|base limit|error in the calculation|)re"
+    R"re((?i)alloc|memory|xorg|xwayland|gnome-shell|plasmashell|kwin_|compiz|dwm\.exe|no (?:running )?process|max_split_size|memlimit|pbs: job killed|gc overhead|outofdevicememory|out_of_device_memory|\bshm\b|out of|oom|accelerator|nvrtc|nvjpeg|pinned|pin memory|host_bfc|hostregister|base limit|error in the calculation|)re"
     R"re(not a failure|benign|exhausted|nccl|cudnn|blas|not_initialized|dnn library|bus error|sigbus|/dev/shm|)re"
     R"re(</torch_|killed|\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb|sigkill|exit|enomem|leak|continuous|constant|)re"
     R"re(steady|gradual|slow|\xe6\x98\xbe\xe5\xad\x98|device|gpu|cuda:0|map_location|driver|forward compat|ptx|)re"
@@ -726,17 +738,17 @@ constexpr const char* kGpuRamWords =
 constexpr const char* kHostWords =
     R"re((?i)\bcpu|cpu_|\bhost\b|\bram\b|nchwc|system memory|\bswap\b|/dev/shm|DefaultCPUAllocator|mklcpu|)re"
     R"re(CPUExecutionProvider|posix_memalign|\bmalloc\b|pool_host|host memory|pinned_memory_manager|\xe5\x86\x85\xe5\xad\x98|)re"
-    R"re(cgroup|OOMKilled|\brss\b|physical memory|heap space|slurmstepd|\bsrun\b|ulimit|memlock|)re"
+    R"re(cgroup|OOMKilled|\brss\b|physical memory|\bkmalloc|heap space|slurmstepd|\bsrun\b|ulimit|memlock|)re"
     R"re(\b(?:gets|got|was|is|being|getting) killed\b|)re"
-    R"re(\b(?:PC|computer|laptop|desktop|machine|system|OS) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re";
+    R"re(\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re";
 constexpr const char* kGpuWords =
     R"re((?i)\bgpu|cuda|\bvram\b|cudnn|cublas|\bdevice\b|device:GPU|\bhip\b|rocm|tensorrt|\bTRT\b|nvjpeg|)re"
-    R"re(\bnccl\b|\bxla\b|\bmps\b|cudaMalloc|video memory|on device|thrust::|\xe6\x98\xbe\xe5\xad\x98|nvidia|graphics|)re"
+    R"re(\bnccl\b|\bxla\b|\bmps\b|cudaMalloc|cudf|\brmm\b|video memory|on device|thrust::|\xe6\x98\xbe\xe5\xad\x98|nvidia|graphics|)re"
     R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b)re";
 
-// A notebook (hosted or Jupyter): its RAM is what usually runs out there, so these count
+// A notebook (hosted or Jupyter) and WSL's VM: their RAM is what usually runs out there, so these count
 // only when the line names neither host nor GPU memory.
-constexpr const char* kWeakHostWords = R"re((?i)\bcolab\b|\bkaggle\b|\bnotebook\b)re";
+constexpr const char* kWeakHostWords = R"re((?i)\bcolab\b|\bkaggle\b|\bnotebook\b|\bWSL\d?\b)re";
 
 const RE2& Compile(const char* text) {
   RE2::Options options;

@@ -242,3 +242,109 @@ TEST(ShapeCache, DomainAgreesWithDomainOfLineWhateverTheDigits) {
 
 }  // namespace
 }  // namespace oomguard::explain
+
+namespace oomguard::explain {
+namespace {
+
+// The wider families (issue 12, round 3): each line is copied verbatim from the
+// corpus row named beside it (corpus_dev.jsonl) or from the framework's source,
+// and must be claimed by the named pattern (its first signal).
+TEST(PatternTable, RoundThreeLinesAreClaimedByTheirFamily) {
+  struct Case {
+    const char* where;
+    const char* line;
+    const char* pattern;
+  };
+  const Case cases[] = {
+      {"corpus-0676", "CUDA_SETUP: WARNING! libcudart.so not found in any environmental path. Searching in backup paths...",
+       "cuda_library_missing"},
+      {"corpus-0870", "not able to find libcudnn.so.7", "cuda_library_missing"},
+      {"corpus-0744", "    xFormers wasn't build with CUDA support", "cuda_library_missing"},
+      {"xformers' import warning (public docs)",
+       "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:", "cuda_library_missing"},
+      {"bitsandbytes' import warning (public logs)",
+       "/root/anaconda3/lib/python3.9/site-packages/bitsandbytes/cextension.py:48: UserWarning: The installed version of "
+       "bitsandbytes was compiled without GPU support. 8-bit optimizers and GPU quantization are unavailable.",
+       "cuda_library_missing"},
+      {"bitsandbytes' RuntimeError (public logs)",
+       "        CUDA Setup failed despite GPU being available. Please run the following command to get more information:",
+       "cuda_library_missing"},
+      {"corpus-0754",
+       "pytorch_lightning.utilities.exceptions.MisconfigurationException: You requested GPUs: [0] But your machine only "
+       "has: []",
+       "no_cuda_device"},
+      {"corpus-0755",
+       "MisconfigurationException(\"GPUAccelerator can not run on your system since the accelerator is not available. "
+       "The following accelerator(s) is available and can be passed into `accelerator` argument of `Trainer`: "
+       "['cpu'].\")",
+       "no_cuda_device"},
+      {"corpus-0909",
+       "InvalidArgumentError (see above for traceback): Cannot assign a device for operation 'Gs/_Run/Gs/latents_in': "
+       "Operation was explicitly assigned to /device:GPU:0 but available devices are [ "
+       "/job:localhost/replica:0/task:0/device:CPU:0 ]. Make sure the device specification refers to a valid device.",
+       "no_cuda_device"},
+      {"corpus-0760", "docker: Error response from daemon: could not select device driver with capabilities: [[gpu]].",
+       "driver_too_old"},
+      {"docker's message (public setup guides)", "docker: Error response from daemon: Unknown runtime specified nvidia.",
+       "driver_too_old"},
+      {"corpus-0834",
+       "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object "
+       "file: no such file or directory",
+       "driver_too_old"},
+      {"corpus-0871", "E tensorflow/stream_executor/cuda/cuda_driver.cc:481] failed call to cuInit: CUDA_ERROR_UNKNOWN",
+       "driver_too_old"},
+      {"corpus-0781",
+       "When I run python3 train.py -e 400 with my datasets, I got the RuntimeError: Pin memory thread exited "
+       "unexpectedly, whose detail is shown in the screenshot below.",
+       "torch_pin_memory_thread"},
+      {"corpus-0852", "paddle.fluid.core.EnforceNotMet: enforce allocating <= available failed, 10513462067 > 1369702144",
+       "paddle_gpu_oom"},
+      {"corpus-0838",
+       "When running TPC-DS at scale factor 5000 on a Yarn cluster with 8xA100 40 GB GPUs, seeing out-of-memory errors "
+       "in libcudf code (see full stacktrace below). Probably caused by native code allocating memory while java/scala "
+       "is actively spilling.",
+       "oom_family"},
+      {"corpus-0837",
+       "I am facing a problem that the GPU memory is completely consumed when the processing is initiated. And there is "
+       "no space left in the GPU memory to perform processing.",
+       "preallocation_prose"},
+      {"corpus-0715", "It eats all the 32GB of RAM until Windows freezes, and then it goes all the way down. ",
+       "memory_pressure_prose"},
+      {"corpus-0790", "Ran the test above (for i in 100; do test.lua) and get exactly the same kmalloc-32 leak issue.",
+       "memory_growth_prose"},
+      {"corpus-0919",
+       "when i use tensorflow to train model repeatedly, occur 'killd' message or 'system stop' after one normal "
+       "training. this error occurs during the model builing phase.",
+       "repetition_growth_prose"},
+      {"fairseq/OpenNMT train loop", "| WARNING: ran out of memory, skipping batch", "oom_skipping_batch"},
+      {"dask distributed/nanny.py", "distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting",
+       "node_memory_pressure"},
+      {"nccl include/shm.h", "include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device",
+       "nccl_shm"},
+      {"pytorch mps/OperationUtils.mm", "RuntimeError: Placeholder storage has not been allocated on MPS device!",
+       "tensors_on_two_devices"},
+      {"cnmem.h (Theano's pool)", "CNMEM_STATUS_OUT_OF_MEMORY", "cuda_error_oom"},
+      {"MSVC's std::bad_alloc::what(), as Windows builds print it", "bad allocation", "bad_alloc_family"},
+      {"tensorflow dso_loader.cc on Windows",
+       "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+       "'cudart64_110.dll'; dlerror: cudart64_110.dll not found",
+       "cuda_library_missing"},
+  };
+  std::span<const Pattern> table = Patterns();
+  std::vector<int> matches;
+  for (const Case& c : cases) {
+    MatchLine(c.line, &matches);
+    const char* first = nullptr;
+    for (int m : matches) {
+      if (!IsContext(table[m].signal)) {
+        first = table[m].name;
+        break;
+      }
+    }
+    EXPECT_STREQ(first ? first : "nothing", c.pattern) << c.where << ": " << c.line;
+    EXPECT_TRUE(RE2::PartialMatch(c.line, *Compiled().prefilter)) << c.where;
+  }
+}
+
+}  // namespace
+}  // namespace oomguard::explain
