@@ -272,6 +272,26 @@ bool NonContiguous(const Model& m, const ConcreteShapes& s, int id, int depth = 
   return false;
 }
 
+// The only consumer of tensor `id` that passes a gradient back (or -1): Shape nodes, and the
+// Transpose the exporter adds for a Shape only (an LSTM's batch size), carry none.
+int GradientConsumer(const Model& m, int id) {
+  int found = -1;
+  for (int c : m.tensors[id].consumers) {
+    const NodeInfo& n = m.nodes[c];
+    if (n.op_type == "Shape") continue;
+    if (n.op_type == "Transpose" && !n.outputs.empty() && n.outputs[0] >= 0) {
+      const auto& users = m.tensors[n.outputs[0]].consumers;
+      bool shape_only = !users.empty() && std::all_of(users.begin(), users.end(), [&](int u) {
+        return m.nodes[u].op_type == "Shape";
+      });
+      if (shape_only) continue;
+    }
+    if (found >= 0) return -1;
+    found = c;
+  }
+  return found;
+}
+
 // Scratch of a CPU convolution, following PyTorch 1.13's choice of kernel (ConvParams::use_mkldnn,
 // one intra-op thread): oneDNN reorders the input and the weight into its blocked layout in forward,
 // and the input and the output gradient in backward (measured with the allocation tracker:
@@ -387,7 +407,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     r->forward_temp_bytes += T[x].Bytes();
     r->backward_temp_bytes += T[x].Bytes();
   }
-  int next = SoleConsumer(m, y);
+  int next = GradientConsumer(m, y);
   if (next >= 0 && m.nodes[next].op_type == "Transpose" && !m.nodes[next].outputs.empty() &&
       NonContiguous(m, shapes, m.nodes[next].outputs[0])) {
     // The output is used transposed, so its gradient arrives transposed and is copied contiguous.
