@@ -391,6 +391,15 @@ TEST(ConvScratch, BackwardFollowsTheMeasuredBlockedLayouts) {
   EXPECT_EQ(ConvBackwardScratch(3, 24, 24, 3, 24, 8, 2), 2u * 24 * 512 * 4 + fixed);
 }
 
+// ReduceMean(x, axis) as the graph's logits; the model's bytes.
+std::string MeanAsLogits(GraphBuilder& g, const std::string& x, int64_t axis) {
+  auto& mean = g.Node("ReduceMean", {x}, {"logits"}, "mean");
+  GraphBuilder::IntsAttr(mean, "axes", {axis});
+  GraphBuilder::IntAttr(mean, "keepdims", 0);
+  g.Output("logits");
+  return g.Bytes();
+}
+
 // A seqconv block: conv1d over x.transpose(1, 2) whose output is used transposed. An LSTM after it
 // makes the export add a second Transpose of the output that only feeds Shape (the batch size):
 // it passes no gradient, so the output gradient still arrives transposed and is copied contiguous
@@ -407,11 +416,7 @@ uint64_t SeqConvBackwardScratch(bool shape_transpose) {
     g.Node("Shape", {"yt"}, {"yt_shape"}, "shape");
   }
   GraphBuilder::IntsAttr(g.Node("Transpose", {"y"}, {"z"}, "out_t"), "perm", {2, 0, 1});
-  auto& mean = g.Node("ReduceMean", {"z"}, {"logits"}, "mean");
-  GraphBuilder::IntsAttr(mean, "axes", {0});
-  GraphBuilder::IntAttr(mean, "keepdims", 0);
-  g.Output("logits");
-  return ConvRuleBackwardScratch(g.Bytes(), 8);
+  return ConvRuleBackwardScratch(MeanAsLogits(g, "z", 0), 8);
 }
 
 TEST(ConvScratch, TransposeForShapeOnlyDoesNotHideTheTransposedGradient) {
@@ -419,6 +424,39 @@ TEST(ConvScratch, TransposeForShapeOnlyDoesNotHideTheTransposedGradient) {
   EXPECT_EQ(SeqConvBackwardScratch(true), SeqConvBackwardScratch(false));
   // input reorder + output gradient reorder + 7 KiB, the transposed input's and output gradient's copies.
   EXPECT_EQ(SeqConvBackwardScratch(true), 4 * input + 7 * 1024);
+}
+
+// An elementwise result keeps its operands' memory order (TensorIterator): relu(x.transpose(1, 2))
+// is laid out like x, so transposing it back gives a contiguous tensor and conv1d copies nothing;
+// y + x.transpose(1, 2) with a contiguous y first is contiguous, so its transpose is copied
+// (random nets: seqconv after attention or a residual block, rows 100098 and 38).
+uint64_t ConvAfterTransposedElementwise(const char* op, bool contiguous_first) {
+  GraphBuilder g;
+  g.Input("input", {64, 16}).Weight("conv.weight", {64, 64, 3});
+  g.Node("Mul", {"input", "input"}, {"a"}, "pre");
+  GraphBuilder::IntsAttr(g.Node("Transpose", {"a"}, {"at"}, "to_nlc"), "perm", {0, 2, 1});
+  if (contiguous_first) {
+    GraphBuilder::IntsAttr(g.Node("Transpose", {"input"}, {"it"}, "input_nlc"), "perm", {0, 2, 1});
+    g.Node("Softmax", {"it"}, {"b"}, "b");  // a fresh [N, L, C]: contiguous
+    g.Node(op, {"b", "at"}, {"r"}, "elementwise");
+  } else if (std::string(op) == "Relu") {
+    g.Node(op, {"at"}, {"r"}, "elementwise");
+  } else {
+    g.Node(op, {"at", "at"}, {"r"}, "elementwise");
+  }
+  GraphBuilder::IntsAttr(g.Node("Transpose", {"r"}, {"x"}, "to_ncl"), "perm", {0, 2, 1});
+  auto& conv = g.Node("Conv", {"x", "conv.weight"}, {"y"}, "conv");
+  GraphBuilder::IntsAttr(conv, "pads", {1, 1});
+  return ConvRuleBackwardScratch(MeanAsLogits(g, "y", 2), 8);
+}
+
+TEST(ConvScratch, ElementwiseResultsKeepTheirOperandsMemoryOrder) {
+  const uint64_t input = 8 * 64 * 16 * 4;
+  const uint64_t plain = 2 * input + 7 * 1024;  // the input and output gradient reorders
+  EXPECT_EQ(ConvAfterTransposedElementwise("Relu", false), plain);
+  EXPECT_EQ(ConvAfterTransposedElementwise("Add", false), plain);
+  EXPECT_EQ(ConvAfterTransposedElementwise("Add", true), plain + input);  // the transposed copy
+  EXPECT_EQ(ConvAfterTransposedElementwise("Mul", true), plain + input);
 }
 
 TEST(Planner, PossiblyInPlaceLeakyReluIsAWarningWithTheBytesAtStake) {
