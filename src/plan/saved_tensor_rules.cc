@@ -429,6 +429,43 @@ int GradientConsumer(const Model& m, int id) {
   return found;
 }
 
+// Whether the gradient of tensor `id` reaches its producer non-contiguous. A Transpose hands its
+// input the output gradient transposed (a view); an elementwise operator, Add among them, passes
+// its output gradient's memory order on (the gradient is TensorIterator's first operand); any other
+// operator makes a fresh, contiguous gradient, and so does the sum of several consumers' gradients.
+std::vector<int> GradientOrder(const Model& m, const ConcreteShapes& s, int id, int depth = 0) {
+  const auto& dims = s.tensors[id].dims;
+  std::vector<int> identity(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) identity[i] = static_cast<int>(i);
+  int c = depth > 32 ? -1 : GradientConsumer(m, id);
+  if (c < 0 || m.nodes[c].outputs.empty() || m.nodes[c].outputs[0] < 0) return identity;
+  const NodeInfo& n = m.nodes[c];
+  int out = n.outputs[0];
+  if (!s.tensors[out].known || s.tensors[out].dims.size() != dims.size()) return identity;
+  if (n.op_type == "Transpose") {
+    std::vector<int64_t> perm;
+    if (auto it = n.ints_attrs.find("perm"); it != n.ints_attrs.end()) perm = it->second;
+    if (perm.empty()) {
+      for (size_t i = dims.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+    }
+    if (perm.size() != dims.size()) return identity;
+    std::vector<int> order;
+    for (int d : GradientOrder(m, s, out, depth + 1)) {
+      if (perm[static_cast<size_t>(d)] < 0 || perm[static_cast<size_t>(d)] >= static_cast<int64_t>(dims.size())) {
+        return identity;
+      }
+      order.push_back(static_cast<int>(perm[static_cast<size_t>(d)]));
+    }
+    return order;
+  }
+  if (IsElementwise(n.op_type) && s.tensors[out].dims == dims) return GradientOrder(m, s, out, depth + 1);
+  return identity;
+}
+
+bool GradientNonContiguous(const Model& m, const ConcreteShapes& s, int id) {
+  return id >= 0 && s.tensors[id].known && !IsDenseOrder(s.tensors[id].dims, GradientOrder(m, s, id));
+}
+
 // Scratch of a CPU convolution, following PyTorch 1.13's choice of kernel (ConvParams::use_mkldnn,
 // one intra-op thread): oneDNN reorders the input and the weight into its blocked layout in forward,
 // and the input and the output gradient in backward (measured with the allocation tracker:
@@ -658,6 +695,13 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
   } else if (k == "MatMul") {
     if (rg(in(1))) save(in(0));
     if (rg(in(0))) save(in(1));
+    // linear() over [N, L, C] runs on the [N*L, C] view; backward views the output gradient the
+    // same way, which copies it when it arrives non-contiguous (transposed back by a conv1d or an
+    // LSTM that follows): one output-sized temporary (measured: ViewBackward0's clone).
+    if (in(0) >= 0 && in(1) >= 0 && T[in(0)].dims.size() >= 3 && T[in(1)].dims.size() == 2 &&
+        GradientNonContiguous(m, ctx.shapes, out(0))) {
+      r.backward_temp_bytes = std::max(r.backward_temp_bytes, bytes(out(0)));
+    }
     // A float constant operand (a tensor made in forward) is kept too (matmul_2d_weight in the
     // operator table); save() leaves constants out, as they are not activations of the graph.
     for (int i : {0, 1}) {
@@ -796,6 +840,9 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     if (!copies) r.output_view_of[0] = src;
     if (FeedsRecurrentWeights(m, out(0))) r.output_view_of[0] = -2;
     r.grad_alias_output[0] = 0;
+    // Backward reshapes the output gradient back, which copies one that arrives non-contiguous
+    // (nn.MultiheadAttention's output .view() before its batch_first transpose).
+    if ((k == "Reshape" || k == "Flatten") && GradientNonContiguous(m, ctx.shapes, out(0))) r.grad_alias_output[0] = -1;
   } else if (k == "Transpose" || k == "Expand" || k == "Slice" || k == "Split") {
     for (size_t i = 0; i < op.outputs.size(); ++i) r.output_view_of[i] = in(0);
     if (k == "Transpose") r.grad_alias_output[0] = 0;
