@@ -24,6 +24,9 @@ bool AutocastFloat(const std::string& k) {
   return k == "Softmax" || k == "LogSoftmax" || k == "LayerNorm" || k == "LayerNormalization" || k == "Pow" ||
          k == "Exp" || k == "Log" || k.rfind("Reduce", 0) == 0;
 }
+bool IsViewOp(const std::string& k) {
+  return k == "Transpose" || k == "Reshape" || k == "Flatten" || k == "Squeeze" || k == "Unsqueeze" || k == "Identity";
+}
 bool NotDifferentiable(const std::string& k) {
   return k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" || k == "Greater" ||
          k == "Less" || k == "Not" || k == "And" || k == "Or" || k == "ArgMax" || k == "ArgMin" || k == "NonZero" ||
@@ -498,10 +501,18 @@ Result<StepPlan> Simulator::Run() {
         if (op.kind == "BatchNormalization" && i >= 3) continue;
         bool is_param = m_.tensors[id].kind == TensorKind::kParameter;
         int alias = rule.grad_alias_output[i];
-        if (!is_param && alias >= 0 && alias < static_cast<int>(op.outputs.size()) &&
-            op.outputs[alias] >= 0 && grad[op.outputs[alias]] >= 0) {
-          new_grads[i] = grad[op.outputs[alias]];
+        const int aliased = alias >= 0 && alias < static_cast<int>(op.outputs.size()) && op.outputs[alias] >= 0
+                                ? grad[op.outputs[alias]]
+                                : -1;
+        // A view of a parameter (a tied LM head's weight.t()) gets its gradient as a view of the
+        // output's: TBackward0 allocates nothing, and AccumulateGrad keeps that storage.
+        const uint64_t param_grad_bytes = is_param ? Round(param_elems_[id] * master_bytes / grad_shards) : 0;
+        const bool param_view = is_param && aliased >= 0 && IsViewOp(op.kind) &&
+                                buffers_[aliased].bytes == param_grad_bytes;
+        if ((!is_param && aliased >= 0) || param_view) {
+          new_grads[i] = aliased;
           Ref(new_grads[i]);
+          if (param_view) Recategorize(aliased, kGradients);
         } else if (is_param) {
           new_grads[i] = Alloc(param_elems_[id] * master_bytes / grad_shards, kGradients);
         } else if (rule.gradient_joins_siblings && grad[id] >= 0) {
