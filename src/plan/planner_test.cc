@@ -480,9 +480,10 @@ TEST(ConvScratch, ElementwiseResultsKeepTheirOperandsMemoryOrder) {
 }
 
 // A gradient handed back through a Transpose is a transposed view. linear() over [N, L, C] views
-// its output gradient as [N*L, C] in backward and a Reshape reshapes it back: both copy such a
-// gradient (measured: ViewBackward0's clone, random nets 84, 100286 with a conv1d or an LSTM after
-// a feed-forward block, 100173 with nn.MultiheadAttention's batch_first output).
+// its output gradient as [N*L, C] in backward, a Reshape reshapes it back and an embedding makes
+// it contiguous: each copies such a gradient (measured: ViewBackward0's clone, random nets 84,
+// 100286 with a conv1d or an LSTM after a feed-forward block, 100173 with nn.MultiheadAttention's
+// batch_first output).
 std::string ThenTransposedOrNot(GraphBuilder& g, const std::string& y, bool transposed) {
   if (!transposed) return MeanAsLogits(g, y, 1);
   GraphBuilder::IntsAttr(g.Node("Transpose", {y}, {"yt"}, "to_ncl"), "perm", {0, 2, 1});
@@ -509,6 +510,15 @@ TEST(Planner, TransposedGradientsAreCopiedWhereBackwardViewsThem) {
   };
   EXPECT_EQ(reshape(false), 0);   // the input's gradient is a view of the output's
   EXPECT_EQ(reshape(true), -1);   // a fresh copy
+  // embedding_dense_backward makes the output gradient contiguous (random nets 100006, 100051, 35).
+  auto embedding = [](bool transposed) {
+    GraphBuilder g;
+    g.Input("input", {16}, /*dtype=*/7).Weight("emb.weight", {1000, 64});
+    g.Node("Gather", {"emb.weight", "input"}, {"e"}, "embedding");
+    return RuleOfFirst(ThenTransposedOrNot(g, "e", transposed), 4, "Gather").backward_temp_bytes;
+  };
+  EXPECT_EQ(embedding(false), 0u);
+  EXPECT_EQ(embedding(true), 4u * 16 * 64 * 4);
 }
 
 TEST(Planner, PossiblyInPlaceLeakyReluIsAWarningWithTheBytesAtStake) {

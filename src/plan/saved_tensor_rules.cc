@@ -581,9 +581,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     r->forward_temp_bytes += T[x].Bytes();
     r->backward_temp_bytes += T[x].Bytes();
   }
-  int next = GradientConsumer(m, y);
-  if (next >= 0 && m.nodes[next].op_type == "Transpose" && !m.nodes[next].outputs.empty() &&
-      NonContiguous(m, shapes, m.nodes[next].outputs[0])) {
+  if (GradientNonContiguous(m, shapes, y)) {
     // The output is used transposed, so its gradient arrives transposed and is copied contiguous.
     r->backward_temp_bytes += T[y].Bytes();
   }
@@ -862,6 +860,9 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
   } else if (k == "Gather") {
     if (IsParam(m, in(0))) {
       save(in(1));  // embedding: the indices
+      // embedding_dense_backward makes its output gradient contiguous: a copy when it arrives
+      // transposed (a conv1d or a batch_first LSTM next), live beside the weight's gradient.
+      if (GradientNonContiguous(m, ctx.shapes, out(0))) r.backward_temp_bytes = bytes(out(0));
     } else if (in(1) >= 0 && T[in(1)].Elements() <= 1) {
       r.output_view_of[0] = in(0);  // select(): a view
       // x[:, i] runs as slice(0) then select(1): in 1.13 both backwards build an input-sized
