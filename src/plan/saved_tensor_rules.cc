@@ -638,6 +638,8 @@ uint64_t StackInputHeldBytes(const Model& m, const ConcreteShapes& s, const Logi
   }
   if (first == op.nodes[0]) return 0;
   int x = m.nodes[first].inputs[0];
+  // A contiguous stack input is what the first layer keeps for backward: alive anyway.
+  if (!NonContiguous(m, s, x)) return 0;
   int source = through_views(x, true);
   if (source < 0 || !s.tensors[source].known) return 0;
   int users = 0;
