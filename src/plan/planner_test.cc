@@ -521,6 +521,27 @@ TEST(Planner, TransposedGradientsAreCopiedWhereBackwardViewsThem) {
   EXPECT_EQ(embedding(true), 4u * 16 * 64 * 4);
 }
 
+// matmul() folds a transposed [L, N, E] input (nn.MultiheadAttention's batch_first q) into
+// [L*N, E] by reshape(): a copy, which mm keeps for the weight's gradient instead of the input
+// itself (random nets 100212, 100296: saved activations 9 % and 4 % short).
+TEST(Planner, LinearOverATransposedInputKeepsItsFoldedCopy) {
+  auto rule = [](bool transposed) {
+    GraphBuilder g;
+    g.Input("input", {16, 64}).Weight("in_proj.weight", {64, 32});
+    g.Node("Mul", {"input", "input"}, {"x"}, "pre");
+    if (transposed) GraphBuilder::IntsAttr(g.Node("Transpose", {"x"}, {"q"}, "time_first"), "perm", {1, 0, 2});
+    g.Node("MatMul", {transposed ? "q" : "x", "in_proj.weight"}, {"y"}, "in_proj");
+    return RuleOf(MeanAsLogits(g, "y", 1), 4, "MatMul");
+  };
+  OpRule plain = rule(false);
+  EXPECT_EQ(plain.saved_tensors.size(), 1u);
+  EXPECT_TRUE(plain.saved_extra.empty());
+  OpRule folded = rule(true);
+  EXPECT_TRUE(folded.saved_tensors.empty());
+  ASSERT_EQ(folded.saved_extra.size(), 1u);
+  EXPECT_EQ(folded.saved_extra[0].bytes, 4u * 16 * 64 * 4);
+}
+
 // nn.LSTM(num_layers=2) exports one node per layer; PyTorch runs the stack in one call whose
 // caller holds a transposed (batch_first) input's storage until the last layer is done, beside the
 // first layer's contiguous copy. A contiguous input is not copied: the first layer keeps that very

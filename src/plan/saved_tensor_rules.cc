@@ -693,7 +693,20 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     if (rg(in(1)) || IsParam(m, in(1))) save(in(0));
     if (rg(in(0))) save(in(1));
   } else if (k == "MatMul") {
-    if (rg(in(1))) save(in(0));
+    // matmul() folds a 3-D input with a 2-D weight into [N*L, C] by reshape(), which copies an
+    // input whose last dim is innermost but which is not contiguous (nn.MultiheadAttention's
+    // batch_first q.transpose(1, 0)); mm keeps that copy for the weight's gradient.
+    bool folded_copy = false;
+    if (in(0) >= 0 && in(1) >= 0 && T[in(0)].dims.size() >= 3 && T[in(1)].dims.size() == 2 &&
+        NonContiguous(m, ctx.shapes, in(0))) {
+      auto order = DimOrder(m, ctx.shapes).Of(in(0));
+      folded_copy = order && !order->empty() && order->back() == static_cast<int>(T[in(0)].dims.size()) - 1;
+    }
+    if (rg(in(1)) && folded_copy) {
+      r.saved_extra.push_back({bytes(in(0)), "folded input"});
+    } else if (rg(in(1))) {
+      save(in(0));
+    }
     if (rg(in(0))) save(in(1));
     // linear() over [N, L, C] runs on the [N*L, C] view; backward views the output gradient the
     // same way, which copies it when it arrives non-contiguous (transposed back by a conv1d or an
