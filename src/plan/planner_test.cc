@@ -542,6 +542,24 @@ TEST(Planner, LinearOverATransposedInputKeepsItsFoldedCopy) {
   EXPECT_EQ(folded.saved_extra[0].bytes, 4u * 16 * 64 * 4);
 }
 
+// layer_norm makes a non-contiguous input contiguous in forward and again in backward (measured:
+// an input-sized temporary each time after a batch_first LSTM, random nets 100083, 106).
+TEST(Planner, LayerNormCopiesANonContiguousInput) {
+  auto rule = [](bool transposed) {
+    GraphBuilder g;
+    g.Input("input", {16, 64}).Weight("ln.weight", {64}).Weight("ln.bias", {64});
+    g.Node("Mul", {"input", "input"}, {"x"}, "pre");
+    if (transposed) GraphBuilder::IntsAttr(g.Node("Transpose", {"x"}, {"t"}, "time_first"), "perm", {1, 0, 2});
+    GraphBuilder::IntAttr(g.Node("LayerNormalization", {transposed ? "t" : "x", "ln.weight", "ln.bias"}, {"y"}, "ln"),
+                          "axis", -1);
+    return RuleOf(MeanAsLogits(g, "y", 1), 4, "LayerNormalization");
+  };
+  EXPECT_EQ(rule(false).forward_temp_bytes, 0u);
+  EXPECT_EQ(rule(false).backward_temp_bytes, 0u);
+  EXPECT_EQ(rule(true).forward_temp_bytes, 4u * 16 * 64 * 4);
+  EXPECT_EQ(rule(true).backward_temp_bytes, 4u * 16 * 64 * 4);
+}
+
 // nn.LSTM(num_layers=2) exports one node per layer; PyTorch runs the stack in one call whose
 // caller holds a transposed (batch_first) input's storage until the last layer is done, beside the
 // first layer's contiguous copy. A contiguous input is not copied: the first layer keeps that very

@@ -796,6 +796,12 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     for (size_t i = 1; i < op.outputs.size(); ++i) r.output_view_of[i] = in(i + 2 < op.inputs.size() ? i + 2 : 0);
   } else if (k == "LayerNorm" || k == "LayerNormalization") {
     save(in(0));
+    // layer_norm makes a non-contiguous input (an LSTM's batch_first output, or a sum that follows
+    // it) contiguous in forward and again in backward: an input-sized temporary each time.
+    if (NonContiguous(m, ctx.shapes, in(0))) {
+      r.forward_temp_bytes = bytes(in(0));
+      r.backward_temp_bytes = bytes(in(0));
+    }
     // mean and rstd: one fp32 per normalized row. The decomposed form normalizes over the first
     // ReduceMean's axes (layer_norm over [H, W] in the operator table keeps N x C of each).
     uint64_t last = (in(0) >= 0 && !T[in(0)].dims.empty()) ? static_cast<uint64_t>(T[in(0)].dims.back()) : 1;
