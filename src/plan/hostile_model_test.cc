@@ -292,8 +292,9 @@ TEST(ExportMode, TrainingExportsHaveNoWarningAndBuffersAreNotParameters) {
     EXPECT_TRUE(j["warnings"].empty()) << j["warnings"];
     // conv 216 + bn 16 + bn2 16 + fc 36 parameters; the 32 running statistics are buffers.
     EXPECT_EQ(j["parameter_count"], 284);
-    // Buffers are weights without gradients or Adam state: 2 x 284 x 4 bytes of state.
-    EXPECT_EQ(j["bytes"]["optimizer_state"], 2u * 284 * 4);
+    // Buffers are weights without gradients or Adam state: 2 x 284 x 4 bytes of state, and a 4-byte
+    // step per parameter tensor (7 of them; CPU).
+    EXPECT_EQ(j["bytes"]["optimizer_state"], 2u * 284 * 4 + 7 * 4);
   }
 }
 

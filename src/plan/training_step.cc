@@ -27,6 +27,9 @@ bool AutocastFloat(const std::string& k) {
   return k == "Softmax" || k == "LogSoftmax" || k == "LayerNorm" || k == "LayerNormalization" || k == "Pow" ||
          k == "Exp" || k == "Log" || k.rfind("Reduce", 0) == 0;
 }
+bool IsViewOp(const std::string& k) {
+  return k == "Transpose" || k == "Reshape" || k == "Flatten" || k == "Squeeze" || k == "Unsqueeze" || k == "Identity";
+}
 bool NotDifferentiable(const std::string& k) {
   return k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" || k == "Greater" ||
          k == "Less" || k == "Not" || k == "And" || k == "Or" || k == "ArgMax" || k == "ArgMin" || k == "NonZero" ||
@@ -269,7 +272,9 @@ Result<StepPlan> Simulator::Run() {
     case Optimizer::kMomentum: case Optimizer::kRmsprop: case Optimizer::kAdagrad: state_copies = 1; break;
     case Optimizer::kAdam: case Optimizer::kAdamW: state_copies = 2; break;
   }
-  uint64_t largest_param = 0, all_params = 0;
+  const bool step_tensor = o_.optimizer == Optimizer::kAdam || o_.optimizer == Optimizer::kAdamW ||
+                           o_.optimizer == Optimizer::kAdagrad;
+  uint64_t all_params = 0;
   std::vector<int> param_ids;
   for (size_t i = 0; i < m_.tensors.size(); ++i) {
     const TensorInfo& t = m_.tensors[i];
@@ -279,9 +284,11 @@ Result<StepPlan> Simulator::Run() {
     if (t.kind == TensorKind::kParameter) {
       param_ids.push_back(static_cast<int>(i));
       plan.parameter_count += elems;
-      largest_param = std::max(largest_param, elems * master_bytes);
       all_params += elems * master_bytes;
       for (int c = 0; c < state_copies; ++c) Alloc(elems * master_bytes / state_shards, kOptimizerState);
+      // adam/adamw/adagrad also keep state['step'] per parameter: a float32 scalar on the CPU
+      // (capturable=False), so only a CPU step holds it in the device's memory.
+      if (!cuda && step_tensor) Alloc(4, kOptimizerState);
     }
   }
   for (int id : m_.inputs) buf[id] = Alloc(TensorBytes(id), kInputs);
@@ -587,10 +594,18 @@ Result<StepPlan> Simulator::Run() {
         if (op.kind == "BatchNormalization" && i >= 3) continue;
         bool is_param = m_.tensors[id].kind == TensorKind::kParameter;
         int alias = rule.grad_alias_output[i];
-        if (!is_param && alias >= 0 && alias < static_cast<int>(op.outputs.size()) &&
-            op.outputs[alias] >= 0 && grad[op.outputs[alias]] >= 0) {
-          new_grads[i] = grad[op.outputs[alias]];
+        const int aliased = alias >= 0 && alias < static_cast<int>(op.outputs.size()) && op.outputs[alias] >= 0
+                                ? grad[op.outputs[alias]]
+                                : -1;
+        // A view of a parameter (a tied LM head's weight.t()) gets its gradient as a view of the
+        // output's: TBackward0 allocates nothing, and AccumulateGrad keeps that storage.
+        const uint64_t param_grad_bytes = is_param ? Round(param_elems_[id] * master_bytes / grad_shards) : 0;
+        const bool param_view = is_param && aliased >= 0 && IsViewOp(op.kind) &&
+                                buffers_[aliased].bytes == param_grad_bytes;
+        if ((!is_param && aliased >= 0) || param_view) {
+          new_grads[i] = aliased;
           Ref(new_grads[i]);
+          if (param_view) Recategorize(aliased, kGradients);
         } else if (is_param) {
           new_grads[i] = Alloc(param_elems_[id] * master_bytes / grad_shards, kGradients);
         } else if (rule.gradient_joins_siblings && grad[id] >= 0) {
@@ -651,7 +666,16 @@ Result<StepPlan> Simulator::Run() {
   if (impl == OptimizerImpl::kFused) temp_copies = 0;
   uint64_t step_temp = 0;
   if (impl == OptimizerImpl::kLoop) {
-    step_temp = temp_copies * Round(largest_param / state_shards);
+    // The single-tensor loop makes each parameter's temporaries (adam: sqrt(exp_avg_sq), then its
+    // quotient; rmsprop/adagrad: the sqrt) while the previous parameter's result is still alive: the
+    // loop's local (`denom`, `avg`, `std`) is released only when the next one is assigned
+    // (torch/optim/adam.py 1.13; measured in tools/random_nets.py rows with the allocation tracker).
+    uint64_t previous = 0;
+    for (int id : param_ids) {
+      uint64_t bytes = Round(param_elems_[id] * master_bytes / state_shards);
+      if (temp_copies > 0) step_temp = std::max(step_temp, temp_copies * bytes + previous);
+      previous = bytes;
+    }
   } else {
     for (int id : param_ids) step_temp += temp_copies * Round(param_elems_[id] * master_bytes / state_shards);
   }
