@@ -157,6 +157,39 @@ TEST(OpTable, AmbiguousRowsAreNeverMatched) {
   EXPECT_EQ(Layer(p, "ReduceMax")->saved_bytes, 3u * 80 * 4 + 3u * 10 * 4);
 }
 
+// Ops users export at newer opsets or write out by hand: tril (Trilu, opset 14) keeps nothing; a
+// decomposed dropout2d (RandomUniformLike -> Greater -> Cast -> Mul) keeps its [N, C, 1, 1] mask
+// only; rrelu's random slope (RandomUniformLike -> PRelu) is kept with the input.
+TEST(OpTable, TriluAndRandomNoisePlanLikeTorch) {
+  GraphBuilder g;
+  g.Input("x", {8, 8}).Input("v", {8, 10, 10}).Input("r", {64});
+  Pre(g, "x", "a");
+  g.Constant("k", {0}, {});
+  g.Node("Trilu", {"a", "k"}, {"tril"});  // torch.tril(x) exports its diagonal as a constant
+  Pre(g, "v", "b");
+  g.Constant("starts", {0, 0}, {2}).Constant("ends", {1, 1}, {2}).Constant("axes", {2, 3}, {2});
+  g.Node("Slice", {"b", "starts", "ends", "axes"}, {"corner"});
+  g.Node("RandomUniformLike", {"corner"}, {"noise"});
+  g.FloatConstant("half", 0.5f).FloatConstant("two", 2.0f);
+  g.Node("Greater", {"noise", "half"}, {"keep"});
+  GraphBuilder::IntAttr(g.Node("Cast", {"keep"}, {"mask"}), "to", 1);
+  g.Node("Mul", {"b", "mask"}, {"dropped"});
+  g.Node("Mul", {"dropped", "two"}, {"scaled"});
+  Pre(g, "r", "c");
+  g.Node("RandomUniformLike", {"c"}, {"slope"});
+  g.Node("PRelu", {"c", "slope"}, {"rrelu"});
+  g.Output("tril").Output("scaled").Output("rrelu");
+  StepPlan p = MustPlan(g.Bytes(), 3);
+  ASSERT_NE(Layer(p, "Trilu"), nullptr);
+  EXPECT_EQ(Layer(p, "Trilu")->output_shape, (std::vector<int64_t>{3, 8, 8}));
+  EXPECT_EQ(Layer(p, "Trilu")->saved_bytes, 0u);
+  EXPECT_EQ(Layer(p, "RandomUniformLike")->saved_bytes, 0u);
+  EXPECT_EQ(Layer(p, "PRelu")->saved_bytes, 2u * 3 * 64 * 4);
+  // The mask, the scalar 2.0 as torch wraps it (8 bytes, mul_scalar in the table), input and slope.
+  EXPECT_EQ(p.bytes.activations_saved, 3u * 8 * 4 + 8 + 2u * 3 * 64 * 4);
+  for (const UncoveredOp& u : p.uncovered) ADD_FAILURE() << "uncovered: " << u.op;
+}
+
 // Ops the shape pass used to refuse (the whole plan failed): Einsum, GatherElements, DepthToSpace,
 // CumSum, Atan; each now planned with the table's saved set.
 TEST(OpTable, FormerlyRefusedOpsArePlanned) {

@@ -559,6 +559,7 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     if (cpu && k == "Gelu") r.backward_temp_bytes = 8 * 1024;
   } else if (k == "PRelu") {
     save(in(0));
+    save(in(1));  // a slope that is not a parameter (rrelu's random one) is kept too
     // The weight's gradient is reduced from an input-sized product.
     if (cpu) r.backward_temp_bytes = bytes(in(0));
   } else if (k == "MaxPool") {
@@ -696,7 +697,7 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
   } else if (k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" ||
              k == "Greater" || k == "Less" || k == "Not" || k == "And" || k == "Or" || k == "ArgMax" ||
              k == "ArgMin" || k == "NonZero" || k == "GreaterOrEqual" || k == "LessOrEqual" || k == "Floor" ||
-             k == "Ceil" || k == "Round") {
+             k == "Ceil" || k == "Round" || k == "RandomUniformLike" || k == "RandomNormalLike") {
     // Not differentiable (integer or boolean results).
   } else {
     // No rule: assume it keeps every input and output that is not a parameter.
