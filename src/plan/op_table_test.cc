@@ -157,6 +157,40 @@ TEST(OpTable, AmbiguousRowsAreNeverMatched) {
   EXPECT_EQ(Layer(p, "ReduceMax")->saved_bytes, 3u * 80 * 4 + 3u * 10 * 4);
 }
 
+// nn.RNN(16, 24, batch_first=True) over 10 steps (rnn_tanh in the table): torch keeps the contiguous
+// time-first input and 11 hidden states (the initial one and one per step); the LSTM rule's 7 per
+// step was 4x too many. Bidirectional: both per direction (nn.RNN(16, 32, bidirectional), 7 steps,
+// batch 2: 5888 B measured).
+TEST(OpTable, RnnKeepsOneHiddenStatePerStepAndTheInitialOne) {
+  for (int dirs : {1, 2}) {
+    const int64_t steps = dirs == 1 ? 10 : 7, hidden = dirs == 1 ? 24 : 32, batch = dirs == 1 ? 3 : 2;
+    GraphBuilder g;
+    g.Input("input", {steps, 16})
+        .Weight("W", {dirs, hidden, 16})
+        .Weight("R", {dirs, hidden, hidden})
+        .Weight("B", {dirs, 2 * hidden});
+    Pre(g, "input", "a");
+    GraphBuilder::IntsAttr(g.Node("Transpose", {"a"}, {"x"}), "perm", {1, 0, 2});
+    auto& rnn = g.Node("RNN", {"x", "W", "R", "B"}, {"y"}, "rnn");
+    GraphBuilder::IntAttr(rnn, "hidden_size", hidden);
+    if (dirs == 2) {
+      auto* d = rnn.add_attribute();
+      d->set_name("direction");
+      d->set_type(onnx::AttributeProto::STRING);
+      d->set_s("bidirectional");
+    }
+    g.Output("y");
+    StepPlan p = MustPlan(g.Bytes(), batch);
+    const LayerMemory* l = Layer(p, "RNN");
+    ASSERT_NE(l, nullptr);
+    const uint64_t b = static_cast<uint64_t>(batch), t = static_cast<uint64_t>(steps);
+    const uint64_t h = static_cast<uint64_t>(hidden), d = static_cast<uint64_t>(dirs);
+    EXPECT_EQ(l->saved_bytes, d * (b * t * 16 * 4 + (t + 1) * b * h * 4)) << dirs << " direction(s)";
+    if (dirs == 2) EXPECT_EQ(l->saved_bytes, 5888u);
+    EXPECT_TRUE(p.uncovered.empty());
+  }
+}
+
 // Ops users export at newer opsets or write out by hand: tril (Trilu, opset 14) keeps nothing; a
 // decomposed dropout2d (RandomUniformLike -> Greater -> Cast -> Mul) keeps its [N, C, 1, 1] mask
 // only; rrelu's random slope (RandomUniformLike -> PRelu) is kept with the input.

@@ -512,7 +512,7 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
   } else if (k == "Relu" || k == "Sigmoid" || k == "Tanh" || k == "Softmax" || k == "LogSoftmax" ||
              k == "Sqrt" || k == "Exp" || k == "Reciprocal") {
     save(out(0));
-  } else if (k == "LSTM" || k == "GRU") {
+  } else if (k == "LSTM" || k == "GRU" || k == "RNN") {
     // PyTorch on CPU runs one cell per time step and keeps, per step and direction, about 7 x hidden
     // floats per sample (gate outputs and the operands of the cell's products; the same count for
     // GRU), measured with saved_tensors_hooks at several shapes. The layer input is kept too; a
@@ -528,10 +528,13 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
       // Backward unwinds step by step, freeing each step's states: by the time the input and weight
       // gradients are formed they are gone, and the gates' gradient [T, N, gates x hidden] is live
       // (measured per autograd node with the tracker).
-      r.saved_extra.push_back({dirs * steps_samples * 7 * static_cast<uint64_t>(hidden) * 4, "cell states", true});
-      // Forward: the input projection of every step at once (4 gates for LSTM, 3 for GRU), one
+      // A plain RNN keeps one hidden state per step and the initial one ((T + 1) x hidden per sample
+      // and direction, rnn_tanh in the operator table and tanh/relu, 1-2 layers, T 5-10 measured).
+      uint64_t states = k == "RNN" ? steps_samples + static_cast<uint64_t>(x[1]) : steps_samples * 7;
+      r.saved_extra.push_back({dirs * states * static_cast<uint64_t>(hidden) * 4, "cell states", true});
+      // Forward: the input projection of every step at once (4 gates for LSTM, 3 for GRU, 1 for RNN), one
       // direction at a time, plus about two hidden-sized tensors per step of the other direction.
-      uint64_t gates = k == "LSTM" ? 4 : 3;
+      uint64_t gates = k == "LSTM" ? 4 : k == "GRU" ? 3 : 1;
       r.forward_temp_bytes = (gates + 2 * (dirs - 1)) * steps_samples * static_cast<uint64_t>(hidden) * 4 +
                              StackInputHeldBytes(m, ctx.shapes, op);
       r.backward_temp_bytes = gates * dirs * steps_samples * static_cast<uint64_t>(hidden) * 4;
