@@ -155,6 +155,26 @@ TEST(OpTable, AmbiguousRowsAreNeverMatched) {
   StepPlan p = MustPlan(g.Bytes(), 3);
   ASSERT_NE(Layer(p, "ReduceMax"), nullptr);
   EXPECT_EQ(Layer(p, "ReduceMax")->saved_bytes, 3u * 80 * 4 + 3u * 10 * 4);
+  // Planned as amax, the larger, and said so: max(dim) would keep 3 x 10 int64 indices only.
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_NE(p.warnings[0].find("torch.max(x, dim)"), std::string::npos) << p.warnings[0];
+}
+
+// ReduceMin over some axes warns the same way (min_dim vs amin); over all axes max() and amax() keep
+// the same tensors, so there is nothing to warn of.
+TEST(OpTable, MinAlongADimWarnsAndAReductionOverEverythingDoesNot) {
+  for (bool all : {false, true}) {
+    GraphBuilder g;
+    g.Input("x", {8, 10});
+    Pre(g, "x", "a");
+    auto& n = g.Node("ReduceMin", {"a"}, {"y"});
+    if (!all) GraphBuilder::IntsAttr(n, "axes", {1});
+    GraphBuilder::IntAttr(n, "keepdims", 0);
+    g.Output("y");
+    StepPlan p = MustPlan(g.Bytes(), 3);
+    EXPECT_EQ(p.warnings.size(), all ? 0u : 1u) << (all ? "all axes" : "axis 1");
+    for (const std::string& w : p.warnings) EXPECT_NE(w.find("torch.min(x, dim)"), std::string::npos) << w;
+  }
 }
 
 // nn.RNN(16, 24, batch_first=True) over 10 steps (rnn_tanh in the table): torch keeps the contiguous

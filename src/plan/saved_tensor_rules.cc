@@ -692,6 +692,14 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     auto axes = first.ints_attrs.find("axes");
     bool some_axes = (axes != first.ints_attrs.end() && in(0) >= 0 && axes->second.size() < T[in(0)].dims.size()) ||
                      (in(1) >= 0 && elements(in(1)) > 0 && in(0) >= 0 && elements(in(1)) < T[in(0)].dims.size());
+    if ((k == "ReduceMax" || k == "ReduceMin") && some_axes) {
+      // torch.amax(x, dim) and torch.max(x, dim)[0] export to the same node; max(dim) keeps only its
+      // int64 indices (max_dim and amax in the operator table). Planned as amax, the larger.
+      r.ambiguity = k + " over some axes is torch.a" + (k == "ReduceMax" ? "max" : "min") +
+                    " (keeps its input and output, as planned) or torch." + (k == "ReduceMax" ? "max" : "min") +
+                    "(x, dim) (keeps only int64 indices of the output's size): the export is the same, so the "
+                    "planned activations may be high by up to the input's bytes per such node";
+    }
     if (k == "ReduceMean" && some_axes) {
       // mean(dims) keeps its input (MeanBackward1 in 1.13); the mean of everything does not.
       save(in(0));

@@ -258,6 +258,7 @@ Result<StepPlan> Simulator::Run() {
   std::vector<std::vector<int>> unwound_bufs(ops.size());  // saved, released before the op's gradients
   std::set<int> counted_saved;  // buffers already attributed to a layer
   std::set<std::string> unknown_ops;
+  std::set<std::string> ambiguities;  // OpRule::ambiguity, once each
   plan.layers.reserve(ops.size());
   int segment_first_buffer = 0;
   for (size_t oi = 0; oi < ops.size(); ++oi) {
@@ -268,6 +269,7 @@ Result<StepPlan> Simulator::Run() {
     }
     if (trace_) trace_->layer_saved.emplace_back();
     OpRule rule = RuleFor(op, ctx);
+    if (!rule.ambiguity.empty()) ambiguities.insert(rule.ambiguity);
     if (!rule.known) {
       unknown_ops.insert(op.kind);
       uint64_t at_risk = 0;
@@ -581,6 +583,7 @@ Result<StepPlan> Simulator::Run() {
     plan.warnings.push_back("no memory rule for operator " + k +
                             "; assumed it keeps all its inputs and outputs for backward");
   }
+  plan.warnings.insert(plan.warnings.end(), ambiguities.begin(), ambiguities.end());
   return plan;
 }
 
