@@ -282,5 +282,27 @@ TEST(OpTable, FormerlyRefusedOpsArePlanned) {
   for (const UncoveredOp& u : p.uncovered) ADD_FAILURE() << "uncovered: " << u.op;
 }
 
+// Ops whose hand rules went because the table's one-node rows give the same saved set: each is
+// planned from its row (not uncovered, no warning) and keeps its input or its output (the same
+// size here), at two batches.
+TEST(OpTable, OpsWithoutHandRulesKeepWhatTheirRowsSay) {
+  const std::string ops[] = {"Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Exp"};
+  for (const std::string& op : ops) {
+    for (int64_t batch : {3, 6}) {
+      GraphBuilder g;
+      g.Input("x", {10, 32});
+      Pre(g, "x", "a");
+      g.Node(op, {"a"}, {"y"});
+      g.Output("y");
+      StepPlan p = MustPlan(g.Bytes(), batch);
+      const LayerMemory* l = Layer(p, op);
+      ASSERT_NE(l, nullptr) << op;
+      EXPECT_EQ(l->saved_bytes, static_cast<uint64_t>(batch) * 10 * 32 * 4) << op << " at batch " << batch;
+      EXPECT_TRUE(p.uncovered.empty()) << op;
+      EXPECT_TRUE(p.warnings.empty()) << op;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace oomguard::plan

@@ -509,8 +509,10 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
         r.saved_extra.push_back({bytes(c), "constant operand"});
       }
     }
-  } else if (k == "Relu" || k == "Sigmoid" || k == "Tanh" || k == "Softmax" || k == "LogSoftmax" ||
-             k == "Sqrt" || k == "Exp" || k == "Reciprocal") {
+  } else if (k == "Relu" || k == "Sqrt" || k == "Reciprocal") {
+    // Sigmoid, Tanh, Softmax, LogSoftmax and Exp keep their output too: their rows in the operator
+    // table say so (no hand rule). Relu's two rows (relu, relu_inplace) export alike; sqrt and
+    // reciprocal have no one-node row.
     save(out(0));
   } else if (k == "LSTM" || k == "GRU" || k == "RNN") {
     // PyTorch on CPU runs one cell per time step and keeps, per step and direction, about 7 x hidden
