@@ -286,7 +286,8 @@ TEST(OpTable, FormerlyRefusedOpsArePlanned) {
 // planned from its row (not uncovered, no warning) and keeps its input or its output (the same
 // size here), at two batches.
 TEST(OpTable, OpsWithoutHandRulesKeepWhatTheirRowsSay) {
-  const std::string ops[] = {"Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Exp"};
+  const std::string ops[] = {"Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Exp", "HardSigmoid", "Erf", "Softplus",
+                             "Abs", "Sin", "Cos"};
   for (const std::string& op : ops) {
     for (int64_t batch : {3, 6}) {
       GraphBuilder g;

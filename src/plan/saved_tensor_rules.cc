@@ -556,9 +556,10 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     uint64_t groups = norm >= 0 && m.nodes[norm].inputs.size() > 1 ? elements(m.nodes[norm].inputs[1]) : 1;
     uint64_t batch = in(0) >= 0 && !T[in(0)].dims.empty() ? static_cast<uint64_t>(T[in(0)].dims[0]) : 1;
     r.saved_extra.push_back({2 * batch * groups * 4, "mean+rstd"});
-  } else if (k == "Clip" || k == "LeakyRelu" || k == "Elu" || k == "HardSigmoid" || k == "HardSwish" ||
-             k == "Gelu" || k == "Silu" || k == "Erf" || k == "Log" || k == "Softplus" || k == "Mish" ||
-             k == "Abs" || k == "Sin" || k == "Cos" || k == "Selu" || k == "Celu") {
+  } else if (k == "Clip" || k == "LeakyRelu" || k == "Elu" || k == "HardSwish" || k == "Gelu" || k == "Silu" ||
+             k == "Log" || k == "Mish" || k == "Selu" || k == "Celu") {
+    // HardSigmoid, Erf, Softplus, Abs, Sin and Cos keep their input too, from their one-node rows in
+    // the operator table (no hand rule).
     save(in(0));
     // CPU gelu runs through oneDNN: its backward creates ~8 KiB of primitive objects (measured).
     if (cpu && k == "Gelu") r.backward_temp_bytes = 8 * 1024;
