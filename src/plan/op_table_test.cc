@@ -155,6 +155,93 @@ TEST(OpTable, AmbiguousRowsAreNeverMatched) {
   StepPlan p = MustPlan(g.Bytes(), 3);
   ASSERT_NE(Layer(p, "ReduceMax"), nullptr);
   EXPECT_EQ(Layer(p, "ReduceMax")->saved_bytes, 3u * 80 * 4 + 3u * 10 * 4);
+  // Planned as amax, the larger, and said so: max(dim) would keep 3 x 10 int64 indices only.
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_NE(p.warnings[0].find("torch.max(x, dim)"), std::string::npos) << p.warnings[0];
+}
+
+// ReduceMin over some axes warns the same way (min_dim vs amin); over all axes max() and amax() keep
+// the same tensors, so there is nothing to warn of.
+TEST(OpTable, MinAlongADimWarnsAndAReductionOverEverythingDoesNot) {
+  for (bool all : {false, true}) {
+    GraphBuilder g;
+    g.Input("x", {8, 10});
+    Pre(g, "x", "a");
+    auto& n = g.Node("ReduceMin", {"a"}, {"y"});
+    if (!all) GraphBuilder::IntsAttr(n, "axes", {1});
+    GraphBuilder::IntAttr(n, "keepdims", 0);
+    g.Output("y");
+    StepPlan p = MustPlan(g.Bytes(), 3);
+    EXPECT_EQ(p.warnings.size(), all ? 0u : 1u) << (all ? "all axes" : "axis 1");
+    for (const std::string& w : p.warnings) EXPECT_NE(w.find("torch.min(x, dim)"), std::string::npos) << w;
+  }
+}
+
+// nn.RNN(16, 24, batch_first=True) over 10 steps (rnn_tanh in the table): torch keeps the contiguous
+// time-first input and 11 hidden states (the initial one and one per step); the LSTM rule's 7 per
+// step was 4x too many. Bidirectional: both per direction (nn.RNN(16, 32, bidirectional), 7 steps,
+// batch 2: 5888 B measured).
+TEST(OpTable, RnnKeepsOneHiddenStatePerStepAndTheInitialOne) {
+  for (int dirs : {1, 2}) {
+    const int64_t steps = dirs == 1 ? 10 : 7, hidden = dirs == 1 ? 24 : 32, batch = dirs == 1 ? 3 : 2;
+    GraphBuilder g;
+    g.Input("input", {steps, 16})
+        .Weight("W", {dirs, hidden, 16})
+        .Weight("R", {dirs, hidden, hidden})
+        .Weight("B", {dirs, 2 * hidden});
+    Pre(g, "input", "a");
+    GraphBuilder::IntsAttr(g.Node("Transpose", {"a"}, {"x"}), "perm", {1, 0, 2});
+    auto& rnn = g.Node("RNN", {"x", "W", "R", "B"}, {"y"}, "rnn");
+    GraphBuilder::IntAttr(rnn, "hidden_size", hidden);
+    if (dirs == 2) {
+      auto* d = rnn.add_attribute();
+      d->set_name("direction");
+      d->set_type(onnx::AttributeProto::STRING);
+      d->set_s("bidirectional");
+    }
+    g.Output("y");
+    StepPlan p = MustPlan(g.Bytes(), batch);
+    const LayerMemory* l = Layer(p, "RNN");
+    ASSERT_NE(l, nullptr);
+    const uint64_t b = static_cast<uint64_t>(batch), t = static_cast<uint64_t>(steps);
+    const uint64_t h = static_cast<uint64_t>(hidden), d = static_cast<uint64_t>(dirs);
+    EXPECT_EQ(l->saved_bytes, d * (b * t * 16 * 4 + (t + 1) * b * h * 4)) << dirs << " direction(s)";
+    if (dirs == 2) EXPECT_EQ(l->saved_bytes, 5888u);
+    EXPECT_TRUE(p.uncovered.empty());
+  }
+}
+
+// Ops users export at newer opsets or write out by hand: tril (Trilu, opset 14) keeps nothing; a
+// decomposed dropout2d (RandomUniformLike -> Greater -> Cast -> Mul) keeps its [N, C, 1, 1] mask
+// only; rrelu's random slope (RandomUniformLike -> PRelu) is kept with the input.
+TEST(OpTable, TriluAndRandomNoisePlanLikeTorch) {
+  GraphBuilder g;
+  g.Input("x", {8, 8}).Input("v", {8, 10, 10}).Input("r", {64});
+  Pre(g, "x", "a");
+  g.Constant("k", {0}, {});
+  g.Node("Trilu", {"a", "k"}, {"tril"});  // torch.tril(x) exports its diagonal as a constant
+  Pre(g, "v", "b");
+  g.Constant("starts", {0, 0}, {2}).Constant("ends", {1, 1}, {2}).Constant("axes", {2, 3}, {2});
+  g.Node("Slice", {"b", "starts", "ends", "axes"}, {"corner"});
+  g.Node("RandomUniformLike", {"corner"}, {"noise"});
+  g.FloatConstant("half", 0.5f).FloatConstant("two", 2.0f);
+  g.Node("Greater", {"noise", "half"}, {"keep"});
+  GraphBuilder::IntAttr(g.Node("Cast", {"keep"}, {"mask"}), "to", 1);
+  g.Node("Mul", {"b", "mask"}, {"dropped"});
+  g.Node("Mul", {"dropped", "two"}, {"scaled"});
+  Pre(g, "r", "c");
+  g.Node("RandomUniformLike", {"c"}, {"slope"});
+  g.Node("PRelu", {"c", "slope"}, {"rrelu"});
+  g.Output("tril").Output("scaled").Output("rrelu");
+  StepPlan p = MustPlan(g.Bytes(), 3);
+  ASSERT_NE(Layer(p, "Trilu"), nullptr);
+  EXPECT_EQ(Layer(p, "Trilu")->output_shape, (std::vector<int64_t>{3, 8, 8}));
+  EXPECT_EQ(Layer(p, "Trilu")->saved_bytes, 0u);
+  EXPECT_EQ(Layer(p, "RandomUniformLike")->saved_bytes, 0u);
+  EXPECT_EQ(Layer(p, "PRelu")->saved_bytes, 2u * 3 * 64 * 4);
+  // The mask, the scalar 2.0 as torch wraps it (8 bytes, mul_scalar in the table), input and slope.
+  EXPECT_EQ(p.bytes.activations_saved, 3u * 8 * 4 + 8 + 2u * 3 * 64 * 4);
+  for (const UncoveredOp& u : p.uncovered) ADD_FAILURE() << "uncovered: " << u.op;
 }
 
 // Ops the shape pass used to refuse (the whole plan failed): Einsum, GatherElements, DepthToSpace,
@@ -193,6 +280,29 @@ TEST(OpTable, FormerlyRefusedOpsArePlanned) {
   EXPECT_EQ(Layer(p, "CumSum")->saved_bytes, 0u);
   EXPECT_EQ(Layer(p, "DepthToSpace")->output_shape, (std::vector<int64_t>{3, 2, 12, 12}));
   for (const UncoveredOp& u : p.uncovered) ADD_FAILURE() << "uncovered: " << u.op;
+}
+
+// Ops whose hand rules went because the table's one-node rows give the same saved set: each is
+// planned from its row (not uncovered, no warning) and keeps its input or its output (the same
+// size here), at two batches.
+TEST(OpTable, OpsWithoutHandRulesKeepWhatTheirRowsSay) {
+  const std::string ops[] = {"Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Exp", "HardSigmoid", "Erf", "Softplus",
+                             "Abs", "Sin", "Cos"};
+  for (const std::string& op : ops) {
+    for (int64_t batch : {3, 6}) {
+      GraphBuilder g;
+      g.Input("x", {10, 32});
+      Pre(g, "x", "a");
+      g.Node(op, {"a"}, {"y"});
+      g.Output("y");
+      StepPlan p = MustPlan(g.Bytes(), batch);
+      const LayerMemory* l = Layer(p, op);
+      ASSERT_NE(l, nullptr) << op;
+      EXPECT_EQ(l->saved_bytes, static_cast<uint64_t>(batch) * 10 * 32 * 4) << op << " at batch " << batch;
+      EXPECT_TRUE(p.uncovered.empty()) << op;
+      EXPECT_TRUE(p.warnings.empty()) << op;
+    }
+  }
 }
 
 }  // namespace

@@ -766,10 +766,12 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
         r.saved_extra.push_back({bytes(c), "constant operand"});
       }
     }
-  } else if (k == "Relu" || k == "Sigmoid" || k == "Tanh" || k == "Softmax" || k == "LogSoftmax" ||
-             k == "Sqrt" || k == "Exp" || k == "Reciprocal") {
+  } else if (k == "Relu" || k == "Sqrt" || k == "Reciprocal") {
+    // Sigmoid, Tanh, Softmax, LogSoftmax and Exp keep their output too: their rows in the operator
+    // table say so (no hand rule). Relu's two rows (relu, relu_inplace) export alike; sqrt and
+    // reciprocal have no one-node row.
     save(out(0));
-  } else if (k == "LSTM" || k == "GRU") {
+  } else if (k == "LSTM" || k == "GRU" || k == "RNN") {
     // PyTorch on CPU runs one cell per time step and keeps, per step and direction, about 7 x hidden
     // floats per sample (gate outputs and the operands of the cell's products; the same count for
     // GRU), measured with saved_tensors_hooks at several shapes. The layer input is kept too; a
@@ -785,10 +787,13 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
       // Backward unwinds step by step, freeing each step's states: by the time the input and weight
       // gradients are formed they are gone, and the gates' gradient [T, N, gates x hidden] is live
       // (measured per autograd node with the tracker).
-      r.saved_extra.push_back({dirs * steps_samples * 7 * static_cast<uint64_t>(hidden) * 4, "cell states", true});
-      // Forward: the input projection of every step at once (4 gates for LSTM, 3 for GRU), one
+      // A plain RNN keeps one hidden state per step and the initial one ((T + 1) x hidden per sample
+      // and direction, rnn_tanh in the operator table and tanh/relu, 1-2 layers, T 5-10 measured).
+      uint64_t states = k == "RNN" ? steps_samples + static_cast<uint64_t>(x[1]) : steps_samples * 7;
+      r.saved_extra.push_back({dirs * states * static_cast<uint64_t>(hidden) * 4, "cell states", true});
+      // Forward: the input projection of every step at once (4 gates for LSTM, 3 for GRU, 1 for RNN), one
       // direction at a time, plus about two hidden-sized tensors per step of the other direction.
-      uint64_t gates = k == "LSTM" ? 4 : 3;
+      uint64_t gates = k == "LSTM" ? 4 : k == "GRU" ? 3 : 1;
       r.forward_temp_bytes = (gates + 2 * (dirs - 1)) * steps_samples * static_cast<uint64_t>(hidden) * 4 +
                              StackInputHeldBytes(m, ctx.shapes, op);
       r.backward_temp_bytes = gates * dirs * steps_samples * static_cast<uint64_t>(hidden) * 4;
@@ -808,14 +813,16 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     uint64_t groups = norm >= 0 && m.nodes[norm].inputs.size() > 1 ? elements(m.nodes[norm].inputs[1]) : 1;
     uint64_t batch = in(0) >= 0 && !T[in(0)].dims.empty() ? static_cast<uint64_t>(T[in(0)].dims[0]) : 1;
     r.saved_extra.push_back({2 * batch * groups * 4, "mean+rstd"});
-  } else if (k == "Clip" || k == "LeakyRelu" || k == "Elu" || k == "HardSigmoid" || k == "HardSwish" ||
-             k == "Gelu" || k == "Silu" || k == "Erf" || k == "Log" || k == "Softplus" || k == "Mish" ||
-             k == "Abs" || k == "Sin" || k == "Cos" || k == "Selu" || k == "Celu") {
+  } else if (k == "Clip" || k == "LeakyRelu" || k == "Elu" || k == "HardSwish" || k == "Gelu" || k == "Silu" ||
+             k == "Log" || k == "Mish" || k == "Selu" || k == "Celu") {
+    // HardSigmoid, Erf, Softplus, Abs, Sin and Cos keep their input too, from their one-node rows in
+    // the operator table (no hand rule).
     save(in(0));
     // CPU gelu runs through oneDNN: its backward creates ~8 KiB of primitive objects (measured).
     if (cpu && k == "Gelu") r.backward_temp_bytes = 8 * 1024;
   } else if (k == "PRelu") {
     save(in(0));
+    save(in(1));  // a slope that is not a parameter (rrelu's random one) is kept too
     // The weight's gradient is reduced from an input-sized product.
     if (cpu) r.backward_temp_bytes = bytes(in(0));
   } else if (k == "MaxPool") {
@@ -963,6 +970,14 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     auto axes = first.ints_attrs.find("axes");
     bool some_axes = (axes != first.ints_attrs.end() && in(0) >= 0 && axes->second.size() < T[in(0)].dims.size()) ||
                      (in(1) >= 0 && elements(in(1)) > 0 && in(0) >= 0 && elements(in(1)) < T[in(0)].dims.size());
+    if ((k == "ReduceMax" || k == "ReduceMin") && some_axes) {
+      // torch.amax(x, dim) and torch.max(x, dim)[0] export to the same node; max(dim) keeps only its
+      // int64 indices (max_dim and amax in the operator table). Planned as amax, the larger.
+      r.ambiguity = k + " over some axes is torch.a" + (k == "ReduceMax" ? "max" : "min") +
+                    " (keeps its input and output, as planned) or torch." + (k == "ReduceMax" ? "max" : "min") +
+                    "(x, dim) (keeps only int64 indices of the output's size): the export is the same, so the "
+                    "planned activations may be high by up to the input's bytes per such node";
+    }
     if (k == "ReduceMean" && some_axes) {
       // mean(dims) keeps its input (MeanBackward1 in 1.13); the mean of everything does not.
       save(in(0));
@@ -971,7 +986,7 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
   } else if (k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" ||
              k == "Greater" || k == "Less" || k == "Not" || k == "And" || k == "Or" || k == "ArgMax" ||
              k == "ArgMin" || k == "NonZero" || k == "GreaterOrEqual" || k == "LessOrEqual" || k == "Floor" ||
-             k == "Ceil" || k == "Round") {
+             k == "Ceil" || k == "Round" || k == "RandomUniformLike" || k == "RandomNormalLike") {
     // Not differentiable (integer or boolean results).
   } else {
     // No rule: assume it keeps every input and output that is not a parameter.

@@ -54,6 +54,9 @@ struct OpRule {
   // One of several slices of the same tensor (chunk/split): PyTorch's backward joins the pieces'
   // gradients into one input-sized tensor, so a later piece adds no input-sized gradient of its own.
   bool gradient_joins_siblings = false;
+  // Non-empty when the export cannot tell this op from another that keeps something else (the
+  // planner takes the larger): why, as a warning that does not depend on the batch.
+  std::string ambiguity;
 };
 
 struct RuleContext {

@@ -189,7 +189,7 @@ class ShapePass {
         op == "Cos" || op == "Not" || op == "LayerNormalization" || op == "Dropout" || op == "Atan" ||
         op == "Sign" || op == "CumSum" || op == "Tan" || op == "Asin" || op == "Acos" || op == "Sinh" ||
         op == "Cosh" || op == "Asinh" || op == "Acosh" || op == "Atanh" || op == "ThresholdedRelu" ||
-        op == "Shrink" || op == "IsNaN" || op == "IsInf") {
+        op == "Shrink" || op == "IsNaN" || op == "IsInf" || op == "Trilu") {
       ConcreteTensor* a = In(n, 0);
       if (!a) return;
       Set(n, 0, a->dims, op == "Not" || op == "IsNaN" || op == "IsInf" ? kBool : a->dtype);
@@ -202,6 +202,12 @@ class ShapePass {
         Set(n, 2, stat, kFloat);
       }
       if (op == "Identity" && a->has_value) SetValue(n, 0, a->value);
+      return;
+    }
+    if (op == "RandomUniformLike" || op == "RandomNormalLike") {  // the input's shape, `dtype` or the input's
+      ConcreteTensor* a = In(n, 0);
+      if (!a) return;
+      Set(n, 0, a->dims, static_cast<int>(Attr(n, "dtype", a->dtype)));
       return;
     }
     if (op == "Cast") {

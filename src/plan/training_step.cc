@@ -33,7 +33,8 @@ bool IsViewOp(const std::string& k) {
 bool NotDifferentiable(const std::string& k) {
   return k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" || k == "Greater" ||
          k == "Less" || k == "Not" || k == "And" || k == "Or" || k == "ArgMax" || k == "ArgMin" || k == "NonZero" ||
-         k == "GreaterOrEqual" || k == "LessOrEqual" || k == "Floor" || k == "Ceil" || k == "Round";
+         k == "GreaterOrEqual" || k == "LessOrEqual" || k == "Floor" || k == "Ceil" || k == "Round" ||
+         k == "RandomUniformLike" || k == "RandomNormalLike";
 }
 
 class Simulator {
@@ -325,6 +326,7 @@ Result<StepPlan> Simulator::Run() {
   std::set<int> counted_saved;  // buffers already attributed to a layer
   std::set<std::string> unknown_ops;
   uint64_t machine_dependent_at_risk = 0;
+  std::set<std::string> ambiguities;  // OpRule::ambiguity, once each
   plan.layers.reserve(ops.size());
   int segment_first_buffer = 0;
   for (size_t oi = 0; oi < ops.size(); ++oi) {
@@ -354,6 +356,7 @@ Result<StepPlan> Simulator::Run() {
       not_in_place.push_back("'" + m_.nodes[op.nodes[0]].name + "' (" + op.kind + ")");
     }
     machine_dependent_at_risk = std::max(machine_dependent_at_risk, rule.machine_dependent_bytes);
+    if (!rule.ambiguity.empty()) ambiguities.insert(rule.ambiguity);
     if (!rule.known) {
       unknown_ops.insert(op.kind);
       uint64_t at_risk = 0;
@@ -697,6 +700,7 @@ Result<StepPlan> Simulator::Run() {
     plan.warnings.push_back("no memory rule for operator " + k +
                             "; assumed it keeps all its inputs and outputs for backward");
   }
+  plan.warnings.insert(plan.warnings.end(), ambiguities.begin(), ambiguities.end());
   return plan;
 }
 
