@@ -30,7 +30,10 @@ int RunPlan(int argc, char** argv) {
   if (!model) return UsageError("plan", model.error());
   plan::PlanOptions shown = resolved->options;
   shown.record_timeline = !values.html.empty();  // only the page draws it
-  auto result = plan::PlanStep(**model, shown);
+  // One planner for this plan, the what-ifs and the page's searches: each
+  // option set is analysed once (this plan is the first point of its recording).
+  plan::BatchPlanner planner(**model);
+  auto result = planner.Plan(shown);
   if (!result) return UsageError("plan", result.error());
   auto host = ResolveHostSection(host_values, **model, resolved->options, *result, *doctor::MakeRealSystem());
   if (!host) return UsageError("plan", host.error());
@@ -42,8 +45,6 @@ int RunPlan(int argc, char** argv) {
   PlanVerdict verdict = Judge(*result, *resolved);
   std::optional<bool> fits = *host ? CombinedFits(verdict.fits, **host) : verdict.fits;
   // What-ifs need a capacity to judge against; each is re-planned.
-  // One planner for the what-ifs and the page's searches: each option set is analysed once.
-  plan::BatchPlanner planner(**model);
   std::vector<fit::AdviceItem> advice;
   if (resolved->capacity_bytes) {
     advice = AdviseStep(**model, planner, resolved->options, *resolved->capacity_bytes, *result);
