@@ -350,6 +350,7 @@ struct BatchPlanner::Impl {
     std::vector<Segment> segments;
     std::vector<Point> loose;  // traced plans no segment explains (the last two)
     int recordings = 0;
+    std::map<int64_t, uint64_t> required;  // what RequiredBytes answered, per batch
   };
   // Recordings made per option set at most (one per stretch of batches where
   // the rules choose the same kernels; a batch threshold starts another).
@@ -493,6 +494,15 @@ struct BatchPlanner::Impl {
     }
     const int64_t n = *o.batch;
     Entry& e = EntryFor(o);
+    // Searches ask the same batches again (split re-plans a split per strategy, the page searches twice).
+    if (auto it = e.required.find(n); it != e.required.end()) return it->second;
+    Result<uint64_t> r = NewRequiredBytes(o, e, reach);
+    if (r) e.required.emplace(n, *r);
+    return r;
+  }
+
+  Result<uint64_t> NewRequiredBytes(const PlanOptions& o, Entry& e, int64_t reach) REQUIRES(mu) {
+    const int64_t n = *o.batch;
     if (const Segment* s = Covering(e, n)) {
       if (std::optional<uint64_t> r = ReplayRequired(s->recording, o, n)) {
         ++stats.replayed_plans;

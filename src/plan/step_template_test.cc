@@ -207,6 +207,10 @@ TEST(BatchPlanner, ReachChecksOnceForTheWholeSearch) {
   // 300 and 1 fitted, 5000 checked it: everything after is replayed.
   EXPECT_EQ(planner.stats().full_plans, 3);
   EXPECT_EQ(planner.stats().replayed_plans, 4);
+  // A batch asked again is remembered, not replayed again.
+  o.batch = 77;
+  ASSERT_EQ(*planner.RequiredBytes(o, 5000), PlanStep(**model, o)->required_bytes);
+  EXPECT_EQ(planner.stats().replayed_plans, 4);
   BatchPlanner huge(**model);
   for (int64_t b : {int64_t{1}, int64_t{2}, int64_t{3}}) {
     o.batch = b;
