@@ -32,8 +32,10 @@ int RunPlan(int argc, char** argv) {
   shown.record_timeline = !values.html.empty();  // only the page draws it
   // One planner for this plan, the what-ifs and the page's searches: each
   // option set is analysed once (this plan is the first point of its recording).
+  // Alone, the plan is not recorded.
   plan::BatchPlanner planner(**model);
-  auto result = planner.Plan(shown);
+  const bool more = !values.html.empty() || resolved->capacity_bytes.has_value();
+  auto result = more ? planner.Plan(shown) : plan::PlanStep(**model, shown);
   if (!result) return UsageError("plan", result.error());
   auto host = ResolveHostSection(host_values, **model, resolved->options, *result, *doctor::MakeRealSystem());
   if (!host) return UsageError("plan", host.error());
