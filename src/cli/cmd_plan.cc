@@ -30,7 +30,12 @@ int RunPlan(int argc, char** argv) {
   if (!model) return UsageError("plan", model.error());
   plan::PlanOptions shown = resolved->options;
   shown.record_timeline = !values.html.empty();  // only the page draws it
-  auto result = plan::PlanStep(**model, shown);
+  // One planner for this plan, the what-ifs and the page's searches: each
+  // option set is analysed once (this plan is the first point of its recording).
+  // Alone, the plan is not recorded.
+  plan::BatchPlanner planner(**model);
+  const bool more = !values.html.empty() || resolved->capacity_bytes.has_value();
+  auto result = more ? planner.Plan(shown) : plan::PlanStep(**model, shown);
   if (!result) return UsageError("plan", result.error());
   // One planner for the in-place range, the what-ifs and the page's searches: each option set is analysed once.
   plan::BatchPlanner planner(**model);

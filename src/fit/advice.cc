@@ -148,11 +148,11 @@ Result<AdviceList> Advise(const PlanFunction& plan, const AdviceRequest& request
       const int64_t micro = batch / steps;
       plan::PlanOptions o = request.base;
       o.batch = micro;
-      Result<plan::StepPlan> p = plan(o);
+      Result<uint64_t> p = plan.RequiredBytes(o);
       if (!p) {
         list.skipped.push_back("lower_batch: " + p.error());
       } else {
-        item.required_bytes = p->required_bytes;
+        item.required_bytes = *p;
         item.fits = item.required_bytes <= budget;
         item.max_batch = fit->max_batch;
         item.micro_batch = micro;
@@ -171,17 +171,18 @@ Result<AdviceList> Advise(const PlanFunction& plan, const AdviceRequest& request
   }
 
   for (WhatIf& w : WhatIfs(request.base, request.inputs, baseline)) {
-    Result<plan::StepPlan> p = plan(w.options);
+    // The largest-batch search follows at these options: the hint lets one check cover both.
+    Result<uint64_t> p = plan.RequiredBytes(w.options, request.search_max_batch ? FitOptions{}.max_batch_limit : 0);
     if (!p) {
       list.skipped.push_back(w.action + ": " + p.error());
       continue;
     }
-    if (p->required_bytes >= baseline.required_bytes) continue;  // saves nothing here
+    if (*p >= baseline.required_bytes) continue;  // saves nothing here
     AdviceItem item;
     item.action = w.action;
     item.description = std::move(w.description);
-    item.required_bytes = p->required_bytes;
-    item.saves_bytes = baseline.required_bytes - p->required_bytes;
+    item.required_bytes = *p;
+    item.saves_bytes = baseline.required_bytes - *p;
     item.fits = item.required_bytes <= budget;
     item.max_batch = max_batch_for(w.options);
     item.layer = std::move(w.layer);

@@ -40,9 +40,9 @@ Result<std::vector<CurvePoint>> SampleCurve(const PlanFunction& plan, const plan
   plan::PlanOptions o = base;
   for (int64_t b : order) {
     o.batch = b;
-    Result<plan::StepPlan> p = plan(o);
-    if (!p) return MakeError(p.error());
-    required[b] = p->required_bytes;
+    Result<uint64_t> r = plan.RequiredBytes(o, last);
+    if (!r) return MakeError(r.error());
+    required[b] = *r;
   }
   std::vector<CurvePoint> out;
   for (const auto& [b, r] : required) out.push_back({b, r});

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,22 +45,44 @@ namespace {
 constexpr uint64_t kNoiseDivisor = 32;  // about 3 %
 
 // Plans each batch at most once. Keeps every batch's required bytes, but the
-// whole plan (every layer: megabytes for a large graph) only for the last few.
+// whole plan (every layer: megabytes for a large graph) only for the last few;
+// a planner that answers the required bytes alone is asked for those, and for
+// a whole plan only where the search shows one. (Counts a batch as evaluated
+// the way a planner without that shortcut would be called.)
 class CachedPlanner {
  public:
-  CachedPlanner(const PlanFunction& plan, const plan::PlanOptions& base) : plan_(plan), base_(base) {}
+  // `reach`: the largest batch the search may ask.
+  CachedPlanner(const PlanFunction& plan, const plan::PlanOptions& base, int64_t reach)
+      : plan_(plan), base_(base), reach_(reach) {}
 
   // The required bytes at `batch`, or the planner's error.
   Result<uint64_t> Required(int64_t batch) {
     if (auto it = required_.find(batch); it != required_.end()) return it->second;
-    Result<const plan::StepPlan*> p = At(batch);
-    if (!p) return MakeError(p.error());
-    return (*p)->required_bytes;
+    if (!plan_.answers_required_alone()) {
+      Result<const plan::StepPlan*> p = At(batch);
+      if (!p) return MakeError(p.error());
+      return (*p)->required_bytes;
+    }
+    if (auto f = failed_.find(batch); f != failed_.end()) return MakeError(f->second);
+    plan::PlanOptions o = base_;
+    o.batch = batch;
+    Result<uint64_t> r = plan_.RequiredBytes(o, reach_);
+    if (!r) {
+      failed_.emplace(batch, r.error());
+      return MakeError(r.error());
+    }
+    required_[batch] = *r;
+    Remember(batch, std::nullopt);
+    ++plans_;
+    return *r;
   }
 
   Result<const plan::StepPlan*> At(int64_t batch) {
+    bool recent = false;
     for (auto& [b, p] : recent_) {
-      if (b == batch) return &p;
+      if (b != batch) continue;
+      if (p) return &*p;
+      recent = true;
     }
     if (auto f = failed_.find(batch); f != failed_.end()) return MakeError(f->second);
     plan::PlanOptions o = base_;
@@ -70,20 +93,29 @@ class CachedPlanner {
       return MakeError(r.error());
     }
     required_[batch] = r->required_bytes;
-    if (recent_.size() == kRecent) recent_.erase(recent_.begin());
-    recent_.emplace_back(batch, std::move(r).value());
+    if (recent) {
+      for (auto& [b, p] : recent_) {
+        if (b == batch) return &p.emplace(std::move(r).value());
+      }
+    }
     ++plans_;
-    return &recent_.back().second;
+    return &*Remember(batch, std::move(r).value());
   }
   int evaluated() const { return plans_; }
   const std::map<int64_t, uint64_t>& all() const { return required_; }
 
  private:
+  std::optional<plan::StepPlan>& Remember(int64_t batch, std::optional<plan::StepPlan> plan) {
+    if (recent_.size() == kRecent) recent_.erase(recent_.begin());
+    recent_.emplace_back(batch, std::move(plan));
+    return recent_.back().second;
+  }
   static constexpr size_t kRecent = 4;
   const PlanFunction& plan_;
   const plan::PlanOptions& base_;
+  const int64_t reach_;
   std::map<int64_t, uint64_t> required_;
-  std::vector<std::pair<int64_t, plan::StepPlan>> recent_;
+  std::vector<std::pair<int64_t, std::optional<plan::StepPlan>>> recent_;
   std::map<int64_t, std::string> failed_;
   int plans_ = 0;
 };
@@ -104,7 +136,7 @@ Result<FitResult> FindMaxBatch(const PlanFunction& plan, const plan::PlanOptions
                                const FitOptions& options) {
   const uint64_t budget = options.budget_bytes;
   const int64_t limit = std::max<int64_t>(1, options.max_batch_limit);
-  CachedPlanner planner(plan, base);
+  CachedPlanner planner(plan, base, limit);
   // The required bytes at batch b, or the planner's error at batch 1. A batch
   // above 1 that cannot be planned (its tensors overflow what the planner
   // represents) fits nowhere: it counts as needing every byte.

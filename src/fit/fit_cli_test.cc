@@ -28,6 +28,52 @@ std::string TempPath(const std::string& name) {
   return ::testing::TempDir() + "oomguard_fit_" + std::to_string(getpid()) + "_" + name;
 }
 
+fit::FitOptions Budget(uint64_t budget) {
+  fit::FitOptions o;
+  o.budget_bytes = budget;
+  o.max_batch_limit = 4096;
+  return o;
+}
+
+// The search on BatchPlanner (required bytes from a recording: the CPU
+// target's closed form, the CUDA target's allocator replay) against the search
+// on PlanStep, with budgets exactly at a batch's required bytes and one byte
+// either side: the same answer, plans and search.
+TEST(FindMaxBatch, BatchPlannerAnswersAsPlanStepAtEveryBudgetBoundary) {
+  for (const char* name : {"resnet18", "mlp_dropout"}) {
+    auto model = plan::LoadModel(name);
+    ASSERT_TRUE(model.ok()) << model.error();
+    for (plan::Target target : {plan::Target::kCpu, plan::Target::kCuda}) {
+      plan::PlanOptions base;
+      base.target = target;
+      fit::PlanFunction full = [&](const plan::PlanOptions& o) { return plan::PlanStep(**model, o); };
+      plan::BatchPlanner batch_planner(**model);
+      fit::PlanFunction fast = fit::PlanWith(batch_planner);
+      for (int64_t at : {int64_t{7}, int64_t{48}, int64_t{333}}) {
+        base.batch = at;
+        const uint64_t r = plan::PlanStep(**model, base)->required_bytes;
+        for (uint64_t budget : {r - 1, r, r + 1}) {
+          const std::string label = std::string(name) + " " + std::string(plan::Name(target)) + " budget " +
+                                    std::to_string(budget) + " (batch " + std::to_string(at) + " needs " +
+                                    std::to_string(r) + ")";
+          Result<fit::FitResult> want = fit::FindMaxBatch(full, base, Budget(budget));
+          Result<fit::FitResult> got = fit::FindMaxBatch(fast, base, Budget(budget));
+          ASSERT_TRUE(want.ok() && got.ok()) << label;
+          EXPECT_EQ(got->max_batch, want->max_batch) << label;
+          EXPECT_TRUE(got->plan == want->plan) << label;
+          EXPECT_EQ(got->next_plan.has_value(), want->next_plan.has_value()) << label;
+          if (got->next_plan && want->next_plan) EXPECT_TRUE(*got->next_plan == *want->next_plan) << label;
+          EXPECT_EQ(got->plans_evaluated, want->plans_evaluated) << label;
+          EXPECT_EQ(got->exhaustive_fallback, want->exhaustive_fallback) << label;
+          // (The CPU curve is monotone; the CUDA one wobbles with the allocator.)
+          if (budget == r && target == plan::Target::kCpu) EXPECT_GE(want->max_batch, at) << label;
+        }
+      }
+      EXPECT_GT(batch_planner.stats().replayed_plans, batch_planner.stats().full_plans) << name;
+    }
+  }
+}
+
 TEST(FitCli, EqualsExhaustiveSearchWithTheRealPlanner) {
   auto r = RunCli(OOMGUARD_EXE, {"fit", "resnet18", "--target", "cpu", "--memory", "2GiB", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -95,13 +95,22 @@ class RankModel {
 
   // A planner for one rank, strategy extras included in required_bytes.
   PlanFunction ForRank(int rank, int64_t global_batch) const {
-    return [this, rank, global_batch](const plan::PlanOptions& o) -> Result<plan::StepPlan> {
+    PlanFunction::Plan plan = [this, rank, global_batch](const plan::PlanOptions& o) -> Result<plan::StepPlan> {
       const int64_t b = o.batch.value_or(1);
       Result<plan::StepPlan> p = plan_(Options(rank, b));
       if (!p) return p;
       p->required_bytes += Extra(rank, b, global_batch);
       return p;
     };
+    if (!plan_.answers_required_alone()) return plan;
+    return PlanFunction(
+        std::move(plan),
+        [this, rank, global_batch](const plan::PlanOptions& o, int64_t reach) -> Result<uint64_t> {
+          const int64_t b = o.batch.value_or(1);
+          Result<uint64_t> r = plan_.RequiredBytes(Options(rank, b), reach);
+          if (!r) return r;
+          return *r + Extra(rank, b, global_batch);
+        });
   }
 
   // The largest local batch rank `rank` holds within its budget.

@@ -30,19 +30,17 @@ int CudaCachingAllocator::NewBlock(const Block& b) {
 }
 
 void CudaCachingAllocator::Insert(int b) {
-  Pool(blocks_[b].small).insert({blocks_[b].size, blocks_[b].addr, b});
+  blocks_[b].in_pool = PoolOf(blocks_[b].small).insert({blocks_[b].size, blocks_[b].addr, b}).first;
 }
 
-void CudaCachingAllocator::Erase(int b) {
-  Pool(blocks_[b].small).erase({blocks_[b].size, blocks_[b].addr, b});
-}
+void CudaCachingAllocator::Erase(int b) { PoolOf(blocks_[b].small).erase(blocks_[b].in_pool); }
 
 bool CudaCachingAllocator::IsExpandableTail(int b) const {
   return config_.expandable_segments && last_[blocks_[b].small ? 1 : 0] == b;
 }
 
 int CudaCachingAllocator::GetFreeBlock(uint64_t size, bool small) {
-  std::set<PoolKey>& pool = Pool(small);
+  Pool& pool = PoolOf(small);
   auto it = pool.lower_bound({size, 0, 0});
   if (it == pool.end()) return -1;
   // Best fit counts the free end of an expandable segment as the size it can

@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory_resource>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -79,17 +80,21 @@ class CudaCachingAllocator {
   const CudaAllocatorStats& stats() const { return stats_; }
 
  private:
+  using PoolKey = std::tuple<uint64_t, uint64_t, int>;  // (size, addr, block): best fit, lowest address first
+  // The pools' tree nodes come from a free list (a step frees and inserts
+  // blocks hundreds of thousands of times).
+  using Pool = std::pmr::set<PoolKey>;
   struct Block {
     uint64_t addr = 0;
     uint64_t size = 0;
     bool small = false;
     bool allocated = false;
     int prev = -1, next = -1;  // address neighbours within the segment
+    Pool::iterator in_pool;    // while free and pooled
   };
-  using PoolKey = std::tuple<uint64_t, uint64_t, int>;  // (size, addr, block): best fit, lowest address first
 
   int NewBlock(const Block& b);
-  std::set<PoolKey>& Pool(bool small) { return small ? small_pool_ : large_pool_; }
+  Pool& PoolOf(bool small) { return small ? small_pool_ : large_pool_; }
   void Insert(int b);
   void Erase(int b);
   int GetFreeBlock(uint64_t size, bool small);
@@ -103,7 +108,8 @@ class CudaCachingAllocator {
   CudaAllocatorStats stats_;
   std::vector<Block> blocks_;
   std::vector<int> free_ids_;
-  std::set<PoolKey> small_pool_, large_pool_;
+  std::pmr::unsynchronized_pool_resource nodes_;
+  Pool small_pool_{&nodes_}, large_pool_{&nodes_};
   uint64_t next_addr_ = 0;
   // Expandable segments, per pool (0 large, 1 small): the last block, and whether the segment exists.
   int last_[2] = {-1, -1};

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
 #include <random>
+#include <vector>
 
 namespace oomguard::plan {
 namespace {
@@ -160,6 +163,108 @@ TEST(CudaCachingAllocator, RandomTrafficKeepsTheBooks) {
     }
     for (auto& [h, s] : live) a.Free(h);
     EXPECT_EQ(a.stats().allocated_bytes, 0u);
+  }
+}
+
+
+// The rules once more, as plainly as possible (every block in one list, best
+// fit by a linear scan; without expandable segments), against the model's
+// indexed pools on random traffic: the same block sizes, peaks and segments
+// after every call.
+class PlainAllocator {
+ public:
+  explicit PlainAllocator(uint64_t max_split) : max_split_(max_split) {}
+  int Malloc(uint64_t requested) {
+    const uint64_t size = CudaRoundSize(requested);
+    const bool small = size <= kSmallSize;
+    int best = -1;
+    for (int i = 0; i < static_cast<int>(blocks_.size()); ++i) {
+      const B& b = blocks_[i];
+      if (b.gone || b.allocated || b.small != small || b.size < size) continue;
+      if (best < 0 || b.size < blocks_[best].size || (b.size == blocks_[best].size && b.addr < blocks_[best].addr)) best = i;
+    }
+    if (best >= 0) {
+      const uint64_t found = blocks_[best].size;
+      if ((size < max_split_ && found >= max_split_) || (size >= max_split_ && found >= size + kLargeBuffer)) best = -1;
+    }
+    if (best < 0) {
+      const uint64_t seg = CudaAllocationSize(size);
+      blocks_.push_back({next_addr_, seg, small, false, false, segments_++});
+      next_addr_ += seg;
+      reserved_ += seg;
+      peak_reserved_ = std::max(peak_reserved_, reserved_);
+      best = static_cast<int>(blocks_.size()) - 1;
+    }
+    const uint64_t rest = blocks_[best].size - size;
+    if (small ? rest >= kMinBlockSize : (size < max_split_ && rest > kSmallSize)) {
+      B r = blocks_[best];
+      r.addr += size;
+      r.size = rest;
+      blocks_[best].size = size;
+      blocks_.push_back(r);
+    }
+    blocks_[best].allocated = true;
+    allocated_ += blocks_[best].size;
+    peak_allocated_ = std::max(peak_allocated_, allocated_);
+    return best;
+  }
+  void Free(int h) {
+    B& b = blocks_[h];
+    b.allocated = false;
+    allocated_ -= b.size;
+    for (B& o : blocks_) {  // merge the free address neighbours of the same segment
+      if (o.gone || o.allocated || &o == &b || o.segment != b.segment) continue;
+      if (o.addr + o.size == b.addr) {
+        b.addr = o.addr;
+        b.size += o.size;
+        o.gone = true;
+      } else if (b.addr + b.size == o.addr) {
+        b.size += o.size;
+        o.gone = true;
+      }
+    }
+  }
+  uint64_t BlockSize(int h) const { return blocks_[h].size; }
+  uint64_t allocated_ = 0, peak_allocated_ = 0, reserved_ = 0, peak_reserved_ = 0, segments_ = 0;
+
+ private:
+  struct B {
+    uint64_t addr, size;
+    bool small, allocated, gone;
+    uint64_t segment;
+  };
+  uint64_t max_split_;
+  uint64_t next_addr_ = 0;
+  std::vector<B> blocks_;
+};
+
+TEST(CudaCachingAllocator, EqualsThePlainRulesOnRandomTraffic) {
+  for (uint64_t max_split : {std::numeric_limits<uint64_t>::max(), 6 * kMiB, 64 * kMiB}) {
+    CudaCachingAllocator a({.max_split_size = max_split});
+    PlainAllocator plain(max_split);
+    std::mt19937_64 rng(11);
+    std::vector<std::pair<int64_t, int>> live;
+    for (int i = 0; i < 6000; ++i) {
+      if (live.empty() || rng() % 5 < 3) {
+        const uint64_t cap = rng() % 4 == 0 ? 48 * kMiB : rng() % 2 ? kSmallSize : 64 * kKiB;
+        const uint64_t size = 1 + rng() % cap;
+        const int64_t h = a.Malloc(size);
+        const int p = plain.Malloc(size);
+        ASSERT_EQ(a.BlockSize(h), plain.BlockSize(p)) << "call " << i << " size " << size;
+        live.emplace_back(h, p);
+      } else {
+        const size_t k = rng() % live.size();
+        a.Free(live[k].first);
+        plain.Free(live[k].second);
+        live[k] = live.back();
+        live.pop_back();
+      }
+      ASSERT_EQ(a.stats().allocated_bytes, plain.allocated_) << "call " << i;
+      ASSERT_EQ(a.stats().reserved_bytes, plain.reserved_) << "call " << i;
+      ASSERT_EQ(a.stats().peak_allocated_bytes, plain.peak_allocated_) << "call " << i;
+      ASSERT_EQ(a.stats().peak_reserved_bytes, plain.peak_reserved_) << "call " << i;
+      ASSERT_EQ(a.stats().segments, plain.segments_) << "call " << i;
+    }
   }
 }
 

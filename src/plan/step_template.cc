@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +54,14 @@ struct Recording {
   std::vector<Affine> uncovered;  // per base.uncovered entry
   Affine parameter_count;
   int inplace_warning = -1;  // index in base.warnings
+  // What the required bytes alone need, compiled once (CompileRequired).
+  struct Line {
+    __int128 a = 0, b = 0;
+    __int128 At(int64_t batch) const { return a * batch + b; }
+  };
+  int64_t valid_lo = 1, valid_hi = 0;  // the batches where every count Replay checks is in range
+  Line inplace_bytes;                  // the in-place warning's bytes, unrounded
+  std::vector<Line> observed;          // cpu: live bytes + scratch at each observation, one per slope (the highest)
 };
 
 bool SameEvents(const StepTrace& x, const StepTrace& y) {
@@ -70,6 +79,8 @@ bool SameEvents(const StepTrace& x, const StepTrace& y) {
 
 // Fits a recording through the plans and traces at two batches; nullopt when
 // they differ in anything but byte counts and dims, or a count is not affine.
+// The caller moves the first plan and trace in (base, trace), then compiles
+// what the required bytes need (CompileRequired).
 std::optional<Recording> MakeRecording(const Model& model, const StepPlan& p1, const StepTrace& t1,
                                        const StepPlan& p2, const StepTrace& t2) {
   const int64_t x1 = p1.batch, x2 = p2.batch;
@@ -110,9 +121,81 @@ std::optional<Recording> MakeRecording(const Model& model, const StepPlan& p1, c
   }
   r.parameter_count = fit(p1.parameter_count, p2.parameter_count);
   if (!affine) return std::nullopt;
-  r.base = p1;
-  r.trace = t1;
   return r;
+}
+
+// floor(p / q) and ceil(p / q) for q > 0.
+__int128 FloorDiv(__int128 p, __int128 q) { return p >= 0 ? p / q : -((-p + q - 1) / q); }
+__int128 CeilDiv(__int128 p, __int128 q) { return -FloorDiv(-p, q); }
+
+// Narrows [lo, hi] to the batches where 0 <= f(batch) <= kByteLimit.
+void KeepInRange(const Affine& f, int64_t* lo, int64_t* hi) {
+  __int128 l = *lo, h = *hi;
+  if (f.a == 0) {
+    if (f.b < 0 || f.b > kByteLimit) h = l - 1;
+  } else if (f.a > 0) {
+    l = std::max(l, CeilDiv(-__int128{f.b}, f.a));
+    h = std::min(h, FloorDiv(kByteLimit - f.b, f.a));
+  } else {
+    l = std::max(l, CeilDiv(f.b - kByteLimit, -__int128{f.a}));
+    h = std::min(h, FloorDiv(f.b, -__int128{f.a}));
+  }
+  if (h < l) h = l - 1;
+  *lo = static_cast<int64_t>(std::min<__int128>(l, kMaxBatch + 1));
+  *hi = static_cast<int64_t>(std::max<__int128>(std::min<__int128>(h, kMaxBatch), 0));
+}
+
+// Fills the recording's RequiredModel: the batches where Replay answers, and
+// on the CPU target the live total at each observation as a line in the batch
+// (allocations add their line, frees subtract it), one per slope.
+void CompileRequired(Recording* r) {
+  int64_t lo = 1, hi = kMaxBatch;
+  const std::vector<StepTrace::Event>& events = r->trace.events;
+  std::vector<int> alloc_event;  // per buffer
+  for (size_t i = 0; i < events.size(); ++i) {
+    const StepTrace::Event& e = events[i];
+    if (e.kind == StepTrace::kAlloc || e.kind == StepTrace::kObserve) KeepInRange(r->event_bytes[i], &lo, &hi);
+    if (e.kind == StepTrace::kAlloc) {
+      if (static_cast<size_t>(e.buffer) >= alloc_event.size()) alloc_event.resize(e.buffer + 1, -1);
+      alloc_event[e.buffer] = static_cast<int>(i);
+    }
+  }
+  for (const LayerFit& f : r->layers) {
+    KeepInRange(f.output_bytes, &lo, &hi);
+    KeepInRange(f.parameter_bytes, &lo, &hi);
+  }
+  for (const Affine& f : r->uncovered) KeepInRange(f, &lo, &hi);
+  KeepInRange(r->parameter_count, &lo, &hi);
+  r->valid_lo = lo;
+  r->valid_hi = hi;
+  auto line = [&](int buffer) {
+    const Affine& f = r->event_bytes[alloc_event[buffer]];
+    return Recording::Line{f.a, f.b};
+  };
+  for (int b : r->trace.inplace_buffers) {
+    r->inplace_bytes.a += line(b).a;
+    r->inplace_bytes.b += line(b).b;
+  }
+  if (r->base.target != Target::kCpu) return;
+  Recording::Line total;
+  std::vector<Recording::Line> observed;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const StepTrace::Event& e = events[i];
+    if (e.kind == StepTrace::kAlloc || e.kind == StepTrace::kFree) {
+      const Recording::Line f = line(e.buffer);
+      const int sign = e.kind == StepTrace::kAlloc ? 1 : -1;
+      total.a += sign * f.a;
+      total.b += sign * f.b;
+    } else if (e.kind == StepTrace::kObserve) {
+      observed.push_back({total.a + r->event_bytes[i].a, total.b + r->event_bytes[i].b});
+    }
+  }
+  std::sort(observed.begin(), observed.end(), [](const Recording::Line& x, const Recording::Line& y) {
+    return x.a != y.a ? x.a < y.a : x.b > y.b;
+  });
+  for (const Recording::Line& l : observed) {
+    if (r->observed.empty() || r->observed.back().a != l.a) r->observed.push_back(l);
+  }
 }
 
 // The plan at `batch` from a recording; nullopt when a count leaves its range.
@@ -180,6 +263,37 @@ std::optional<StepPlan> Replay(const Recording& r, const PlanOptions& options, i
   return p;
 }
 
+// Replay(r, options, batch)->required_bytes without the plan; nullopt where
+// Replay gives none (or the CPU peak leaves what uint64 sums hold exactly).
+std::optional<uint64_t> ReplayRequired(const Recording& r, const PlanOptions& options, int64_t batch) {
+  if (batch < r.valid_lo || batch > r.valid_hi) return std::nullopt;
+  if (r.inplace_warning >= 0 && r.inplace_bytes.At(batch) == 0) return std::nullopt;
+  if (options.target == Target::kCpu) {
+    __int128 peak = 0;
+    for (const Recording::Line& l : r.observed) peak = std::max(peak, l.At(batch));
+    if (peak > std::numeric_limits<int64_t>::max()) return std::nullopt;
+    return static_cast<uint64_t>(peak);
+  }
+  StepLedger ledger(options.target, nullptr);
+  ledger.buffers.reserve(r.trace.events.size());
+  ledger.events.reserve(r.trace.events.size());
+  for (size_t i = 0; i < r.trace.events.size(); ++i) {
+    const StepTrace::Event& e = r.trace.events[i];
+    switch (e.kind) {
+      case StepTrace::kAlloc:
+        ledger.Alloc(static_cast<uint64_t>(r.event_bytes[i].At(batch)), static_cast<Category>(e.category));
+        break;
+      case StepTrace::kFree: ledger.Free(e.buffer); break;
+      case StepTrace::kRecategorize: ledger.Recategorize(e.buffer, static_cast<Category>(e.category)); break;
+      case StepTrace::kObserve: ledger.Observe(e.phase, static_cast<uint64_t>(r.event_bytes[i].At(batch))); break;
+      case StepTrace::kStepBegin: ledger.MarkStepBegin(); break;
+    }
+  }
+  StepPlan p;
+  FinishStepPlan(ledger, options, r.trace.has_matmul, r.trace.has_conv, 0, &p);
+  return p.required_bytes;
+}
+
 // Everything in the options but the batch. (A new PlanOptions field must be
 // added here; step_template_test.cc checks PlanOptions' size as a tripwire.)
 std::string OptionSetKey(const PlanOptions& o) {
@@ -239,22 +353,28 @@ struct BatchPlanner::Impl {
     std::vector<Segment> segments;
     std::vector<Point> loose;  // traced plans no segment explains (the last two)
     int recordings = 0;
+    std::map<int64_t, uint64_t> required;  // what RequiredBytes answered, per batch
   };
   // Recordings made per option set at most (one per stretch of batches where
   // the rules choose the same kernels; a batch threshold starts another).
   static constexpr int kMaxRecordings = 6;
 
-  // The shapes at a batch; batches 1 and 2 are kept (every option set plans them).
+  // The shapes at a batch (they depend on the input overrides and the batch
+  // alone, so option sets share them); batches 1 and 2 are kept (every search
+  // plans them), and the last few others.
+  static constexpr size_t kRecentShapes = 3;
   Result<const ConcreteShapes*> Shapes(const PlanOptions& o) REQUIRES(mu) {
     const std::string key = ShapeKey(o, *o.batch);
     if (auto it = shapes.find(key); it != shapes.end()) return &it->second;
+    for (auto& [k, s] : recent_shapes) {
+      if (k == key) return s.get();
+    }
     Result<ConcreteShapes> s = InferConcreteShapes(model, o);
     if (!s) return MakeError(s.error());
-    if (*o.batch > 2) {
-      scratch = std::move(s).value();
-      return &scratch;
-    }
-    return &shapes.emplace(key, std::move(s).value()).first->second;
+    if (*o.batch <= 2) return &shapes.emplace(key, std::move(s).value()).first->second;
+    if (recent_shapes.size() == kRecentShapes) recent_shapes.erase(recent_shapes.begin());
+    recent_shapes.emplace_back(key, std::make_unique<ConcreteShapes>(std::move(s).value()));
+    return recent_shapes.back().second.get();
   }
 
   Result<StepPlan> Full(const PlanOptions& o, StepTrace* trace) REQUIRES(mu) {
@@ -265,26 +385,52 @@ struct BatchPlanner::Impl {
     return PlanFromShapes(model, **s, o, trace);
   }
 
-  Result<StepPlan> Plan(const PlanOptions& o) REQUIRES(mu) {
-    if (!o.batch || *o.batch < 1 || *o.batch > kMaxBatch || o.record_timeline) return Full(o, nullptr);
-    const int64_t n = *o.batch;
-    Entry& e = entries[OptionSetKey(o)];
+  static bool Replayable(const PlanOptions& o) { return o.batch && *o.batch >= 1 && *o.batch <= kMaxBatch; }
+
+  // The option set's entry. A plan with the timeline shares the entry of the
+  // same options without it (the timeline is the only difference).
+  Entry& EntryFor(const PlanOptions& o) REQUIRES(mu) {
+    if (!o.record_timeline) return entries[OptionSetKey(o)];
+    PlanOptions without = o;
+    without.record_timeline = false;
+    return entries[OptionSetKey(without)];
+  }
+
+  // A checked segment's answer at `n`, or nullptr.
+  const Segment* Covering(const Entry& e, int64_t n) const {
     for (const Segment& s : e.segments) {
-      if (!s.checked || n < s.lo || n > s.hi) continue;
-      if (std::optional<StepPlan> p = Replay(s.recording, o, n)) {
-        ++stats.replayed_plans;
-        return *std::move(p);
-      }
+      if (s.checked && n >= s.lo && n <= s.hi) return &s;
     }
+    return nullptr;
+  }
+
+  // Plans `o` in full and learns from it: a segment that predicts the plan
+  // exactly now covers its batch, one never checked that does not is dropped,
+  // and a plan no segment explains is fitted with the nearest loose one. Fills
+  // `plan` (when given) and `required`.
+  Status FullAndLearn(const PlanOptions& o, Entry& e, StepPlan* plan, uint64_t* required) REQUIRES(mu) {
+    const int64_t n = *o.batch;
     Point point;
-    Result<StepPlan> full = Full(o, e.recordings < kMaxRecordings ? &point.trace : nullptr);
-    if (!full || e.recordings >= kMaxRecordings) return full;
-    // A segment that predicts this batch exactly covers it; one that does not is dropped.
+    const bool learn = e.recordings < kMaxRecordings;
+    Result<StepPlan> full = Full(o, learn ? &point.trace : nullptr);
+    if (!full) return MakeError(full.error());
+    *required = full->required_bytes;
+    if (!learn) {
+      if (plan) *plan = std::move(full).value();
+      return Status::Ok();
+    }
+    if (plan) {
+      *plan = *full;
+      point.plan = std::move(full).value();
+    } else {
+      point.plan = std::move(full).value();
+    }
+    point.plan.timeline.clear();
     bool explained = false;
     for (size_t i = 0; i < e.segments.size();) {
       Segment& s = e.segments[i];
       std::optional<StepPlan> replayed = Replay(s.recording, o, n);
-      if (replayed && *replayed == *full) {
+      if (replayed && *replayed == point.plan) {
         s.checked = true;
         s.lo = std::min(s.lo, n);
         s.hi = std::max(s.hi, n);
@@ -298,33 +444,106 @@ struct BatchPlanner::Impl {
       }
       ++i;
     }
-    if (explained) return full;
-    point.plan = *full;
+    if (explained) return Status::Ok();
     // Fit a new recording through this batch and the nearest loose one.
     std::sort(e.loose.begin(), e.loose.end(), [&](const Point& a, const Point& b) {
       return std::llabs(a.plan.batch - n) < std::llabs(b.plan.batch - n);
     });
-    for (const Point& q : e.loose) {
+    for (Point& q : e.loose) {
       const bool below = q.plan.batch < n;
-      std::optional<Recording> r = MakeRecording(model, below ? q.plan : point.plan, below ? q.trace : point.trace,
-                                                 below ? point.plan : q.plan, below ? point.trace : q.trace);
+      Point& x = below ? q : point;
+      Point& y = below ? point : q;
+      std::optional<Recording> r = MakeRecording(model, x.plan, x.trace, y.plan, y.trace);
       if (!r) continue;
+      const int64_t lo = x.plan.batch, hi = y.plan.batch;
+      r->base = std::move(x.plan);
+      r->trace = std::move(x.trace);
+      CompileRequired(&*r);
       ++e.recordings;
       ++stats.recordings;
-      e.segments.push_back({std::move(*r), std::min(q.plan.batch, n), std::max(q.plan.batch, n), false});
+      e.segments.push_back({std::move(*r), lo, hi, false});
       e.loose.clear();
-      return full;
+      return Status::Ok();
     }
     e.loose.insert(e.loose.begin(), std::move(point));
     if (e.loose.size() > 2) e.loose.pop_back();
-    return full;
+    return Status::Ok();
+  }
+
+  Result<StepPlan> Plan(const PlanOptions& o) REQUIRES(mu) {
+    if (!Replayable(o)) return Full(o, nullptr);
+    const int64_t n = *o.batch;
+    Entry& e = EntryFor(o);
+    if (!o.record_timeline) {
+      for (const Segment& s : e.segments) {
+        if (!s.checked || n < s.lo || n > s.hi) continue;
+        if (std::optional<StepPlan> p = Replay(s.recording, o, n)) {
+          ++stats.replayed_plans;
+          return *std::move(p);
+        }
+      }
+    }
+    StepPlan plan;
+    uint64_t required = 0;
+    if (Status s = FullAndLearn(o, e, &plan, &required); !s) return MakeError(s.error());
+    return plan;
+  }
+
+  Result<uint64_t> RequiredBytes(const PlanOptions& o, int64_t reach) REQUIRES(mu) {
+    if (!Replayable(o) || o.record_timeline) {
+      Result<StepPlan> p = Plan(o);
+      if (!p) return MakeError(p.error());
+      return p->required_bytes;
+    }
+    const int64_t n = *o.batch;
+    Entry& e = EntryFor(o);
+    // Searches ask the same batches again (split re-plans a split per strategy, the page searches twice).
+    if (auto it = e.required.find(n); it != e.required.end()) return it->second;
+    Result<uint64_t> r = NewRequiredBytes(o, e, reach);
+    if (r) e.required.emplace(n, *r);
+    return r;
+  }
+
+  Result<uint64_t> NewRequiredBytes(const PlanOptions& o, Entry& e, int64_t reach) REQUIRES(mu) {
+    const int64_t n = *o.batch;
+    if (const Segment* s = Covering(e, n)) {
+      if (std::optional<uint64_t> r = ReplayRequired(s->recording, o, n)) {
+        ++stats.replayed_plans;
+        return *r;
+      }
+      Result<StepPlan> p = Plan(o);  // tries every segment, then plans in full
+      if (!p) return MakeError(p.error());
+      return p->required_bytes;
+    }
+    // A recording not yet checked is checked at the farthest batch the caller
+    // will ask (a plan costs the same at any batch), so that one check covers
+    // the whole search; where that check fails, `n` is planned in full as well.
+    if (reach > n && reach <= kMaxBatch && e.recordings < kMaxRecordings) {
+      for (const Segment& s : e.segments) {
+        if (s.checked || reach <= s.hi || reach > s.recording.valid_hi) continue;
+        PlanOptions far = o;
+        far.batch = reach;
+        uint64_t ignored = 0;
+        if (Status st = FullAndLearn(far, e, nullptr, &ignored); !st) break;
+        if (const Segment* c = Covering(e, n)) {
+          if (std::optional<uint64_t> r = ReplayRequired(c->recording, o, n)) {
+            ++stats.replayed_plans;
+            return *r;
+          }
+        }
+        break;
+      }
+    }
+    uint64_t required = 0;
+    if (Status s = FullAndLearn(o, e, nullptr, &required); !s) return MakeError(s.error());
+    return required;
   }
 
   const Model& model;
   Mutex mu;
   std::map<std::string, Entry> entries GUARDED_BY(mu);
   std::map<std::string, ConcreteShapes> shapes GUARDED_BY(mu);
-  ConcreteShapes scratch GUARDED_BY(mu);
+  std::vector<std::pair<std::string, std::unique_ptr<ConcreteShapes>>> recent_shapes GUARDED_BY(mu);
   BatchPlanner::Stats stats GUARDED_BY(mu);
 };
 
@@ -334,6 +553,11 @@ BatchPlanner::~BatchPlanner() = default;
 Result<StepPlan> BatchPlanner::Plan(const PlanOptions& options) {
   MutexLock lock(impl_->mu);
   return impl_->Plan(options);
+}
+
+Result<uint64_t> BatchPlanner::RequiredBytes(const PlanOptions& options, int64_t reach) {
+  MutexLock lock(impl_->mu);
+  return impl_->RequiredBytes(options, reach);
 }
 
 BatchPlanner::Stats BatchPlanner::stats() const {

@@ -41,6 +41,28 @@ int ExpectSamePlans(const Model& model, const PlanOptions& base, const std::stri
   return planner.stats().replayed_plans;
 }
 
+// The required bytes alone (the path fit and split take) against PlanStep at
+// every batch, with a reach (the check placed at the search's far end) as a
+// search passes it; returns how many the recording answered.
+int ExpectSameRequired(const Model& model, const PlanOptions& base, const std::string& label, int64_t reach) {
+  BatchPlanner planner(model);
+  for (int64_t b : kBatches) {
+    PlanOptions o = base;
+    o.batch = b;
+    Result<StepPlan> full = PlanStep(model, o);
+    Result<uint64_t> fast = planner.RequiredBytes(o, reach);
+    EXPECT_EQ(full.ok(), fast.ok()) << label << " batch " << b;
+    if (!full.ok() || !fast.ok()) continue;
+    EXPECT_EQ(full->required_bytes, *fast) << label << " batch " << b << " reach " << reach;
+    // A whole plan from the same planner afterwards still equals the full one.
+    if (b == 39 || b == 999) {
+      Result<StepPlan> whole = planner.Plan(o);
+      EXPECT_TRUE(whole.ok() && *whole == *full) << label << " batch " << b;
+    }
+  }
+  return planner.stats().replayed_plans;
+}
+
 std::vector<PlanOptions> OptionSets() {
   std::vector<PlanOptions> sets;
   for (Target t : {Target::kCpu, Target::kCuda}) {
@@ -74,6 +96,9 @@ TEST_P(ZooReplay, EqualsTheFullPlanForEveryBatchAndOptionSet) {
     const std::string label = GetParam() + " option set " + std::to_string(set++) + " (" + std::string(Name(o.target)) + ")";
     // A wrong recording is caught by the comparison above; one that never answers, here.
     EXPECT_GE(ExpectSamePlans(**model, o, label), 4) << label;
+    // The required bytes alone, without a reach and with one.
+    EXPECT_GE(ExpectSameRequired(**model, o, label, 0), 4) << label;
+    EXPECT_GE(ExpectSameRequired(**model, o, label, 4097), 4) << label;
   }
 }
 
@@ -125,6 +150,71 @@ TEST(BatchPlanner, OddGraphEqualsTheFullPlan) {
   ASSERT_EQ(p->uncovered.size(), 1u);
   for (const PlanOptions& o : OptionSets()) {
     EXPECT_GE(ExpectSamePlans(**model, o, "odd " + std::string(Name(o.target))), 8);
+  }
+}
+
+TEST(BatchPlanner, OddGraphRequiredBytesEqualTheFullPlan) {
+  auto model = LoadModelFromBytes(OddGraph(), "odd");
+  ASSERT_TRUE(model.ok()) << model.error();
+  for (const PlanOptions& o : OptionSets()) {
+    for (int64_t reach : {int64_t{0}, int64_t{1000}, kMaxBatch}) {
+      EXPECT_GE(ExpectSameRequired(**model, o, "odd " + std::string(Name(o.target)), reach), 8);
+    }
+  }
+}
+
+// Two branches from one input joined by Concat, a residual Add, a Softmax head:
+// buffers freed out of order, a peak in backward that moves with the batch.
+std::string BranchGraph() {
+  GraphBuilder g;
+  g.Input("input", {3, 16, 16}).Weight("a.weight", {8, 3, 3, 3}).Weight("b.weight", {4, 3, 1, 1});
+  g.Weight("c.weight", {12, 12, 3, 3}).Weight("fc.weight", {10, 12});
+  GraphBuilder::IntsAttr(g.Node("Conv", {"input", "a.weight"}, {"a"}, "conv_a"), "pads", {1, 1, 1, 1});
+  g.Node("Conv", {"input", "b.weight"}, {"b"}, "conv_b");
+  g.Node("Relu", {"a"}, {"ar"}, "relu_a");
+  g.Node("Sigmoid", {"b"}, {"bs"}, "sig_b");
+  GraphBuilder::IntAttr(g.Node("Concat", {"ar", "bs"}, {"cat"}, "cat"), "axis", 1);
+  GraphBuilder::IntsAttr(g.Node("Conv", {"cat", "c.weight"}, {"c"}, "conv_c"), "pads", {1, 1, 1, 1});
+  g.Node("Add", {"c", "cat"}, {"res"}, "residual");
+  g.Node("GlobalAveragePool", {"res"}, {"pool"}, "pool");
+  g.Node("Flatten", {"pool"}, {"flat"}, "flatten");
+  GraphBuilder::IntAttr(g.Node("Gemm", {"flat", "fc.weight"}, {"logits"}, "fc"), "transB", 1);
+  g.Output("logits");
+  return g.Bytes();
+}
+
+TEST(BatchPlanner, BranchGraphRequiredBytesEqualTheFullPlan) {
+  auto model = LoadModelFromBytes(BranchGraph(), "branches");
+  ASSERT_TRUE(model.ok()) << model.error();
+  for (const PlanOptions& o : OptionSets()) {
+    EXPECT_GE(ExpectSameRequired(**model, o, "branches " + std::string(Name(o.target)), 65536), 8);
+    EXPECT_GE(ExpectSamePlans(**model, o, "branches " + std::string(Name(o.target))), 4);
+  }
+}
+
+// The reach only moves where the recording is checked: a reach beyond what
+// the counts hold (or an unplannable one) falls back to checking at the batch.
+TEST(BatchPlanner, ReachChecksOnceForTheWholeSearch) {
+  auto model = LoadModel("resnet18");
+  ASSERT_TRUE(model.ok()) << model.error();
+  PlanOptions o;
+  o.target = Target::kCpu;
+  BatchPlanner planner(**model);
+  for (int64_t b : {int64_t{300}, int64_t{1}, int64_t{2}, int64_t{5000}, int64_t{77}, int64_t{4999}}) {
+    o.batch = b;
+    ASSERT_EQ(*planner.RequiredBytes(o, 5000), PlanStep(**model, o)->required_bytes) << b;
+  }
+  // 300 and 1 fitted, 5000 checked it: everything after is replayed.
+  EXPECT_EQ(planner.stats().full_plans, 3);
+  EXPECT_EQ(planner.stats().replayed_plans, 4);
+  // A batch asked again is remembered, not replayed again.
+  o.batch = 77;
+  ASSERT_EQ(*planner.RequiredBytes(o, 5000), PlanStep(**model, o)->required_bytes);
+  EXPECT_EQ(planner.stats().replayed_plans, 4);
+  BatchPlanner huge(**model);
+  for (int64_t b : {int64_t{1}, int64_t{2}, int64_t{3}}) {
+    o.batch = b;
+    ASSERT_EQ(*huge.RequiredBytes(o, kMaxBatch), PlanStep(**model, o)->required_bytes) << b;
   }
 }
 

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "oomguard/plan/planner.h"
@@ -19,12 +21,42 @@ namespace oomguard::fit {
 
 // Predicts one training step. The real one is
 //   [&](const PlanOptions& o) { return plan::PlanStep(*model, o); }
-using PlanFunction = std::function<Result<plan::StepPlan>(const plan::PlanOptions&)>;
+// Searches mostly need one number per batch, the required bytes: a planner
+// that answers it without building the whole plan (BatchPlanner) passes that
+// as `required` too. required(o, reach) must equal (*this)(o)->required_bytes;
+// `reach` is the largest batch the caller will ask with these options (0 when
+// unknown), a hint.
+class PlanFunction {
+ public:
+  using Plan = std::function<Result<plan::StepPlan>(const plan::PlanOptions&)>;
+  using Required = std::function<Result<uint64_t>(const plan::PlanOptions&, int64_t reach)>;
+
+  PlanFunction() = default;
+  PlanFunction(Plan plan, Required required) : plan_(std::move(plan)), required_(std::move(required)) {}
+  template <typename F>
+    requires(!std::is_same_v<std::decay_t<F>, PlanFunction> && std::is_constructible_v<Plan, F>)
+  PlanFunction(F&& plan) : plan_(std::forward<F>(plan)) {}  // NOLINT: a lambda is a PlanFunction
+
+  Result<plan::StepPlan> operator()(const plan::PlanOptions& o) const { return plan_(o); }
+  // The required bytes alone (from the plan when no `required` was given).
+  Result<uint64_t> RequiredBytes(const plan::PlanOptions& o, int64_t reach = 0) const {
+    if (required_) return required_(o, reach);
+    Result<plan::StepPlan> p = plan_(o);
+    if (!p) return MakeError(p.error());
+    return p->required_bytes;
+  }
+  bool answers_required_alone() const { return static_cast<bool>(required_); }
+
+ private:
+  Plan plan_;
+  Required required_;
+};
 
 // A PlanFunction answering from `planner` (which must outlive it): the graph
 // analysed once per option set, not once per batch.
 inline PlanFunction PlanWith(plan::BatchPlanner& planner) {
-  return [&planner](const plan::PlanOptions& o) { return planner.Plan(o); };
+  return PlanFunction([&planner](const plan::PlanOptions& o) { return planner.Plan(o); },
+                      [&planner](const plan::PlanOptions& o, int64_t reach) { return planner.RequiredBytes(o, reach); });
 }
 
 // The default safety margin, in percent of the device capacity. The planner is

@@ -197,10 +197,18 @@ class BatchPlanner {
   BatchPlanner& operator=(const BatchPlanner&) = delete;
 
   Result<StepPlan> Plan(const PlanOptions& options);
+  // Plan(options)->required_bytes (or its error), without building the plan
+  // where a recording answers: on the CPU target the peak of the recorded live
+  // totals, each affine in the batch; on CUDA the recorded allocations alone
+  // replayed through the caching-allocator model. `reach`: the largest batch
+  // the caller expects to ask for this option set (a search's limit; 0 when
+  // unknown): a recording not yet checked is checked there, so one full plan
+  // covers the whole search.
+  Result<uint64_t> RequiredBytes(const PlanOptions& options, int64_t reach = 0);
 
   struct Stats {
     int full_plans = 0;      // full plans (recording and checking included)
-    int replayed_plans = 0;  // batches answered from a recording
+    int replayed_plans = 0;  // batches answered from a recording (plans and required bytes)
     int recordings = 0;      // recordings made
     int rejected = 0;        // recordings dropped: the check at a third batch failed
   };
