@@ -37,8 +37,7 @@ int RunPlan(int argc, char** argv) {
   const bool more = !values.html.empty() || resolved->capacity_bytes.has_value();
   auto result = more ? planner.Plan(shown) : plan::PlanStep(**model, shown);
   if (!result) return UsageError("plan", result.error());
-  // One planner for the in-place range, the what-ifs and the page's searches: each option set is analysed once.
-  plan::BatchPlanner planner(**model);
+  // The same planner gives the in-place range (another option set, analysed once).
   if (Status s = plan::AddInplaceRange(planner, resolved->options, &*result); !s) return UsageError("plan", s.error());
   auto host = ResolveHostSection(host_values, **model, resolved->options, *result, *doctor::MakeRealSystem());
   if (!host) return UsageError("plan", host.error());
