@@ -160,7 +160,7 @@ constexpr Pattern kPatterns[] = {
      "ValueError: Free memory on device (14.68/79.19 GiB) on startup is less than desired GPU memory utilization "
      "(0.9, 71.27 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."},
     {"cuda_error_oom", S::kGpuOom, "",
-     R"re((?i)CUDA(?: error|Error|_ERROR)?[:_ ]+out[ _]of[ _]memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CNMEM_STATUS_OUT_OF_MEMORY|cudaMalloc\w*.{0,40}(?:fail|out of memory)|hipErrorOutOfMemory|cuMemAlloc(?:_v2)?\b.{0,40}out of memory|Error allocating [\d,]+ bytes of device memory|CUDA(?::|\xef\xbc\x9a)\s*(?:\xe6\xb2\xa1\xe6\x9c\x89\xe8\xae\xb0\xe5\xbf\x86|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3))re",
+     R"re((?i)CUDA(?: error|Error|_ERROR)?[:_ ]+out[ _]of[ _]memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CNMEM_STATUS_OUT_OF_MEMORY|cudaMalloc\w*.{0,40}(?:fail|out of memory)|hipErrorOutOfMemory|cuMemAlloc(?:_v\d)?\b.{0,40}out of memory|Error allocating [\d,]+ bytes of device memory|CUDA(?::|\xef\xbc\x9a)\s*(?:\xe6\xb2\xa1\xe6\x9c\x89\xe8\xae\xb0\xe5\xbf\x86|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3))re",
      "RuntimeError: CUDA error: out of memory"},
     // Vulkan's, OpenCL's and Metal's own out-of-memory codes (llama.cpp, MLC, LightGBM, miners): the device's memory.
     {"gpu_api_out_of_memory", S::kGpuOom, "",
