@@ -56,6 +56,9 @@ constexpr Pattern kPatterns[] = {
     {"cuda_host_alloc_failed", S::kHostPinnedOom, "",
      R"re((?i)(?:cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister|CachingHostAllocator)\w*.{0,80}(?:fail|out of memory|error)|(?:out of memory|fail\w*|error)\b.{0,80}(?:CachingHostAllocator|cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister))re",
      "RuntimeError: cudaHostRegister failed: out of memory"},
+    // ND4J's CUDA backend allocates its host buffers page-locked; corpus-0984:
+    {"nd4j_host_alloc_failed", S::kHostPinnedOom, "dl4j", R"re((?i)(?:can'?t|cannot|could not|failed to|unable to) allocate \[HOST\] memory)re",
+     "In both cases \"Can't allocate [HOST] memory\" exception will be thrown."},
     {"torch_pin_memory_thread", S::kHostPinnedOom, "pytorch",
      R"re((?i)in pin memory thread|pin[ _]memory thread exited)re",
      "RuntimeError: Caught RuntimeError in pin memory thread for device 0."},
@@ -111,6 +114,11 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)failed to allocate [\d.]+\w* \(\d+ bytes\) from device)re",
      "E tensorflow/stream_executor/cuda/cuda_driver.cc:936] failed to allocate 3.77G (4046333952 bytes) "
      "from device: CUDA_ERROR_OUT_OF_MEMORY"},
+    // Theano's CNMeM pool reserves lib.cnmem (a fraction) of the GPU at start-up: the reservation failed.
+    // Theano's cuda_ndarray.cu message, and corpus-1035:
+    {"theano_cnmem_reserve_failed", S::kTfDeviceAllocFailed, "theano",
+     R"re((?i)cnmemInit call failed|(?:lib\.cnmem|gpuarray\.preallocate)\s*=\s*[\d.]+\b.{0,80}(?:fail|OUT_OF_MEMORY|out of memory))re",
+     "RuntimeError: initCnmem: cnmemInit call failed! Reason=CNMEM_STATUS_OUT_OF_MEMORY. numdev=1"},
     {"tf_bfc_dump_summary", S::kGpuOom, "tensorflow", R"re(Sum Total of in-use chunks)re",
      "I tensorflow/core/common_runtime/bfc_allocator.cc:678] Sum Total of in-use chunks: 4.02GiB", Tier::kFamily},
     {"xla_resource_exhausted", S::kGpuOom, "",
@@ -152,7 +160,7 @@ constexpr Pattern kPatterns[] = {
      "ValueError: Free memory on device (14.68/79.19 GiB) on startup is less than desired GPU memory utilization "
      "(0.9, 71.27 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."},
     {"cuda_error_oom", S::kGpuOom, "",
-     R"re((?i)CUDA(?: error|Error|_ERROR)?[:_ ]+out[ _]of[ _]memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CNMEM_STATUS_OUT_OF_MEMORY|cudaMalloc\w*.{0,40}(?:fail|out of memory)|hipErrorOutOfMemory)re",
+     R"re((?i)CUDA(?: error|Error|_ERROR)?[:_ ]+out[ _]of[ _]memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CNMEM_STATUS_OUT_OF_MEMORY|cudaMalloc\w*.{0,40}(?:fail|out of memory)|hipErrorOutOfMemory|cuMemAlloc(?:_v\d)?\b.{0,40}out of memory|Error allocating [\d,]+ bytes of device memory|CUDA(?::|\xef\xbc\x9a)\s*(?:\xe6\xb2\xa1\xe6\x9c\x89\xe8\xae\xb0\xe5\xbf\x86|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3))re",
      "RuntimeError: CUDA error: out of memory"},
     // Vulkan's, OpenCL's and Metal's own out-of-memory codes (llama.cpp, MLC, LightGBM, miners): the device's memory.
     {"gpu_api_out_of_memory", S::kGpuOom, "",
@@ -230,6 +238,12 @@ constexpr Pattern kPatterns[] = {
     {"node_memory_pressure", S::kHostRamOom, "",
      R"re((?i)killed due to (?:memory pressure|the node running low on memory)|node running low on memory|exceeds the memory usage threshold|exceeded \d+% memory budget)re",
      "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory."},
+    // The operating system's own words for host memory running out (Windows' resource exhaustion
+    // dialog, macOS's force-quit dialog, Linux mm/oom_kill.c's panic).
+    {"os_out_of_memory_dialog", S::kHostRamOom, "os",
+     R"re((?i)Your (?:computer|system|PC|Mac) (?:is (?:running )?low on memory|has run out of (?:application )?memory)|Out of memory and no killable processes)re",
+     "Your computer is low on memory. To restore enough memory for programs to work correctly, save your files and "
+     "then close or restart all open programs."},
     {"tf_exceeds_system_memory", S::kHostRamOom, "tensorflow",
      R"re((?i)exceeds 10% of (?:free )?system memory)re",
      "W tensorflow/core/framework/cpu_allocator_impl.cc:80] Allocation of 1207959552 exceeds 10% of free system "
@@ -288,7 +302,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bpreallocat\w*|XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION)|per_process_gpu_memory_fraction|gpu_memory_fraction|TF_FORCE_GPU_ALLOW_GROWTH|set_memory_growth|allow_growth)re",
      "setting os.environ[\"XLA_PYTHON_CLIENT_PREALLOCATE\"] = \"false\" does not have any effect.", Tier::kProse},
     {"other_process_prose", S::kOtherProcessProse, "",
-     R"re((?i)(?:still|keeps?|kept)\s+(?:holds?|holding|occup\w*|taking|using|consuming)\s+(?:up\s+)?(?:the\s+)?(?:GPU|VRAM|video|gpu)\s*memory|(?:zombie|orphan(?:ed)?|defunct|stale|leftover|dangling|ghost) (?:python |training )?process|(?:memory|GPU|VRAM)\b.{0,40}(?:even |already )(?:before|prior to) (?:the )?(?:training|running|starting|launching|job|model)|keeps? the GPU memory occupied|GPU memory (?:is )?(?:still )?(?:occupied|held|not (?:freed|released))|(?:GPU|VRAM|video) memory (?:is |stays |remains )?still (?:in use|used|allocated|taken)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user)s? (?:is )?(?:using|holding|occupying|uses|holds|occupies) (?:it|the (?:GPU|card|device))\b|two \w+ processes running|another process (?:is )?(?:using|holding|occupying)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user|training|experiment)s?\b.{0,40}\b(?:using|holding|occup\w+|taking|uses|holds|takes|running|runs) .{0,30}(?:GPU|VRAM|memory|[\d.]+ ?[GM]i?B)|(?:processes|jobs|users) (?:are )?shar\w+ (?:the|one|a) (?:same )?GPU|\b(?:labmate|colleague)s?\b.{0,60}(?:GPU|memory)|\xe4\xbb\x8d\xe7\x84\xb6\xe5\x8d\xa0\xe7\x94\xa8)re",
+     R"re((?i)(?:still|keeps?|kept)\s+(?:holds?|holding|occup\w*|taking|using|consuming)\s+(?:up\s+)?(?:the\s+)?(?:GPU|VRAM|video|gpu)\s*memory|(?:zombie|orphan(?:ed)?|defunct|stale|leftover|dangling|ghost) (?:python |training )?process|(?:memory|GPU|VRAM)\b.{0,40}(?:even |already )(?:before|prior to) (?:the )?(?:training|running|starting|launching|job|model)|keeps? the GPU memory occupied|\b(?:not|never) (?:released|freed|returned|cleared)\b.{0,20}\bafter (?:killing|(?:the |a |my )?(?:process|program|job|script|container)\w* (?:was |is |are |were |got |gets )?(?:killed|terminated|stopped|exit\w*|ended|finished|crash\w*))|GPU memory (?:is )?(?:still )?(?:occupied|held|not (?:freed|released))|(?:GPU|VRAM|video) memory (?:is |stays |remains )?still (?:in use|used|allocated|taken)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user)s? (?:is )?(?:using|holding|occupying|uses|holds|occupies) (?:it|the (?:GPU|card|device))\b|two \w+ processes running|another process (?:is )?(?:using|holding|occupying)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user|training|experiment)s?\b.{0,40}\b(?:using|holding|occup\w+|taking|uses|holds|takes|running|runs) .{0,30}(?:GPU|VRAM|memory|[\d.]+ ?[GM]i?B)|(?:processes|jobs|users) (?:are )?shar\w+ (?:the|one|a) (?:same )?GPU|\b(?:labmate|colleague)s?\b.{0,60}(?:GPU|memory)|\xe4\xbb\x8d\xe7\x84\xb6\xe5\x8d\xa0\xe7\x94\xa8)re",
      "After stopping the process it disappears from nvidia-smi, however it still holds GPU memory.", Tier::kProse},
     {"allocator_stats", S::kAllocatorStats, "pytorch",
      R"re((?i)\bAllocated\b[^:\n]{0,40}:\s*[\d.]+ ?[KMGT]i?B.{0,80}\bReserved\b[^:\n]{0,40}:\s*[\d.]+ ?[KMGT]i?B)re",
@@ -369,6 +383,12 @@ constexpr Pattern kPatterns[] = {
     {"memory_not_freed_prose", S::kMemoryProse, "",
      R"re((?i)memory (?:is |was |gets )?(?:not |never |isn'?t |wasn'?t )(?:fully |completely |properly )?(?:freed|released|cleared|returned|given back)|(?:does not|doesn'?t|didn'?t|did not|won'?t|cannot|can'?t|never) (?:free|release|clear)\w* (?:up )?(?:the |any |all )?(?:\w+ )?memory)re",
      "GPU allocated memory is not released", Tier::kProse},
+    // More swap or page file made and the error stays: the host's memory ran out (Windows' page file,
+    // Linux swap). corpus-1046:
+    {"swap_enlarged_prose", S::kMemoryProse, "",
+     R"re((?i)\b(?:increas|enlarg|rais|extend|add|creat|mak|allocat|set)\w* (?:\w+ ){0,3}(?:page ?file|paging file|swap ?file|swap (?:space|partition|size)|virtual memory)\b.{0,60}\b(?:still|but|error|crash\w*|fail\w*|killed|oom)\b)re",
+     "I have 16gb of RAM (12.9 usable) which i increased by making a pagefile but still receiving the above error while "
+     "running save_onnx.py", Tier::kProse, LineDomain::kHost},
     // A notebook kernel that died: usually memory (host, unless the words around it say GPU), never certain.
     {"notebook_kernel_died", S::kMemoryProse, "",
      R"re((?i)\bkernel\w* (?:appears to have |has |keeps |always |just |then )?(?:died|dies|dying|crash\w*|keeps restarting)|\bkernel restarting\b)re",
@@ -453,7 +473,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bcuda|\bgpu|cudnn|cublas|nvidia|\bvram\b|\bnccl\b|tensorrt|\bhip\b|rocm|thrust::|device memory|video memory|graphics card|\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b)re",
      "Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 7000 MB memory)"},
     {"host_mentioned", S::kContextHost, "",
-     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:gets|got|was|is|being|getting) killed\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re",
+     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:gets|got|was|is|being|getting) killed\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re",
      "2024-01-01 10:00:00 INFO Using CPUExecutionProvider"},
     {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL\d?\b|microsoft-standard|/usr/lib/wsl/)re",
      "Linux version 5.15.90.1-microsoft-standard-WSL2"},
@@ -480,9 +500,9 @@ constexpr const char* kPrefilter =
     R"re(consumption|footprint|vram|regardless|whatever|no matter|launch|initiali|host|no cuda gpus|)re"
     R"re(error 80|not yet initialized|systemnotready|system_not_ready|outdated|check failed|error ?= ?2|)re"
     R"re(resource_?exhausted|bad_alloc|error 2|rocm|hip|imbalanced|unbalanced|uneven|than the others?|)re"
-    R"re(runs out|bytes\)|nvidia|tensorrt|cuda|paging file|1455|\xe9\xa1\xb5\xe9\x9d\xa2|low on memory|threshold|)re"
+    R"re(runs out|bytes\)|nvidia|tensorrt|cuda|paging file|page ?file|swap ?file|1455|\xe9\xa1\xb5\xe9\x9d\xa2|low on memory|threshold|)re"
     R"re(system memory|sigbus|(?-i:Killed)|137|sum total|allocation|\xe6\xb3\x84|fragment|labmate|colleague|)re"
-    R"re(two \w+ processes|another process|\xe4\xbb\x8d\xe7\x84\xb6|fabric|communicate|taken|thrust|)re"
+    R"re(two \w+ processes|another process|\xe4\xbb\x8d\xe7\x84\xb6|fabric|communicate|taken|thrust|cnmem|)re"
     R"re(\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98|reserved|cgroup|\brss\b|heap|slurmstepd|)re"
     R"re(\bsrun\b|ulimit|memlock|kills|grid ?search|hyper-?param|sweep|even (?:\w+ ){0,3}batch|shm[_-]size|ipc.host|)re"
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc)re";

@@ -606,7 +606,10 @@ struct Decider {
     // already at work (BFC warnings, OOM lines): the region grew during the run.
     if (f.alternatives.empty() || gpu_allocator_activity) return f;
     f.cause = Cause::kFrameworkPreallocation;
-    f.summary = "TensorFlow could not reserve " +
+    std::string who = o.framework == "theano" ? std::string("Theano's CNMeM pool (lib.cnmem)")
+                      : o.framework.empty() || o.framework == "tensorflow" ? std::string("TensorFlow")
+                                                                            : o.framework;
+    f.summary = who + " could not reserve " +
                 (Get(f.numbers, "requested_bytes") ? B(*Get(f.numbers, "requested_bytes")) : std::string("its region")) +
                 " of the GPU for its allocator: it preallocates most of the GPU, and the GPU did not have that much "
                 "free.";
