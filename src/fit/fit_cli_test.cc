@@ -62,11 +62,15 @@ TEST(FindMaxBatch, BatchPlannerAnswersAsPlanStepAtEveryBudgetBoundary) {
           EXPECT_EQ(got->max_batch, want->max_batch) << label;
           EXPECT_TRUE(got->plan == want->plan) << label;
           EXPECT_EQ(got->next_plan.has_value(), want->next_plan.has_value()) << label;
-          if (got->next_plan && want->next_plan) EXPECT_TRUE(*got->next_plan == *want->next_plan) << label;
+          if (got->next_plan && want->next_plan) {
+            EXPECT_TRUE(*got->next_plan == *want->next_plan) << label;
+          }
           EXPECT_EQ(got->plans_evaluated, want->plans_evaluated) << label;
           EXPECT_EQ(got->exhaustive_fallback, want->exhaustive_fallback) << label;
           // (The CPU curve is monotone; the CUDA one wobbles with the allocator.)
-          if (budget == r && target == plan::Target::kCpu) EXPECT_GE(want->max_batch, at) << label;
+          if (budget == r && target == plan::Target::kCpu) {
+            EXPECT_GE(want->max_batch, at) << label;
+          }
         }
       }
       EXPECT_GT(batch_planner.stats().replayed_plans, batch_planner.stats().full_plans) << name;

@@ -206,7 +206,9 @@ TEST(OpTable, RnnKeepsOneHiddenStatePerStepAndTheInitialOne) {
     const uint64_t b = static_cast<uint64_t>(batch), t = static_cast<uint64_t>(steps);
     const uint64_t h = static_cast<uint64_t>(hidden), d = static_cast<uint64_t>(dirs);
     EXPECT_EQ(l->saved_bytes, d * (b * t * 16 * 4 + (t + 1) * b * h * 4)) << dirs << " direction(s)";
-    if (dirs == 2) EXPECT_EQ(l->saved_bytes, 5888u);
+    if (dirs == 2) {
+      EXPECT_EQ(l->saved_bytes, 5888u);
+    }
     EXPECT_TRUE(p.uncovered.empty());
   }
 }

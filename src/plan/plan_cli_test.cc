@@ -163,7 +163,9 @@ TEST(ModelsCli, ListsTheZoo) {
     EXPECT_EQ(names.count(n), 1u) << n;
   }
   for (const auto& m : j["models"]) {
-    if (m["name"] == "resnet50") EXPECT_EQ(m["parameter_count"], 25557032);
+    if (m["name"] == "resnet50") {
+      EXPECT_EQ(m["parameter_count"], 25557032);
+    }
   }
 }
 
