@@ -983,10 +983,7 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
       save(in(0));
     }
     if (k == "Cast" && in(0) >= 0 && out(0) >= 0 && T[in(0)].dtype == T[out(0)].dtype) r.output_view_of[0] = in(0);
-  } else if (k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" ||
-             k == "Greater" || k == "Less" || k == "Not" || k == "And" || k == "Or" || k == "ArgMax" ||
-             k == "ArgMin" || k == "NonZero" || k == "GreaterOrEqual" || k == "LessOrEqual" || k == "Floor" ||
-             k == "Ceil" || k == "Round" || k == "RandomUniformLike" || k == "RandomNormalLike") {
+  } else if (NotDifferentiable(k)) {
     // Not differentiable (integer or boolean results).
   } else {
     // No rule: assume it keeps every input and output that is not a parameter.
@@ -1014,6 +1011,13 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     return TableRule(table, with, ctx, r);
   }
   return r;
+}
+
+bool NotDifferentiable(const std::string& k) {
+  return k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" || k == "Greater" ||
+         k == "Less" || k == "Not" || k == "And" || k == "Or" || k == "ArgMax" || k == "ArgMin" || k == "NonZero" ||
+         k == "GreaterOrEqual" || k == "LessOrEqual" || k == "Floor" || k == "Ceil" || k == "Round" ||
+         k == "RandomUniformLike" || k == "RandomNormalLike";
 }
 
 }  // namespace oomguard::plan

@@ -69,4 +69,8 @@ struct RuleContext {
 
 OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx);
 
+// Operators whose results carry no gradient (shapes, comparisons, indices, rounding, random noise):
+// they keep nothing for backward and stop the gradient's walk.
+bool NotDifferentiable(const std::string& kind);
+
 }  // namespace oomguard::plan

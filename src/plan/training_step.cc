@@ -30,12 +30,6 @@ bool AutocastFloat(const std::string& k) {
 bool IsViewOp(const std::string& k) {
   return k == "Transpose" || k == "Reshape" || k == "Flatten" || k == "Squeeze" || k == "Unsqueeze" || k == "Identity";
 }
-bool NotDifferentiable(const std::string& k) {
-  return k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" || k == "Greater" ||
-         k == "Less" || k == "Not" || k == "And" || k == "Or" || k == "ArgMax" || k == "ArgMin" || k == "NonZero" ||
-         k == "GreaterOrEqual" || k == "LessOrEqual" || k == "Floor" || k == "Ceil" || k == "Round" ||
-         k == "RandomUniformLike" || k == "RandomNormalLike";
-}
 
 class Simulator {
  public:
