@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,25 @@ bool ContainsCaseless(std::string_view text, std::string_view word) {
   return false;
 }
 
+// The memory a specific signal is about, whatever words its line holds: true the GPU, false the host.
+std::optional<bool> EvidenceOfSignal(Signal signal) {
+  switch (signal) {
+    case Signal::kTorchOomNumbers:
+    case Signal::kGpuOom:
+    case Signal::kGpuStatusRow:
+    case Signal::kGpuStartupMemory:
+    case Signal::kTfDeviceAllocFailed: return true;
+    case Signal::kHostPinnedOom:
+    case Signal::kShmExhausted:
+    case Signal::kKernelOomKiller:
+    case Signal::kHostRamOom:
+    case Signal::kWorkerKilled:
+    case Signal::kProcessKilled:
+    case Signal::kLauncherKilled: return false;
+    default: return std::nullopt;
+  }
+}
+
 }  // namespace
 
 void Explainer::State::Line(std::string_view raw) {
@@ -192,6 +212,13 @@ void Explainer::State::Segment(std::string_view text) {
   }
   if (signal_index < 0) return;
   if (table[signal_index].signal == Signal::kMemoryVocabulary && IsCodeErrorLine(text)) return;
+  // A message whose memory is certain ("exit code 137", an OOM-killer line, a device OOM with its numbers)
+  // is evidence of that memory for the wordings around it, even when it names no domain word.
+  if (std::optional<bool> gpu = EvidenceOfSignal(table[signal_index].signal);
+      gpu && (*gpu ? last_gpu_line : last_host_line) != line_number) {
+    ++(*gpu ? context.gpu_lines : context.host_lines);
+    NoteDomainWords(*gpu);
+  }
   Record(signal_index, text);
   if (growth_index > signal_index) {
     Signal first = table[signal_index].signal;
@@ -210,8 +237,9 @@ void Explainer::State::Record(int pattern_index, std::string_view text) {
       signal == Signal::kOomguardReportField || signal == Signal::kMemoryVocabulary) {
     line_domain = shapes.Domain(text);
     if (signal == Signal::kMemoryVocabulary && shapes.Words(text).Both()) {
-      both_memories = true;
-      line_domain = LineDomain::kUnknown;
+      // Its memory noun decides ("RAM" beside "CUDA"), else the lines around it.
+      line_domain = MemoryNounOfLine(text);
+      both_memories = line_domain == LineDomain::kUnknown;
     }
   }
   if (signal == Signal::kMemoryFamily) {
@@ -266,13 +294,10 @@ void Explainer::State::Record(int pattern_index, std::string_view text) {
   if (ContainsCaseless(text, "expandable_segments") || ContainsCaseless(text, "max_split_size_mb")) {
     o.has_fragmentation_hint = true;
   }
-  if (ContainsCaseless(text, "gpu") || ContainsCaseless(text, "cuda") || ContainsCaseless(text, "vram")) {
-    o.mentions_gpu = true;
-  }
-  if (ContainsCaseless(text, "cpu") || ContainsCaseless(text, " ram") || ContainsCaseless(text, "host") ||
-      ContainsCaseless(text, "swap")) {
-    o.mentions_host = true;
-  }
+  // The same domain words as the line's domain (patterns.cc), not a list of their own.
+  LineWords words = shapes.Words(text);
+  o.mentions_gpu = o.mentions_gpu || words.gpu;
+  o.mentions_host = o.mentions_host || words.host || words.pinned;
   if (ContainsCaseless(text, "shm") || ContainsCaseless(text, "shared memory")) o.shm_words = true;
 
   ExtractNumbers(text, o);
