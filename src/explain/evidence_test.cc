@@ -46,8 +46,10 @@ TEST(Evidence, PinnedWordsMakeGrowingMemoryTheHostsWhateverElseTheLineNames) {
       "over time if you have processes that are not exiting gracefully.\n"));
   EXPECT_EQ(f.cause, Cause::kLeakGrowth);
   EXPECT_EQ(f.domain, Domain::kHost);
-  // GPU words alone still make it the GPU's.
+  // GPU words alone still make it the GPU's, and so does the memory noun of a line that also names the CPU.
   EXPECT_EQ(Top(ExplainText("GPU memory keeps increasing every epoch\n")).domain, Domain::kGpu);
+  EXPECT_EQ(Top(ExplainText("GPU memory keeps increasing while CPU usage stays flat\n")).domain, Domain::kGpu);
+  EXPECT_EQ(Top(ExplainText("RAM usage keeps increasing while the GPU sits idle\n")).domain, Domain::kHost);
 }
 
 TEST(Evidence, TheMemoryNounDecidesALineThatNamesBothTheGpuAndTheHost) {
@@ -114,6 +116,9 @@ TEST(Evidence, OutOfMemoryWordingsInOtherLanguagesAreRecognised) {
     EXPECT_EQ(r.findings[0].domain, c.domain) << c.line;
     EXPECT_NE(r.findings[0].confidence, Confidence::kHigh) << c.line;
   }
+  // German "Speicher" is also disk storage: a full disk is not memory.
+  EXPECT_TRUE(ExplainText("Festplattenspeicher voll\n").findings.empty());
+  EXPECT_TRUE(ExplainText("nicht gen\xc3\xbcgend Speicherplatz auf dem Datentr\xc3\xa4ger\n").findings.empty());
 }
 
 TEST(Evidence, FrameworksHostAllocatorsAreHostMemoryBesideAGpuLog) {
@@ -144,6 +149,8 @@ TEST(Evidence, LibraryAllocFailedStatusesAndCnmemValuesAreRecognised) {
   const Finding status = Top(ExplainText("error: CUDA_ALLOC_FAILED while building the plan\n"));
   EXPECT_EQ(status.cause, Cause::kGpuDeviceOom);
   EXPECT_EQ(status.domain, Domain::kGpu);
+  // Only a status in capitals: a counter's snake_case name is not a failure.
+  EXPECT_TRUE(ExplainText("num_alloc_failures: 0\n").findings.empty());
   // Theano's CNMeM fraction named as people write it, beside the failure: the pool's reservation failed.
   EXPECT_EQ(Top(ExplainText("setting CnMem to 0.95 causes CUDA_ALLOC_FAILED but 0.9 works\n")).cause,
             Cause::kFrameworkPreallocation);

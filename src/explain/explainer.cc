@@ -45,6 +45,7 @@ struct Explainer::State {
   void Record(int pattern_index, std::string_view text);
   void ExtractNumbers(std::string_view text, Observation& o);
   void NoteDomainWords(bool gpu);
+  LineDomain DomainOf(std::string_view text, bool* both_undecided);
   Observation& ObservationFor(Signal signal);
 };
 
@@ -228,6 +229,20 @@ void Explainer::State::Segment(std::string_view text) {
   }
 }
 
+// The memory a line's words name: pinned before host before GPU (DomainOfLine), except that a line naming
+// the GPU and the host takes the memory its memory noun names ("GPU memory keeps growing while the CPU
+// idles", "RAM error with torch.device('cuda')"); *both_undecided when it names both and no noun decides.
+LineDomain Explainer::State::DomainOf(std::string_view text, bool* both_undecided) {
+  LineDomain domain = shapes.Domain(text);
+  *both_undecided = false;
+  if (shapes.Words(text).Both()) {
+    LineDomain noun = MemoryNounOfLine(text);
+    if (noun != LineDomain::kUnknown) return noun;
+    *both_undecided = true;
+  }
+  return domain;
+}
+
 void Explainer::State::Record(int pattern_index, std::string_view text) {
   const Pattern& p = Patterns()[pattern_index];
   Signal signal = p.signal;
@@ -235,12 +250,10 @@ void Explainer::State::Record(int pattern_index, std::string_view text) {
   bool both_memories = false;  // the line names the GPU and host memory: the lines around it decide
   if (signal == Signal::kMemoryFamily || signal == Signal::kMemoryProse || signal == Signal::kOomguardReport ||
       signal == Signal::kOomguardReportField || signal == Signal::kMemoryVocabulary) {
-    line_domain = shapes.Domain(text);
-    if (signal == Signal::kMemoryVocabulary && shapes.Words(text).Both()) {
-      // Its memory noun decides ("RAM" beside "CUDA"), else the lines around it.
-      line_domain = MemoryNounOfLine(text);
-      both_memories = line_domain == LineDomain::kUnknown;
-    }
+    line_domain = DomainOf(text, &both_memories);
+    // The last layer's line that names both and no memory noun: the lines around it decide.
+    if (signal != Signal::kMemoryVocabulary) both_memories = false;
+    if (both_memories) line_domain = LineDomain::kUnknown;
   }
   if (signal == Signal::kMemoryFamily) {
     // A family wording: the line's own words say which memory, when they do.
@@ -283,7 +296,8 @@ void Explainer::State::Record(int pattern_index, std::string_view text) {
   // one pattern match per line.
   if (o.count > kDetailedLines) return;
   if (o.line_domain == LineDomain::kUnknown && !both_memories) {
-    o.line_domain = line_domain != LineDomain::kUnknown ? line_domain : shapes.Domain(text);
+    bool both = false;
+    o.line_domain = line_domain != LineDomain::kUnknown ? line_domain : DomainOf(text, &both);
   }
 
   std::string clean = CleanLine(text);
