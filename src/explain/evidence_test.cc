@@ -156,6 +156,26 @@ TEST(Evidence, LibraryAllocFailedStatusesAndCnmemValuesAreRecognised) {
             Cause::kFrameworkPreallocation);
 }
 
+TEST(Evidence, ProseOfAModelThatDoesNotFitOrOfMemoryGrowingPerStep) {
+  // Each line ends in a newline: the streaming path, where the prefilter must let it through.
+  const Finding card = Top(ExplainText("The model doesn't fit on my 8 GB card even with fp16\n"));
+  EXPECT_EQ(card.cause, Cause::kGpuDeviceOom);
+  EXPECT_EQ(card.domain, Domain::kGpu);
+  const Finding ram = Top(ExplainText("The model doesn't fit in my 16 GB of RAM when converting to GGUF\n"));
+  EXPECT_EQ(ram.cause, Cause::kHostRamOom);
+  EXPECT_EQ(ram.domain, Domain::kHost);
+  EXPECT_TRUE(ExplainText("the model fits on my GPU\nmodel.fit on the training set\n").findings.empty());
+  // Growth by an amount per step.
+  const Finding growth = Top(ExplainText("RSS of the dataloader workers grows by 1 GB per epoch until the machine swaps\n"));
+  EXPECT_EQ(growth.cause, Cause::kLeakGrowth);
+  EXPECT_EQ(growth.domain, Domain::kHost);
+  EXPECT_EQ(Top(ExplainText("the weights grow by 2 GB per step\n")).cause, Cause::kLeakGrowth);
+  // "Tried to allocate N" alone is an allocator's OOM message cut short.
+  const Finding tried = Top(ExplainText("Tried to allocate 20.00 GiB; the GPU has 16 GiB\n"));
+  EXPECT_EQ(tried.domain, Domain::kGpu);
+  EXPECT_NE(tried.confidence, Confidence::kHigh);
+}
+
 TEST(Evidence, OlderWordingsOfLeaksAndMissingLibraries) {
   EXPECT_EQ(Top(ExplainText("heavy mem leaking after the upgrade, calling only model.predict()\n")).cause,
             Cause::kLeakGrowth);
