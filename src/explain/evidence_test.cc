@@ -17,6 +17,13 @@ Finding Top(const Report& r) {
   return r.findings.empty() ? Finding{} : r.findings[0];
 }
 
+// The first finding of `text` has this cause and domain.
+void ExpectTop(const std::string& text, Cause cause, Domain domain) {
+  const Finding f = Top(ExplainText(text));
+  EXPECT_EQ(f.cause, cause) << text;
+  EXPECT_EQ(f.domain, domain) << text;
+}
+
 bool HasCause(const Report& r, Cause cause) {
   for (const Finding& f : r.findings) {
     if (f.cause == cause) return true;
@@ -146,9 +153,7 @@ TEST(Evidence, FrameworksHostAllocatorsAreHostMemoryBesideAGpuLog) {
 
 TEST(Evidence, LibraryAllocFailedStatusesAndCnmemValuesAreRecognised) {
   // Any library's *_ALLOC_FAILED status is an allocation failure.
-  const Finding status = Top(ExplainText("error: CUDA_ALLOC_FAILED while building the plan\n"));
-  EXPECT_EQ(status.cause, Cause::kGpuDeviceOom);
-  EXPECT_EQ(status.domain, Domain::kGpu);
+  ExpectTop("error: CUDA_ALLOC_FAILED while building the plan\n", Cause::kGpuDeviceOom, Domain::kGpu);
   // Only a status in capitals: a counter's snake_case name is not a failure.
   EXPECT_TRUE(ExplainText("num_alloc_failures: 0\n").findings.empty());
   // Theano's CNMeM fraction named as people write it, beside the failure: the pool's reservation failed.
@@ -158,17 +163,11 @@ TEST(Evidence, LibraryAllocFailedStatusesAndCnmemValuesAreRecognised) {
 
 TEST(Evidence, ProseOfAModelThatDoesNotFitOrOfMemoryGrowingPerStep) {
   // Each line ends in a newline: the streaming path, where the prefilter must let it through.
-  const Finding card = Top(ExplainText("The model doesn't fit on my 8 GB card even with fp16\n"));
-  EXPECT_EQ(card.cause, Cause::kGpuDeviceOom);
-  EXPECT_EQ(card.domain, Domain::kGpu);
-  const Finding ram = Top(ExplainText("The model doesn't fit in my 16 GB of RAM when converting to GGUF\n"));
-  EXPECT_EQ(ram.cause, Cause::kHostRamOom);
-  EXPECT_EQ(ram.domain, Domain::kHost);
+  ExpectTop("The model doesn't fit on my 8 GB card even with fp16\n", Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop("The model doesn't fit in my 16 GB of RAM when converting to GGUF\n", Cause::kHostRamOom, Domain::kHost);
   EXPECT_TRUE(ExplainText("the model fits on my GPU\nmodel.fit on the training set\n").findings.empty());
   // Growth by an amount per step.
-  const Finding growth = Top(ExplainText("RSS of the dataloader workers grows by 1 GB per epoch until the machine swaps\n"));
-  EXPECT_EQ(growth.cause, Cause::kLeakGrowth);
-  EXPECT_EQ(growth.domain, Domain::kHost);
+  ExpectTop("RSS of the dataloader workers grows by 1 GB per epoch until the machine swaps\n", Cause::kLeakGrowth, Domain::kHost);
   EXPECT_EQ(Top(ExplainText("the weights grow by 2 GB per step\n")).cause, Cause::kLeakGrowth);
   // "Tried to allocate N" alone is an allocator's OOM message cut short.
   const Finding tried = Top(ExplainText("Tried to allocate 20.00 GiB; the GPU has 16 GiB\n"));
