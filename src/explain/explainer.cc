@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,7 @@ struct Explainer::State {
   void Record(int pattern_index, std::string_view text);
   void ExtractNumbers(std::string_view text, Observation& o);
   void NoteDomainWords(bool gpu);
+  LineDomain DomainOf(std::string_view text, bool* both_undecided);
   Observation& ObservationFor(Signal signal);
 };
 
@@ -135,6 +137,25 @@ bool ContainsCaseless(std::string_view text, std::string_view word) {
   return false;
 }
 
+// The memory a specific signal is about, whatever words its line holds: true the GPU, false the host.
+std::optional<bool> EvidenceOfSignal(Signal signal) {
+  switch (signal) {
+    case Signal::kTorchOomNumbers:
+    case Signal::kGpuOom:
+    case Signal::kGpuStatusRow:
+    case Signal::kGpuStartupMemory:
+    case Signal::kTfDeviceAllocFailed: return true;
+    case Signal::kHostPinnedOom:
+    case Signal::kShmExhausted:
+    case Signal::kKernelOomKiller:
+    case Signal::kHostRamOom:
+    case Signal::kWorkerKilled:
+    case Signal::kProcessKilled:
+    case Signal::kLauncherKilled: return false;
+    default: return std::nullopt;
+  }
+}
+
 }  // namespace
 
 void Explainer::State::Line(std::string_view raw) {
@@ -192,6 +213,13 @@ void Explainer::State::Segment(std::string_view text) {
   }
   if (signal_index < 0) return;
   if (table[signal_index].signal == Signal::kMemoryVocabulary && IsCodeErrorLine(text)) return;
+  // A message whose memory is certain ("exit code 137", an OOM-killer line, a device OOM with its numbers)
+  // is evidence of that memory for the wordings around it, even when it names no domain word.
+  if (std::optional<bool> gpu = EvidenceOfSignal(table[signal_index].signal);
+      gpu && (*gpu ? last_gpu_line : last_host_line) != line_number) {
+    ++(*gpu ? context.gpu_lines : context.host_lines);
+    NoteDomainWords(*gpu);
+  }
   Record(signal_index, text);
   if (growth_index > signal_index) {
     Signal first = table[signal_index].signal;
@@ -201,6 +229,20 @@ void Explainer::State::Segment(std::string_view text) {
   }
 }
 
+// The memory a line's words name: pinned before host before GPU (DomainOfLine), except that a line naming
+// the GPU and the host takes the memory its memory noun names ("GPU memory keeps growing while the CPU
+// idles", "RAM error with torch.device('cuda')"); *both_undecided when it names both and no noun decides.
+LineDomain Explainer::State::DomainOf(std::string_view text, bool* both_undecided) {
+  LineDomain domain = shapes.Domain(text);
+  *both_undecided = false;
+  if (shapes.Words(text).Both()) {
+    LineDomain noun = MemoryNounOfLine(text);
+    if (noun != LineDomain::kUnknown) return noun;
+    *both_undecided = true;
+  }
+  return domain;
+}
+
 void Explainer::State::Record(int pattern_index, std::string_view text) {
   const Pattern& p = Patterns()[pattern_index];
   Signal signal = p.signal;
@@ -208,11 +250,10 @@ void Explainer::State::Record(int pattern_index, std::string_view text) {
   bool both_memories = false;  // the line names the GPU and host memory: the lines around it decide
   if (signal == Signal::kMemoryFamily || signal == Signal::kMemoryProse || signal == Signal::kOomguardReport ||
       signal == Signal::kOomguardReportField || signal == Signal::kMemoryVocabulary) {
-    line_domain = shapes.Domain(text);
-    if (signal == Signal::kMemoryVocabulary && shapes.Words(text).Both()) {
-      both_memories = true;
-      line_domain = LineDomain::kUnknown;
-    }
+    line_domain = DomainOf(text, &both_memories);
+    // The last layer's line that names both and no memory noun: the lines around it decide.
+    if (signal != Signal::kMemoryVocabulary) both_memories = false;
+    if (both_memories) line_domain = LineDomain::kUnknown;
   }
   if (signal == Signal::kMemoryFamily) {
     // A family wording: the line's own words say which memory, when they do.
@@ -255,7 +296,8 @@ void Explainer::State::Record(int pattern_index, std::string_view text) {
   // one pattern match per line.
   if (o.count > kDetailedLines) return;
   if (o.line_domain == LineDomain::kUnknown && !both_memories) {
-    o.line_domain = line_domain != LineDomain::kUnknown ? line_domain : shapes.Domain(text);
+    bool both = false;
+    o.line_domain = line_domain != LineDomain::kUnknown ? line_domain : DomainOf(text, &both);
   }
 
   std::string clean = CleanLine(text);
@@ -266,13 +308,10 @@ void Explainer::State::Record(int pattern_index, std::string_view text) {
   if (ContainsCaseless(text, "expandable_segments") || ContainsCaseless(text, "max_split_size_mb")) {
     o.has_fragmentation_hint = true;
   }
-  if (ContainsCaseless(text, "gpu") || ContainsCaseless(text, "cuda") || ContainsCaseless(text, "vram")) {
-    o.mentions_gpu = true;
-  }
-  if (ContainsCaseless(text, "cpu") || ContainsCaseless(text, " ram") || ContainsCaseless(text, "host") ||
-      ContainsCaseless(text, "swap")) {
-    o.mentions_host = true;
-  }
+  // The same domain words as the line's domain (patterns.cc), not a list of their own.
+  LineWords words = shapes.Words(text);
+  o.mentions_gpu = o.mentions_gpu || words.gpu;
+  o.mentions_host = o.mentions_host || words.host || words.pinned;
   if (ContainsCaseless(text, "shm") || ContainsCaseless(text, "shared memory")) o.shm_words = true;
 
   ExtractNumbers(text, o);

@@ -44,6 +44,14 @@ constexpr Pattern kPatterns[] = {
      "E0812 05:45:01.326063 1 pinned_memory_manager.cc:192] failed to allocate pinned system memory: CUDA driver "
      "version is insufficient for CUDA runtime version"},
 
+    // A CUDA call that failed because no usable device is there, not for memory (CUDA errors 46, 100, 101:
+    // a GPU in exclusive-process mode held by another process, none visible, a wrong index): before the
+    // pinned and GPU patterns, which read any failure of a host allocator (THCCachingHostAllocator) as memory.
+    {"device_unavailable", S::kWrongDevice, "",
+     R"re((?i)all CUDA-capable devices are busy or unavailable|cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICES_UNAVAILABLE|no CUDA-capable device is detected|invalid device ordinal)re",
+     "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp line=278 error=46 : all CUDA-capable "
+     "devices are busy or unavailable"},
+
     // ---------------------------------------------------------------- pinned host memory
     {"tf_pinned_pool", S::kHostPinnedOom, "tensorflow",
      R"re((?i)could not allocate pinned host memory|\((?:cuda|gpu)_host_bfc\) ran out of memory)re",
@@ -117,7 +125,7 @@ constexpr Pattern kPatterns[] = {
     // Theano's CNMeM pool reserves lib.cnmem (a fraction) of the GPU at start-up: the reservation failed.
     // Theano's cuda_ndarray.cu message, and corpus-1035:
     {"theano_cnmem_reserve_failed", S::kTfDeviceAllocFailed, "theano",
-     R"re((?i)cnmemInit call failed|(?:lib\.cnmem|gpuarray\.preallocate)\s*=\s*[\d.]+\b.{0,80}(?:fail|OUT_OF_MEMORY|out of memory))re",
+     R"re((?i)cnmemInit call failed|(?:\bcnmem|gpuarray\.preallocate)\s*(?:to |=|:)?\s*[\d.]+\b.{0,80}(?:fail|OUT_OF_MEMORY|out of memory))re",
      "RuntimeError: initCnmem: cnmemInit call failed! Reason=CNMEM_STATUS_OUT_OF_MEMORY. numdev=1"},
     {"tf_bfc_dump_summary", S::kGpuOom, "tensorflow", R"re(Sum Total of in-use chunks)re",
      "I tensorflow/core/common_runtime/bfc_allocator.cc:678] Sum Total of in-use chunks: 4.02GiB", Tier::kFamily},
@@ -227,6 +235,10 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)DefaultCPUAllocator: (?:can't|not enough memory)|CPUAllocator\.cpp.{0,80}posix_memalign|can't allocate memory: you tried to allocate)re",
      "RuntimeError: [enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't allocate "
      "memory: you tried to allocate 1000000000000000 bytes. Error code 12 (Cannot allocate memory)"},
+    // PaddlePaddle's host allocators (cpu_allocator.cc, system_allocator.cc, its NPU pinned allocator: all
+    // posix_memalign): "Fail to alloc memory of %ld size, error code is %d.", whatever its GPU lines say.
+    {"paddle_host_alloc_failed", S::kHostRamOom, "paddlepaddle", R"re(Fail to alloc memory of \d+ size)re",
+     "ResourceExhaustedError: Fail to alloc memory of 4294967296 size, error code is 12."},
     // A compiler (LLVM, gcc, ptxas) that runs out of memory: the host's, whatever it compiles for.
     {"compiler_out_of_memory", S::kHostRamOom, "",
      R"re((?i)LLVM ERROR: out of memory|cc1plus: out of memory|virtual memory exhausted|ptxas.{0,40}out of memory)re",
@@ -278,11 +290,11 @@ constexpr Pattern kPatterns[] = {
 
     // ---------------------------------------------------------------- growth over time
     {"memory_growth_prose", S::kLeakGrowth, "",
-     R"re((?i)memory leak|leak(?:s|ing)? (?:GPU |host |CPU |RAM )?memory|\bleak (?:issue|problem|bug)s?\b|\b(?:increase|growth|rise|build-?up) (?:of|in) (?:the )?(?:GPU |CPU |host |system |video )?(?:memory|VRAM|RAM)\b|\b(?:memory|VRAM|RAM)\b.{0,60}\b(?:never|not|n't) (?:drops?|dropped|goes|go|went|comes?|came|falls?|fell) (?:back|down)\b|memory (?:usage |consumption |use |allocation |allocated )?(?:keeps? |is |was |kept |continues to |continuously |constantly |gradually |slowly |steadily )*(?:increas|grow(?:s|n|ing)?\b|ris|go(?:es|ing)? up|climb)|(?:continuous|constant|steady|gradual|slow)(?: and \w+)? (?:rising|increase|growth|rise)\b|memory (?:grows|increases|rises|creeps)|(?:increas|grow|ris)ing (?:gpu |cpu |host )?memory|\xe6\x98\xbe\xe5\xad\x98.{0,30}(?:\xe5\xa2\x9e\xe5\x8a\xa0|\xe5\xa2\x9e\xe9\x95\xbf|\xe4\xb8\x8a\xe5\x8d\x87)|\xe6\xb3\x84\xe9\x9c\xb2|\xe6\xb3\x84\xe6\xbc\x8f)re",
+     R"re((?i)\bmem(?:ory)? leak|leak(?:s|ing)? (?:GPU |host |CPU |RAM )?memory|\bleak (?:issue|problem|bug)s?\b|\b(?:increase|growth|rise|build-?up) (?:of|in) (?:the )?(?:GPU |CPU |host |system |video )?(?:memory|VRAM|RAM)\b|\b(?:memory|VRAM|RAM)\b.{0,60}\b(?:never|not|n't) (?:drops?|dropped|goes|go|went|comes?|came|falls?|fell) (?:back|down)\b|memory (?:usage |consumption |use |allocation |allocated )?(?:keeps? |is |was |kept |continues to |continuously |constantly |gradually |slowly |steadily )*(?:increas|grow(?:s|n|ing)?\b|ris|go(?:es|ing)? up|climb)|(?:continuous|constant|steady|gradual|slow)(?: and \w+)? (?:rising|increase|growth|rise)\b|memory (?:grows|increases|rises|creeps)|(?:increas|grow|ris)ing (?:gpu |cpu |host )?memory|\xe6\x98\xbe\xe5\xad\x98.{0,30}(?:\xe5\xa2\x9e\xe5\x8a\xa0|\xe5\xa2\x9e\xe9\x95\xbf|\xe4\xb8\x8a\xe5\x8d\x87)|\xe6\xb3\x84\xe9\x9c\xb2|\xe6\xb3\x84\xe6\xbc\x8f)re",
      "The way of updating training and validation loss results in the continuous rising of gpu memory",
      Tier::kProse},
     {"usage_growth_prose", S::kLeakGrowth, "",
-     R"re((?i)\b(?:RAM|VRAM|RSS|usage|consumption|footprint|allocation|reserved|allocated|cached|memory_reserved\(\)|memory_allocated\(\))\W{0,2} (?:keeps? |kept |on |continues to |is |was |just |steadily |slowly |continuously |constantly |gradually |always )*(?:increas|grow|ris|climb|go(?:es|ing)? up)|grows? until (?:it|the \w+) runs out)re",
+     R"re((?i)\b(?:RAM|VRAM|RSS|usage|consumption|footprint|allocation|reserved|allocated|cached|memory_reserved\(\)|memory_allocated\(\))\W{0,2} (?:keeps? |kept |on |continues to |is |was |just |steadily |slowly |continuously |constantly |gradually |always )*(?:increas|grow|ris|climb|go(?:es|ing)? up)|grows? until (?:it|the \w+) runs out|\b(?:grows?|grew|growing|increas\w+|ris(?:es|ing)|rose|climbs?|goes up) by (?:about |around |~)?[\d.]+ ?[KMGT]i?B (?:per|every|each|after each|with each|a) (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|run|loop|round)s?\b)re",
      "RAM usage keeps growing every epoch until the process is killed.", Tier::kProse},
     // Models built, loaded or run again and again in one process: what each keeps accumulates.
     {"repetition_growth_prose", S::kLeakGrowth, "",
@@ -327,7 +339,7 @@ constexpr Pattern kPatterns[] = {
 
     // ---------------------------------------------------------------- the wrong device
     {"no_cuda_device", S::kWrongDevice, "",
-     R"re(CUDA_ERROR_NO_DEVICE|No CUDA GPUs are available|cudaErrorNoDevice|(?i:no CUDA-capable device is detected|invalid device ordinal|CUDA_ERROR_INVALID_DEVICE|all CUDA-capable devices are busy or unavailable|Attempting to deserialize object on (?:a )?CUDA device|Expected all tensors to be on the same device|No (?:GPU|CUDA) devices? (?:found|available|detected)|You requested GPUs?:.{0,40}only has|accelerator is not available|Cannot assign a device for operation))re",
+     R"re(CUDA_ERROR_NO_DEVICE|No CUDA GPUs are available|cudaErrorNoDevice|(?i:CUDA_ERROR_INVALID_DEVICE|Attempting to deserialize object on (?:a )?CUDA device|Expected all tensors to be on the same device|No (?:GPU|CUDA) devices? (?:found|available|detected)|You requested GPUs?:.{0,40}only has|accelerator is not available|Cannot assign a device for operation))re",
      "Call to cuInit results in CUDA_ERROR_NO_DEVICE:"},
     // Digits apart: the patterns that name a digit are few and small (ShapeCache).
     {"no_cuda_device_count", S::kWrongDevice, "",
@@ -365,9 +377,15 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bbad_alloc\b|\bbad allocation\b|\bMemoryError\b|java heap space|\bmalloc\(?\)? failed|failed to malloc)re",
      "terminate called after throwing an instance of 'std::bad_alloc'", Tier::kFamily, LineDomain::kHost},
     {"oom_family", S::kMemoryFamily, "",
-     R"re((?i)\bout[ -]of[ -](?:\w+ ){0,2}(?:memory|VRAM|RAM)\b|\bOOM(?:s|ed|ing)?\b|(?:memory|VRAM|RAM|swap) (?:is |was |gets |got |became )?(?:completely |totally |almost )?(?:full|exhausted|maxed out)\b|RESOURCE_EXHAUSTED|Resource ?exhausted|fail(?:s|ed)? to alloc(?:ate)?\b|(?:cannot|can't|could not|couldn't|unable to) allocate|allocation (?:failed|failure)|\bAllocation on device\b|would exceed allowed memory|\blow on (?:\w+ )?(?:memory|RAM|VRAM)\b|(?:(?:does|do|did|wo|ca)n'?t|(?:does|do|did|will|can) not|cannot) (?:have enough|fit (?:in|into|on)) (?:the |my |a |one |your )?(?:\w+ )?(?:memory|VRAM|RAM)\b|exceed\w* (?:the )?(?:available|free|total) (?:\w+ )?(?:memory|VRAM|RAM)\b|(?:allocate|use|uses|used|needs?|requires?|requested) more (?:\w+ )?memory than (?:is |was |what is |the \w+ (?:has|had) )?(?:available|allowed|free)|\bbad_alloc\b|\bENOMEM\b|memory allocation (?:failed|error)|(?:insufficient|not enough) (?:\w+ )?(?:memory|VRAM|RAM)\b|MemoryAllocation|OutOfMemory|\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3)re",
+     R"re((?i)\bout[ -]of[ -](?:\w+ ){0,2}(?:memory|VRAM|RAM)\b|\bOOM(?:s|ed|ing)?\b|(?:memory|VRAM|RAM|swap) (?:is |was |gets |got |became )?(?:completely |totally |almost )?(?:full|exhausted|maxed out)\b|RESOURCE_EXHAUSTED|Resource ?exhausted|fail(?:s|ed)? to alloc(?:ate)?\b|(?:cannot|can't|could not|couldn't|unable to) allocate|allocation (?:failed|failure)|\bAllocation on device\b|would exceed allowed memory|\blow on (?:\w+ )?(?:memory|RAM|VRAM)\b|(?:(?:does|do|did|wo|ca)n'?t|(?:does|do|did|will|can) not|cannot) (?:have enough|fit (?:in|into|on)) (?:the |my |a |one |your |an? )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:\w+ )?(?:memory|VRAM|RAM|GPUs?|cards?)\b|exceed\w* (?:the )?(?:available|free|total) (?:\w+ )?(?:memory|VRAM|RAM)\b|(?:allocate|use|uses|used|needs?|requires?|requested) more (?:\w+ )?memory than (?:is |was |what is |the \w+ (?:has|had) )?(?:available|allowed|free)|\bbad_alloc\b|\bENOMEM\b|memory allocation (?:failed|error)|(?:insufficient|not enough) (?:\w+ )?(?:memory|VRAM|RAM)\b|MemoryAllocation|OutOfMemory|\bTried to allocate [\d.]+ ?[KMGT]i?B\b|(?-i:\b[A-Z]+_ALLOC(?:ATION)?_FAIL(?:ED|URE)?\b)|\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3)re",
      "tensorflow.python.framework.errors_impl.ResourceExhaustedError: failed to allocate memory [Op:Mul]",
      Tier::kFamily},
+
+    // The same in other languages (Japanese, Korean, Russian, Spanish, Portuguese, German, French): the
+    // operating systems' and the frameworks' translated messages, and users' own words.
+    {"oom_family_translated", S::kMemoryFamily, "",
+     R"re((?i)\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa(?:\xe3\x83\xbc)?(?:\xe3\x81\x8c)?(?:\xe4\xb8\x8d\xe8\xb6\xb3|\xe8\xb6\xb3\xe3\x82\x8a\xe3\x81\xaa)|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac(?:\xea\xb0\x80)? ?\xeb\xb6\x80\xec\xa1\xb1|(?:\xd0\xbd\xd0\xb5\xd0\xb4\xd0\xbe\xd1\x81\xd1\x82\xd0\xb0\xd1\x82\xd0\xbe\xd1\x87\xd0\xbd\xd0\xbe|\xd0\xbd\xd0\xb5\xd1\x85\xd0\xb2\xd0\xb0\xd1\x82\xd0\xba\xd0\xb0|\xd0\xbd\xd0\xb5\x20\xd1\x85\xd0\xb2\xd0\xb0\xd1\x82\xd0\xb0\xd0\xb5\xd1\x82) (?:\xd0\xb2\xd0\xb8\xd0\xb4\xd0\xb5\xd0\xbe)?\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria insuficiente|sin memoria|(?:no hay|falta de) (?:suficiente )?memoria|mem(?:o|\xc3\xb3)ria insuficiente|sem mem(?:o|\xc3\xb3)ria|nicht (?:gen(?:\xc3\xbc|ue)gend|ausreichend) (?:Arbeits|Grafik|GPU-|Video)?speicher\b|zu wenig (?:Arbeits|Grafik|GPU-|Video)?speicher\b|\b(?:Arbeits|Grafik)?speicher (?:ist )?voll|m(?:\xc3\xa9|e)moire insuffisante|plus de m(?:\xc3\xa9|e)moire|manque de m(?:\xc3\xa9|e)moire)re",
+     "RuntimeError: nicht gen\xc3\xbcgend Grafikspeicher", Tier::kFamily},
 
     // Memory named as the problem in prose, no error: weak, the domain from the words around it.
     {"killed_for_memory_prose", S::kMemoryProse, "",
@@ -406,7 +424,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)driver on your system is too old|CUDA driver version is insufficient|cudaErrorInsufficientDriver|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|forward compatibility was attempted|Driver/library version mismatch|couldn.{1,3}t communicate with the NVIDIA driver|fabric[ _-]?manager|Found no NVIDIA driver|unsupported display driver|PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|kernel module .{0,40}does not match|NVIDIA kernel module.{0,60}not (?:loaded|found)|system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY|could not select device driver|Unknown runtime specified nvidia|nvidia-container-cli: .{0,40}(?:error|failed)|Failed to initialize NVML|libnvidia-ml\.so|failed call to cuInit: CUDA_ERROR_(?:UNKNOWN|NOT_INITIALIZED|OPERATING_SYSTEM|COMPAT_NOT_SUPPORTED_ON_DEVICE))re",
      "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11000)."},
     {"cuda_library_missing", S::kCudaLibraryMismatch, "",
-     R"re((?i)Could not load dynamic library '?(?:lib)?(?:cu|nccl|nvrtc|nvjpeg|nvToolsExt|nvinfer)|lib(?:cu\w*|nvrtc\w*|nccl\w*|nvjpeg\w*)\.so[.\d]*: cannot open shared object file|Cannot dlopen some GPU libraries|no kernel image is available for execution|Loaded runtime Cu\w* library: [\d.]+.{0,40} but source was compiled with|cuDNN compiled .{0,40}versions? mismatch|CUDNN_STATUS_VERSION_MISMATCH|DNN library is not found|Torch not compiled with CUDA enabled|can'?t load C\+\+/CUDA extensions|\b(?:built|compiled|build) without (?:CUDA|GPU|cuDNN)\b|CUDA Setup failed|\b(?:not|wasn'?t|was not|isn'?t|is not) (?:been )?(?:built|build|compiled) with (?:CUDA|cuDNN|GPU)\b|lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so[.\d]*'?,? (?:was )?not found|(?:not able|unable|cannot|can'?t|could ?n[o']t|failed) to (?:find|locate|load) '?lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so|is not compatible with the current PyTorch installation|undefined symbol: \w*(?:cuda|cudnn|nccl|cublas)\w*|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice|version mismatch between (?:cuDNN|CUDA)|cuDNN version incompatibility|Found cuDNN version \d+.{0,80}(?:built|compiled) against|Outdated cuDNN installation)re",
+     R"re((?i)Could not load dynamic library '?(?:lib)?(?:cu|nccl|nvrtc|nvjpeg|nvToolsExt|nvinfer)|lib(?:cu\w*|nvrtc\w*|nccl\w*|nvjpeg\w*)\.so[.\d]*: cannot open shared object file|Cannot dlopen some GPU libraries|no kernel image is available for execution|Loaded runtime Cu\w* library: [\d.]+.{0,40} but source was compiled with|cuDNN compiled .{0,40}versions? mismatch|CUDNN_STATUS_VERSION_MISMATCH|DNN library is not found|Torch not compiled with CUDA enabled|can'?t load C\+\+/CUDA extensions|\b(?:built|compiled|build) without (?:CUDA|GPU|cuDNN)\b|CUDA Setup failed|\b(?:not|wasn'?t|was not|isn'?t|is not) (?:been )?(?:built|build|compiled) with (?:CUDA|cuDNN|GPU)\b|lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so[.\d]*'?,? (?:was )?not found|(?:not able|unable|cannot|can'?t|could ?n[o']t|failed) to (?:find|locate|load) '?lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so|is not compatible with the current PyTorch installation|undefined symbol: \w*(?:cuda|cudnn|nccl|cublas)\w*|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice|version mismatch between (?:cuDNN|CUDA)|cuDNN version incompatibility|Found cuDNN version \d+.{0,80}(?:built|compiled) against|Outdated cuDNN installation|(?:could ?n[o']t|cannot|can'?t|unable to|failed to) open (?:the )?(?:CUDA |cuDNN |dynamic |shared )?library '?lib(?:cu|nvrtc|nccl|nvjpeg|nvinfer))re",
      "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
      "'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file: No such file or directory"},
 
@@ -432,7 +450,7 @@ constexpr Pattern kPatterns[] = {
     // Memory named beside trouble in a line no wording above recognises: a weak, generic
     // finding, kept only when nothing else in the log has a memory domain (verdict.cc).
     {"memory_vocabulary", S::kMemoryVocabulary, "",
-     R"re((?i)(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort)|(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort).{0,80}(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}[\d.]+ ?[KMGT]i?B\b.{0,60}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed).{0,60}[\d.]+ ?[KMGT]i?B\b|\b(?:only|just) (?:have |has |had |with )?(?:an? )?[\d.]+ ?[GMT]i?B? (?:of )?(?:VRAM|RAM|memory|GPU memory|video memory|system memory)\b)re",
+     R"re((?i)(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort)|(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort).{0,80}(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}[\d.]+ ?[KMGT]i?B\b.{0,60}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed).{0,60}[\d.]+ ?[KMGT]i?B\b|\b(?:only|just) (?:have |has |had |with )?(?:an? )?[\d.]+ ?[GMT]i?B? (?:of )?(?:VRAM|RAM|memory|GPU memory|video memory|system memory)\b|(?:\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,30}(?:\xe8\xbf\x87\xe5\xa4\xa7|\xe4\xb8\x8d\xe8\xb6\xb3|\xe4\xb8\x8d\xe5\xa4\x9f|\xe6\xba\xa2\xe5\x87\xba|\xe7\x88\x86|\xe5\xb4\xa9\xe6\xba\x83|\xe9\x87\x8d\xe5\x90\xaf|\xe6\x8a\xa5\xe9\x94\x99|\xe5\xa4\xb1\xe8\xb4\xa5|\xe5\x8d\xa0\xe6\xbb\xa1)|\xe7\x88\x86(?:\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98))re",
      "I doubt if it's an hipTF implementation error, since it's allocating a memory buffer size equals to the total "
      "memory (8 GB), which is greater than the free memory (7.75 GB):",
      Tier::kProse},
@@ -470,10 +488,10 @@ constexpr Pattern kPatterns[] = {
     // Contexts name no digit (patterns_test.cc): one that did would make every GPU line of a
     // dense log pay the digit-sensitive set (ShapeCache); GPU model numbers are in kGpuWords.
     {"gpu_mentioned", S::kContextGpu, "",
-     R"re((?i)\bcuda|\bgpu|cudnn|cublas|nvidia|\bvram\b|\bnccl\b|tensorrt|\bhip\b|rocm|thrust::|device memory|video memory|graphics card|\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b)re",
+     R"re((?i)\bcuda|\bgpu|cudnn|cublas|nvidia|\bvram\b|\bnccl\b|tensorrt|\bhip\b|rocm|thrust::|device memory|video memory|graphics card|\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan|hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b)re",
      "Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 7000 MB memory)"},
     {"host_mentioned", S::kContextHost, "",
-     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:gets|got|was|is|being|getting) killed\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re",
+     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:gets|got|was|is|being|getting) killed\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b|tcmalloc|jemalloc|mimalloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b)re",
      "2024-01-01 10:00:00 INFO Using CPUExecutionProvider"},
     {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL\d?\b|microsoft-standard|/usr/lib/wsl/)re",
      "Linux version 5.15.90.1-microsoft-standard-WSL2"},
@@ -505,7 +523,8 @@ constexpr const char* kPrefilter =
     R"re(two \w+ processes|another process|\xe4\xbb\x8d\xe7\x84\xb6|fabric|communicate|taken|thrust|cnmem|)re"
     R"re(\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98|reserved|cgroup|\brss\b|heap|slurmstepd|)re"
     R"re(\bsrun\b|ulimit|memlock|kills|grid ?search|hyper-?param|sweep|even (?:\w+ ){0,3}batch|shm[_-]size|ipc.host|)re"
-    R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc)re";
+    R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
+    R"re(fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
 constexpr NumberPattern kNumberPatterns[] = {
@@ -514,6 +533,7 @@ constexpr NumberPattern kNumberPatterns[] = {
     {"requested_bytes", R"re(cannot allocate [\d.]+ ?\w* \((\d+) bytes\) from )re"},
     {"requested_bytes", R"re(^\s*"requested_bytes": (\d+))re"},
     {"requested_bytes", R"re(requested buffer of size (\d+))re"},
+    {"requested_bytes", R"re(Fail to alloc memory of (\d+) size)re"},
     {"requested_bytes", R"re(Requested amount of GPU memory \((\d+) bytes\))re"},
     {"requested_bytes", R"re(Cannot allocate ([\d.]+ ?[KMGT]?i?B) memory on)re"},
     {"requested_bytes", R"re(Tried to allocate (?:more than )?([\d.,]+ ?(?:[KMGTPE]i?B|bytes|B)))re"},
@@ -759,11 +779,13 @@ constexpr const char* kHostWords =
     R"re((?i)\bcpu|cpu_|\bhost\b|\bram\b|nchwc|system memory|\bswap\b|/dev/shm|DefaultCPUAllocator|mklcpu|)re"
     R"re(CPUExecutionProvider|posix_memalign|\bmalloc\b|pool_host|host memory|pinned_memory_manager|\xe5\x86\x85\xe5\xad\x98|)re"
     R"re(cgroup|OOMKilled|\brss\b|physical memory|\bkmalloc|heap space|slurmstepd|\bsrun\b|ulimit|memlock|)re"
+    R"re(Arbeitsspeicher|\xd0\xbe\xd0\xbf\xd0\xb5\xd1\x80\xd0\xb0\xd1\x82\xd0\xb8\xd0\xb2\xd0\xbd|tcmalloc|jemalloc|mimalloc|aligned_malloc|aligned_alloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b|)re"
     R"re(\b(?:gets|got|was|is|being|getting) killed\b|)re"
     R"re(\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re";
 constexpr const char* kGpuWords =
     R"re((?i)\bgpu|cuda|\bvram\b|cudnn|cublas|\bdevice\b|device:GPU|\bhip\b|rocm|tensorrt|\bTRT\b|nvjpeg|)re"
     R"re(\bnccl\b|\bxla\b|\bmps\b|cudaMalloc|cudf|\brmm\b|video memory|on device|thrust::|\xe6\x98\xbe\xe5\xad\x98|nvidia|graphics|)re"
+    R"re(\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|Grafikspeicher|\xd0\xb2\xd0\xb8\xd0\xb4\xd0\xb5\xd0\xbe\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|)re"
     R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b)re";
 
 // A notebook (hosted or Jupyter) and WSL's VM: their RAM is what usually runs out there, so these count
@@ -814,6 +836,16 @@ LineDomain DomainOfLine(std::string_view line) {
   if (RE2::PartialMatch(text, d.gpu)) return LineDomain::kGpu;
   if (RE2::PartialMatch(text, d.weak_host)) return LineDomain::kHost;
   return LineDomain::kUnknown;
+}
+
+LineDomain MemoryNounOfLine(std::string_view line) {
+  static const RE2& host = Compile(
+      R"re((?i)\bRAM\b|\bswap\b|(?:system|host|CPU|main|physical) memory|\xe5\x86\x85\xe5\xad\x98)re");
+  static const RE2& gpu = Compile(
+      R"re((?i)\bVRAM\b|(?:GPU|video|device|graphics|CUDA) memory|\xe6\x98\xbe\xe5\xad\x98)re");
+  re2::StringPiece text(line.data(), line.size());
+  bool h = RE2::PartialMatch(text, host), g = RE2::PartialMatch(text, gpu);
+  return h == g ? LineDomain::kUnknown : h ? LineDomain::kHost : LineDomain::kGpu;
 }
 
 bool IsCodeErrorLine(std::string_view line) {

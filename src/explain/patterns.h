@@ -145,6 +145,12 @@ struct LineWords {
 };
 LineWords WordsOfLine(std::string_view line);
 
+// The memory a line's memory noun itself names, for a line that names both the GPU
+// and the host: RAM, swap, system/host/CPU memory, 内存 are the host's; VRAM, GPU/video/
+// device memory, 显存 the GPU's ("内存占用过大 with torch.device('mps')" is host RAM).
+// kUnknown when it names both kinds or neither.
+LineDomain MemoryNounOfLine(std::string_view line);
+
 // A complaint about the code itself (a compiler's or the interpreter's: "#include
 // <memory>", "undefined symbol", "No module named", "has no attribute"): memory
 // words in it are names, not a shortage, so the last layer ignores the line.

@@ -399,7 +399,12 @@ struct Decider {
     bool host_words = o.mentions_host || o.line_domain == LineDomain::kHost || o.line_domain == LineDomain::kPinned;
     bool gpu_words = o.mentions_gpu || o.line_domain == LineDomain::kGpu;
     // The line's words (GPU words win), else the lines around it, else the log's; the GPU by default.
-    bool host = gpu_words ? false : host_words ? true : HostByContext(o);
+    // Pinned words on its own line are host memory whatever else the line names ("pinned memory the CUDA
+    // driver does not release").
+    bool host = o.line_domain != LineDomain::kUnknown ? o.line_domain != LineDomain::kGpu
+                : gpu_words                          ? false
+                : host_words                         ? true
+                                                     : HostByContext(o);
     Domain domain = host ? Domain::kHost : Domain::kGpu;
     Finding f = Base(o, Cause::kLeakGrowth, domain);
     if (dali) {
