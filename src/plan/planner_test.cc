@@ -487,6 +487,32 @@ std::string MeanAsLogits(GraphBuilder& g, const std::string& x, int64_t axis) {
   return g.Bytes();
 }
 
+// Dense 2-D convolutions with 4-15 input channels block both channel dimensions by 8 (tools/
+// probe_scratch.py, tuning_net_convs): the weight gradient's padding is scratch there too.
+TEST(ConvScratch, SmallChannelWeightGradientKeepsItsBlockPadding) {
+  // conv2d 12 -> 20, k3, 16 wide, batch 2: measured 93784 = 2 x (12 -> 16 and 20 -> 24 channels
+  // x 256 positions x 4) + (24 x 16 - 20 x 12) x 9 x 4 + 6.5 KiB.
+  const uint64_t padding = 9u * 4 * (24 * 16 - 20 * 12);
+  EXPECT_EQ(ConvBackwardScratch(2, 12, 20, 3, 1, 16, 2), 2u * (16 + 24) * 256 * 4 + padding + 7 * 1024);
+  EXPECT_NEAR(static_cast<double>(ConvBackwardScratch(2, 12, 20, 3, 1, 16, 2)), 93784.0, 0.01 * 93784);
+  // 12 -> 12, k5: measured 83416 at batch 2.
+  EXPECT_NEAR(static_cast<double>(ConvBackwardScratch(2, 12, 12, 5, 1, 16, 2)), 83416.0, 0.01 * 83416);
+}
+
+// A strided 1x1 convolution runs oneDNN's 1x1 kernel with a reduce-to-unit-stride buffer (probes
+// conv_strided_pointwise, exact to 0.5 KiB): random nets 100209 and 100227 were planned 5 % low.
+TEST(ConvScratch, StridedPointwiseConvolutionKeepsAUnitStrideCopyOfOneSample) {
+  // conv2d 12 -> 24, 1x1, stride 2, 64 wide, batch 4: measured 1646104.
+  const uint64_t x16 = 4u * 16 * 4096 * 4, y32 = 4u * 32 * 1024 * 4, rtus = 16u * 1024 * 4;
+  const uint64_t padding = 4u * (32 * 16 - 24 * 12);
+  EXPECT_EQ(ConvRule(2, 12, 24, 1, 1, 64, 4, 2).backward_temp_bytes, x16 + y32 + rtus + padding + 7 * 1024);
+  EXPECT_NEAR(static_cast<double>(ConvRule(2, 12, 24, 1, 1, 64, 4, 2).backward_temp_bytes), 1646104.0, 0.001 * 1646104);
+  // conv2d 8 -> 8, stride 2, 48 wide, batch 4: measured 781720.
+  EXPECT_NEAR(static_cast<double>(ConvRule(2, 8, 8, 1, 1, 48, 4, 2).backward_temp_bytes), 781720.0, 0.001 * 781720);
+  // conv1d 12 -> 24, stride 2, 256 long, batch 4: measured 146968.
+  EXPECT_NEAR(static_cast<double>(ConvRule(1, 12, 24, 1, 1, 256, 4, 2).backward_temp_bytes), 146968.0, 0.005 * 146968);
+}
+
 // A seqconv block: conv1d over x.transpose(1, 2) whose output is used transposed. An LSTM after it
 // makes the export add a second Transpose of the output that only feeds Shape (the batch size):
 // it passes no gradient, so the output gradient still arrives transposed and is copied contiguous
@@ -554,7 +580,7 @@ TEST(ConvScratch, ElementwiseResultsKeepTheirOperandsMemoryOrder) {
 std::string ThenTransposedOrNot(GraphBuilder& g, const std::string& y, bool transposed) {
   if (!transposed) return MeanAsLogits(g, y, 1);
   GraphBuilder::IntsAttr(g.Node("Transpose", {y}, {"yt"}, "to_ncl"), "perm", {0, 2, 1});
-  g.Node("Relu", {"yt"}, {"yr"}, "relu");  // passes the gradient's memory order on
+  g.Node("Tanh", {"yt"}, {"yr"}, "tanh");  // passes the gradient's memory order on
   return MeanAsLogits(g, "yr", 2);
 }
 
@@ -586,6 +612,25 @@ TEST(Planner, TransposedGradientsAreCopiedWhereBackwardViewsThem) {
   };
   EXPECT_EQ(embedding(false), 0u);
   EXPECT_EQ(embedding(true), 4u * 16 * 64 * 4);
+}
+
+// relu's and leaky_relu's backward lay their gradient out as their forward tensor is, so after
+// y.transpose(1, 2) -> relu the gradient reaches y contiguous; after tanh it arrives transposed
+// and conv1d copies it (measured with tools/step_profile.py: random net 100213, planned +2.7 %).
+TEST(ConvScratch, ReluHandsBackAGradientInItsForwardLayout) {
+  auto conv = [](const char* act) {
+    GraphBuilder g;
+    g.Input("input", {32, 32}).Weight("conv.weight", {32, 32, 5});
+    g.Node("Mul", {"input", "input"}, {"x"}, "pre");
+    GraphBuilder::IntsAttr(g.Node("Conv", {"x", "conv.weight"}, {"y"}, "conv"), "pads", {2, 2});
+    GraphBuilder::IntsAttr(g.Node("Transpose", {"y"}, {"yt"}, "to_nlc"), "perm", {0, 2, 1});
+    g.Node(act, {"yt"}, {"a"}, "act");
+    return ConvRuleBackwardScratch(MeanAsLogits(g, "a", 2), 8);
+  };
+  const uint64_t output = 8u * 32 * 32 * 4;
+  EXPECT_EQ(conv("Relu"), 2 * output + 7 * 1024);  // measured 72864
+  EXPECT_EQ(conv("LeakyRelu"), conv("Relu"));
+  EXPECT_EQ(conv("Tanh"), conv("Relu") + output);  // measured 105632
 }
 
 // matmul() folds a transposed [L, N, E] input (nn.MultiheadAttention's batch_first q) into

@@ -432,7 +432,8 @@ int GradientConsumer(const Model& m, int id) {
 
 // Whether the gradient of tensor `id` reaches its producer non-contiguous. A Transpose hands its
 // input the output gradient transposed (a view); an elementwise operator, Add among them, passes
-// its output gradient's memory order on (the gradient is TensorIterator's first operand); any other
+// its output gradient's memory order on (the gradient is TensorIterator's first operand; relu and
+// leaky_relu the memory order of their forward tensor); any other
 // operator makes a fresh, contiguous gradient, and so does the sum of several consumers' gradients.
 std::vector<int> GradientOrder(const Model& m, const ConcreteShapes& s, int id, int depth = 0) {
   const auto& dims = s.tensors[id].dims;
@@ -458,6 +459,13 @@ std::vector<int> GradientOrder(const Model& m, const ConcreteShapes& s, int id, 
       order.push_back(static_cast<int>(perm[static_cast<size_t>(d)]));
     }
     return order;
+  }
+  // relu's and leaky_relu's backward (threshold_backward, leaky_relu_backward) take the forward
+  // tensor as TensorIterator's first operand: their gradient is laid out as that tensor is, not as
+  // the gradient that reaches them (measured: a conv output used transposed, then relu/leaky_relu,
+  // gets a contiguous gradient; after any other activation, mul or add, a transposed one).
+  if ((n.op_type == "Relu" || n.op_type == "LeakyRelu") && s.tensors[out].dims == dims) {
+    return DimOrder(m, s).Of(out).value_or(identity);
   }
   if (IsElementwise(n.op_type) && s.tensors[out].dims == dims) return GradientOrder(m, s, out, depth + 1);
   return identity;
@@ -575,13 +583,26 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       r->backward_temp_bytes += padded(x) + (c_in < 8 ? T[x].Bytes() : 0);
     }
   }
-  if (spatial >= 2 && groups == 1 && c_in >= 16) {
-    // The weight gradient is formed blocked by 16 in both channel dimensions and reordered to plain:
-    // its padding is scratch too (tools/probe_scratch.py: 2-D 20, 24, 36 and 40 channels within
-    // 1.3 %, 3-D 24 channels).
-    const uint64_t blocked = static_cast<uint64_t>((c_out + 15) / 16 * 16) * static_cast<uint64_t>((c_in + 15) / 16 * 16);
+  // The weight gradient is formed blocked in both channel dimensions and reordered to plain: its
+  // padding is scratch too, blocked by 16, or by 8 where the input has 4 to 15 channels
+  // (tools/probe_scratch.py, bench/results/conv_scratch_probes.json tuning_net_convs and
+  // conv2d_weight_padding: 2-D 4-48 channels, kernels 3-7, the rest of the fixed part is 6.5 KiB).
+  auto weight_padding = [&](uint64_t b) {
+    const uint64_t blocked = static_cast<uint64_t>((c_out + b - 1) / b * b) * static_cast<uint64_t>((c_in + b - 1) / b * b);
     const uint64_t plain = static_cast<uint64_t>(c_out) * static_cast<uint64_t>(c_in);
-    r->backward_temp_bytes += T[w].Bytes() / plain * (blocked - plain);
+    return plain ? T[w].Bytes() / plain * (blocked - plain) : 0;
+  };
+  if (groups == 1 && kernel == 1 && strided && spatial <= 2) {
+    // A strided 1x1 convolution (1-D runs as 2-D) takes oneDNN's 1x1 kernel with a reduce-to-unit-
+    // stride buffer: the input and the output gradient blocked by 16 channels whatever their count
+    // (a 3-channel input too), one sample's input subsampled to the output's positions (blocked by
+    // 16), and the weight gradient's padding by 16 (probes conv2d_strided_pointwise: 3-32 channels,
+    // 1-D and 2-D, exact to 0.5 KiB).
+    const uint64_t positions = T[y].Elements() / samples / static_cast<uint64_t>(std::max<int64_t>(1, c_out));
+    const uint64_t unit_stride = eb * static_cast<uint64_t>((c_in + 15) / 16 * 16) * positions;
+    r->backward_temp_bytes = padded_to(x, 16) + padded_to(y, 16) + unit_stride + weight_padding(16) + fixed;
+  } else if (spatial >= 2 && groups == 1 && (c_in >= 16 || (spatial == 2 && c_in >= 4))) {
+    r->backward_temp_bytes += weight_padding(block);
   }
   const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
   if (spatial == 3 && groups == 1 && c_in >= g.min_in_channels && c_in <= g.max_in_channels &&
