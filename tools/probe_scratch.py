@@ -29,7 +29,7 @@ the probes of layers without an input gradient (only that phase runs) and writes
 the planner (data/conv_scratch.json, embedded in the build).
 
 Kinds: conv1d/conv2d/conv3d (cin cout k stride groups d (dilation) S (spatial size) rg (input needs a
-gradient) bias),
+gradient) bias cat (the output goes into torch.cat along channels, so its gradient is a strided view)),
 convT1d/convT2d/convT3d (same, kernel 2 stride 2 by default), lstm/gru (d hidden T layers bidir
 batch_first). One intra-op thread, as tools/measure_step.py measures.
 """
@@ -84,6 +84,16 @@ def build(spec: dict, batch: int):
         mod = cls[(dims, transposed)](cin, cout, k, stride=stride, groups=groups, bias=bool(spec.get("bias", 0)),
                                       **kw)
         x = torch.randn([batch, cin] + [size] * dims)
+        if spec.get("cat", 0):
+            class Cat(nn.Module):  # the output feeds torch.cat along channels: a strided gradient
+                def __init__(self, m):
+                    super().__init__()
+                    self.m = m
+
+                def forward(self, x):
+                    y = self.m(x)
+                    return torch.cat([y.detach(), y], 1)
+            mod = Cat(mod)
         return mod, x, bool(spec.get("rg", 1))
     if kind in ("lstm", "gru"):
         d, h, t = spec.get("d", 32), spec.get("hidden", 32), spec.get("T", 32)

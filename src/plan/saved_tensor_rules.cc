@@ -579,7 +579,11 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     r->backward_temp_bytes = 2 * padded(x) - T[x].Bytes() + fixed;
   } else {
     r->backward_temp_bytes = input_reorder + padded(y) + fixed;
-    if (!depthwise && input_grad && c_in <= 8 && c_out <= 8) {
+    if (!depthwise && input_grad && c_in <= 8 && c_out <= 8 && strided && spatial <= 2) {
+      // Strided, its scratch is two blocked input-sized buffers, nothing output-sized (probes
+      // conv_strided_small_channels: 4-8 channels, kernels 3-5, 1-D and 2-D, stride 2).
+      r->backward_temp_bytes = 2 * padded(x) + fixed;
+    } else if (!depthwise && input_grad && c_in <= 8 && c_out <= 8) {
       r->backward_temp_bytes += padded(x) + (c_in < 8 ? T[x].Bytes() : 0);
     }
   }
@@ -1015,11 +1019,39 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
   return r;
 }
 
-}  // namespace
+// Whether tensor `id`'s gradient reaches its producer as a narrow() view of a Concat's gradient
+// that is not contiguous (the concat axis is not the outermost: torch.cat of feature maps along
+// channels). Add and Identity hand their gradient on as it is.
+bool GradientIsConcatSlice(const Model& m, const ConcreteShapes& s, int id, int depth = 0) {
+  int c = depth > 8 ? -1 : GradientConsumer(m, id);
+  if (c < 0 || m.nodes[c].outputs.empty() || m.nodes[c].outputs[0] < 0) return false;
+  const NodeInfo& n = m.nodes[c];
+  const int out = n.outputs[0];
+  if (n.op_type == "Add" || n.op_type == "Identity") {
+    return s.tensors[out].dims == s.tensors[id].dims && GradientIsConcatSlice(m, s, out, depth + 1);
+  }
+  if (n.op_type != "Concat" || n.inputs.size() < 2 || !s.tensors[out].known) return false;
+  const auto& dims = s.tensors[out].dims;
+  int64_t axis = 0;
+  if (auto it = n.int_attrs.find("axis"); it != n.int_attrs.end()) axis = it->second;
+  if (axis < 0) axis += static_cast<int64_t>(dims.size());
+  if (axis <= 0 || axis >= static_cast<int64_t>(dims.size())) return false;
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= dims[static_cast<size_t>(d)];
+  return outer > 1;
+}
 
-// The table's saved set where it drives the op (a matched row), or where the hand rules have none
-// (an unambiguous single-node row); the hand rule everywhere else (op_table_match.cc says why).
-OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
+// CPU backward kernels that make a strided output gradient contiguous first: convolutions (oneDNN,
+// slow_conv3d, transposed), 2-D/3-D max and average pooling, interpolation (measured with a
+// torch.cat slice as the gradient: one output-sized copy each; elementwise ops, batch norm, linear
+// and 1-D max pooling read it as it is).
+bool CopiesAStridedOutputGradient(const std::string& kind, size_t rank) {
+  if (kind == "Conv" || kind == "ConvTranspose" || kind == "Resize" || kind == "Upsample") return true;
+  return (kind == "MaxPool" || kind == "AveragePool") && rank >= 4;
+}
+
+// The rule of the table or of the hand rules (RuleFor adds the strided-gradient copy).
+OpRule RuleWithoutGradientCopy(const LogicalOp& op, const RuleContext& ctx) {
   const OpTable& table = EmbeddedOpTable();
   if (op.table_row >= 0) return TableRule(table, op, ctx, op.nodes.size() == 1 ? HandRule(op, ctx) : OpRule{});
   OpRule r = HandRule(op, ctx);
@@ -1030,6 +1062,21 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     with.table_inputs = match.inputs;
     with.table_outputs = match.outputs;
     return TableRule(table, with, ctx, r);
+  }
+  return r;
+}
+
+}  // namespace
+
+// The table's saved set where it drives the op (a matched row), or where the hand rules have none
+// (an unambiguous single-node row); the hand rule everywhere else (op_table_match.cc says why).
+OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
+  OpRule r = RuleWithoutGradientCopy(op, ctx);
+  const int y = op.outputs.empty() ? -1 : op.outputs[0];
+  if (ctx.target == Target::kCpu && y >= 0 && ctx.shapes.tensors[y].known &&
+      CopiesAStridedOutputGradient(op.kind, ctx.shapes.tensors[y].dims.size()) &&
+      GradientIsConcatSlice(ctx.model, ctx.shapes, y)) {
+    r.backward_temp_bytes += ctx.shapes.tensors[y].Bytes();
   }
   return r;
 }
