@@ -639,7 +639,15 @@ Result<StepPlan> Simulator::Run() {
       }
       if (grad[id] >= 0) {
         if (grad[id] != new_grads[i]) Observe("backward", 0);
-        Unref(new_grads[i]);  // added in place into the gradient already there
+        const uint64_t own = Round(TensorBytes(id));
+        if (buffers_[grad[id]].bytes > own && buffers_[new_grads[i]].bytes == own) {
+          // The gradient there is a slice of a larger storage (torch.cat's narrow()): autograd adds
+          // it into the new gradient instead and lets the slice go (InputBuffer::accumulate).
+          Unref(grad[id]);
+          grad[id] = new_grads[i];
+        } else {
+          Unref(new_grads[i]);  // added in place into the gradient already there
+        }
       } else {
         grad[id] = new_grads[i];
       }
