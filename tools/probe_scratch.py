@@ -297,7 +297,7 @@ def input_gradient_phase(spec: dict, batch: int, element_bytes: int = 4) -> int:
     src/plan/saved_tensor_rules.cc ConvScratch, restated to check it against probes): output
     gradient and input gradient blocked by 16 and the weights' block padding, minus the plain
     input gradient, or the
-    blocked input gradient alone when larger; strided 1x1x1 keeps the blocked input gradient (and
+    blocked input gradient alone (without the fixed part) when larger; strided 1x1x1 keeps the blocked input gradient (and
     from 9 input channels the blocked output gradient)."""
     ic, oc, k = spec.get("cin", 16), spec.get("cout", 16), spec.get("k", 3)
     stride, size = spec.get("stride", 1), spec.get("S", 32)
@@ -306,7 +306,7 @@ def input_gradient_phase(spec: dict, batch: int, element_bytes: int = 4) -> int:
     x = element_bytes * batch * ic * size ** 3
     xp, yp = element_bytes * batch * b16(ic) * size ** 3, element_bytes * batch * b16(oc) * out ** 3
     w_padding = element_bytes * (b16(oc) * b16(ic) - oc * ic) * k ** 3
-    return (xp + (yp if ic > 8 else 0) if k == 1 else max(yp + xp + w_padding - x, xp)) + 7 * 1024
+    return xp + (yp if ic > 8 else 0) + 7 * 1024 if k == 1 else max(yp + xp + w_padding - x + 7 * 1024, xp)
 
 
 def check_table(table_path: str, probe_files: list) -> dict:

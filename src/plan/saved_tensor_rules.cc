@@ -624,7 +624,10 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       // residual beyond the blocked gradients is the padding + ~6 KiB at every batch; counting the
       // whole blocked weights planned the input-gradient phase 1 % high at the median, 7.5 % at p90).
       const uint64_t w_padding = weight_padding(16);
-      input_phase = (kernel == 1 ? xp + (c_in > 8 ? yp : 0) : std::max(yp + xp + w_padding - T[x].Bytes(), xp)) + fixed;
+      // Where the blocked input gradient alone is the larger (strided layers), it comes without the
+      // fixed part (probes: 5.7 KiB less than the blocked input gradient at the median).
+      input_phase = kernel == 1 ? xp + (c_in > 8 ? yp : 0) + fixed
+                                : std::max(yp + xp + w_padding - T[x].Bytes() + fixed, xp);
     }
     if (kernel > 1) {
       // The weight gradient then runs oneDNN's gemm, after the input gradient's reorders are gone;
