@@ -1087,6 +1087,10 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   return r;
 }
 
+bool NonContiguousInTorch(const Model& model, const ConcreteShapes& shapes, int id) {
+  return NonContiguous(model, shapes, id);
+}
+
 bool NotDifferentiable(const std::string& k) {
   return k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" || k == "Greater" ||
          k == "Less" || k == "Not" || k == "And" || k == "Or" || k == "ArgMax" || k == "ArgMin" || k == "NonZero" ||

@@ -69,6 +69,10 @@ struct RuleContext {
 
 OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx);
 
+// Whether tensor `id` is not contiguous in PyTorch: a transpose, or an elementwise result laid out
+// like one (TensorIterator keeps its operands' memory order).
+bool NonContiguousInTorch(const Model& model, const ConcreteShapes& shapes, int id);
+
 // Operators whose results carry no gradient (shapes, comparisons, indices, rounding, random noise):
 // they keep nothing for backward and stop the gradient's walk.
 bool NotDifferentiable(const std::string& kind);

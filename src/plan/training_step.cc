@@ -120,9 +120,9 @@ bool Simulator::OutputIsAView(int node) const {
     if (mm < 0 || bias < 0 || !IsParam(m_, bias) || m_.tensors[mm].producer < 0) continue;
     const NodeInfo& p = m_.nodes[m_.tensors[mm].producer];
     if (p.op_type != "MatMul" || p.inputs.size() != 2 || p.inputs[0] < 0 || p.inputs[1] < 0) continue;
-    // Only for a contiguous input: a transposed one (an LSTM's batch_first output) goes through matmul.
-    const int x = m_.tensors[p.inputs[0]].producer;
-    if (x >= 0 && m_.nodes[x].op_type == "Transpose") continue;
+    // Only for a contiguous input: a transposed one (an LSTM's batch_first output, or an activation
+    // of it, laid out the same way) goes through matmul, whose result is no view.
+    if (NonContiguousInTorch(m_, s_, p.inputs[0])) continue;
     int weight = p.inputs[1];  // the weight, or its Transpose (nn.Linear's export)
     const int t = m_.tensors[weight].producer;
     if (t >= 0 && m_.nodes[t].op_type == "Transpose" && !m_.nodes[t].inputs.empty()) weight = m_.nodes[t].inputs[0];
