@@ -488,10 +488,23 @@ TEST(Planner, GemmPackingBufferOfA3dConvolutionIsAWarningWithTheBytesAtRisk) {
   const uint64_t pack = EmbeddedConvScratchTable().gemm_weight_gradient_3d.PackBytes(12 * 27, 24, 36);
   const uint64_t at_risk = pack + EmbeddedConvScratchTable().gemm_weight_gradient_3d.pack_worst_abs_error;
   ASSERT_EQ(wide.warnings.size(), 1u);
-  EXPECT_NE(wide.warnings[0].find("packing buffer depends on the CPU's ISA"), std::string::npos) << wide.warnings[0];
+  EXPECT_NE(wide.warnings[0].find("packing buffer, a strided 1x1 kernel's 16-channel blocks) depends on the CPU's ISA"),
+            std::string::npos)
+      << wide.warnings[0];
   EXPECT_NE(wide.warnings[0].find(" " + std::to_string(at_risk) + " bytes"), std::string::npos) << wide.warnings[0];
   // 12 output channels: no packing buffer, nothing machine-dependent to warn about.
   EXPECT_TRUE(MustPlan(build(12), Cpu(2)).warnings.empty());
+  // A strided 1x1 convolution: its 16-channel blocks and unit-stride buffer are AVX-512's.
+  GraphBuilder g;
+  g.Input("input", {12, 16, 16}).Weight("conv.weight", {24, 12, 1, 1});
+  g.Node("Mul", {"input", "input"}, {"x"}, "pre");
+  GraphBuilder::IntsAttr(g.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv"), "strides", {2, 2});
+  g.Output("logits");
+  StepPlan pointwise = MustPlan(g.Bytes(), Cpu(2));
+  const uint64_t blocks = 2u * (16 - 12) * 256 * 4 + 2u * (32 - 24) * 64 * 4, unit_stride = 16u * 64 * 4;
+  ASSERT_EQ(pointwise.warnings.size(), 1u);
+  EXPECT_NE(pointwise.warnings[0].find(" " + std::to_string(blocks + unit_stride) + " bytes"), std::string::npos)
+      << pointwise.warnings[0];
 }
 
 // ReduceMean(x, axis) as the graph's logits; the model's bytes.

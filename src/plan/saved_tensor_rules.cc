@@ -606,6 +606,8 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     const uint64_t positions = T[y].Elements() / samples / static_cast<uint64_t>(std::max<int64_t>(1, c_out));
     const uint64_t unit_stride = eb * static_cast<uint64_t>((c_in + 15) / 16 * 16) * positions;
     r->backward_temp_bytes = padded_to(x, 16) + padded_to(y, 16) + unit_stride + weight_padding(16) + fixed;
+    // Blocks of 16 channels are AVX-512's; another ISA blocks and buffers differently.
+    r->machine_dependent_bytes = unit_stride + (padded_to(x, 16) - T[x].Bytes()) + (padded_to(y, 16) - T[y].Bytes());
   } else if (spatial >= 2 && groups == 1 && (c_in >= 16 || (spatial == 2 && c_in >= 4))) {
     r->backward_temp_bytes += weight_padding(block);
   }

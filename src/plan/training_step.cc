@@ -511,9 +511,10 @@ Result<StepPlan> Simulator::Run() {
     view_inplace_at_risk = std::max(view_inplace_at_risk, 2 * TensorBytes(in));
   }
   if (machine_dependent_at_risk > 0) {
-    plan.warnings.push_back("a 3-D convolution's weight gradient runs oneDNN's gemm, whose packing buffer depends on "
-                            "the CPU's ISA (planned for AVX-512): up to " + std::to_string(machine_dependent_at_risk) +
-                            " bytes more or less scratch in backward than planned");
+    plan.warnings.push_back("oneDNN's convolution scratch (a 3-D weight gradient's gemm packing buffer, a strided 1x1 "
+                            "kernel's 16-channel blocks) depends on the CPU's ISA (planned for AVX-512): up to " +
+                            std::to_string(machine_dependent_at_risk) + " bytes more or less scratch in backward than "
+                            "planned");
   }
   if (view_inplace_at_risk > 0) {
     plan.warnings.push_back("an activation after InstanceNormalization may have been in-place (not recorded in ONNX); "
