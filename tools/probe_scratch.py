@@ -29,7 +29,7 @@ the probes of layers without an input gradient (only that phase runs) and writes
 the planner (data/conv_scratch.json, embedded in the build).
 
 Kinds: conv1d/conv2d/conv3d (cin cout k stride groups d (dilation) S (spatial size) rg (input needs a
-gradient) bias),
+gradient) bias cat (the output goes into torch.cat along channels, so its gradient is a strided view)),
 convT1d/convT2d/convT3d (same, kernel 2 stride 2 by default), lstm/gru (d hidden T layers bidir
 batch_first). One intra-op thread, as tools/measure_step.py measures.
 """
@@ -84,6 +84,16 @@ def build(spec: dict, batch: int):
         mod = cls[(dims, transposed)](cin, cout, k, stride=stride, groups=groups, bias=bool(spec.get("bias", 0)),
                                       **kw)
         x = torch.randn([batch, cin] + [size] * dims)
+        if spec.get("cat", 0):
+            class Cat(nn.Module):  # the output feeds torch.cat along channels: a strided gradient
+                def __init__(self, m):
+                    super().__init__()
+                    self.m = m
+
+                def forward(self, x):
+                    y = self.m(x)
+                    return torch.cat([y.detach(), y], 1)
+            mod = Cat(mod)
         return mod, x, bool(spec.get("rg", 1))
     if kind in ("lstm", "gru"):
         d, h, t = spec.get("d", 32), spec.get("hidden", 32), spec.get("T", 32)
@@ -285,8 +295,9 @@ def table_scratch(rule: dict, spec: dict):
 def input_gradient_phase(spec: dict, batch: int, element_bytes: int = 4) -> int:
     """The planner's input-gradient phase of a 3-D convolution on the gemm path (the rule in
     src/plan/saved_tensor_rules.cc ConvScratch, restated to check it against probes): output
-    gradient, weights and input gradient blocked by 16, minus the plain input gradient, or the
-    blocked input gradient alone when larger; strided 1x1x1 keeps the blocked input gradient (and
+    gradient and input gradient blocked by 16 and the weights' block padding, minus the plain
+    input gradient, or the
+    blocked input gradient alone (without the fixed part) when larger; strided 1x1x1 keeps the blocked input gradient (and
     from 9 input channels the blocked output gradient)."""
     ic, oc, k = spec.get("cin", 16), spec.get("cout", 16), spec.get("k", 3)
     stride, size = spec.get("stride", 1), spec.get("S", 32)
@@ -294,8 +305,8 @@ def input_gradient_phase(spec: dict, batch: int, element_bytes: int = 4) -> int:
     b16 = lambda c: -(-c // 16) * 16  # noqa: E731
     x = element_bytes * batch * ic * size ** 3
     xp, yp = element_bytes * batch * b16(ic) * size ** 3, element_bytes * batch * b16(oc) * out ** 3
-    wp = element_bytes * b16(oc) * b16(ic) * k ** 3
-    return (xp + (yp if ic > 8 else 0) if k == 1 else max(yp + xp + wp - x, xp)) + 7 * 1024
+    w_padding = element_bytes * (b16(oc) * b16(ic) - oc * ic) * k ** 3
+    return xp + (yp if ic > 8 else 0) + 7 * 1024 if k == 1 else max(yp + xp + w_padding - x + 7 * 1024, xp)
 
 
 def check_table(table_path: str, probe_files: list) -> dict:

@@ -432,7 +432,8 @@ int GradientConsumer(const Model& m, int id) {
 
 // Whether the gradient of tensor `id` reaches its producer non-contiguous. A Transpose hands its
 // input the output gradient transposed (a view); an elementwise operator, Add among them, passes
-// its output gradient's memory order on (the gradient is TensorIterator's first operand); any other
+// its output gradient's memory order on (the gradient is TensorIterator's first operand; relu and
+// leaky_relu the memory order of their forward tensor); any other
 // operator makes a fresh, contiguous gradient, and so does the sum of several consumers' gradients.
 std::vector<int> GradientOrder(const Model& m, const ConcreteShapes& s, int id, int depth = 0) {
   const auto& dims = s.tensors[id].dims;
@@ -458,6 +459,13 @@ std::vector<int> GradientOrder(const Model& m, const ConcreteShapes& s, int id, 
       order.push_back(static_cast<int>(perm[static_cast<size_t>(d)]));
     }
     return order;
+  }
+  // relu's and leaky_relu's backward (threshold_backward, leaky_relu_backward) take the forward
+  // tensor as TensorIterator's first operand: their gradient is laid out as that tensor is, not as
+  // the gradient that reaches them (measured: a conv output used transposed, then relu/leaky_relu,
+  // gets a contiguous gradient; after any other activation, mul or add, a transposed one).
+  if ((n.op_type == "Relu" || n.op_type == "LeakyRelu") && s.tensors[out].dims == dims) {
+    return DimOrder(m, s).Of(out).value_or(identity);
   }
   if (IsElementwise(n.op_type) && s.tensors[out].dims == dims) return GradientOrder(m, s, out, depth + 1);
   return identity;
@@ -571,32 +579,57 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     r->backward_temp_bytes = 2 * padded(x) - T[x].Bytes() + fixed;
   } else {
     r->backward_temp_bytes = input_reorder + padded(y) + fixed;
-    if (!depthwise && input_grad && c_in <= 8 && c_out <= 8) {
+    if (!depthwise && input_grad && c_in <= 8 && c_out <= 8 && strided && spatial <= 2) {
+      // Strided, its scratch is two blocked input-sized buffers, nothing output-sized (probes
+      // conv_strided_small_channels: 4-8 channels, kernels 3-5, 1-D and 2-D, stride 2).
+      r->backward_temp_bytes = 2 * padded(x) + fixed;
+    } else if (!depthwise && input_grad && c_in <= 8 && c_out <= 8) {
       r->backward_temp_bytes += padded(x) + (c_in < 8 ? T[x].Bytes() : 0);
     }
   }
-  if (spatial >= 2 && groups == 1 && c_in >= 16) {
-    // The weight gradient is formed blocked by 16 in both channel dimensions and reordered to plain:
-    // its padding is scratch too (tools/probe_scratch.py: 2-D 20, 24, 36 and 40 channels within
-    // 1.3 %, 3-D 24 channels).
-    const uint64_t blocked = static_cast<uint64_t>((c_out + 15) / 16 * 16) * static_cast<uint64_t>((c_in + 15) / 16 * 16);
+  // The weight gradient is formed blocked in both channel dimensions and reordered to plain: its
+  // padding is scratch too, blocked by 16, or by 8 where the input has 4 to 15 channels
+  // (tools/probe_scratch.py, bench/results/conv_scratch_probes.json tuning_net_convs and
+  // conv2d_weight_padding: 2-D 4-48 channels, kernels 3-7, the rest of the fixed part is 6.5 KiB).
+  auto weight_padding = [&](uint64_t b) {
+    const uint64_t blocked =
+        static_cast<uint64_t>((c_out + b - 1) / b * b) * static_cast<uint64_t>((c_in + b - 1) / b * b);
     const uint64_t plain = static_cast<uint64_t>(c_out) * static_cast<uint64_t>(c_in);
-    r->backward_temp_bytes += T[w].Bytes() / plain * (blocked - plain);
+    return plain ? T[w].Bytes() / plain * (blocked - plain) : 0;
+  };
+  if (groups == 1 && kernel == 1 && strided && spatial <= 2) {
+    // A strided 1x1 convolution (1-D runs as 2-D) takes oneDNN's 1x1 kernel with a reduce-to-unit-
+    // stride buffer: the input and the output gradient blocked by 16 channels whatever their count
+    // (a 3-channel input too), one sample's input subsampled to the output's positions (blocked by
+    // 16), and the weight gradient's padding by 16 (probes conv2d_strided_pointwise: 3-32 channels,
+    // 1-D and 2-D, exact to 0.5 KiB).
+    const uint64_t positions = T[y].Elements() / samples / static_cast<uint64_t>(std::max<int64_t>(1, c_out));
+    const uint64_t unit_stride = eb * static_cast<uint64_t>((c_in + 15) / 16 * 16) * positions;
+    r->backward_temp_bytes = padded_to(x, 16) + padded_to(y, 16) + unit_stride + weight_padding(16) + fixed;
+    // Blocks of 16 channels are AVX-512's; another ISA blocks and buffers differently.
+    r->machine_dependent_bytes = unit_stride + (padded_to(x, 16) - T[x].Bytes()) + (padded_to(y, 16) - T[y].Bytes());
+  } else if (spatial >= 2 && groups == 1 && (c_in >= 16 || (spatial == 2 && c_in >= 4))) {
+    r->backward_temp_bytes += weight_padding(block);
   }
   const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
   if (spatial == 3 && groups == 1 && c_in >= g.min_in_channels && c_in <= g.max_in_channels &&
       T[y].dims.size() == 5) {
     // 3-D, 4-15 input channels (tools/probe_scratch.py, random layers 4-16 wide, batches 2/4). The
     // input gradient runs oneDNN's blocked kernel: the output gradient, the weights and the input
-    // gradient blocked by 16 channels, then the input gradient reordered to plain while its blocked
-    // copy lives; a strided 1x1x1 kernel keeps the blocked input gradient, and from 9 input
-    // channels on the blocked output gradient with it.
+    // gradient blocked by 16 channels (of the weights only their padding shows), then the input
+    // gradient reordered to plain while its blocked copy lives; a strided 1x1x1 kernel keeps the
+    // blocked input gradient, and from 9 input channels on the blocked output gradient with it.
     uint64_t input_phase = 0;
     if (input_grad) {
       const uint64_t xp = padded_to(x, 16), yp = padded_to(y, 16);
-      const uint64_t wp = static_cast<uint64_t>((c_out + 15) / 16 * 16) * static_cast<uint64_t>((c_in + 15) / 16 * 16) *
-                          kernel * eb;
-      input_phase = (kernel == 1 ? xp + (c_in > 8 ? yp : 0) : std::max(yp + xp + wp - T[x].Bytes(), xp)) + fixed;
+      // The weights count with their block padding only (probes gemm3d_grid and gemm3d_dev: the
+      // residual beyond the blocked gradients is the padding + ~6 KiB at every batch; counting the
+      // whole blocked weights planned the input-gradient phase 1 % high at the median, 7.5 % at p90).
+      const uint64_t w_padding = weight_padding(16);
+      // Where the blocked input gradient alone is the larger (strided layers), it comes without the
+      // fixed part (probes: 5.7 KiB less than the blocked input gradient at the median).
+      input_phase = kernel == 1 ? xp + (c_in > 8 ? yp : 0) + fixed
+                                : std::max(yp + xp + w_padding - T[x].Bytes() + fixed, xp);
     }
     if (kernel > 1) {
       // The weight gradient then runs oneDNN's gemm, after the input gradient's reorders are gone;
@@ -994,11 +1027,39 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
   return r;
 }
 
-}  // namespace
+// Whether tensor `id`'s gradient reaches its producer as a narrow() view of a Concat's gradient
+// that is not contiguous (the concat axis is not the outermost: torch.cat of feature maps along
+// channels). Add and Identity hand their gradient on as it is.
+bool GradientIsConcatSlice(const Model& m, const ConcreteShapes& s, int id, int depth = 0) {
+  int c = depth > 8 ? -1 : GradientConsumer(m, id);
+  if (c < 0 || m.nodes[c].outputs.empty() || m.nodes[c].outputs[0] < 0) return false;
+  const NodeInfo& n = m.nodes[c];
+  const int out = n.outputs[0];
+  if (n.op_type == "Add" || n.op_type == "Identity") {
+    return s.tensors[out].dims == s.tensors[id].dims && GradientIsConcatSlice(m, s, out, depth + 1);
+  }
+  if (n.op_type != "Concat" || n.inputs.size() < 2 || !s.tensors[out].known) return false;
+  const auto& dims = s.tensors[out].dims;
+  int64_t axis = 0;
+  if (auto it = n.int_attrs.find("axis"); it != n.int_attrs.end()) axis = it->second;
+  if (axis < 0) axis += static_cast<int64_t>(dims.size());
+  if (axis <= 0 || axis >= static_cast<int64_t>(dims.size())) return false;
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= dims[static_cast<size_t>(d)];
+  return outer > 1;
+}
 
-// The table's saved set where it drives the op (a matched row), or where the hand rules have none
-// (an unambiguous single-node row); the hand rule everywhere else (op_table_match.cc says why).
-OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
+// CPU backward kernels that make a strided output gradient contiguous first: convolutions (oneDNN,
+// slow_conv3d, transposed), 2-D/3-D max and average pooling, interpolation (measured with a
+// torch.cat slice as the gradient: one output-sized copy each; elementwise ops, batch norm, linear
+// and 1-D max pooling read it as it is).
+bool CopiesAStridedOutputGradient(const std::string& kind, size_t rank) {
+  if (kind == "Conv" || kind == "ConvTranspose" || kind == "Resize" || kind == "Upsample") return true;
+  return (kind == "MaxPool" || kind == "AveragePool") && rank >= 4;
+}
+
+// The rule of the table or of the hand rules (RuleFor adds the strided-gradient copy).
+OpRule RuleWithoutGradientCopy(const LogicalOp& op, const RuleContext& ctx) {
   const OpTable& table = EmbeddedOpTable();
   if (op.table_row >= 0) return TableRule(table, op, ctx, op.nodes.size() == 1 ? HandRule(op, ctx) : OpRule{});
   OpRule r = HandRule(op, ctx);
@@ -1011,6 +1072,25 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     return TableRule(table, with, ctx, r);
   }
   return r;
+}
+
+}  // namespace
+
+// The table's saved set where it drives the op (a matched row), or where the hand rules have none
+// (an unambiguous single-node row); the hand rule everywhere else (op_table_match.cc says why).
+OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
+  OpRule r = RuleWithoutGradientCopy(op, ctx);
+  const int y = op.outputs.empty() ? -1 : op.outputs[0];
+  if (ctx.target == Target::kCpu && y >= 0 && ctx.shapes.tensors[y].known &&
+      CopiesAStridedOutputGradient(op.kind, ctx.shapes.tensors[y].dims.size()) &&
+      GradientIsConcatSlice(ctx.model, ctx.shapes, y)) {
+    r.backward_temp_bytes += ctx.shapes.tensors[y].Bytes();
+  }
+  return r;
+}
+
+bool NonContiguousInTorch(const Model& model, const ConcreteShapes& shapes, int id) {
+  return NonContiguous(model, shapes, id);
 }
 
 bool NotDifferentiable(const std::string& k) {

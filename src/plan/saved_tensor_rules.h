@@ -46,8 +46,8 @@ struct OpRule {
   std::vector<int> output_view_of;     // per output: tensor id it is a view of, or -1 (new memory)
   uint64_t forward_temp_bytes = 0;     // scratch alive only while the op runs forward
   uint64_t backward_temp_bytes = 0;    // scratch alive only while its backward runs
-  // Of that scratch, bytes whose size depends on the CPU (oneDNN's sgemm blocking for the ISA):
-  // the plan warns with the largest such figure.
+  // Of that scratch, bytes whose size depends on the CPU (oneDNN's sgemm blocking and channel blocks
+  // for the ISA): the plan warns with the largest such figure.
   uint64_t machine_dependent_bytes = 0;
   // Per input: its gradient aliases the gradient of this output (no new memory), or -1.
   std::vector<int> grad_alias_output;
@@ -68,6 +68,10 @@ struct RuleContext {
 };
 
 OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx);
+
+// Whether tensor `id` is not contiguous in PyTorch: a transpose, or an elementwise result laid out
+// like one (TensorIterator keeps its operands' memory order).
+bool NonContiguousInTorch(const Model& model, const ConcreteShapes& shapes, int id);
 
 // Operators whose results carry no gradient (shapes, comparisons, indices, rounding, random noise):
 // they keep nothing for backward and stop the gradient's walk.

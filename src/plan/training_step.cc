@@ -120,9 +120,9 @@ bool Simulator::OutputIsAView(int node) const {
     if (mm < 0 || bias < 0 || !IsParam(m_, bias) || m_.tensors[mm].producer < 0) continue;
     const NodeInfo& p = m_.nodes[m_.tensors[mm].producer];
     if (p.op_type != "MatMul" || p.inputs.size() != 2 || p.inputs[0] < 0 || p.inputs[1] < 0) continue;
-    // Only for a contiguous input: a transposed one (an LSTM's batch_first output) goes through matmul.
-    const int x = m_.tensors[p.inputs[0]].producer;
-    if (x >= 0 && m_.nodes[x].op_type == "Transpose") continue;
+    // Only for a contiguous input: a transposed one (an LSTM's batch_first output, or an activation
+    // of it, laid out the same way) goes through matmul, whose result is no view.
+    if (NonContiguousInTorch(m_, s_, p.inputs[0])) continue;
     int weight = p.inputs[1];  // the weight, or its Transpose (nn.Linear's export)
     const int t = m_.tensors[weight].producer;
     if (t >= 0 && m_.nodes[t].op_type == "Transpose" && !m_.nodes[t].inputs.empty()) weight = m_.nodes[t].inputs[0];
@@ -511,9 +511,10 @@ Result<StepPlan> Simulator::Run() {
     view_inplace_at_risk = std::max(view_inplace_at_risk, 2 * TensorBytes(in));
   }
   if (machine_dependent_at_risk > 0) {
-    plan.warnings.push_back("a 3-D convolution's weight gradient runs oneDNN's gemm, whose packing buffer depends on "
-                            "the CPU's ISA (planned for AVX-512): up to " + std::to_string(machine_dependent_at_risk) +
-                            " bytes more or less scratch in backward than planned");
+    plan.warnings.push_back("oneDNN's convolution scratch (a 3-D weight gradient's gemm packing buffer, a strided 1x1 "
+                            "kernel's 16-channel blocks) depends on the CPU's ISA (planned for AVX-512): up to " +
+                            std::to_string(machine_dependent_at_risk) + " bytes more or less scratch in backward than "
+                            "planned");
   }
   if (view_inplace_at_risk > 0) {
     plan.warnings.push_back("an activation after InstanceNormalization may have been in-place (not recorded in ONNX); "
@@ -639,7 +640,15 @@ Result<StepPlan> Simulator::Run() {
       }
       if (grad[id] >= 0) {
         if (grad[id] != new_grads[i]) Observe("backward", 0);
-        Unref(new_grads[i]);  // added in place into the gradient already there
+        const uint64_t own = Round(TensorBytes(id));
+        if (buffers_[grad[id]].bytes > own && buffers_[new_grads[i]].bytes == own) {
+          // The gradient there is a slice of a larger storage (torch.cat's narrow()): autograd adds
+          // it into the new gradient instead and lets the slice go (InputBuffer::accumulate).
+          Unref(grad[id]);
+          grad[id] = new_grads[i];
+        } else {
+          Unref(new_grads[i]);  // added in place into the gradient already there
+        }
       } else {
         grad[id] = new_grads[i];
       }
