@@ -187,7 +187,8 @@ TEST(Evidence, OlderWordingsOfLeaksAndMissingLibraries) {
 
 // 48 out-of-memory lines of about 30 frameworks, runtimes and launchers, each labelled with its memory
 // (tests/data/explain/wordings_round4.tsv), written from the frameworks' sources and threads before
-// the tool was run on them. Before this round (ce12044): 43 of 48 domains right, 2 lines without a memory finding.
+// the tool was run on them. Before this round (ce12044): 43 of 48 domains right, 2 lines without a memory finding;
+// after round 4: 46 and 2; round 5's Dask worker monitor (families_test.cc) gives its line a host finding.
 TEST(Evidence, WordingsOfManyFrameworksGetTheirMemory) {
   std::ifstream in(std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/explain/wordings_round4.tsv");
   ASSERT_TRUE(in) << "tests/data/explain/wordings_round4.tsv";
@@ -210,8 +211,8 @@ TEST(Evidence, WordingsOfManyFrameworksGetTheirMemory) {
     if ((label == "gpu") == (memory->domain == Domain::kGpu)) ++right;
   }
   EXPECT_EQ(total, 48);
-  EXPECT_GE(right, 46);
-  EXPECT_LE(without, 2);
+  EXPECT_GE(right, 47);
+  EXPECT_LE(without, 1);
 }
 
 }  // namespace
