@@ -1,6 +1,6 @@
 // Round 5 of explain v2: wording families found among the development rows added
 // in round 4's data (corpus-1090 and above), each with the real line it came from
-// and a second wording of the same family. Each case fails on commit 371acb0.
+// and a second wording of the same family. Each test fails on commit 371acb0.
 #include <gtest/gtest.h>
 
 #include <string>
