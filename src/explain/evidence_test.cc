@@ -7,29 +7,11 @@
 #include <fstream>
 #include <string>
 
+#include "finding_checks.h"
 #include "oomguard/explain/explainer.h"
 
 namespace oomguard::explain {
 namespace {
-
-Finding Top(const Report& r) {
-  EXPECT_FALSE(r.findings.empty());
-  return r.findings.empty() ? Finding{} : r.findings[0];
-}
-
-// The first finding of `text` has this cause and domain.
-void ExpectTop(const std::string& text, Cause cause, Domain domain) {
-  const Finding f = Top(ExplainText(text));
-  EXPECT_EQ(f.cause, cause) << text;
-  EXPECT_EQ(f.domain, domain) << text;
-}
-
-bool HasCause(const Report& r, Cause cause) {
-  for (const Finding& f : r.findings) {
-    if (f.cause == cause) return true;
-  }
-  return false;
-}
 
 constexpr const char* kGpuLine =
     "I tensorflow/core/common_runtime/gpu/gpu_device.cc:1525] Created device "

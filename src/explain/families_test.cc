@@ -5,29 +5,11 @@
 
 #include <string>
 
+#include "finding_checks.h"
 #include "oomguard/explain/explainer.h"
 
 namespace oomguard::explain {
 namespace {
-
-Finding Top(const Report& r) {
-  EXPECT_FALSE(r.findings.empty());
-  return r.findings.empty() ? Finding{} : r.findings[0];
-}
-
-// The first finding of `text` has this cause and domain.
-void ExpectTop(const std::string& text, Cause cause, Domain domain) {
-  const Finding f = Top(ExplainText(text));
-  EXPECT_EQ(f.cause, cause) << text;
-  EXPECT_EQ(f.domain, domain) << text;
-}
-
-bool HasMemoryFinding(const Report& r) {
-  for (const Finding& f : r.findings) {
-    if (f.domain != Domain::kNone) return true;
-  }
-  return false;
-}
 
 TEST(Families, RapidsMemoryManagerOutOfMemoryIsTheDevicesEvenAsBadAlloc) {
   // corpus-1325 (its status code) and corpus-1326 (rmm::out_of_memory's what(), which starts "std::bad_alloc"
