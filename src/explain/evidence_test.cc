@@ -7,29 +7,11 @@
 #include <fstream>
 #include <string>
 
+#include "finding_checks.h"
 #include "oomguard/explain/explainer.h"
 
 namespace oomguard::explain {
 namespace {
-
-Finding Top(const Report& r) {
-  EXPECT_FALSE(r.findings.empty());
-  return r.findings.empty() ? Finding{} : r.findings[0];
-}
-
-// The first finding of `text` has this cause and domain.
-void ExpectTop(const std::string& text, Cause cause, Domain domain) {
-  const Finding f = Top(ExplainText(text));
-  EXPECT_EQ(f.cause, cause) << text;
-  EXPECT_EQ(f.domain, domain) << text;
-}
-
-bool HasCause(const Report& r, Cause cause) {
-  for (const Finding& f : r.findings) {
-    if (f.cause == cause) return true;
-  }
-  return false;
-}
 
 constexpr const char* kGpuLine =
     "I tensorflow/core/common_runtime/gpu/gpu_device.cc:1525] Created device "
@@ -187,7 +169,8 @@ TEST(Evidence, OlderWordingsOfLeaksAndMissingLibraries) {
 
 // 48 out-of-memory lines of about 30 frameworks, runtimes and launchers, each labelled with its memory
 // (tests/data/explain/wordings_round4.tsv), written from the frameworks' sources and threads before
-// the tool was run on them. Before this round (ce12044): 43 of 48 domains right, 2 lines without a memory finding.
+// the tool was run on them. Before this round (ce12044): 43 of 48 domains right, 2 lines without a memory finding;
+// after round 4: 46 and 2; round 5's Dask worker monitor (families_test.cc) gives its line a host finding.
 TEST(Evidence, WordingsOfManyFrameworksGetTheirMemory) {
   std::ifstream in(std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/explain/wordings_round4.tsv");
   ASSERT_TRUE(in) << "tests/data/explain/wordings_round4.tsv";
@@ -210,8 +193,8 @@ TEST(Evidence, WordingsOfManyFrameworksGetTheirMemory) {
     if ((label == "gpu") == (memory->domain == Domain::kGpu)) ++right;
   }
   EXPECT_EQ(total, 48);
-  EXPECT_GE(right, 46);
-  EXPECT_LE(without, 2);
+  EXPECT_GE(right, 47);
+  EXPECT_LE(without, 1);
 }
 
 }  // namespace
