@@ -349,12 +349,7 @@ struct BatchPlanner::Impl {
     int64_t lo = 0, hi = 0;
     bool checked = false;
   };
-  // A trace's event and buffer counts, to reserve the next one's.
-  struct Sizes {
-    size_t events = 0, buffers = 0;
-  };
   struct Entry {
-    Sizes sizes;  // of this option set's last trace
     std::vector<Segment> segments;
     std::vector<Point> loose;  // traced plans no segment explains (the last two)
     int recordings = 0;
@@ -417,18 +412,8 @@ struct BatchPlanner::Impl {
     const int64_t n = *o.batch;
     Point point;
     const bool learn = e.recordings < kMaxRecordings;
-    // The trace's sizes are those of the last trace of this option set (or of any): no regrowth.
-    const Sizes& hint = e.sizes.events ? e.sizes : last_sizes;
-    point.trace.expected_events = hint.events;
-    point.trace.expected_buffers = hint.buffers;
     Result<StepPlan> full = Full(o, learn ? &point.trace : nullptr);
     if (!full) return MakeError(full.error());
-    if (learn) {
-      e.sizes.events = point.trace.events.size();
-      e.sizes.buffers = static_cast<size_t>(std::count_if(point.trace.events.begin(), point.trace.events.end(),
-                                                          [](const StepTrace::Event& v) { return v.kind == StepTrace::kAlloc; }));
-      last_sizes = e.sizes;
-    }
     *required = full->required_bytes;
     if (!learn) {
       if (plan) *plan = std::move(full).value();
@@ -560,7 +545,6 @@ struct BatchPlanner::Impl {
   std::map<std::string, ConcreteShapes> shapes GUARDED_BY(mu);
   std::vector<std::pair<std::string, std::unique_ptr<ConcreteShapes>>> recent_shapes GUARDED_BY(mu);
   BatchPlanner::Stats stats GUARDED_BY(mu);
-  Sizes last_sizes GUARDED_BY(mu);  // of the last trace of any option set
 };
 
 BatchPlanner::BatchPlanner(const Model& model) : impl_(std::make_unique<Impl>(model)) {}

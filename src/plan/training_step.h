@@ -37,9 +37,6 @@ struct StepTrace {
   std::string inplace_kinds;
   int inplace_warning = -1;  // its index in the simulation's warnings, -1 when none
   bool has_matmul = false, has_conv = false;
-  // Set before a simulation by a caller that knows the sizes (an earlier trace of the same model):
-  // the ledger reserves that many events and buffers up front instead of growing them.
-  size_t expected_events = 0, expected_buffers = 0;
 };
 
 struct Buffer {
@@ -53,12 +50,7 @@ struct Buffer {
 // allocator model. The simulation drives it; a recording replays into it.
 class StepLedger {
  public:
-  StepLedger(Target target, StepTrace* trace) : cuda_(target == Target::kCuda), trace_(trace) {
-    if (trace == nullptr) return;
-    trace->events.reserve(trace->expected_events);
-    buffers.reserve(trace->expected_buffers);
-    if (cuda_) events.reserve(trace->expected_events);
-  }
+  StepLedger(Target target, StepTrace* trace) : cuda_(target == Target::kCuda), trace_(trace) {}
 
   uint64_t Round(uint64_t bytes) const { return cuda_ ? CudaRoundSize(bytes) : bytes; }
   int Alloc(uint64_t bytes, Category c);
