@@ -512,7 +512,7 @@ Result<StepPlan> Simulator::Run() {
   }
   if (machine_dependent_at_risk > 0) {
     plan.warnings.push_back("oneDNN's convolution scratch (a 3-D weight gradient's gemm packing buffer, a strided 1x1 "
-                            "kernel's 16-channel blocks) depends on the CPU's ISA (planned for AVX-512): up to " +
+                            "kernel's 16-channel blocks, a channels-last depthwise kernel's weight-gradient copies) depends on the CPU's ISA (planned for AVX-512): up to " +
                             std::to_string(machine_dependent_at_risk) + " bytes more or less scratch in backward than "
                             "planned");
   }
