@@ -452,6 +452,24 @@ TEST(ConvScratch, ChannelsLastDepthwiseWeightGradientKeepsWeightCopies) {
   }
   // Behind a convolution of the channels-last input (the downsampling layer): the same.
   EXPECT_GE(RuleOf(ChannelsLastDepthwise(48, 4, 7, true, true), 2, "Conv", 1).backward_temp_bytes, 257 * w48 + 3136);
+  // Behind a channels-first LayerNorm written with mean/var (x - x.mean(1)): the subtraction keeps
+  // x's channels-last order (layer_norm's own decomposition, a mean over the last dims, would not).
+  for (int64_t axis : {1, 3}) {
+    GraphBuilder g;
+    g.Input("input", {4, 4, 48}).Weight("dw.weight", {48, 1, 7, 7});
+    g.Node("Mul", {"input", "input"}, {"x"}, "pre");
+    GraphBuilder::IntsAttr(g.Node("Transpose", {"x"}, {"xt"}, "permute"), "perm", {0, 3, 1, 2});
+    auto& mean = g.Node("ReduceMean", {"xt"}, {"u"}, "mean");
+    GraphBuilder::IntsAttr(mean, "axes", {axis});
+    GraphBuilder::IntAttr(mean, "keepdims", 1);
+    g.Node("Sub", {"xt", "u"}, {"centred"}, "sub");
+    auto& conv = g.Node("Conv", {"centred", "dw.weight"}, {"logits"}, "dwconv");
+    GraphBuilder::IntAttr(conv, "group", 48);
+    GraphBuilder::IntsAttr(conv, "pads", std::vector<int64_t>(4, 3));
+    g.Output("logits");
+    OpRule r = RuleOf(g.Bytes(), 2, "Conv");
+    EXPECT_EQ(r.machine_dependent_bytes, axis == 1 ? 256 * w48 : 0u) << "mean over axis " << axis;
+  }
   // A contiguous input: the blocked reorders as before, no copies.
   OpRule plain = RuleOf(ChannelsLastDepthwise(48, 4, 7, false, false), 2, "Conv");
   EXPECT_LT(plain.backward_temp_bytes, 128u * 1024);

@@ -376,12 +376,23 @@ std::optional<std::vector<int>> DimOrder::Compute(int id, int depth) {
   }
   if (!IsElementwise(k)) return identity;
   // layer_norm's decomposition centres x on its mean (x - ReduceMean(x)); layer_norm itself makes a
-  // contiguous result.
+  // contiguous result. It normalizes trailing dims only: a mean over another axis (ConvNeXt's
+  // channels-first LayerNorm written with mean/var over dim 1) is a real subtraction, which keeps
+  // x's memory order.
   if (k == "Sub" && n.inputs.size() == 2 && n.inputs[1] >= 0) {
     int mean = m.tensors[n.inputs[1]].producer;
     if (mean >= 0 && m.nodes[mean].op_type == "ReduceMean" && !m.nodes[mean].inputs.empty() &&
         m.nodes[mean].inputs[0] == in) {
-      return identity;
+      bool trailing = true;
+      if (auto it = m.nodes[mean].ints_attrs.find("axes"); it != m.nodes[mean].ints_attrs.end()) {
+        std::vector<int64_t> axes = it->second;
+        for (int64_t& a : axes) a = a < 0 ? a + rank : a;
+        std::sort(axes.begin(), axes.end());
+        for (size_t i = 0; i < axes.size(); ++i) {
+          trailing = trailing && axes[axes.size() - 1 - i] == rank - 1 - static_cast<int64_t>(i);
+        }
+      }
+      if (trailing) return identity;
     }
   }
   const auto& out_dims = s.tensors[id].dims;
