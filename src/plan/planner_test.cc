@@ -1139,3 +1139,44 @@ TEST(WhatIf, ShardsDivideStateAndExtraBytesAdd) {
 
 }  // namespace
 }  // namespace oomguard::plan
+
+namespace oomguard::plan {
+namespace {
+
+// Where shape inference stops, the layers after it have no saved tensors or scratch in the plan:
+// the plan says so, with the bytes where it stopped (random nets window: Swin's mask built in
+// forward, planned -40 % without a word).
+TEST(Planner, ShapeInferenceThatStopsIsAWarningWithTheBytesAtRisk) {
+  GraphBuilder g;
+  g.Input("input", {64});
+  g.Node("Mul", {"input", "input"}, {"x"}, "pre");
+  // A Reshape to a shape computed from the data: its values are unknown before running.
+  auto& max = g.Node("ReduceMax", {"x"}, {"m"}, "max");
+  GraphBuilder::IntsAttr(max, "axes", {1});
+  GraphBuilder::IntAttr(max, "keepdims", 0);
+  GraphBuilder::IntAttr(g.Node("Cast", {"m"}, {"shape"}, "cast"), "to", 7);
+  g.Node("Reshape", {"x", "shape"}, {"y"}, "mystery");
+  g.Constant("back", {4, 64}, {2});  // a constant shape makes the output known again
+  g.Node("Reshape", {"y", "back"}, {"z"}, "back_to_batch");
+  g.Node("Relu", {"z"}, {"logits"}, "act");
+  g.Output("logits");
+  StepPlan p = MustPlan(g.Bytes(), Cpu(4));
+  bool found = false;
+  for (const std::string& w : p.warnings) {
+    found = found || (w.find("shape inference stopped at 'mystery' (Reshape)") != std::string::npos &&
+                      w.find("at least 1024 bytes") != std::string::npos);
+  }
+  EXPECT_TRUE(found);
+  // Every shape known: no such warning.
+  GraphBuilder ok;
+  ok.Input("input", {64});
+  ok.Node("Mul", {"input", "input"}, {"x"}, "pre");
+  ok.Node("Relu", {"x"}, {"logits"}, "act");
+  ok.Output("logits");
+  for (const std::string& w : MustPlan(ok.Bytes(), Cpu(4)).warnings) {
+    EXPECT_EQ(w.find("shape inference stopped"), std::string::npos) << w;
+  }
+}
+
+}  // namespace
+}  // namespace oomguard::plan
