@@ -27,6 +27,12 @@ held-out report uses seeds from 200000 (docs/validation.md tells which figure ca
     /usr/bin/python3 tools/random_nets.py check --oomguard build/oomguard   # the ctest sample
     /usr/bin/python3 tools/random_nets.py describe 17
 
+`--kinds classic,modern2d,window,tagger` (default classic: this file's generator, every seed's network
+unchanged) adds the modern kinds of tools/random_nets_modern.py (ConvNeXt-style, Swin-style, sequence
+taggers); a seed is measured once per kind, records of a modern kind are KIND_SEED.json in --keep.
+`describe SEED --kind K`; `describe --verify tests/data/plan/random_nets_describe.json` checks that no
+generator changed a seed's network (ctest random_nets_describe_stable).
+
 `run` and `check` exit 1 when a target is missed (check: the ctest's looser gate, see
 CHECK_TARGETS) and 2 on bad usage. Networks that torch.onnx.export cannot export are counted and
 reported as export failures, not silently dropped.
@@ -46,6 +52,11 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import random_nets_modern as modern  # noqa: E402 (the modern kinds; no torch at import)
+
+# `--kinds`: the generator of this file (`classic`, the default) and the modern ones.
+KINDS = ("classic",) + modern.KINDS
 
 TUNING_SEEDS = range(0, 100000)
 REPORT_SEEDS_START = 100000
@@ -187,6 +198,33 @@ def describe(seed: int) -> dict:
     return net
 
 
+def describe_kind(kind: str, seed: int) -> dict:
+    """The network for (kind, seed); `classic` is describe(seed), byte for byte."""
+    return describe(seed) if kind == "classic" else modern.describe(kind, seed)
+
+
+def generator_of(net: dict) -> str:
+    return net["kind"] if net["kind"] in modern.KINDS else "classic"
+
+
+def record_name(kind: str, seed: int) -> str:
+    """The file stem of a measured record: SEED for classic nets (as before), KIND_SEED otherwise."""
+    return "%d" % seed if kind == "classic" else "%s_%d" % (kind, seed)
+
+
+def describe_digests(kinds: list, seeds: list) -> dict:
+    """{kind: {seed: sha256 of the canonical JSON of (net, families)}}: the stability fingerprint."""
+    import hashlib
+    out = {}
+    for kind in kinds:
+        out[kind] = {}
+        for seed in seeds:
+            net = describe_kind(kind, seed)
+            text = json.dumps({"net": net, "families": families(net)}, sort_keys=True)
+            out[kind][str(seed)] = hashlib.sha256(text.encode()).hexdigest()
+    return out
+
+
 def _no_inplace_after_act(blocks: list) -> None:
     """An in-place activation right after another activation would overwrite a tensor autograd
     keeps (torch refuses to run backward); a real network would not do it, so make it out-of-place.
@@ -202,6 +240,8 @@ def _no_inplace_after_act(blocks: list) -> None:
 
 def families(net: dict) -> list:
     """The op families a network contains (for the per-family error table)."""
+    if net["kind"] in modern.KINDS:
+        return modern.families(net)
     out = set()
 
     def walk(blocks, dims):
@@ -241,6 +281,8 @@ def families(net: dict) -> list:
 
 
 def build_module(net: dict):
+    if net["kind"] in modern.KINDS:
+        return modern.build_module(net)
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
@@ -440,22 +482,27 @@ def make_spec(net: dict):
     import torch
     import models
     inp = net["input"]
-    if net["kind"] == "tokens":
+    label_shape = ()
+    if net["kind"] in modern.KINDS:
+        inputs, label_shape = modern.input_specs(net)
+    elif net["kind"] == "tokens":
         inputs = (models.InputSpec("input", (inp["seq"],), torch.int64, high=inp["vocab"]),)
     elif net["kind"] == "sequence":
         inputs = (models.InputSpec("input", (inp["seq"], inp["features"]), torch.float32),)
     else:
         inputs = (models.InputSpec("input", (inp["channels"],) + (inp["size"],) * inp["dims"], torch.float32),)
-    return models.ModelSpec("random_%d" % net["seed"], "random net %d" % net["seed"],
-                            lambda: build_module(net), inputs, net["head"]["classes"], in_zoo=False,
-                            validation_batches=(net["batch"],))
+    name = record_name(generator_of(net), net["seed"])
+    return models.ModelSpec("random_" + name, "random net " + name,
+                            lambda: build_module(net), inputs, net["head"]["classes"], label_shape=label_shape,
+                            in_zoo=False, validation_batches=(net["batch"],))
 
 
-def measure_one(seed: int, out_dir: str) -> None:
-    """Measures the step, exports the ONNX; writes SEED.json (and SEED.onnx). torch is imported."""
+def measure_one(seed: int, out_dir: str, kind: str = "classic") -> None:
+    """Measures the step, exports the ONNX; writes NAME.json (and NAME.onnx), NAME = record_name().
+    torch is imported."""
     import torch
     import measure_step
-    net = describe(seed)
+    net = describe_kind(kind, seed)
     spec = make_spec(net)
     record = {"seed": seed, "net": net, "families": families(net)}
     try:
@@ -463,24 +510,25 @@ def measure_one(seed: int, out_dir: str) -> None:
     except Exception as e:  # noqa: BLE001 (a net torch cannot train is reported, not fatal)
         record["error"] = "measure: %s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0][:200])
         ref = None
-    onnx_path = os.path.join(out_dir, "%d.onnx" % seed)
+    onnx_path = os.path.join(out_dir, record_name(kind, seed) + ".onnx")
     if ref is not None:
         record["reference"] = ref
         try:
             model = spec.build()
             inputs = spec.example_inputs(net["batch"])
+            names = [i.name for i in spec.inputs]
+            axes = {n: {0: "batch"} for n in names + ["logits"]}
             torch.onnx.export(model, tuple(inputs), onnx_path, opset_version=net["opset"],
                               training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                              input_names=["input"], output_names=["logits"],
-                              dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
+                              input_names=names, output_names=["logits"], dynamic_axes=axes)
             record["onnx"] = onnx_path
         except Exception as e:  # noqa: BLE001
             record["error"] = "export: %s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0][:200])
-    with open(os.path.join(out_dir, "%d.json" % seed), "w") as f:
+    with open(os.path.join(out_dir, record_name(kind, seed) + ".json"), "w") as f:
         json.dump(record, f)
 
 
-def worker(seeds: list, out_dir: str, tracker: str | None) -> int:
+def worker(seeds: list, out_dir: str, tracker: str | None, kind: str = "classic") -> int:
     """Imports torch once under the tracker, then measures each seed in a forked child: every row
     starts from the same clean process (no allocation, oneDNN kernel or optimizer of an earlier
     row is alive), without paying torch's start-up per row."""
@@ -499,7 +547,7 @@ def worker(seeds: list, out_dir: str, tracker: str | None) -> int:
         if pid == 0:
             code = 0
             try:
-                measure_one(seed, out_dir)
+                measure_one(seed, out_dir, kind)
             except BaseException as e:  # noqa: BLE001
                 print("seed %d: %s" % (seed, e), file=sys.stderr)
                 code = 1
@@ -641,30 +689,33 @@ def parse_seeds(text: str) -> list:
     return out
 
 
-def measure_seeds(seeds: list, tracker: str | None, jobs: int, work: str, quiet: bool) -> list:
-    todo = [s for s in seeds if not os.path.exists(os.path.join(work, "%d.json" % s))]
-    chunks = [todo[i::jobs] for i in range(jobs)]
-    procs = []
-    for chunk in chunks:
-        if not chunk:
-            continue
-        cmd = [sys.executable, os.path.abspath(__file__), "worker", "--dir", work] + [str(s) for s in chunk]
-        if tracker:
-            cmd += ["--tracker", tracker]
-        procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                                      stderr=None if not quiet else subprocess.DEVNULL))
-    for p in procs:
-        p.wait()
+def measure_seeds(seeds: list, tracker: str | None, jobs: int, work: str, quiet: bool,
+                  kinds: tuple = ("classic",)) -> list:
     records = []
-    for s in seeds:
-        path = os.path.join(work, "%d.json" % s)
-        if os.path.exists(path):
-            with open(path) as f:
-                records.append(json.load(f))
-        else:
-            net = describe(s)
-            records.append({"seed": s, "net": net, "families": families(net),
-                            "error": "measure: the measuring process died (see stderr)"})
+    for kind in kinds:
+        todo = [s for s in seeds if not os.path.exists(os.path.join(work, record_name(kind, s) + ".json"))]
+        chunks = [todo[i::jobs] for i in range(jobs)]
+        procs = []
+        for chunk in chunks:
+            if not chunk:
+                continue
+            cmd = [sys.executable, os.path.abspath(__file__), "worker", "--dir", work, "--kind", kind] + \
+                [str(s) for s in chunk]
+            if tracker:
+                cmd += ["--tracker", tracker]
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                          stderr=None if not quiet else subprocess.DEVNULL))
+        for p in procs:
+            p.wait()
+        for s in seeds:
+            path = os.path.join(work, record_name(kind, s) + ".json")
+            if os.path.exists(path):
+                with open(path) as f:
+                    records.append(json.load(f))
+            else:
+                net = describe_kind(kind, s)
+                records.append({"seed": s, "net": net, "families": families(net),
+                                "error": "measure: the measuring process died (see stderr)"})
     return records
 
 
@@ -697,6 +748,39 @@ def load_average() -> list:
         return []
 
 
+def describe_command(args) -> int:
+    if args.write or args.verify:
+        if args.write:
+            digests = describe_digests(list(KINDS), parse_seeds(args.digest_seeds))
+            with open(args.write, "w") as f:
+                json.dump({"what": "sha256 of each net's canonical description (tools/random_nets.py describe "
+                           "--verify checks it): the generators may not change a seed's network",
+                           "seeds": args.digest_seeds, "digests": digests}, f, indent=1, sort_keys=True)
+                f.write("\n")
+            return 0
+        with open(args.verify) as f:
+            stored = json.load(f)["digests"]
+        changed = []
+        for kind, by_seed in stored.items():
+            if kind not in KINDS:
+                changed.append("%s: unknown kind" % kind)
+                continue
+            now = describe_digests([kind], [int(s) for s in by_seed])[kind]
+            changed += ["%s seed %s" % (kind, s) for s, d in by_seed.items() if now[s] != d]
+        missing = [k for k in KINDS if k not in stored]
+        for line in changed + ["%s: no stored digests" % k for k in missing]:
+            print("random_nets describe: changed: %s" % line, file=sys.stderr)
+        if not changed and not missing:
+            print("random_nets describe: %d nets unchanged" % sum(len(v) for v in stored.values()))
+        return 1 if changed or missing else 0
+    if args.seed is None:
+        print("random_nets: describe needs SEED (or --verify/--write)", file=sys.stderr)
+        return 2
+    net = describe_kind(args.kind, args.seed)
+    print(json.dumps({"net": net, "families": families(net)}, indent=1))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -704,8 +788,16 @@ def main() -> int:
     p1.add_argument("seeds", type=int, nargs="+")
     p1.add_argument("--dir", required=True)
     p1.add_argument("--tracker")
+    p1.add_argument("--kind", choices=KINDS, default="classic")
     pd = sub.add_parser("describe")
-    pd.add_argument("seed", type=int)
+    pd.add_argument("seed", type=int, nargs="?")
+    pd.add_argument("--kind", choices=KINDS, default="classic")
+    pd.add_argument("--verify", metavar="JSON",
+                    help="check that every (kind, seed) digest in JSON (written by --write) is unchanged; "
+                    "exit 1 naming each that changed")
+    pd.add_argument("--write", metavar="JSON", help="write the digests of --digest-seeds for every kind")
+    pd.add_argument("--digest-seeds", default="0-30,100000-100004",
+                    help="the seeds --write fingerprints (default 0-30,100000-100004)")
     for name in ("run", "check"):
         p = sub.add_parser(name)
         p.add_argument("--oomguard", required=True)
@@ -714,6 +806,10 @@ def main() -> int:
         p.add_argument("--out")
         p.add_argument("--quiet", action="store_true")
         if name == "run":
+            p.add_argument("--kinds", default="classic",
+                           help="comma-separated generators: %s (default classic: the generator before the "
+                           "modern kinds, every seed unchanged); each seed is measured once per kind" %
+                           ", ".join(KINDS))
             p.add_argument("--seeds", required=True, help="e.g. 0-99 or 100000-100299")
             p.add_argument("--keep", help="keep the measured records and ONNX files in this folder; "
                            "seeds already measured there are not measured again")
@@ -723,11 +819,9 @@ def main() -> int:
     args = parser.parse_args()
 
     if args.cmd == "describe":
-        net = describe(args.seed)
-        print(json.dumps({"net": net, "families": families(net)}, indent=1))
-        return 0
+        return describe_command(args)
     if args.cmd == "worker":
-        return worker(args.seeds, args.dir, args.tracker)
+        return worker(args.seeds, args.dir, args.tracker, args.kind)
 
     if not (os.path.isfile(args.oomguard) and os.access(args.oomguard, os.X_OK)):
         print("random_nets: %s is not an executable" % args.oomguard, file=sys.stderr)
@@ -735,11 +829,16 @@ def main() -> int:
     if args.jobs < 1:
         print("random_nets: --jobs must be positive", file=sys.stderr)
         return 2
+    kinds = ("classic",)
     if args.cmd == "run":
         try:
             seeds = parse_seeds(args.seeds)
         except ValueError:
             print("random_nets: --seeds takes ranges like 0-99,120", file=sys.stderr)
+            return 2
+        kinds = tuple(k for k in args.kinds.split(",") if k)
+        if not kinds or any(k not in KINDS for k in kinds):
+            print("random_nets: --kinds takes a comma-separated list of %s" % ", ".join(KINDS), file=sys.stderr)
             return 2
         targets = TARGETS
     else:
@@ -754,11 +853,11 @@ def main() -> int:
     keep = getattr(args, "keep", None)
     if keep:
         os.makedirs(keep, exist_ok=True)
-        records = measure_seeds(seeds, args.tracker, args.jobs, keep, args.quiet)
+        records = measure_seeds(seeds, args.tracker, args.jobs, keep, args.quiet, kinds)
         rows = [row_for(r, args.oomguard, getattr(args, "inplace_hint", False)) for r in records]
     else:
         with tempfile.TemporaryDirectory(prefix="oomguard_random_nets_") as work:
-            records = measure_seeds(seeds, args.tracker, args.jobs, work, args.quiet)
+            records = measure_seeds(seeds, args.tracker, args.jobs, work, args.quiet, kinds)
             rows = [row_for(r, args.oomguard, getattr(args, "inplace_hint", False)) for r in records]
     s = summarize(rows, targets)
     print_summary(s)
@@ -767,7 +866,7 @@ def main() -> int:
         import measure_step
         torch_version = next((r["reference"]["torch_version"] for r in records if r.get("reference")), None)
         result = {"what": "oomguard plan --target cpu vs real PyTorch CPU steps of random networks",
-                  "seed_range": rng, "seeds": [min(seeds), max(seeds), len(seeds)],
+                  "seed_range": rng, "seeds": [min(seeds), max(seeds), len(seeds)], "kinds": list(kinds),
                   "command": " ".join(["tools/random_nets.py"] + sys.argv[1:]),
                   "date": measure_step.now_utc(), "machine": measure_step.machine(),
                   "load_average_before": load_before, "load_average_after": load_average(),

@@ -33,7 +33,7 @@ import measure_step  # noqa: E402
 def spec_for(args):
     if args.model == "random":
         import random_nets
-        net = random_nets.describe(args.seed)
+        net = random_nets.describe_kind(args.kind, args.seed)
         return random_nets.make_spec(net), net["batch"], net["optimizer"]
     import models
     spec = models.SPECS[args.model]
@@ -102,6 +102,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model", help="'random' (then SEED) or a tools/models.py model name")
     ap.add_argument("seed", nargs="?", type=int)
+    ap.add_argument("--kind", default="classic", help="random_nets generator (--kinds of random_nets.py)")
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--optimizer", default="sgd")
     ap.add_argument("--top", type=int, default=0, help="print only the N rows of highest peak")

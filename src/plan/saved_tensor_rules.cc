@@ -356,14 +356,43 @@ std::optional<std::vector<int>> DimOrder::Compute(int id, int depth) {
     return from ? std::optional<std::vector<int>>(identity) : std::nullopt;
   }
   if (k == "Squeeze" || k == "Unsqueeze" || k == "Identity") return same_big_dims(Of(in, depth + 1));
+  // A 2-D convolution of a channels-last input runs oneDNN in channels-last and returns a
+  // channels-last result (ConvNeXt's downsampling conv after a permuted LayerNorm, and the
+  // depthwise conv after it; measured: strides (HWC, 1, WC, C)).
+  if (k == "Conv" && rank == 4 && in_dims.size() == 4) {
+    auto from = Of(in, depth + 1);
+    const std::vector<int> nhwc = {0, 2, 3, 1};
+    if (from && !IsDenseOrder(in_dims, *from)) {
+      std::vector<int> big, want;  // the orders without size-1 dims
+      for (int d : *from) {
+        if (d >= 0 && d < 4 && in_dims[static_cast<size_t>(d)] != 1) big.push_back(d);
+      }
+      for (int d : nhwc) {
+        if (in_dims[static_cast<size_t>(d)] != 1) want.push_back(d);
+      }
+      if (big == want) return nhwc;
+    }
+    return identity;
+  }
   if (!IsElementwise(k)) return identity;
   // layer_norm's decomposition centres x on its mean (x - ReduceMean(x)); layer_norm itself makes a
-  // contiguous result.
+  // contiguous result. It normalizes trailing dims only: a mean over another axis (ConvNeXt's
+  // channels-first LayerNorm written with mean/var over dim 1) is a real subtraction, which keeps
+  // x's memory order.
   if (k == "Sub" && n.inputs.size() == 2 && n.inputs[1] >= 0) {
     int mean = m.tensors[n.inputs[1]].producer;
     if (mean >= 0 && m.nodes[mean].op_type == "ReduceMean" && !m.nodes[mean].inputs.empty() &&
         m.nodes[mean].inputs[0] == in) {
-      return identity;
+      bool trailing = true;
+      if (auto it = m.nodes[mean].ints_attrs.find("axes"); it != m.nodes[mean].ints_attrs.end()) {
+        std::vector<int64_t> axes = it->second;
+        for (int64_t& a : axes) a = a < 0 ? a + rank : a;
+        std::sort(axes.begin(), axes.end());
+        for (size_t i = 0; i < axes.size(); ++i) {
+          trailing = trailing && axes[axes.size() - 1 - i] == rank - 1 - static_cast<int64_t>(i);
+        }
+      }
+      if (trailing) return identity;
     }
   }
   const auto& out_dims = s.tensors[id].dims;
@@ -475,6 +504,25 @@ bool GradientNonContiguous(const Model& m, const ConcreteShapes& s, int id) {
   return id >= 0 && s.tensors[id].known && !IsDenseOrder(s.tensors[id].dims, GradientOrder(m, s, id));
 }
 
+// Whether a 4-D tensor lies channels-last in PyTorch (DimOrder: N, H, W, C outermost first), the
+// memory format oneDNN's convolution then runs in (ConvParams::use_mkldnn, suggest_memory_format).
+bool ChannelsLastInTorch(const Model& m, const ConcreteShapes& s, int id) {
+  if (id < 0 || !s.tensors[id].known || s.tensors[id].dims.size() != 4) return false;
+  auto order = DimOrder(m, s).Of(id);
+  if (!order || IsDenseOrder(s.tensors[id].dims, *order)) return false;
+  std::vector<int> dense;  // the order without size-1 dims
+  for (int d : *order) {
+    if (d >= 0 && d < 4 && s.tensors[id].dims[static_cast<size_t>(d)] != 1) dense.push_back(d);
+  }
+  std::vector<int> nhwc;
+  for (int d : {0, 2, 3, 1}) {
+    if (s.tensors[id].dims[static_cast<size_t>(d)] != 1) nhwc.push_back(d);
+  }
+  return dense == nhwc;
+}
+
+constexpr uint64_t kChannelsLastDepthwiseFixedBytes = 3136;
+
 // Scratch of a CPU convolution, following PyTorch 1.13's choice of kernel (ConvParams::use_mkldnn,
 // one intra-op thread): oneDNN reorders the input and the weight into its blocked layout in forward,
 // and the input and the output gradient in backward (measured with the allocation tracker:
@@ -575,6 +623,15 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     r->backward_temp_bytes = padded_to(y, 16) / samples + fixed;
   } else if (spatial == 3 && c_in > 8 && c_in < 16 && input_grad) {
     r->backward_temp_bytes = std::max(2 * padded_to(x, 16) - T[x].Bytes() + fixed, scratchpad_3d);
+  } else if (depthwise && k_last > 3 && ChannelsLastInTorch(m, shapes, x)) {
+    // A channels-last input (ConvNeXt: the block input is the permute back from a channels-last
+    // LayerNorm/Linear) takes oneDNN's nhwc depthwise kernel: no input reorder, but its weight
+    // gradient keeps 256 partial copies of the weights (tools/random_nets_modern.py modern2d; probes
+    // of 16-64 channels, kernels 5 and 7, 4x4 to 32x32, batches 2 and 4: 257 x the weight + 3 KiB
+    // whatever the batch and size, within 0.5 KiB). How many copies follows the ISA's blocking.
+    const uint64_t copies = 256 * T[w].Bytes();
+    r->backward_temp_bytes = copies + T[w].Bytes() + kChannelsLastDepthwiseFixedBytes;
+    r->machine_dependent_bytes = copies;
   } else if (depthwise && k_last > 3) {
     r->backward_temp_bytes = 2 * padded(x) - T[x].Bytes() + fixed;
   } else {
