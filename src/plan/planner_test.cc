@@ -837,6 +837,47 @@ TEST(Planner, LayerNormCopiesANonContiguousInput) {
   EXPECT_EQ(rule(true).backward_temp_bytes, 4u * 16 * 64 * 4 + partial_sums);
 }
 
+// mean/var normalization: layer_norm's decomposition only over the trailing axes (layer_norm
+// normalizes the last dims); over dim 1 (a channels-first LayerNorm written with mean/var, as in
+// ConvNeXt) each operator runs as written and torch 1.13 keeps x for the mean, x - mean for pow
+// and div, pow's result for the second mean and sqrt's result (modern2d random nets: saved
+// activations 16-20 % low when fused).
+std::string MeanVarNorm(int64_t axis) {
+  GraphBuilder g;
+  g.Input("input", {4, 6}).FloatConstant("two", 2.0f).FloatConstant("eps", 1e-6f);
+  g.Node("Mul", {"input", "input"}, {"x"}, "pre");
+  auto& mean = g.Node("ReduceMean", {"x"}, {"u"}, "mean");
+  GraphBuilder::IntsAttr(mean, "axes", {axis});
+  GraphBuilder::IntAttr(mean, "keepdims", 1);
+  g.Node("Sub", {"x", "u"}, {"d"}, "sub");
+  g.Node("Pow", {"d", "two"}, {"d2"}, "pow");
+  auto& var = g.Node("ReduceMean", {"d2"}, {"v"}, "var");
+  GraphBuilder::IntsAttr(var, "axes", {axis});
+  GraphBuilder::IntAttr(var, "keepdims", 1);
+  g.Node("Add", {"v", "eps"}, {"ve"}, "add_eps");
+  g.Node("Sqrt", {"ve"}, {"s"}, "sqrt");
+  g.Node("Div", {"d", "s"}, {"y"}, "div");
+  return MeanAsLogits(g, "y", 1);
+}
+
+TEST(Planner, MeanVarNormIsLayerNormOnlyOverTheTrailingAxes) {
+  auto has_layer_norm = [](const StepPlan& p) {
+    for (const LayerMemory& l : p.layers) {
+      if (l.op_type == "LayerNorm") return true;
+    }
+    return false;
+  };
+  StepPlan trailing = MustPlan(MeanVarNorm(-1), Cpu(2));
+  StepPlan channels = MustPlan(MeanVarNorm(1), Cpu(2));
+  EXPECT_TRUE(has_layer_norm(trailing));
+  EXPECT_FALSE(has_layer_norm(channels));
+  // Over dim 1, as torch 1.13 keeps it (saved-tensor hooks, the same graph written in Python):
+  // x, d, d^2 and y [2,4,6] (192 B each) + sqrt's result [2,1,6] and log_softmax's [2,6] (48 B each).
+  EXPECT_EQ(channels.bytes.activations_saved, 4 * 192u + 48u + 48u);
+  // Fused, the normalization keeps x and 2 x 8 rows of statistics instead of x, d and d^2.
+  EXPECT_LT(trailing.bytes.activations_saved, channels.bytes.activations_saved - 192u);
+}
+
 // y[:, -1] runs as slice then select; select_backward's input-sized gradient is made while the
 // output gradient lives, slice_backward's after that is released (measured per autograd node:
 // random nets 135, 69, 100248 planned ~1 % high).

@@ -109,10 +109,14 @@ class Fuser {
   bool Silu(int i, LogicalOp* op) { return SelfGated(i, "Sigmoid", "Silu", op); }
 
   // mean = ReduceMean(x); d = x - mean; var = ReduceMean(d^2); y = d / sqrt(var + eps) [* w + b]
+  // is layer_norm's decomposition only over x's trailing axes (layer_norm normalizes the last
+  // dims); over other axes (a channels-first LayerNorm written with mean/var over dim 1) each
+  // operator runs as written and autograd keeps what each one saves.
   bool LayerNorm(int i, LogicalOp* op) {
     const NodeInfo& mean = N(i);
     if (mean.op_type != "ReduceMean" || mean.inputs.empty()) return false;
     int x = mean.inputs[0];
+    if (!OverTrailingAxes(mean, x)) return false;
     int sub = SoleConsumer(m_, Out(i));
     if (!Is(sub, "Sub") || N(sub).inputs.size() != 2 || N(sub).inputs[0] != x) return false;
     const auto& dc = m_.tensors[Out(sub)].consumers;
@@ -146,6 +150,19 @@ class Fuser {
       }
     }
     op->outputs = {Out(last)};
+    return true;
+  }
+
+  // Whether a reduction's axes are the last ones of x (unknown axes or rank: assumed so).
+  bool OverTrailingAxes(const NodeInfo& reduce, int x) const {
+    auto ax = reduce.ints_attrs.find("axes");
+    if (ax == reduce.ints_attrs.end() || ax->second.empty() || x < 0 || s_.tensors[x].dims.empty()) return true;
+    const int64_t rank = static_cast<int64_t>(s_.tensors[x].dims.size());
+    const int64_t n = static_cast<int64_t>(ax->second.size());
+    for (int64_t a : ax->second) {
+      const int64_t axis = a < 0 ? a + rank : a;
+      if (axis < rank - n || axis >= rank) return false;
+    }
     return true;
   }
 
