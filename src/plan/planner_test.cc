@@ -876,6 +876,10 @@ TEST(Planner, MeanVarNormIsLayerNormOnlyOverTheTrailingAxes) {
   EXPECT_EQ(channels.bytes.activations_saved, 4 * 192u + 48u + 48u);
   // Fused, the normalization keeps x and 2 x 8 rows of statistics instead of x, d and d^2.
   EXPECT_LT(trailing.bytes.activations_saved, channels.bytes.activations_saved - 192u);
+  // The export merges a twice-written x - mean into one Sub: the plan says what a second copy costs.
+  ASSERT_EQ(channels.warnings.size(), 1u);
+  EXPECT_NE(channels.warnings[0].find("up to 192 bytes more"), std::string::npos) << channels.warnings[0];
+  EXPECT_TRUE(trailing.warnings.empty());
 }
 
 // y[:, -1] runs as slice then select; select_backward's input-sized gradient is made while the

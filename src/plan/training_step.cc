@@ -526,6 +526,29 @@ Result<StepPlan> Simulator::Run() {
                             std::to_string(unknown_at_risk) + " bytes (the inputs where it stopped) per layer more than "
                             "planned");
   }
+  // x - mean(x) feeding both a Pow and a Div, not fused as layer_norm (a normalization written with
+  // mean/var): torch.onnx.export merges repeated subexpressions, so the graph has one difference
+  // where code that writes (x - u) twice makes two, and autograd keeps both (pow's and div's input).
+  uint64_t centred_at_risk = 0;
+  for (const LogicalOp& op : ops) {
+    if (op.kind != "Sub" || op.inputs.size() != 2 || op.outputs.empty() || op.outputs[0] < 0) continue;
+    const int mean = op.inputs[1] >= 0 ? m_.tensors[op.inputs[1]].producer : -1;
+    if (mean < 0 || m_.nodes[mean].op_type != "ReduceMean" || m_.nodes[mean].inputs.empty() ||
+        m_.nodes[mean].inputs[0] != op.inputs[0]) {
+      continue;
+    }
+    bool pow = false, div = false;
+    for (int c : m_.tensors[op.outputs[0]].consumers) {
+      pow = pow || m_.nodes[c].op_type == "Pow";
+      div = div || m_.nodes[c].op_type == "Div";
+    }
+    if (pow && div) centred_at_risk += TensorBytes(op.outputs[0]);
+  }
+  if (centred_at_risk > 0) {
+    plan.warnings.push_back("a normalization written with mean/var (x - mean feeds both the variance and the division): "
+                            "if the model computes x - mean twice, PyTorch keeps both copies (the export merges them): "
+                            "up to " + std::to_string(centred_at_risk) + " bytes more than planned");
+  }
   // instance_norm returns a view; an in-place activation on it (relu_, leaky_relu_, ...) makes
   // backward rebuild the view's gradient through as_strided and CopySlices: two output-sized copies
   // more at that point (measured), which the out-of-place plan does not hold.
