@@ -1223,5 +1223,52 @@ TEST(Planner, ShapeInferenceThatStopsIsAWarningWithTheBytesAtRisk) {
   }
 }
 
+// F.pad to a multiple of a window exports its amounts as shape arithmetic with Mod
+// ((w - W % w) % w); ONNX's Mod (fmod=0) takes the divisor's sign, like Python's %.
+TEST(Planner, PadAmountsComputedWithModResolve) {
+  GraphBuilder g;
+  g.Input("input", {12});
+  g.Constant("minus12", {-12}, {});
+  g.Constant("seven", {7}, {});
+  g.Node("Mod", {"minus12", "seven"}, {"amount"});  // -12 % 7 = 2 (C's fmod would say -5)
+  g.Constant("axes", {0}, {1});
+  g.Node("Unsqueeze", {"amount", "axes"}, {"amount1"});
+  g.Constant("zeros", {0, 0, 0}, {3});
+  GraphBuilder::IntAttr(g.Node("Concat", {"zeros", "amount1"}, {"pads"}), "axis", 0);
+  g.Node("Pad", {"input", "pads"}, {"padded"}, "pad");
+  g.Node("Relu", {"padded"}, {"logits"}, "act");
+  g.Output("logits");
+  StepPlan p = MustPlan(g.Bytes(), Cpu(4));
+  EXPECT_EQ(p.layers.back().output_shape, (std::vector<int64_t>{4, 14}));
+}
+
+// A scatter keeps its data input's shape. Swin's shift mask is built in forward by slice
+// assignment (exported as ScatterND); the reshapes that read that mask's shape must resolve.
+TEST(Planner, ScatterKeepsItsInputShapeForShapesComputedDownstream) {
+  for (const char* op : {"ScatterND", "ScatterElements"}) {
+    GraphBuilder g;
+    g.Input("input", {64});
+    g.Node("Mul", {"input", "input"}, {"x"}, "pre");
+    auto& max = g.Node("ReduceMax", {"x"}, {"m"}, "max");  // [1, 1]
+    GraphBuilder::IntsAttr(max, "axes", {0, 1});
+    GraphBuilder::IntAttr(max, "keepdims", 1);
+    if (std::string(op) == "ScatterND") {
+      g.Constant("idx", {0, 0}, {1, 1, 2});
+    } else {
+      g.Constant("idx", {0}, {1, 1});
+    }
+    g.Node(op, {"x", "idx", "m"}, {"masked"}, "scatter");
+    g.Node("Shape", {"masked"}, {"shape"});
+    g.Node("Reshape", {"x", "shape"}, {"y"}, "reshape");
+    g.Node("Relu", {"y"}, {"logits"}, "act");
+    g.Output("logits");
+    StepPlan p = MustPlan(g.Bytes(), Cpu(4));
+    for (const std::string& w : p.warnings) {
+      EXPECT_EQ(w.find("shape inference stopped"), std::string::npos) << op << ": " << w;
+    }
+    EXPECT_EQ(p.layers.back().output_shape, (std::vector<int64_t>{4, 64})) << op;
+  }
+}
+
 }  // namespace
 }  // namespace oomguard::plan

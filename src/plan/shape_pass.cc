@@ -158,6 +158,7 @@ class ShapePass {
       }
       bool integer = dtype != kFloat && dtype != kDouble && dtype != kFloat16 && dtype != kBfloat16;
       double r = 0;
+      if (args.size() < (is_where ? 3u : 2u)) return;  // a malformed node
       if (op == "Add") r = args[0] + args[1];
       else if (op == "Sub") r = args[0] - args[1];
       else if (op == "Mul") r = args[0] * args[1];
@@ -168,7 +169,17 @@ class ShapePass {
       else if (op == "Min") r = std::min(args[0], args[1]);
       else if (op == "Less") r = args[0] < args[1];
       else if (op == "Greater") r = args[0] > args[1];
-      else return;
+      else if (op == "GreaterOrEqual") r = args[0] >= args[1];
+      else if (op == "LessOrEqual") r = args[0] <= args[1];
+      else if (op == "And") r = args[0] != 0 && args[1] != 0;
+      else if (op == "Or") r = args[0] != 0 || args[1] != 0;
+      else if (op == "Pow") r = std::pow(args[0], args[1]);
+      else if (op == "Mod") {
+        // fmod=0: the sign of the divisor (Python's %, what F.pad's "round up to a multiple" exports).
+        if (args[1] == 0) return;
+        r = Attr(n, "fmod", 0) != 0 ? std::fmod(args[0], args[1])
+                                    : args[0] - std::floor(args[0] / args[1]) * args[1];
+      } else return;
       v[k] = r;
     }
     SetValue(n, 0, std::move(v));
@@ -189,7 +200,8 @@ class ShapePass {
         op == "Cos" || op == "Not" || op == "LayerNormalization" || op == "Dropout" || op == "Atan" ||
         op == "Sign" || op == "CumSum" || op == "Tan" || op == "Asin" || op == "Acos" || op == "Sinh" ||
         op == "Cosh" || op == "Asinh" || op == "Acosh" || op == "Atanh" || op == "ThresholdedRelu" ||
-        op == "Shrink" || op == "IsNaN" || op == "IsInf" || op == "Trilu") {
+        op == "Shrink" || op == "IsNaN" || op == "IsInf" || op == "Trilu" || op == "ScatterND" ||
+        op == "ScatterElements" || op == "Scatter") {
       ConcreteTensor* a = In(n, 0);
       if (!a) return;
       Set(n, 0, a->dims, op == "Not" || op == "IsNaN" || op == "IsInf" ? kBool : a->dtype);
