@@ -252,6 +252,11 @@ OPS = [
     ("roll", "lambda x: torch.roll(x, 2, dims=1)", ["f:32"]),
     ("flip", "lambda x: torch.flip(x, dims=[1])", ["f:32"]),
     ("tril", "lambda x: torch.tril(x)", ["f:8,8"]),
+    ("triu", "lambda x: torch.triu(x, 1)", ["f:8,8"]),
+    # --- selection (sort and argsort export as TopK)
+    ("topk", "lambda x: torch.topk(x, 3, dim=-1)[0]", ["f:8,10"]),
+    ("sort", "lambda x: torch.sort(x, dim=-1, descending=True)[0]", ["f:8,10"]),
+    ("topk_smallest", "lambda x: torch.topk(x, 2, dim=1, largest=False)[0]", ["f:8,10"]),
     # --- reductions
     ("sum", "lambda x: x.sum()", ["f:8,10"]),
     ("sum_dim", "lambda x: x.sum(dim=1)", ["f:8,10"]),

@@ -1242,6 +1242,43 @@ TEST(Planner, PadAmountsComputedWithModResolve) {
   EXPECT_EQ(p.layers.back().output_shape, (std::vector<int64_t>{4, 14}));
 }
 
+// topk, sort and argsort export as TopK and keep only the int64 indices (data/op_table.json's
+// topk and sort rows, measured in PyTorch).
+TEST(Planner, TopKKeepsItsIndices) {
+  GraphBuilder g;
+  g.Input("input", {10}).Weight("fc.weight", {10, 10});
+  GraphBuilder::IntAttr(g.Node("Gemm", {"input", "fc.weight"}, {"x"}, "fc"), "transB", 1);
+  g.Constant("k", {3}, {1});
+  g.Node("TopK", {"x", "k"}, {"values", "indices"}, "topk");
+  g.Node("Relu", {"values"}, {"logits"}, "act");
+  g.Output("logits");
+  StepPlan p = MustPlan(g.Bytes(), Cpu(4));
+  EXPECT_TRUE(p.uncovered.empty());
+  const LayerMemory* topk = nullptr;
+  for (const auto& l : p.layers) if (l.name == "topk") topk = &l;
+  ASSERT_NE(topk, nullptr);
+  EXPECT_EQ(topk->output_shape, (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(topk->saved_bytes, 4u * 3 * 8);  // [4, 3] int64
+}
+
+// An op no gradient flows through (a causal mask built from constants) keeps nothing, whatever
+// the op: it is neither saved nor listed as uncovered.
+TEST(Planner, OpsWithoutGradientInputsKeepNothing) {
+  GraphBuilder g;
+  g.Input("input", {8}).Weight("fc.weight", {8, 8});
+  GraphBuilder::IntAttr(g.Node("Gemm", {"input", "fc.weight"}, {"x"}, "fc"), "transB", 1);
+  g.Constant("shape", {8, 8}, {2});
+  g.Node("ConstantOfShape", {"shape"}, {"ones"});
+  g.Node("Hardmax", {"ones"}, {"mask"}, "mystery");  // no rule for it
+  g.Node("MatMul", {"x", "mask"}, {"logits"}, "mm");
+  g.Output("logits");
+  StepPlan p = MustPlan(g.Bytes(), Cpu(4));
+  EXPECT_TRUE(p.uncovered.empty());
+  for (const auto& l : p.layers) {
+    if (l.name == "mystery") EXPECT_EQ(l.saved_bytes, 0u);
+  }
+}
+
 // A scatter keeps its data input's shape. Swin's shift mask is built in forward by slice
 // assignment (exported as ScatterND); the reshapes that read that mask's shape must resolve.
 TEST(Planner, ScatterKeepsItsInputShapeForShapesComputedDownstream) {

@@ -1038,6 +1038,8 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     // Backward hands each input a narrow() view of the output gradient.
     for (size_t i = 0; i < op.inputs.size(); ++i) r.grad_alias_output[i] = 0;
     if (FeedsRecurrentWeights(m, out(0))) r.output_view_of[0] = -2;  // the export's gate reordering
+  } else if (k == "TopK") {
+    save(out(1));  // topk, sort and argsort keep the int64 indices only (the table's topk/sort rows)
   } else if (k == "Gather") {
     if (IsParam(m, in(0))) {
       save(in(1));  // embedding: the indices

@@ -122,7 +122,7 @@ class ShapePass {
     bool is_where = op == "Where";
     ConcreteTensor* typed = In(n, is_where ? 1 : 0);
     dtype = typed->dtype;
-    if (op == "Equal" || op == "Greater" || op == "Less" || op == "And" || op == "Or" || op == "Not" ||
+    if (op == "Equal" || op == "Greater" || op == "Less" || op == "And" || op == "Or" || op == "Xor" || op == "Not" ||
         op == "GreaterOrEqual" || op == "LessOrEqual") {
       dtype = kBool;
     }
@@ -173,6 +173,7 @@ class ShapePass {
       else if (op == "LessOrEqual") r = args[0] <= args[1];
       else if (op == "And") r = args[0] != 0 && args[1] != 0;
       else if (op == "Or") r = args[0] != 0 || args[1] != 0;
+      else if (op == "Xor") r = (args[0] != 0) != (args[1] != 0);
       else if (op == "Pow") r = std::pow(args[0], args[1]);
       else if (op == "Mod") {
         // fmod=0: the sign of the divisor (Python's %, what F.pad's "round up to a multiple" exports).
@@ -213,7 +214,20 @@ class ShapePass {
         Set(n, 1, stat, kFloat);
         Set(n, 2, stat, kFloat);
       }
-      if (op == "Identity" && a->has_value) SetValue(n, 0, a->value);
+      if (a->has_value) UnaryValues(n, *a);
+      return;
+    }
+    if (op == "TopK") {  // k along `axis`: values and int64 indices (argsort and sort export as TopK)
+      ConcreteTensor* a = In(n, 0);
+      if (!a) return;
+      int64_t k = Attr(n, "k", -1);  // opset < 10
+      if (const auto* kv = InValue(n, 1); kv && kv->size() == 1) k = static_cast<int64_t>((*kv)[0]);
+      int64_t axis = NormAxis(Attr(n, "axis", -1), a->dims.size());
+      if (k < 0 || axis < 0 || axis >= static_cast<int64_t>(a->dims.size()) || k > a->dims[axis]) return;
+      Dims d = a->dims;
+      d[axis] = k;
+      Set(n, 0, d, a->dtype);
+      Set(n, 1, d, kInt64);
       return;
     }
     if (op == "RandomUniformLike" || op == "RandomNormalLike") {  // the input's shape, `dtype` or the input's
@@ -246,7 +260,8 @@ class ShapePass {
     }
     if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "Equal" ||
         op == "Where" || op == "Max" || op == "Min" || op == "Greater" || op == "Less" || op == "And" ||
-        op == "Or" || op == "Mod" || op == "Sum" || op == "GreaterOrEqual" || op == "LessOrEqual") {
+        op == "Or" || op == "Xor" || op == "Mod" || op == "Sum" || op == "GreaterOrEqual" ||
+        op == "LessOrEqual") {
       Elementwise(n);
       return;
     }
@@ -687,6 +702,26 @@ class ShapePass {
       }
       SetValue(n, 0, v);
     }
+  }
+
+  // Values of small unary results (shape arithmetic: torch.div(..., rounding_mode='floor'), ceil, sqrt).
+  void UnaryValues(const NodeInfo& n, const ConcreteTensor& a) {
+    const std::string& op = n.op_type;
+    double (*f)(double) = nullptr;
+    if (op == "Identity") f = [](double x) { return x; };
+    else if (op == "Neg") f = [](double x) { return -x; };
+    else if (op == "Abs") f = [](double x) { return std::fabs(x); };
+    else if (op == "Floor") f = [](double x) { return std::floor(x); };
+    else if (op == "Ceil") f = [](double x) { return std::ceil(x); };
+    else if (op == "Round") f = [](double x) { return std::nearbyint(x); };  // half to even, as ONNX
+    else if (op == "Sqrt") f = [](double x) { return std::sqrt(x); };
+    else if (op == "Not") f = [](double x) { return x == 0 ? 1.0 : 0.0; };
+    else if (op == "Sign") f = [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; };
+    else if (op == "Relu") f = [](double x) { return std::max(x, 0.0); };
+    else return;
+    std::vector<double> v = a.value;
+    for (double& x : v) x = f(x);
+    SetValue(n, 0, std::move(v));
   }
 
   // Values of a small transposed tensor.

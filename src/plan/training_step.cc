@@ -76,6 +76,7 @@ class Simulator {
 
   void ComputeTypes(const std::vector<LogicalOp>& ops);
   void ComputeRequiresGrad(const std::vector<LogicalOp>& ops);
+  bool AnyInputRequiresGrad(const LogicalOp& op) const;
 
   const Model& m_;
   const ConcreteShapes& s_;
@@ -159,6 +160,13 @@ void Simulator::ComputeTypes(const std::vector<LogicalOp>& ops) {
       if (id >= 0 && IsFloat(s_.tensors[id].dtype)) elem_bytes_[id] = eb;
     }
   }
+}
+
+bool Simulator::AnyInputRequiresGrad(const LogicalOp& op) const {
+  for (int id : op.inputs) {
+    if (id >= 0 && requires_grad_[id]) return true;
+  }
+  return false;
 }
 
 void Simulator::ComputeRequiresGrad(const std::vector<LogicalOp>& ops) {
@@ -351,6 +359,14 @@ Result<StepPlan> Simulator::Run() {
     }
     machine_dependent_at_risk = std::max(machine_dependent_at_risk, rule.machine_dependent_bytes);
     if (!rule.ambiguity.empty()) ambiguities.insert(rule.ambiguity);
+    if (!AnyInputRequiresGrad(op)) {
+      // No gradient flows through it (shape arithmetic, a mask built from constants): autograd
+      // records nothing, whatever the op, so nothing is saved and nothing is guessed.
+      rule.known = true;
+      rule.saved_tensors.clear();
+      rule.saved_extra.clear();
+      rule.backward_temp_bytes = 0;
+    }
     if (!rule.known) {
       unknown_ops.insert(op.kind);
       uint64_t at_risk = 0;
