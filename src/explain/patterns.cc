@@ -52,6 +52,13 @@ constexpr Pattern kPatterns[] = {
      "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp line=278 error=46 : all CUDA-capable "
      "devices are busy or unavailable"},
 
+    // A kernel's failure that a caching allocator reports at its next call (CUDA errors are asynchronous): not
+    // memory, though the line names a host or device allocator; before the pinned and GPU patterns. corpus-1213:
+    {"allocator_reports_kernel_error", S::kNotMemory, "",
+     R"re((?i)(?:CachingHostAllocator|CachingAllocator|HostAllocator|cudaHostAlloc|cudaMallocHost|cudaHostRegister|cudaMalloc|cudaFree)\w*.{0,120}(?:unspecified launch failure|illegal memory access|misaligned address|device-side assert|illegal instruction))re",
+     "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp line=271 error=4 : unspecified launch "
+     "failure"},
+
     // ---------------------------------------------------------------- pinned host memory
     {"tf_pinned_pool", S::kHostPinnedOom, "tensorflow",
      R"re((?i)could not allocate pinned host memory|\((?:cuda|gpu)_host_bfc\) ran out of memory)re",
@@ -311,7 +318,7 @@ constexpr Pattern kPatterns[] = {
      "The way of updating training and validation loss results in the continuous rising of gpu memory",
      Tier::kProse},
     {"usage_growth_prose", S::kLeakGrowth, "",
-     R"re((?i)\b(?:RAM|VRAM|RSS|usage|consumption|footprint|allocation|reserved|allocated|cached|memory_reserved\(\)|memory_allocated\(\))\W{0,2} (?:keeps? |kept |on |continues to |is |was |just |steadily |slowly |continuously |constantly |gradually |always )*(?:increas|grow|ris|climb|go(?:es|ing)? up)|grows? until (?:it|the \w+) runs out|\b(?:grows?|grew|growing|increas\w+|ris(?:es|ing)|rose|climbs?|goes up) by (?:about |around |~)?[\d.]+ ?[KMGT]i?B (?:per|every|each|after each|with each|a) (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|run|loop|round)s?\b)re",
+     R"re((?i)\b(?:RAM|VRAM|RSS|usage|consumption|footprint|allocation|reserved|allocated|cached|memory_reserved\(\)|memory_allocated\(\))\W{0,2} (?:keeps? |kept |on |continues to |is |was |just |steadily |slowly |continuously |constantly |gradually |always )*(?:increas|grow|ris|climb|creep|go(?:es|ing)? up)|grows? until (?:it|the \w+) runs out|\b(?:grows?|grew|growing|increas\w+|ris(?:es|ing)|rose|climbs?|goes up) by (?:about |around |~)?[\d.]+ ?[KMGT]i?B (?:per|every|each|after each|with each|a) (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|run|loop|round)s?\b)re",
      "RAM usage keeps growing every epoch until the process is killed.", Tier::kProse},
     // Models built, loaded or run again and again in one process: what each keeps accumulates.
     {"repetition_growth_prose", S::kLeakGrowth, "",
@@ -331,7 +338,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bpreallocat\w*|XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION)|per_process_gpu_memory_fraction|gpu_memory_fraction|TF_FORCE_GPU_ALLOW_GROWTH|set_memory_growth|allow_growth)re",
      "setting os.environ[\"XLA_PYTHON_CLIENT_PREALLOCATE\"] = \"false\" does not have any effect.", Tier::kProse},
     {"other_process_prose", S::kOtherProcessProse, "",
-     R"re((?i)(?:still|keeps?|kept)\s+(?:holds?|holding|occup\w*|taking|using|consuming)\s+(?:up\s+)?(?:the\s+)?(?:GPU|VRAM|video|gpu)\s*memory|(?:zombie|orphan(?:ed)?|defunct|stale|leftover|dangling|ghost) (?:python |training )?process|(?:memory|GPU|VRAM)\b.{0,40}(?:even |already )(?:before|prior to) (?:the )?(?:training|running|starting|launching|job|model)|keeps? the GPU memory occupied|\b(?:not|never) (?:released|freed|returned|cleared)\b.{0,20}\bafter (?:killing|(?:the |a |my )?(?:process|program|job|script|container)\w* (?:was |is |are |were |got |gets )?(?:killed|terminated|stopped|exit\w*|ended|finished|crash\w*))|(?:GPU|VRAM|video) mem(?:ory)? (?:is |are |was |were )?(?:still )?(?:occupied|held|not (?:freed|released))|\[defunct\]|<defunct>|(?:GPU|VRAM|video) memory (?:is |stays |remains )?still (?:in use|used|allocated|taken)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user)s? (?:is )?(?:using|holding|occupying|uses|holds|occupies) (?:it|the (?:GPU|card|device))\b|two \w+ processes running|another process (?:is )?(?:using|holding|occupying)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user|training|experiment)s?\b.{0,40}\b(?:using|holding|occup\w+|taking|uses|holds|takes|running|runs) .{0,30}(?:GPU|VRAM|memory|[\d.]+ ?[GM]i?B)|(?:processes|jobs|users) (?:are )?shar\w+ (?:the|one|a) (?:same )?GPU|\b(?:labmate|colleague)s?\b.{0,60}(?:GPU|memory)|\xe4\xbb\x8d\xe7\x84\xb6\xe5\x8d\xa0\xe7\x94\xa8)re",
+     R"re((?i)(?:still|keeps?|kept)\s+(?:holds?|holding|occup\w*|taking|using|consuming)\s+(?:up\s+)?(?:the\s+)?(?:GPU|VRAM|video|gpu)\s*memory|(?:zombie|orphan(?:ed)?|defunct|stale|leftover|dangling|ghost) (?:python |training )?process|(?:memory|GPU|VRAM)\b.{0,40}(?:even |already )(?:before|prior to) (?:the )?(?:training|running|starting|launching|job|model)|keeps? the GPU memory occupied|\b(?:not|never) (?:released|freed|returned|cleared)\b.{0,20}\bafter (?:killing|(?:the |a |my )?(?:process|program|job|script|container)\w* (?:was |is |are |were |got |gets )?(?:killed|terminated|stopped|exit\w*|ended|finished|crash\w*))|(?:GPU|VRAM|video) mem(?:ory)? (?:is |are |was |were )?(?:still )?(?:occupied|held|not (?:freed|released|deallocated|cleared))|(?:takes?|took|taking) (?:a )?(?:very )?(?:long|several minutes|minutes|a while)(?: time)? (?:to|before|until) (?:it )?(?:release|free|clear|give back)s? (?:the )?(?:GPU |VRAM |video )?memory|\[defunct\]|<defunct>|(?:GPU|VRAM|video) memory (?:is |stays |remains )?still (?:in use|used|allocated|taken)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user)s? (?:is )?(?:using|holding|occupying|uses|holds|occupies) (?:it|the (?:GPU|card|device))\b|two \w+ processes running|another process (?:is )?(?:using|holding|occupying)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user|training|experiment)s?\b.{0,40}\b(?:using|holding|occup\w+|taking|uses|holds|takes|running|runs) .{0,30}(?:GPU|VRAM|memory|[\d.]+ ?[GM]i?B)|(?:processes|jobs|users) (?:are )?shar\w+ (?:the|one|a) (?:same )?GPU|\b(?:labmate|colleague)s?\b.{0,60}(?:GPU|memory)|\xe4\xbb\x8d\xe7\x84\xb6\xe5\x8d\xa0\xe7\x94\xa8)re",
      "After stopping the process it disappears from nvidia-smi, however it still holds GPU memory.", Tier::kProse},
     {"allocator_stats", S::kAllocatorStats, "pytorch",
      R"re((?i)\bAllocated\b[^:\n]{0,40}:\s*[\d.]+ ?[KMGT]i?B.{0,80}\bReserved\b[^:\n]{0,40}:\s*[\d.]+ ?[KMGT]i?B)re",
@@ -393,6 +400,12 @@ constexpr Pattern kPatterns[] = {
     {"bad_alloc_family", S::kMemoryFamily, "",
      R"re((?i)\bbad_alloc\b|\bbad allocation\b|\bMemoryError\b|java heap space|\bmalloc\(?\)? failed|failed to malloc)re",
      "terminate called after throwing an instance of 'std::bad_alloc'", Tier::kFamily, LineDomain::kHost},
+    // Memory asked about as a possible cause ("Is this caused by insufficient graphics memory?"): a person's
+    // guess, not a report; weak, so an explicit error on the log's other lines speaks first. corpus-0960:
+    {"memory_cause_question", S::kMemoryProse, "",
+     R"re((?i)\b(?:is|was|could|might|can) (?:this|it|that) (?:be )?(?:caused by|due to|because of|related to|a sign of|an?)\b[^.?!]{0,60}\b(?:memory|VRAM|RAM|OOM)\b[^.?!]{0,30}\?)re",
+     "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\" occurred. Is this caused by insufficient "
+     "graphics memory?", Tier::kProse},
     {"oom_family", S::kMemoryFamily, "",
      R"re((?i)\bout[ -]of[ -](?:\w+ ){0,2}(?:memory|VRAM|RAM)\b|\bOOM(?:s|ed|ing)?\b|(?:memory|VRAM|RAM|swap) (?:is |was |gets |got |became )?(?:completely |totally |almost )?(?:full|exhausted|maxed out)\b|RESOURCE_EXHAUSTED|Resource ?exhausted|fail(?:s|ed)? to alloc(?:ate)?\b|(?:cannot|can't|could not|couldn't|unable to) allocate|allocation (?:failed|failure)|\bAllocation on device\b|would exceed allowed memory|\blow on (?:\w+ )?(?:memory|RAM|VRAM)\b|(?:(?:does|do|did|wo|ca)n'?t|(?:does|do|did|will|can) not|cannot) (?:have enough|fit (?:in|into|on)) (?:the |my |a |one |your |an? )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:\w+ )?(?:memory|VRAM|RAM|GPUs?|cards?)\b|exceed\w* (?:the )?(?:available|free|total) (?:\w+ )?(?:memory|VRAM|RAM)\b|(?:allocate|use|uses|used|needs?|requires?|requested) more (?:\w+ )?memory than (?:is |was |what is |the \w+ (?:has|had) )?(?:available|allowed|free)|\bbad_alloc\b|\bENOMEM\b|memory allocation (?:failed|error)|(?:insufficient|not enough) (?:\w+ )?(?:memory|VRAM|RAM)\b|MemoryAllocation|OutOfMemory|\bTried to allocate [\d.]+ ?[KMGT]i?B\b|(?-i:\b[A-Z]+_ALLOC(?:ATION)?_FAIL(?:ED|URE)?\b)|(?-i:\b[A-Z][A-Z_]*_OUT_OF_(?:[A-Z]+_)?MEMORY(?:_[A-Z]+)*\b)|\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3)re",
      "tensorflow.python.framework.errors_impl.ResourceExhaustedError: failed to allocate memory [Op:Mul]",
@@ -404,6 +417,12 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa(?:\xe3\x83\xbc)?(?:\xe3\x81\x8c)?(?:\xe4\xb8\x8d\xe8\xb6\xb3|\xe8\xb6\xb3\xe3\x82\x8a\xe3\x81\xaa)|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac(?:\xea\xb0\x80)? ?\xeb\xb6\x80\xec\xa1\xb1|(?:\xd0\xbd\xd0\xb5\xd0\xb4\xd0\xbe\xd1\x81\xd1\x82\xd0\xb0\xd1\x82\xd0\xbe\xd1\x87\xd0\xbd\xd0\xbe|\xd0\xbd\xd0\xb5\xd1\x85\xd0\xb2\xd0\xb0\xd1\x82\xd0\xba\xd0\xb0|\xd0\xbd\xd0\xb5\x20\xd1\x85\xd0\xb2\xd0\xb0\xd1\x82\xd0\xb0\xd0\xb5\xd1\x82) (?:\xd0\xb2\xd0\xb8\xd0\xb4\xd0\xb5\xd0\xbe)?\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria insuficiente|sin memoria|(?:no hay|falta de) (?:suficiente )?memoria|mem(?:o|\xc3\xb3)ria insuficiente|sem mem(?:o|\xc3\xb3)ria|nicht (?:gen(?:\xc3\xbc|ue)gend|ausreichend) (?:Arbeits|Grafik|GPU-|Video)?speicher\b|zu wenig (?:Arbeits|Grafik|GPU-|Video)?speicher\b|\b(?:Arbeits|Grafik)?speicher (?:ist )?voll|m(?:\xc3\xa9|e)moire insuffisante|plus de m(?:\xc3\xa9|e)moire|manque de m(?:\xc3\xa9|e)moire)re",
      "RuntimeError: nicht gen\xc3\xbcgend Grafikspeicher", Tier::kFamily},
 
+    // A person saying the process was killed, without a signal or an exit code: weak (who killed it is not
+    // said), host RAM; after the wordings, so a line that also says "out of memory" is that wording's. corpus-1417, corpus-0938:
+    {"process_killed_prose", S::kProcessKilled, "os",
+     R"re((?i)\b(?:process|processes|job|jobs|training|program|script|worker|workers|run|container|pod|executor|executors)\b (?:\w+ ){0,2}(?:get|gets|got|was|were|is|are|being|getting) (?:\w+ )?killed\b)re",
+     "Many times (about 1/10) I saw my training process was killed but there is no tensorflow or horovod error in the "
+     "log.", Tier::kProse},
     // Memory named as the problem in prose, no error: weak, the domain from the words around it.
     {"killed_for_memory_prose", S::kMemoryProse, "",
      R"re((?i)\b(?:killed|crash(?:es|ed)?|dies|died|terminated|aborted)\b.{0,40}\b(?:because|due to|since|for lack of|as it)\b.{0,60}\b(?:memory|RAM|VRAM)\b)re",
@@ -421,7 +440,7 @@ constexpr Pattern kPatterns[] = {
      "I'm having the same issue, but I'm to the point where I can't even run an batch of 1! For context I'm on a "
      "4080, ubuntu 22.04.", Tier::kProse},
     {"memory_not_freed_prose", S::kMemoryProse, "",
-     R"re((?i)memory (?:is |was |gets )?(?:not |never |isn'?t |wasn'?t )(?:fully |completely |properly )?(?:freed|released|cleared|returned|given back)|(?:does not|doesn'?t|didn'?t|did not|won'?t|cannot|can'?t|never) (?:free|release|clear)\w* (?:up )?(?:the |any |all )?(?:\w+ )?memory)re",
+     R"re((?i)memory (?:is |was |gets )?(?:not |never |isn'?t |wasn'?t )(?:fully |completely |properly )?(?:freed|released|cleared|deallocated|returned|given back)|(?:does not|doesn'?t|didn'?t|did not|won'?t|cannot|can'?t|never) (?:free|release|clear)\w* (?:up )?(?:the |any |all )?(?:\w+ )?memory)re",
      "GPU allocated memory is not released", Tier::kProse},
     // More swap or page file made and the error stays: the host's memory ran out (Windows' page file,
     // Linux swap). corpus-1046:
@@ -513,7 +532,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bcuda|\bgpu|cudnn|cublas|nvidia|\bvram\b|\bnccl\b|tensorrt|\bhip\b|rocm|thrust::|device memory|video memory|graphics card|\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan|hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b)re",
      "Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 7000 MB memory)"},
     {"host_mentioned", S::kContextHost, "",
-     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:gets|got|was|is|being|getting) killed\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b|tcmalloc|jemalloc|mimalloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b)re",
+     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:get|gets|got|was|is|being|getting) killed\b|\bJVMs?\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b|tcmalloc|jemalloc|mimalloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b)re",
      "2024-01-01 10:00:00 INFO Using CPUExecutionProvider"},
     {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL\d?\b|microsoft-standard|/usr/lib/wsl/)re",
      "Linux version 5.15.90.1-microsoft-standard-WSL2"},
@@ -546,7 +565,7 @@ constexpr const char* kPrefilter =
     R"re(\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98|reserved|cgroup|\brss\b|heap|slurmstepd|)re"
     R"re(\bsrun\b|ulimit|memlock|kills|grid ?search|hyper-?param|sweep|even (?:\w+ ){0,3}batch|shm[_-]size|ipc.host|)re"
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
-    R"re(fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b)re";
+    R"re(jvm|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
 constexpr NumberPattern kNumberPatterns[] = {
@@ -802,7 +821,7 @@ constexpr const char* kHostWords =
     R"re(CPUExecutionProvider|posix_memalign|\bmalloc\b|pool_host|host memory|pinned_memory_manager|\xe5\x86\x85\xe5\xad\x98|)re"
     R"re(cgroup|OOMKilled|\brss\b|physical memory|\bkmalloc|heap space|slurmstepd|\bsrun\b|ulimit|memlock|)re"
     R"re(Arbeitsspeicher|\xd0\xbe\xd0\xbf\xd0\xb5\xd1\x80\xd0\xb0\xd1\x82\xd0\xb8\xd0\xb2\xd0\xbd|tcmalloc|jemalloc|mimalloc|aligned_malloc|aligned_alloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b|)re"
-    R"re(\b(?:gets|got|was|is|being|getting) killed\b|)re"
+    R"re(\b(?:get|gets|got|was|is|being|getting) killed\b|\bJVMs?\b|)re"
     R"re(\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re";
 constexpr const char* kGpuWords =
     R"re((?i)\bgpu|cuda|\bvram\b|cudnn|cublas|\bdevice\b|device:GPU|\bhip\b|rocm|tensorrt|\bTRT\b|nvjpeg|)re"
@@ -865,8 +884,19 @@ LineDomain MemoryNounOfLine(std::string_view line) {
       R"re((?i)\bRAM\b|\bswap\b|(?:system|host|CPU|main|physical) memory|\xe5\x86\x85\xe5\xad\x98)re");
   static const RE2& gpu = Compile(
       R"re((?i)\bVRAM\b|(?:GPU|video|device|graphics|CUDA) memory|\xe6\x98\xbe\xe5\xad\x98)re");
+  // Both named ("uses RAM when it runs out of VRAM"): the noun the shortage itself names.
+  static const RE2& short_host = Compile(
+      R"re((?i)(?:out of|short of|not enough|insufficient|no (?:more |free )?|lack of|low on) (?:free |available )?)re"
+      R"re((?:RAM\b|swap\b|(?:system|host|CPU|main|physical) memory|\xe5\x86\x85\xe5\xad\x98))re");
+  static const RE2& short_gpu = Compile(
+      R"re((?i)(?:out of|short of|not enough|insufficient|no (?:more |free )?|lack of|low on) (?:free |available )?)re"
+      R"re((?:VRAM\b|(?:GPU|video|device|graphics|CUDA) memory|\xe6\x98\xbe\xe5\xad\x98))re");
   re2::StringPiece text(line.data(), line.size());
   bool h = RE2::PartialMatch(text, host), g = RE2::PartialMatch(text, gpu);
+  if (h && g) {
+    h = RE2::PartialMatch(text, short_host);
+    g = RE2::PartialMatch(text, short_gpu);
+  }
   return h == g ? LineDomain::kUnknown : h ? LineDomain::kHost : LineDomain::kGpu;
 }
 
