@@ -212,6 +212,16 @@ void Explainer::State::Segment(std::string_view text) {
     }
   }
   if (signal_index < 0) return;
+  // A framework's own message on the line speaks before a person's words around it ("torch.load(...,
+  // map_location='cpu') ... Segmentation fault"): a specific pattern later in the table wins over prose.
+  if (table[signal_index].tier == Tier::kProse) {
+    for (int index : matches) {
+      if (index > signal_index && !IsContext(table[index].signal) && table[index].tier == Tier::kSpecific) {
+        signal_index = index;
+        break;
+      }
+    }
+  }
   if (table[signal_index].signal == Signal::kMemoryVocabulary && IsCodeErrorLine(text)) return;
   // A message whose memory is certain ("exit code 137", an OOM-killer line, a device OOM with its numbers)
   // is evidence of that memory for the wordings around it, even when it names no domain word.
@@ -252,7 +262,7 @@ void Explainer::State::Record(int pattern_index, std::string_view text) {
       signal == Signal::kOomguardReportField || signal == Signal::kMemoryVocabulary) {
     line_domain = DomainOf(text, &both_memories);
     // The last layer's line that names both and no memory noun: the lines around it decide.
-    if (signal != Signal::kMemoryVocabulary) both_memories = false;
+    if (signal != Signal::kMemoryVocabulary && signal != Signal::kMemoryFamily) both_memories = false;
     if (both_memories) line_domain = LineDomain::kUnknown;
   }
   if (signal == Signal::kMemoryFamily) {

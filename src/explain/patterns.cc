@@ -887,10 +887,14 @@ LineDomain MemoryNounOfLine(std::string_view line) {
   // Both named ("uses RAM when it runs out of VRAM"): the noun the shortage itself names.
   static const RE2& short_host = Compile(
       R"re((?i)(?:out of|short of|not enough|insufficient|no (?:more |free )?|lack of|low on) (?:free |available )?)re"
-      R"re((?:RAM\b|swap\b|(?:system|host|CPU|main|physical) memory|\xe5\x86\x85\xe5\xad\x98))re");
+      R"re((?:RAM\b|swap\b|(?:system|host|CPU|main|physical) memory|\xe5\x86\x85\xe5\xad\x98)|)re"
+      R"re(\b(?:RAM|swap|(?:system|host|CPU|main|physical) memory) (?:is |was |gets |got )?(?:full|exhausted)\b|)re"
+      R"re(\xe5\x86\x85\xe5\xad\x98(?:\xe4\xb8\x8d\xe8\xb6\xb3|\xe4\xb8\x8d\xe5\xa4\x9f|\xe6\xba\xa2\xe5\x87\xba|(?:\xe4\xbc\x9a)?\xe7\x88\x86))re");
   static const RE2& short_gpu = Compile(
       R"re((?i)(?:out of|short of|not enough|insufficient|no (?:more |free )?|lack of|low on) (?:free |available )?)re"
-      R"re((?:VRAM\b|(?:GPU|video|device|graphics|CUDA) memory|\xe6\x98\xbe\xe5\xad\x98))re");
+      R"re((?:VRAM\b|(?:GPU|video|device|graphics|CUDA) memory|\xe6\x98\xbe\xe5\xad\x98)|)re"
+      R"re(\b(?:VRAM|(?:GPU|video|device|graphics|CUDA) memory) (?:is |was |gets |got )?(?:full|exhausted)\b|)re"
+      R"re(\xe6\x98\xbe\xe5\xad\x98(?:\xe4\xb8\x8d\xe8\xb6\xb3|\xe4\xb8\x8d\xe5\xa4\x9f|\xe6\xba\xa2\xe5\x87\xba|(?:\xe4\xbc\x9a)?\xe7\x88\x86))re");
   re2::StringPiece text(line.data(), line.size());
   bool h = RE2::PartialMatch(text, host), g = RE2::PartialMatch(text, gpu);
   if (h && g) {
