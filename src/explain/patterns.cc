@@ -204,7 +204,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?:CUBLAS|CUDNN|CUFFT|CUSOLVER|CUSPARSE|CURAND)_STATUS_ALLOC_FAIL\w*|CUFFT_ALLOC_FAILED|Unable to find a valid cuDNN algorithm)re",
      "RuntimeError: CUDNN_STATUS_ALLOC_FAILED"},
     {"library_not_initialized", S::kLibraryInitFailure, "",
-     R"re(CUBLAS_STATUS_NOT_INITIALIZED|CUDNN_STATUS_NOT_INITIALIZED|(?i:could not create cudnn handle|cuDNN failed to initialize|Failed to initialize BLAS support|failed to create cublas handle|DNN library initialization failed))re",
+     R"re(CUBLAS_STATUS_NOT_INITIALIZED|CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_INTERNAL_ERROR|(?i:could not create cudnn handle|cuDNN failed to initialize|Failed to initialize BLAS support|failed to create cublas handle|DNN library initialization failed))re",
      "E tensorflow/stream_executor/cuda/cuda_blas.cc:226] failed to create cublas handle: "
      "CUBLAS_STATUS_NOT_INITIALIZED"},
     {"dali_nvjpeg_allocator", S::kDaliAllocFailure, "dali",
@@ -474,7 +474,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)CUDA error: invalid argument|failed with error invalid argument|cudaErrorInvalidValue)re",
      "RuntimeError: CUDA error: invalid argument"},
     {"not_memory_cuda_error", S::kNotMemory, "",
-     R"re((?i)illegal memory access|device-side assert|misaligned address|unspecified launch failure|an illegal instruction|CUDNN_STATUS_(?:NOT_SUPPORTED|EXECUTION_FAILED|BAD_PARAM|MAPPING_ERROR|INTERNAL_ERROR)|CUBLAS_STATUS_(?:EXECUTION_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|INTERNAL_ERROR|NOT_SUPPORTED)|CUDA error: invalid (?:configuration|resource handle|value)|cudaErrorLaunchFailure|CUDA_ERROR_ILLEGAL_ADDRESS|Watchdog caught collective operation timeout|NCCL (?:error|WARN).{0,80}(?:unhandled system error|remote process exited|Connection (?:closed|reset|refused))|Segmentation fault|SIGSEGV|Floating point exception)re",
+     R"re((?i)illegal memory access|device-side assert|misaligned address|unspecified launch failure|an illegal instruction|CUDNN_STATUS_(?:NOT_SUPPORTED|EXECUTION_FAILED|BAD_PARAM|MAPPING_ERROR)|CUBLAS_STATUS_(?:EXECUTION_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|INTERNAL_ERROR|NOT_SUPPORTED)|CUDA error: invalid (?:configuration|resource handle|value)|cudaErrorLaunchFailure|CUDA_ERROR_ILLEGAL_ADDRESS|Watchdog caught collective operation timeout|NCCL (?:error|WARN).{0,80}(?:unhandled system error|remote process exited|Connection (?:closed|reset|refused))|Segmentation fault|SIGSEGV|Floating point exception)re",
      "RuntimeError: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous input."},
 
     // ---------------------------------------------------------------- GPU status tables
