@@ -417,12 +417,6 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa(?:\xe3\x83\xbc)?(?:\xe3\x81\x8c)?(?:\xe4\xb8\x8d\xe8\xb6\xb3|\xe8\xb6\xb3\xe3\x82\x8a\xe3\x81\xaa)|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac(?:\xea\xb0\x80)? ?\xeb\xb6\x80\xec\xa1\xb1|(?:\xd0\xbd\xd0\xb5\xd0\xb4\xd0\xbe\xd1\x81\xd1\x82\xd0\xb0\xd1\x82\xd0\xbe\xd1\x87\xd0\xbd\xd0\xbe|\xd0\xbd\xd0\xb5\xd1\x85\xd0\xb2\xd0\xb0\xd1\x82\xd0\xba\xd0\xb0|\xd0\xbd\xd0\xb5\x20\xd1\x85\xd0\xb2\xd0\xb0\xd1\x82\xd0\xb0\xd0\xb5\xd1\x82) (?:\xd0\xb2\xd0\xb8\xd0\xb4\xd0\xb5\xd0\xbe)?\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria insuficiente|sin memoria|(?:no hay|falta de) (?:suficiente )?memoria|mem(?:o|\xc3\xb3)ria insuficiente|sem mem(?:o|\xc3\xb3)ria|nicht (?:gen(?:\xc3\xbc|ue)gend|ausreichend) (?:Arbeits|Grafik|GPU-|Video)?speicher\b|zu wenig (?:Arbeits|Grafik|GPU-|Video)?speicher\b|\b(?:Arbeits|Grafik)?speicher (?:ist )?voll|m(?:\xc3\xa9|e)moire insuffisante|plus de m(?:\xc3\xa9|e)moire|manque de m(?:\xc3\xa9|e)moire)re",
      "RuntimeError: nicht gen\xc3\xbcgend Grafikspeicher", Tier::kFamily},
 
-    // A person saying the process was killed, without a signal or an exit code: weak (who killed it is not
-    // said), host RAM; after the wordings, so a line that also says "out of memory" is that wording's. corpus-1417, corpus-0938:
-    {"process_killed_prose", S::kProcessKilled, "os",
-     R"re((?i)\b(?:process|processes|job|jobs|training|program|script|worker|workers|run|container|pod|executor|executors)\b (?:\w+ ){0,2}(?:get|gets|got|was|were|is|are|being|getting) (?:\w+ )?killed\b)re",
-     "Many times (about 1/10) I saw my training process was killed but there is no tensorflow or horovod error in the "
-     "log.", Tier::kProse},
     // Memory named as the problem in prose, no error: weak, the domain from the words around it.
     {"killed_for_memory_prose", S::kMemoryProse, "",
      R"re((?i)\b(?:killed|crash(?:es|ed)?|dies|died|terminated|aborted)\b.{0,40}\b(?:because|due to|since|for lack of|as it)\b.{0,60}\b(?:memory|RAM|VRAM)\b)re",
@@ -452,6 +446,14 @@ constexpr Pattern kPatterns[] = {
     {"notebook_kernel_died", S::kMemoryProse, "",
      R"re((?i)\bkernel\w* (?:appears to have |has |keeps |always |just |then )?(?:died|dies|dying|crash\w*|keeps restarting)|\bkernel restarting\b)re",
      "The kernel appears to have died. It will restart automatically.", Tier::kProse, LineDomain::kHost},
+
+    // A person saying the process was killed, without a signal or an exit code: weak (who killed it is not
+    // said), host RAM; after the wordings and the memory prose, so a line that also names memory
+    // ("out of memory", "killed because of memory") is theirs. corpus-1417, corpus-0938:
+    {"process_killed_prose", S::kProcessKilled, "os",
+     R"re((?i)\b(?:process|processes|job|jobs|training|program|script|worker|workers|run|container|pod|executor|executors)\b (?:\w+ ){0,2}(?:get|gets|got|was|were|is|are|being|getting) (?:\w+ )?killed\b)re",
+     "Many times (about 1/10) I saw my training process was killed but there is no tensorflow or horovod error in the "
+     "log.", Tier::kProse},
 
     // ---------------------------------------------------------------- driver and libraries
     {"driver_error_code", S::kDriverMismatch, "", R"re(Error (?:802|803|804)\b)re",
