@@ -226,5 +226,14 @@ TEST(Families, MemoryThatCostsAnAmountOrIsFilledToTheBrimIsNamedAsTheProblem) {
   EXPECT_EQ(brim.confidence, Confidence::kLow);
 }
 
+TEST(Families, APreallocationSettingMadeAfterTheImportIsPreallocation) {
+  // corpus-0373: XLA_PYTHON_CLIENT_* is read when jax is imported.
+  const Finding f = Top(ExplainText("However currently this line of code is after `import jax` therefore is not working.\n"));
+  EXPECT_EQ(f.cause, Cause::kFrameworkPreallocation);
+  EXPECT_EQ(f.confidence, Confidence::kLow);
+  // Importing tensorflow before another failure is not about the setting.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("After import tensorflow I get Illegal instruction (core dumped)\n")));
+}
+
 }  // namespace
 }  // namespace oomguard::explain
