@@ -235,5 +235,19 @@ TEST(Families, APreallocationSettingMadeAfterTheImportIsPreallocation) {
   EXPECT_FALSE(HasMemoryFinding(ExplainText("After import tensorflow I get Illegal instruction (core dumped)\n")));
 }
 
+TEST(Families, KerasPredictAndFitCalledAgainAndAgainGrowTheHostsMemory) {
+  // corpus-0861, corpus-0862, corpus-1307: no memory is named; Keras' calls are the cue (a weak host word).
+  ExpectTop("When calling model.predict in a loop memory grows to many gigs. Below is a very simple example of what "
+            "we're doing that experiences severe memory growth.\n",
+            Cause::kLeakGrowth, Domain::kHost);
+  ExpectTop("It seems there is a memory leak in `predict` method. If not, please explain what I'm doing wrong:\n",
+            Cause::kLeakGrowth, Domain::kHost);
+  ExpectTop("High memory consumption with model.fit in TF 2.x\n", Cause::kHostRamOom, Domain::kHost);
+  // A line that names the GPU, or a device OOM, keeps its own memory.
+  ExpectTop("model.fit(x, y) stops with ResourceExhaustedError: OOM when allocating tensor with shape[64,512,512,3]\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop("GPU memory keeps growing with every model.predict call\n", Cause::kLeakGrowth, Domain::kGpu);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

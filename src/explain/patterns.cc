@@ -836,9 +836,13 @@ constexpr const char* kGpuWords =
     R"re(\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|Grafikspeicher|\xd0\xb2\xd0\xb8\xd0\xb4\xd0\xb5\xd0\xbe\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|)re"
     R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b)re";
 
-// A notebook (hosted or Jupyter) and WSL's VM: their RAM is what usually runs out there, so these count
-// only when the line names neither host nor GPU memory.
-constexpr const char* kWeakHostWords = R"re((?i)\bcolab\b|\bkaggle\b|\bnotebook\b|\bWSL\d?\b)re";
+// A notebook (hosted or Jupyter) and WSL's VM: their RAM is what usually runs out there; Keras' predict and
+// fit called again and again (each call traces and keeps graph state in the Python process: the host's
+// memory grows, while TensorFlow's GPU pool is reserved up front and does not move). These count only when
+// the line names neither host nor GPU memory.
+constexpr const char* kWeakHostWords =
+    R"re((?i)\bcolab\b|\bkaggle\b|\bnotebook\b|\bWSL\d?\b|\bmodel\.(?:predict|fit)\b|\bpredict_on_batch\b|)re"
+    R"re(\bpredict\W{0,2} (?:method|calls?|function)\b)re";
 
 const RE2& Compile(const char* text) {
   RE2::Options options;
