@@ -249,5 +249,18 @@ TEST(Families, KerasPredictAndFitCalledAgainAndAgainGrowTheHostsMemory) {
   ExpectTop("GPU memory keeps growing with every model.predict call\n", Cause::kLeakGrowth, Domain::kGpu);
 }
 
+TEST(Families, AProcesssOwnMemoryACompilersWorkersAndTheSystemsMemoryAreTheHosts) {
+  // corpus-0728, corpus-0785, corpus-1047: host words without "RAM" or "CPU".
+  ExpectTop("It seems I can reproducibly produce a memory error when trying `os.popen` during development when the "
+            "memory of a running pypy process reaches ~3GB.\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("> However I do still see a big memory spike (up to around 15GB) at the start of the job while all the "
+            "compilation processes are alive.\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("Program says not enough memory but system have free memory.\n", Cause::kHostRamOom, Domain::kHost);
+  // A process's GPU memory names the GPU.
+  ExpectTop("CUDA out of memory: the process's GPU memory reached 23 GB\n", Cause::kGpuDeviceOom, Domain::kGpu);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

@@ -539,7 +539,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bcuda|\bgpu|cudnn|cublas|nvidia|\bvram\b|\bnccl\b|tensorrt|\bhip\b|rocm|thrust::|device memory|video memory|graphics card|\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan|hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b)re",
      "Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 7000 MB memory)"},
     {"host_mentioned", S::kContextHost, "",
-     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:get|gets|got|was|is|being|getting) killed\b|\bJVMs?\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b|tcmalloc|jemalloc|mimalloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b)re",
+     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:get|gets|got|was|is|being|getting) killed\b|\bJVMs?\b|\bprocess(?:'s)? memory\b|\bmemory of (?:a |the |each |every )?(?:running )?(?:\w+ )?process\b|\bcompil\w+ (?:process|worker|job)(?:es|s)?\b|\bsystem (?:has|have|had) (?:\w+ )?memory\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b|tcmalloc|jemalloc|mimalloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b)re",
      "2024-01-01 10:00:00 INFO Using CPUExecutionProvider"},
     {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL\d?\b|microsoft-standard|/usr/lib/wsl/)re",
      "Linux version 5.15.90.1-microsoft-standard-WSL2"},
@@ -828,7 +828,9 @@ constexpr const char* kHostWords =
     R"re(CPUExecutionProvider|posix_memalign|\bmalloc\b|pool_host|host memory|pinned_memory_manager|\xe5\x86\x85\xe5\xad\x98|)re"
     R"re(cgroup|OOMKilled|\brss\b|physical memory|\bkmalloc|heap space|slurmstepd|\bsrun\b|ulimit|memlock|)re"
     R"re(Arbeitsspeicher|\xd0\xbe\xd0\xbf\xd0\xb5\xd1\x80\xd0\xb0\xd1\x82\xd0\xb8\xd0\xb2\xd0\xbd|tcmalloc|jemalloc|mimalloc|aligned_malloc|aligned_alloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b|)re"
-    R"re(\b(?:get|gets|got|was|is|being|getting) killed\b|\bJVMs?\b|)re"
+    R"re(\b(?:get|gets|got|was|is|being|getting) killed\b|\bJVMs?\b|\bprocess(?:'s)? memory\b|)re"
+    R"re(\bmemory of (?:a |the |each |every )?(?:running )?(?:\w+ )?process\b|\bcompil\w+ (?:process|worker|job)(?:es|s)?\b|)re"
+    R"re(\bsystem (?:has|have|had) (?:\w+ )?memory\b|)re"
     R"re(\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re";
 constexpr const char* kGpuWords =
     R"re((?i)\bgpu|cuda|\bvram\b|cudnn|cublas|\bdevice\b|device:GPU|\bhip\b|rocm|tensorrt|\bTRT\b|nvjpeg|)re"
