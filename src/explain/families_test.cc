@@ -262,5 +262,30 @@ TEST(Families, AProcesssOwnMemoryACompilersWorkersAndTheSystemsMemoryAreTheHosts
   ExpectTop("CUDA out of memory: the process's GPU memory reached 23 GB\n", Cause::kGpuDeviceOom, Domain::kGpu);
 }
 
+TEST(Families, WarningsAndSettingsThatAreNotTheFailure) {
+  // corpus-1318: TensorRT's tactic warning in its WARNING: form (not [W]) is not the failure.
+  ExpectTop("WARNING: Requested amount of GPU memory (4294967296 bytes) could not be allocated. There may not be "
+            "enough free memory for allocation to succeed.\n",
+            Cause::kGpuOomNonfatalWarning, Domain::kGpu);
+  // corpus-0738: a training loop that catches its OOMs and goes on.
+  ExpectTop("Re: OOM, this batch size (5120 tokens per GPU) is right on the limit of what it can fit in a 16GB card. "
+            "Fairseq is robust to occasional OOMs by catching them, skipping the batch, and continuing training.\n",
+            Cause::kGpuOomNonfatalWarning, Domain::kGpu);
+  // ...but fairseq's own "attempting to recover from OOM" is the OOM (corpus-0736).
+  EXPECT_EQ(Top(ExplainText("2020-11-05 19:30:05 | WARNING | fairseq.trainer | attempting to recover from OOM in "
+                            "forward/backward pass\n"))
+                .cause,
+            Cause::kGpuDeviceOom);
+  // corpus-1310: ONNX Runtime's arena_extend_strategy is its allocator's growth setting.
+  EXPECT_EQ(Top(ExplainText("[Performance] cuda_options.arena_extend_strategy = 1 does not free memory\n")).cause,
+            Cause::kFrameworkPreallocation);
+  // corpus-0923: CUDA_ERROR_INVALID_PTX is the driver and the toolkit disagreeing, not memory.
+  const Report ptx = ExplainText(
+      "The detailed log output reveals that the root cause is a CUDA_ERROR_INVALID_PTX error, which occurs during the "
+      "cuModuleLoadData step.\n");
+  EXPECT_EQ(Top(ptx).cause, Cause::kDriverMismatch);
+  EXPECT_FALSE(HasMemoryFinding(ptx));
+}
+
 }  // namespace
 }  // namespace oomguard::explain

@@ -106,13 +106,13 @@ constexpr Pattern kPatterns[] = {
      "W tensorflow/core/common_runtime/bfc_allocator.cc:343] Garbage collection: deallocate free memory regions "
      "(i.e., allocations) so that we can re-allocate a larger region to avoid OOM due to memory fragmentation."},
     {"tensorrt_tactic_skipped", S::kGpuOomWarning, "tensorrt",
-     R"re((?i)Skipping tactic.{0,80}insuf+icient memory|Device memory is insufficient to use tactic|sufficient workspace memory to run|\[W\].{0,40}Requested amount of GPU memory)re",
+     R"re((?i)Skipping tactic.{0,80}insuf+icient memory|Device memory is insufficient to use tactic|sufficient workspace memory to run|(?:\[W\]|WARNING:?).{0,40}Requested amount of GPU memory)re",
      "[TRT] [W] Skipping tactic 3 due to insufficient memory on requested size of 4294967296 detected for "
      "tactic 0x0000000000000004."},
 
     // A training loop that catches the OOM and skips the batch (fairseq, OpenNMT, ...: their source's print).
     {"oom_skipping_batch", S::kGpuOomWarning, "",
-     R"re((?i)ran out of memory,? skipping (?:this )?batch)re",
+     R"re((?i)ran out of memory,? skipping (?:this )?batch|robust to (?:occasional |rare )?OOMs?\b|\bOOMs? by catching\b)re",
      "| WARNING: ran out of memory, skipping batch"},
 
     // ---------------------------------------------------------------- GPU OOM, generic
@@ -335,7 +335,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)(?:uses?|using|used|takes?|taking|took|occup\w+|allocat\w+|grabs?|grabbing|grabbed|reserv\w+|consum\w+|eats?|hogs?)\s+(?:up\s+|over\s+)?(?:almost |nearly |about |around |~)?(?:all|most|\d{2}\s?%|the (?:entire|whole))\s+(?:of\s+)?(?:the\s+|my\s+)?(?:available\s+)?(?:GPU|VRAM|video memory|gpu memory|device memory|memory of (?:the |my )?GPU|memory\b)|\d{2}\s?% (?:of (?:the )?)?(?:GPU |gpu )?(?:memory )?allocation|(?:regardless of|whatever|no matter) (?:the |which |what )?(?:model|batch)|[\d.]+\s*[GM]i?B (?:of (?:GPU |VRAM |device )?memory )?(?:is |are |gets? )?(?:already )?(?:taken|used|allocated|occupied|reserved|grabbed) (?:up )?(?:on|at|upon|right after|just by|after)\b|(?:upon|on|after|just by) (?:import|importing|loading) .{0,60}(?:GPU|memory)|preallocates anyway|still (?:pre)?allocates|memory (?:is |gets |was )?(?:completely |fully |entirely |almost |nearly )?(?:consumed|occupied|taken|allocated|reserved|used up) (?:as soon as|when|once|right after|upon|at) (?:the )?(?:\w+ ){0,3}(?:is )?(?:start|initiat|launch|begin|import|load)\w*)re",
      "TensorFlow uses 70% of the GPU memory whatever the model I load.", Tier::kProse},
     {"preallocation_setting_prose", S::kPreallocationSetting, "",
-     R"re((?i)\bpreallocat\w*|XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION)|per_process_gpu_memory_fraction|gpu_memory_fraction|TF_FORCE_GPU_ALLOW_GROWTH|set_memory_growth|allow_growth)re",
+     R"re((?i)\bpreallocat\w*|XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION)|per_process_gpu_memory_fraction|gpu_memory_fraction|TF_FORCE_GPU_ALLOW_GROWTH|set_memory_growth|allow_growth|arena_extend_strategy)re",
      "setting os.environ[\"XLA_PYTHON_CLIENT_PREALLOCATE\"] = \"false\" does not have any effect.", Tier::kProse},
     // A preallocation setting made after the framework was imported (JAX and TF read it at import): the
     // setting that "does not work" because of its place. corpus-0373:
@@ -469,7 +469,7 @@ constexpr Pattern kPatterns[] = {
      "Currently `nvidia-fabricmanage`r is not installed so on A100, H100, H200 and B200 instances, CUDA "
      "initialization fails with 802 system error."},
     {"driver_too_old", S::kDriverMismatch, "",
-     R"re((?i)driver on your system is too old|CUDA driver version is insufficient|cudaErrorInsufficientDriver|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|forward compatibility was attempted|Driver/library version mismatch|couldn.{1,3}t communicate with the NVIDIA driver|fabric[ _-]?manager|Found no NVIDIA driver|unsupported display driver|PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|kernel module .{0,40}does not match|NVIDIA kernel module.{0,60}not (?:loaded|found)|system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY|could not select device driver|Unknown runtime specified nvidia|nvidia-container-cli: .{0,40}(?:error|failed)|Failed to initialize NVML|libnvidia-ml\.so|failed call to cuInit: CUDA_ERROR_(?:UNKNOWN|NOT_INITIALIZED|OPERATING_SYSTEM|COMPAT_NOT_SUPPORTED_ON_DEVICE))re",
+     R"re((?i)driver on your system is too old|CUDA driver version is insufficient|cudaErrorInsufficientDriver|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|forward compatibility was attempted|Driver/library version mismatch|couldn.{1,3}t communicate with the NVIDIA driver|fabric[ _-]?manager|Found no NVIDIA driver|unsupported display driver|PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|CUDA_ERROR_INVALID_PTX|cudaErrorInvalidPtx|kernel module .{0,40}does not match|NVIDIA kernel module.{0,60}not (?:loaded|found)|system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY|could not select device driver|Unknown runtime specified nvidia|nvidia-container-cli: .{0,40}(?:error|failed)|Failed to initialize NVML|libnvidia-ml\.so|failed call to cuInit: CUDA_ERROR_(?:UNKNOWN|NOT_INITIALIZED|OPERATING_SYSTEM|COMPAT_NOT_SUPPORTED_ON_DEVICE))re",
      "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11000)."},
     {"cuda_library_missing", S::kCudaLibraryMismatch, "",
      R"re((?i)Could not load dynamic library '?(?:lib)?(?:cu|nccl|nvrtc|nvjpeg|nvToolsExt|nvinfer)|lib(?:cu\w*|nvrtc\w*|nccl\w*|nvjpeg\w*)\.so[.\d]*: cannot open shared object file|Cannot dlopen some GPU libraries|no kernel image is available for execution|Loaded runtime Cu\w* library: [\d.]+.{0,40} but source was compiled with|cuDNN compiled .{0,40}versions? mismatch|CUDNN_STATUS_VERSION_MISMATCH|DNN library is not found|Torch not compiled with CUDA enabled|can'?t load C\+\+/CUDA extensions|\b(?:built|compiled|build) without (?:CUDA|GPU|cuDNN)\b|CUDA Setup failed|\b(?:not|wasn'?t|was not|isn'?t|is not) (?:been )?(?:built|build|compiled) with (?:CUDA|cuDNN|GPU)\b|lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so[.\d]*'?,? (?:was )?not found|(?:not able|unable|cannot|can'?t|could ?n[o']t|failed) to (?:find|locate|load) '?lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so|is not compatible with the current PyTorch installation|undefined symbol: \w*(?:cuda|cudnn|nccl|cublas)\w*|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice|version mismatch between (?:cuDNN|CUDA)|cuDNN version incompatibility|Found cuDNN version \d+.{0,80}(?:built|compiled) against|Outdated cuDNN installation|(?:could ?n[o']t|cannot|can'?t|unable to|failed to) open (?:the )?(?:CUDA |cuDNN |dynamic |shared )?library '?lib(?:cu|nvrtc|nccl|nvjpeg|nvinfer))re",
@@ -544,7 +544,7 @@ constexpr Pattern kPatterns[] = {
     {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL\d?\b|microsoft-standard|/usr/lib/wsl/)re",
      "Linux version 5.15.90.1-microsoft-standard-WSL2"},
     {"preallocation_mentioned", S::kContextPreallocation, "",
-     R"re((?i)XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION|ALLOCATOR)|allow_growth|per_process_gpu_memory_fraction|set_memory_growth|TF_FORCE_GPU_ALLOW_GROWTH|preallocat)re",
+     R"re((?i)XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION|ALLOCATOR)|allow_growth|per_process_gpu_memory_fraction|set_memory_growth|TF_FORCE_GPU_ALLOW_GROWTH|preallocat|arena_extend_strategy)re",
      "config.gpu_options.allow_growth = True"},
 };
 
@@ -572,7 +572,7 @@ constexpr const char* kPrefilter =
     R"re(\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98|reserved|cgroup|\brss\b|heap|slurmstepd|)re"
     R"re(\bsrun\b|ulimit|memlock|kills|grid ?search|hyper-?param|sweep|even (?:\w+ ){0,3}batch|shm[_-]size|ipc.host|)re"
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
-    R"re(jvm|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b)re";
+    R"re(jvm|arena_extend|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
 constexpr NumberPattern kNumberPatterns[] = {
