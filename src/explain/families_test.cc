@@ -287,5 +287,16 @@ TEST(Families, WarningsAndSettingsThatAreNotTheFailure) {
   EXPECT_FALSE(HasMemoryFinding(ptx));
 }
 
+TEST(Families, ASizeShrunkInVainIsMemoryNamedAsTheProblem) {
+  // corpus-1436: weak, the GPU by default.
+  const Finding f = Top(ExplainText(
+      "I can fine tune at sequence lengths up to ~4k with a batch size of 1 using SGD. I can't fine tune at all using "
+      "AdamW, no matter how small I set `model.preprocessor.sequence_length`.\n"));
+  EXPECT_EQ(f.cause, Cause::kGpuDeviceOom);
+  EXPECT_EQ(f.confidence, Confidence::kLow);
+  // A learning rate is not a size that memory depends on.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("The loss is NaN no matter how small I set the learning rate.\n")));
+}
+
 }  // namespace
 }  // namespace oomguard::explain

@@ -438,6 +438,12 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\beven (?:\w+ ){0,3}batch(?:[ _]size)?(?: of|\s*=|:)? ?1\b)re",
      "I'm having the same issue, but I'm to the point where I can't even run an batch of 1! For context I'm on a "
      "4080, ubuntu 22.04.", Tier::kProse},
+    // The same, with the size a person shrank in vain ("no matter how small I set the batch / sequence length").
+    // corpus-1436:
+    {"shrunk_in_vain_prose", S::kMemoryProse, "",
+     R"re((?i)\bno matter how (?:small|low|short) (?:I |we |you )?(?:set|make|choose|pick)?\W{0,2}(?:the |my )?\W?(?:\w+[._])*(?:batch|sequence|seq|input|image|max_len|context)\w*)re",
+     "I can fine tune at sequence lengths up to ~4k with a batch size of 1 using SGD. I can't fine tune at all using "
+     "AdamW, no matter how small I set `model.preprocessor.sequence_length`.", Tier::kProse},
     {"memory_not_freed_prose", S::kMemoryProse, "",
      R"re((?i)memory (?:is |was |gets )?(?:not |never |isn'?t |wasn'?t )(?:fully |completely |properly )?(?:freed|released|cleared|deallocated|returned|given back)|(?:does not|doesn'?t|didn'?t|did not|won'?t|cannot|can'?t|never) (?:free|release|clear)\w* (?:up )?(?:the |any |all )?(?:\w+ )?memory)re",
      "GPU allocated memory is not released", Tier::kProse},
@@ -572,7 +578,7 @@ constexpr const char* kPrefilter =
     R"re(\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98|reserved|cgroup|\brss\b|heap|slurmstepd|)re"
     R"re(\bsrun\b|ulimit|memlock|kills|grid ?search|hyper-?param|sweep|even (?:\w+ ){0,3}batch|shm[_-]size|ipc.host|)re"
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
-    R"re(jvm|arena_extend|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b)re";
+    R"re(jvm|arena_extend|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
 constexpr NumberPattern kNumberPatterns[] = {
