@@ -213,10 +213,16 @@ void Explainer::State::Segment(std::string_view text) {
   }
   if (signal_index < 0) return;
   // A framework's own message on the line speaks before a person's words around it ("torch.load(...,
-  // map_location='cpu') ... Segmentation fault"): a specific pattern later in the table wins over prose.
+  // map_location='cpu') ... Segmentation fault"): a specific pattern later in the table wins over prose
+  // (not a status row or a report field, which only carry numbers); growth or another process named in the
+  // prose is still recorded below.
+  int prose_index = -1;
   if (table[signal_index].tier == Tier::kProse) {
     for (int index : matches) {
-      if (index > signal_index && !IsContext(table[index].signal) && table[index].tier == Tier::kSpecific) {
+      Signal s = table[index].signal;
+      if (index > signal_index && !IsContext(s) && table[index].tier == Tier::kSpecific &&
+          s != Signal::kGpuStatusRow && s != Signal::kOomguardReportField) {
+        prose_index = signal_index;
         signal_index = index;
         break;
       }
@@ -236,6 +242,8 @@ void Explainer::State::Segment(std::string_view text) {
     if (first == Signal::kGpuOom || first == Signal::kMemoryFamily || first == Signal::kMemoryProse) {
       Record(growth_index, text);
     }
+  } else if (growth_index >= 0 && growth_index == prose_index) {
+    Record(growth_index, text);
   }
 }
 

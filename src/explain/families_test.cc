@@ -199,6 +199,12 @@ TEST(Families, AFrameworksMessageOnALineBeatsProseBesideIt) {
       "fault (core dumped)'.\n");
   EXPECT_EQ(Top(r).cause, Cause::kNotMemory);
   EXPECT_FALSE(HasMemoryFinding(r));
+  // Growth named in the prose is still recorded beside the specific message; a status row does not displace it.
+  EXPECT_TRUE(HasCause(ExplainText("GPU memory keeps increasing every step, then RuntimeError: CUDA error: an illegal "
+                                   "memory access was encountered\n"),
+                       Cause::kLeakGrowth));
+  EXPECT_EQ(Top(ExplainText("GPU memory keeps increasing: 15000MiB / 16160MiB after 300 steps\n")).cause,
+            Cause::kLeakGrowth);
 }
 
 TEST(Families, CudnnInternalErrorIsCudnnFailingToStart) {
