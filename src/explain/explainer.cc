@@ -212,6 +212,22 @@ void Explainer::State::Segment(std::string_view text) {
     }
   }
   if (signal_index < 0) return;
+  // A framework's own message on the line speaks before a person's words around it ("torch.load(...,
+  // map_location='cpu') ... Segmentation fault"): a specific pattern later in the table wins over prose
+  // (not a status row or a report field, which only carry numbers); growth or another process named in the
+  // prose is still recorded below.
+  int prose_index = -1;
+  if (table[signal_index].tier == Tier::kProse) {
+    for (int index : matches) {
+      Signal s = table[index].signal;
+      if (index > signal_index && !IsContext(s) && table[index].tier == Tier::kSpecific &&
+          s != Signal::kGpuStatusRow && s != Signal::kOomguardReportField) {
+        prose_index = signal_index;
+        signal_index = index;
+        break;
+      }
+    }
+  }
   if (table[signal_index].signal == Signal::kMemoryVocabulary && IsCodeErrorLine(text)) return;
   // A message whose memory is certain ("exit code 137", an OOM-killer line, a device OOM with its numbers)
   // is evidence of that memory for the wordings around it, even when it names no domain word.
@@ -226,6 +242,8 @@ void Explainer::State::Segment(std::string_view text) {
     if (first == Signal::kGpuOom || first == Signal::kMemoryFamily || first == Signal::kMemoryProse) {
       Record(growth_index, text);
     }
+  } else if (growth_index >= 0 && growth_index == prose_index) {
+    Record(growth_index, text);
   }
 }
 
@@ -252,7 +270,7 @@ void Explainer::State::Record(int pattern_index, std::string_view text) {
       signal == Signal::kOomguardReportField || signal == Signal::kMemoryVocabulary) {
     line_domain = DomainOf(text, &both_memories);
     // The last layer's line that names both and no memory noun: the lines around it decide.
-    if (signal != Signal::kMemoryVocabulary) both_memories = false;
+    if (signal != Signal::kMemoryVocabulary && signal != Signal::kMemoryFamily) both_memories = false;
     if (both_memories) line_domain = LineDomain::kUnknown;
   }
   if (signal == Signal::kMemoryFamily) {

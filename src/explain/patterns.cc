@@ -52,6 +52,13 @@ constexpr Pattern kPatterns[] = {
      "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp line=278 error=46 : all CUDA-capable "
      "devices are busy or unavailable"},
 
+    // A kernel's failure that a caching allocator reports at its next call (CUDA errors are asynchronous): not
+    // memory, though the line names a host or device allocator; before the pinned and GPU patterns. corpus-1213:
+    {"allocator_reports_kernel_error", S::kNotMemory, "",
+     R"re((?i)(?:CachingHostAllocator|CachingAllocator|HostAllocator|cudaHostAlloc|cudaMallocHost|cudaHostRegister|cudaMalloc|cudaFree)\w*.{0,120}(?:unspecified launch failure|illegal memory access|misaligned address|device-side assert|illegal instruction))re",
+     "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp line=271 error=4 : unspecified launch "
+     "failure"},
+
     // ---------------------------------------------------------------- pinned host memory
     {"tf_pinned_pool", S::kHostPinnedOom, "tensorflow",
      R"re((?i)could not allocate pinned host memory|\((?:cuda|gpu)_host_bfc\) ran out of memory)re",
@@ -99,13 +106,13 @@ constexpr Pattern kPatterns[] = {
      "W tensorflow/core/common_runtime/bfc_allocator.cc:343] Garbage collection: deallocate free memory regions "
      "(i.e., allocations) so that we can re-allocate a larger region to avoid OOM due to memory fragmentation."},
     {"tensorrt_tactic_skipped", S::kGpuOomWarning, "tensorrt",
-     R"re((?i)Skipping tactic.{0,80}insuf+icient memory|Device memory is insufficient to use tactic|sufficient workspace memory to run|\[W\].{0,40}Requested amount of GPU memory)re",
+     R"re((?i)Skipping tactic.{0,80}insuf+icient memory|Device memory is insufficient to use tactic|sufficient workspace memory to run|(?:\[W\]|WARNING:?).{0,40}Requested amount of GPU memory)re",
      "[TRT] [W] Skipping tactic 3 due to insufficient memory on requested size of 4294967296 detected for "
      "tactic 0x0000000000000004."},
 
     // A training loop that catches the OOM and skips the batch (fairseq, OpenNMT, ...: their source's print).
     {"oom_skipping_batch", S::kGpuOomWarning, "",
-     R"re((?i)ran out of memory,? skipping (?:this )?batch)re",
+     R"re((?i)ran out of memory,? skipping (?:this )?batch|robust to (?:occasional |rare )?OOMs?\b|\bOOMs? by catching\b)re",
      "| WARNING: ran out of memory, skipping batch"},
 
     // ---------------------------------------------------------------- GPU OOM, generic
@@ -197,7 +204,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?:CUBLAS|CUDNN|CUFFT|CUSOLVER|CUSPARSE|CURAND)_STATUS_ALLOC_FAIL\w*|CUFFT_ALLOC_FAILED|Unable to find a valid cuDNN algorithm)re",
      "RuntimeError: CUDNN_STATUS_ALLOC_FAILED"},
     {"library_not_initialized", S::kLibraryInitFailure, "",
-     R"re(CUBLAS_STATUS_NOT_INITIALIZED|CUDNN_STATUS_NOT_INITIALIZED|(?i:could not create cudnn handle|cuDNN failed to initialize|Failed to initialize BLAS support|failed to create cublas handle|DNN library initialization failed))re",
+     R"re(CUBLAS_STATUS_NOT_INITIALIZED|CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_INTERNAL_ERROR|(?i:could not create cudnn handle|cuDNN failed to initialize|Failed to initialize BLAS support|failed to create cublas handle|DNN library initialization failed))re",
      "E tensorflow/stream_executor/cuda/cuda_blas.cc:226] failed to create cublas handle: "
      "CUBLAS_STATUS_NOT_INITIALIZED"},
     {"dali_nvjpeg_allocator", S::kDaliAllocFailure, "dali",
@@ -311,7 +318,7 @@ constexpr Pattern kPatterns[] = {
      "The way of updating training and validation loss results in the continuous rising of gpu memory",
      Tier::kProse},
     {"usage_growth_prose", S::kLeakGrowth, "",
-     R"re((?i)\b(?:RAM|VRAM|RSS|usage|consumption|footprint|allocation|reserved|allocated|cached|memory_reserved\(\)|memory_allocated\(\))\W{0,2} (?:keeps? |kept |on |continues to |is |was |just |steadily |slowly |continuously |constantly |gradually |always )*(?:increas|grow|ris|climb|go(?:es|ing)? up)|grows? until (?:it|the \w+) runs out|\b(?:grows?|grew|growing|increas\w+|ris(?:es|ing)|rose|climbs?|goes up) by (?:about |around |~)?[\d.]+ ?[KMGT]i?B (?:per|every|each|after each|with each|a) (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|run|loop|round)s?\b)re",
+     R"re((?i)\b(?:RAM|VRAM|RSS|usage|consumption|footprint|allocation|reserved|allocated|cached|memory_reserved\(\)|memory_allocated\(\))\W{0,2} (?:keeps? |kept |on |continues to |is |was |just |steadily |slowly |continuously |constantly |gradually |always )*(?:increas|grow|ris|climb|creep|go(?:es|ing)? up)|grows? until (?:it|the \w+) runs out|\b(?:grows?|grew|growing|increas\w+|ris(?:es|ing)|rose|climbs?|goes up) by (?:about |around |~)?[\d.]+ ?[KMGT]i?B (?:per|every|each|after each|with each|a) (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|run|loop|round)s?\b)re",
      "RAM usage keeps growing every epoch until the process is killed.", Tier::kProse},
     // Models built, loaded or run again and again in one process: what each keeps accumulates.
     {"repetition_growth_prose", S::kLeakGrowth, "",
@@ -328,10 +335,15 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)(?:uses?|using|used|takes?|taking|took|occup\w+|allocat\w+|grabs?|grabbing|grabbed|reserv\w+|consum\w+|eats?|hogs?)\s+(?:up\s+|over\s+)?(?:almost |nearly |about |around |~)?(?:all|most|\d{2}\s?%|the (?:entire|whole))\s+(?:of\s+)?(?:the\s+|my\s+)?(?:available\s+)?(?:GPU|VRAM|video memory|gpu memory|device memory|memory of (?:the |my )?GPU|memory\b)|\d{2}\s?% (?:of (?:the )?)?(?:GPU |gpu )?(?:memory )?allocation|(?:regardless of|whatever|no matter) (?:the |which |what )?(?:model|batch)|[\d.]+\s*[GM]i?B (?:of (?:GPU |VRAM |device )?memory )?(?:is |are |gets? )?(?:already )?(?:taken|used|allocated|occupied|reserved|grabbed) (?:up )?(?:on|at|upon|right after|just by|after)\b|(?:upon|on|after|just by) (?:import|importing|loading) .{0,60}(?:GPU|memory)|preallocates anyway|still (?:pre)?allocates|memory (?:is |gets |was )?(?:completely |fully |entirely |almost |nearly )?(?:consumed|occupied|taken|allocated|reserved|used up) (?:as soon as|when|once|right after|upon|at) (?:the )?(?:\w+ ){0,3}(?:is )?(?:start|initiat|launch|begin|import|load)\w*)re",
      "TensorFlow uses 70% of the GPU memory whatever the model I load.", Tier::kProse},
     {"preallocation_setting_prose", S::kPreallocationSetting, "",
-     R"re((?i)\bpreallocat\w*|XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION)|per_process_gpu_memory_fraction|gpu_memory_fraction|TF_FORCE_GPU_ALLOW_GROWTH|set_memory_growth|allow_growth)re",
+     R"re((?i)\bpreallocat\w*|XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION)|per_process_gpu_memory_fraction|gpu_memory_fraction|TF_FORCE_GPU_ALLOW_GROWTH|set_memory_growth|allow_growth|arena_extend_strategy)re",
      "setting os.environ[\"XLA_PYTHON_CLIENT_PREALLOCATE\"] = \"false\" does not have any effect.", Tier::kProse},
+    // A preallocation setting made after the framework was imported (JAX and TF read it at import): the
+    // setting that "does not work" because of its place. corpus-0373:
+    {"preallocation_set_after_import", S::kPreallocationSetting, "",
+     R"re((?i)\bafter \W?import(?:ing)? (?:jax|tensorflow)\b.{0,40}(?:not work|n't work|no effect|ignored|too late))re",
+     "However currently this line of code is after `import jax` therefore is not working.", Tier::kProse},
     {"other_process_prose", S::kOtherProcessProse, "",
-     R"re((?i)(?:still|keeps?|kept)\s+(?:holds?|holding|occup\w*|taking|using|consuming)\s+(?:up\s+)?(?:the\s+)?(?:GPU|VRAM|video|gpu)\s*memory|(?:zombie|orphan(?:ed)?|defunct|stale|leftover|dangling|ghost) (?:python |training )?process|(?:memory|GPU|VRAM)\b.{0,40}(?:even |already )(?:before|prior to) (?:the )?(?:training|running|starting|launching|job|model)|keeps? the GPU memory occupied|\b(?:not|never) (?:released|freed|returned|cleared)\b.{0,20}\bafter (?:killing|(?:the |a |my )?(?:process|program|job|script|container)\w* (?:was |is |are |were |got |gets )?(?:killed|terminated|stopped|exit\w*|ended|finished|crash\w*))|(?:GPU|VRAM|video) mem(?:ory)? (?:is |are |was |were )?(?:still )?(?:occupied|held|not (?:freed|released))|\[defunct\]|<defunct>|(?:GPU|VRAM|video) memory (?:is |stays |remains )?still (?:in use|used|allocated|taken)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user)s? (?:is )?(?:using|holding|occupying|uses|holds|occupies) (?:it|the (?:GPU|card|device))\b|two \w+ processes running|another process (?:is )?(?:using|holding|occupying)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user|training|experiment)s?\b.{0,40}\b(?:using|holding|occup\w+|taking|uses|holds|takes|running|runs) .{0,30}(?:GPU|VRAM|memory|[\d.]+ ?[GM]i?B)|(?:processes|jobs|users) (?:are )?shar\w+ (?:the|one|a) (?:same )?GPU|\b(?:labmate|colleague)s?\b.{0,60}(?:GPU|memory)|\xe4\xbb\x8d\xe7\x84\xb6\xe5\x8d\xa0\xe7\x94\xa8)re",
+     R"re((?i)(?:still|keeps?|kept)\s+(?:holds?|holding|occup\w*|taking|using|consuming)\s+(?:up\s+)?(?:the\s+)?(?:GPU|VRAM|video|gpu)\s*memory|(?:zombie|orphan(?:ed)?|defunct|stale|leftover|dangling|ghost) (?:python |training )?process|(?:memory|GPU|VRAM)\b.{0,40}(?:even |already )(?:before|prior to) (?:the )?(?:training|running|starting|launching|job|model)|keeps? the GPU memory occupied|\b(?:not|never) (?:released|freed|returned|cleared)\b.{0,20}\bafter (?:killing|(?:the |a |my )?(?:process|program|job|script|container)\w* (?:was |is |are |were |got |gets )?(?:killed|terminated|stopped|exit\w*|ended|finished|crash\w*))|(?:GPU|VRAM|video) mem(?:ory)? (?:is |are |was |were )?(?:still )?(?:occupied|held|not (?:freed|released|deallocated|cleared))|(?:takes?|took|taking) (?:a )?(?:very )?(?:long|several minutes|minutes|a while)(?: time)? (?:to|before|until) (?:it )?(?:release|free|clear|give back)s? (?:the )?(?:GPU |VRAM |video )?memory|\[defunct\]|<defunct>|(?:GPU|VRAM|video) memory (?:is |stays |remains )?still (?:in use|used|allocated|taken)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user)s? (?:is )?(?:using|holding|occupying|uses|holds|occupies) (?:it|the (?:GPU|card|device))\b|two \w+ processes running|another process (?:is )?(?:using|holding|occupying)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user|training|experiment)s?\b.{0,40}\b(?:using|holding|occup\w+|taking|uses|holds|takes|running|runs) .{0,30}(?:GPU|VRAM|memory|[\d.]+ ?[GM]i?B)|(?:processes|jobs|users) (?:are )?shar\w+ (?:the|one|a) (?:same )?GPU|\b(?:labmate|colleague)s?\b.{0,60}(?:GPU|memory)|\xe4\xbb\x8d\xe7\x84\xb6\xe5\x8d\xa0\xe7\x94\xa8)re",
      "After stopping the process it disappears from nvidia-smi, however it still holds GPU memory.", Tier::kProse},
     {"allocator_stats", S::kAllocatorStats, "pytorch",
      R"re((?i)\bAllocated\b[^:\n]{0,40}:\s*[\d.]+ ?[KMGT]i?B.{0,80}\bReserved\b[^:\n]{0,40}:\s*[\d.]+ ?[KMGT]i?B)re",
@@ -393,6 +405,12 @@ constexpr Pattern kPatterns[] = {
     {"bad_alloc_family", S::kMemoryFamily, "",
      R"re((?i)\bbad_alloc\b|\bbad allocation\b|\bMemoryError\b|java heap space|\bmalloc\(?\)? failed|failed to malloc)re",
      "terminate called after throwing an instance of 'std::bad_alloc'", Tier::kFamily, LineDomain::kHost},
+    // Memory asked about as a possible cause ("Is this caused by insufficient graphics memory?"): a person's
+    // guess, not a report; weak, so an explicit error on the log's other lines speaks first. corpus-0960:
+    {"memory_cause_question", S::kMemoryProse, "",
+     R"re((?i)\b(?:is|was|could|might|can) (?:this|it|that) (?:be )?(?:caused by|due to|because of|related to|a sign of|an?)\b[^.?!]{0,60}\b(?:memory|VRAM|RAM|OOM)\b[^.?!]{0,30}\?)re",
+     "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\" occurred. Is this caused by insufficient "
+     "graphics memory?", Tier::kProse},
     {"oom_family", S::kMemoryFamily, "",
      R"re((?i)\bout[ -]of[ -](?:\w+ ){0,2}(?:memory|VRAM|RAM)\b|\bOOM(?:s|ed|ing)?\b|(?:memory|VRAM|RAM|swap) (?:is |was |gets |got |became )?(?:completely |totally |almost )?(?:full|exhausted|maxed out)\b|RESOURCE_EXHAUSTED|Resource ?exhausted|fail(?:s|ed)? to alloc(?:ate)?\b|(?:cannot|can't|could not|couldn't|unable to) allocate|allocation (?:failed|failure)|\bAllocation on device\b|would exceed allowed memory|\blow on (?:\w+ )?(?:memory|RAM|VRAM)\b|(?:(?:does|do|did|wo|ca)n'?t|(?:does|do|did|will|can) not|cannot) (?:have enough|fit (?:in|into|on)) (?:the |my |a |one |your |an? )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:\w+ )?(?:memory|VRAM|RAM|GPUs?|cards?)\b|exceed\w* (?:the )?(?:available|free|total) (?:\w+ )?(?:memory|VRAM|RAM)\b|(?:allocate|use|uses|used|needs?|requires?|requested) more (?:\w+ )?memory than (?:is |was |what is |the \w+ (?:has|had) )?(?:available|allowed|free)|\bbad_alloc\b|\bENOMEM\b|memory allocation (?:failed|error)|(?:insufficient|not enough) (?:\w+ )?(?:memory|VRAM|RAM)\b|MemoryAllocation|OutOfMemory|\bTried to allocate [\d.]+ ?[KMGT]i?B\b|(?-i:\b[A-Z]+_ALLOC(?:ATION)?_FAIL(?:ED|URE)?\b)|(?-i:\b[A-Z][A-Z_]*_OUT_OF_(?:[A-Z]+_)?MEMORY(?:_[A-Z]+)*\b)|\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3)re",
      "tensorflow.python.framework.errors_impl.ResourceExhaustedError: failed to allocate memory [Op:Mul]",
@@ -414,14 +432,20 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\b(?:memory|RAM|RSS)\b (?:usage |use |consumption )?(?:hits?|reach(?:es|ed)?|goes to|went to|climbs? to|grows? to|grew to|gets? to) (?:almost |nearly |about |around |over |~|up to )?[\d.]+ ?[GMT]i?B?\b.{0,60}\blimit)re",
      "there are times when memory usage reaches 160GB (which is my current limit).", Tier::kProse, LineDomain::kHost},
     {"memory_pressure_prose", S::kMemoryProse, "",
-     R"re((?i)(?:too much|to much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage |footprint |consumption )?(?:explod|spik|blows? up|skyrocket|shoots? up|balloon|doubl|tripl|quadrupl)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|[\d.]+ ?[GM]i?B (?:more|extra|additional) (?:GPU |CPU |video )?(?:memory|VRAM|RAM)\b|\b(?:need|needs|needed|require|requires|required|take|takes) (?:about |around |over |~)?[\d.]+ ?[GMT]i?B\b.{0,60}\b(?:has|have|had|only|with) (?:only )?[\d.]+ ?[GMT]i?B|(?:reduce|lower|decrease|cut) (?:the )?(?:peak |GPU |CPU |VRAM |RAM |host |device )*memory(?: usage| consumption| footprint)?\b|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:memory|RAM|VRAM|swap) (?:usage )?(?:fills? up|filled up|is filling up|gets filled|maxe[sd] out)|(?:memory|RAM|VRAM|swap) (?:usage |use )?(?:hits|hit|reaches|reached|goes to|went to|climbs to|is at|stays at) (?:almost |nearly |about |~)?\d{2,3} ?%|(?:memory|RAM|VRAM|swap) (?:usage |use |consumption )?(?:hits|hit|reaches|reached|climbs to|climbed to|goes up to|went up to|shoots up to|grows to|grew to) (?:almost |nearly |about |around |over |~)?[\d.]+ ?[GT]i?B?\b|(?:uses?|using|used|takes?|taking|consumes?|consuming|needs?|requires?) (?:over |more than |about |around |~)?[\d.]+ ?[GT](?:i?B)? (?:of )?(?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM)\b|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+) (?:up )?(?:all|most) (?:of )?(?:the |my )?(?:available )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:RAM|system memory|host memory|CPU memory|swap)\b)re",
+     R"re((?i)(?:too much|to much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage |footprint |consumption )?(?:explod|spik|blows? up|skyrocket|shoots? up|balloon|doubl|tripl|quadrupl)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|[\d.]+ ?[GM]i?B (?:more|extra|additional) (?:GPU |CPU |video )?(?:memory|VRAM|RAM)\b|\b(?:need|needs|needed|require|requires|required|take|takes) (?:about |around |over |~)?[\d.]+ ?[GMT]i?B\b.{0,60}\b(?:has|have|had|only|with) (?:only )?[\d.]+ ?[GMT]i?B|(?:reduce|lower|decrease|cut) (?:the )?(?:peak |GPU |CPU |VRAM |RAM |host |device )*memory(?: usage| consumption| footprint)?\b|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:memory|RAM|VRAM|swap) (?:usage )?(?:fills? up|filled up|is filling up|gets filled|maxe[sd] out)|(?:memory|RAM|VRAM|swap) (?:usage |use )?(?:hits|hit|reaches|reached|goes to|went to|climbs to|is at|stays at) (?:almost |nearly |about |~)?\d{2,3} ?%|(?:memory|RAM|VRAM|swap) (?:usage |use |consumption )?(?:hits|hit|reaches|reached|climbs to|climbed to|goes up to|went up to|shoots up to|grows to|grew to) (?:almost |nearly |about |around |over |~)?[\d.]+ ?[GT]i?B?\b|(?:uses?|using|used|takes?|taking|consumes?|consuming|needs?|requires?) (?:over |more than |about |around |~)?[\d.]+ ?[GT](?:i?B)? (?:of )?(?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM)\b|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+) (?:up )?(?:all|most) (?:of )?(?:the |my )?(?:available )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:RAM|system memory|host memory|CPU memory|swap)\b|(?:memory|VRAM|RAM) (?:costs?|costed) (?:is |was |of )?(?:around |about |almost |nearly |over |~)?[\d.]+ ?[GT]|(?:memory|VRAM|RAM|swap) (?:\w+ ){0,2}to the brim\b)re",
      "Inference uses too much GPU memory", Tier::kProse},
     {"batch_of_one_prose", S::kMemoryProse, "",
      R"re((?i)\beven (?:\w+ ){0,3}batch(?:[ _]size)?(?: of|\s*=|:)? ?1\b)re",
      "I'm having the same issue, but I'm to the point where I can't even run an batch of 1! For context I'm on a "
      "4080, ubuntu 22.04.", Tier::kProse},
+    // The same, with the size a person shrank in vain ("no matter how small I set the batch / sequence length").
+    // corpus-1436:
+    {"shrunk_in_vain_prose", S::kMemoryProse, "",
+     R"re((?i)\bno matter how (?:small|low|short) (?:I |we |you )?(?:set|make|choose|pick)?\W{0,2}(?:the |my )?\W?(?:\w+[._])*(?:batch|sequence|seq|input|image|max_len|context)\w*)re",
+     "I can fine tune at sequence lengths up to ~4k with a batch size of 1 using SGD. I can't fine tune at all using "
+     "AdamW, no matter how small I set `model.preprocessor.sequence_length`.", Tier::kProse},
     {"memory_not_freed_prose", S::kMemoryProse, "",
-     R"re((?i)memory (?:is |was |gets )?(?:not |never |isn'?t |wasn'?t )(?:fully |completely |properly )?(?:freed|released|cleared|returned|given back)|(?:does not|doesn'?t|didn'?t|did not|won'?t|cannot|can'?t|never) (?:free|release|clear)\w* (?:up )?(?:the |any |all )?(?:\w+ )?memory)re",
+     R"re((?i)memory (?:is |was |gets )?(?:not |never |isn'?t |wasn'?t )(?:fully |completely |properly )?(?:freed|released|cleared|deallocated|returned|given back)|(?:does not|doesn'?t|didn'?t|did not|won'?t|cannot|can'?t|never) (?:free|release|clear)\w* (?:up )?(?:the |any |all )?(?:\w+ )?memory)re",
      "GPU allocated memory is not released", Tier::kProse},
     // More swap or page file made and the error stays: the host's memory ran out (Windows' page file,
     // Linux swap). corpus-1046:
@@ -434,6 +458,14 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bkernel\w* (?:appears to have |has |keeps |always |just |then )?(?:died|dies|dying|crash\w*|keeps restarting)|\bkernel restarting\b)re",
      "The kernel appears to have died. It will restart automatically.", Tier::kProse, LineDomain::kHost},
 
+    // A person saying the process was killed, without a signal or an exit code: weak (who killed it is not
+    // said), host RAM; after the wordings and the memory prose, so a line that also names memory
+    // ("out of memory", "killed because of memory") is theirs. corpus-1417, corpus-0938:
+    {"process_killed_prose", S::kProcessKilled, "os",
+     R"re((?i)\b(?:process|processes|job|jobs|training|program|script|worker|workers|run|container|pod|executor|executors)\b (?:\w+ ){0,2}(?:get|gets|got|was|were|is|are|being|getting) (?:\w+ )?killed\b)re",
+     "Many times (about 1/10) I saw my training process was killed but there is no tensorflow or horovod error in the "
+     "log.", Tier::kProse},
+
     // ---------------------------------------------------------------- driver and libraries
     {"driver_error_code", S::kDriverMismatch, "", R"re(Error (?:802|803|804)\b)re",
      "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 803: system has unsupported display driver / "
@@ -443,7 +475,7 @@ constexpr Pattern kPatterns[] = {
      "Currently `nvidia-fabricmanage`r is not installed so on A100, H100, H200 and B200 instances, CUDA "
      "initialization fails with 802 system error."},
     {"driver_too_old", S::kDriverMismatch, "",
-     R"re((?i)driver on your system is too old|CUDA driver version is insufficient|cudaErrorInsufficientDriver|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|forward compatibility was attempted|Driver/library version mismatch|couldn.{1,3}t communicate with the NVIDIA driver|fabric[ _-]?manager|Found no NVIDIA driver|unsupported display driver|PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|kernel module .{0,40}does not match|NVIDIA kernel module.{0,60}not (?:loaded|found)|system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY|could not select device driver|Unknown runtime specified nvidia|nvidia-container-cli: .{0,40}(?:error|failed)|Failed to initialize NVML|libnvidia-ml\.so|failed call to cuInit: CUDA_ERROR_(?:UNKNOWN|NOT_INITIALIZED|OPERATING_SYSTEM|COMPAT_NOT_SUPPORTED_ON_DEVICE))re",
+     R"re((?i)driver on your system is too old|CUDA driver version is insufficient|cudaErrorInsufficientDriver|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|forward compatibility was attempted|Driver/library version mismatch|couldn.{1,3}t communicate with the NVIDIA driver|fabric[ _-]?manager|Found no NVIDIA driver|unsupported display driver|PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|CUDA_ERROR_INVALID_PTX|cudaErrorInvalidPtx|kernel module .{0,40}does not match|NVIDIA kernel module.{0,60}not (?:loaded|found)|system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY|could not select device driver|Unknown runtime specified nvidia|nvidia-container-cli: .{0,40}(?:error|failed)|Failed to initialize NVML|libnvidia-ml\.so|failed call to cuInit: CUDA_ERROR_(?:UNKNOWN|NOT_INITIALIZED|OPERATING_SYSTEM|COMPAT_NOT_SUPPORTED_ON_DEVICE))re",
      "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11000)."},
     {"cuda_library_missing", S::kCudaLibraryMismatch, "",
      R"re((?i)Could not load dynamic library '?(?:lib)?(?:cu|nccl|nvrtc|nvjpeg|nvToolsExt|nvinfer)|lib(?:cu\w*|nvrtc\w*|nccl\w*|nvjpeg\w*)\.so[.\d]*: cannot open shared object file|Cannot dlopen some GPU libraries|no kernel image is available for execution|Loaded runtime Cu\w* library: [\d.]+.{0,40} but source was compiled with|cuDNN compiled .{0,40}versions? mismatch|CUDNN_STATUS_VERSION_MISMATCH|DNN library is not found|Torch not compiled with CUDA enabled|can'?t load C\+\+/CUDA extensions|\b(?:built|compiled|build) without (?:CUDA|GPU|cuDNN)\b|CUDA Setup failed|\b(?:not|wasn'?t|was not|isn'?t|is not) (?:been )?(?:built|build|compiled) with (?:CUDA|cuDNN|GPU)\b|lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so[.\d]*'?,? (?:was )?not found|(?:not able|unable|cannot|can'?t|could ?n[o']t|failed) to (?:find|locate|load) '?lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so|is not compatible with the current PyTorch installation|undefined symbol: \w*(?:cuda|cudnn|nccl|cublas)\w*|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice|version mismatch between (?:cuDNN|CUDA)|cuDNN version incompatibility|Found cuDNN version \d+.{0,80}(?:built|compiled) against|Outdated cuDNN installation|(?:could ?n[o']t|cannot|can'?t|unable to|failed to) open (?:the )?(?:CUDA |cuDNN |dynamic |shared )?library '?lib(?:cu|nvrtc|nccl|nvjpeg|nvinfer))re",
@@ -455,7 +487,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)CUDA error: invalid argument|failed with error invalid argument|cudaErrorInvalidValue)re",
      "RuntimeError: CUDA error: invalid argument"},
     {"not_memory_cuda_error", S::kNotMemory, "",
-     R"re((?i)illegal memory access|device-side assert|misaligned address|unspecified launch failure|an illegal instruction|CUDNN_STATUS_(?:NOT_SUPPORTED|EXECUTION_FAILED|BAD_PARAM|MAPPING_ERROR|INTERNAL_ERROR)|CUBLAS_STATUS_(?:EXECUTION_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|INTERNAL_ERROR|NOT_SUPPORTED)|CUDA error: invalid (?:configuration|resource handle|value)|cudaErrorLaunchFailure|CUDA_ERROR_ILLEGAL_ADDRESS|Watchdog caught collective operation timeout|NCCL (?:error|WARN).{0,80}(?:unhandled system error|remote process exited|Connection (?:closed|reset|refused))|Segmentation fault|SIGSEGV|Floating point exception)re",
+     R"re((?i)illegal memory access|device-side assert|misaligned address|unspecified launch failure|an illegal instruction|CUDNN_STATUS_(?:NOT_SUPPORTED|EXECUTION_FAILED|BAD_PARAM|MAPPING_ERROR)|CUBLAS_STATUS_(?:EXECUTION_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|INTERNAL_ERROR|NOT_SUPPORTED)|CUDA error: invalid (?:configuration|resource handle|value)|cudaErrorLaunchFailure|CUDA_ERROR_ILLEGAL_ADDRESS|Watchdog caught collective operation timeout|NCCL (?:error|WARN).{0,80}(?:unhandled system error|remote process exited|Connection (?:closed|reset|refused))|Segmentation fault|SIGSEGV|Floating point exception)re",
      "RuntimeError: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous input."},
 
     // ---------------------------------------------------------------- GPU status tables
@@ -513,12 +545,12 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bcuda|\bgpu|cudnn|cublas|nvidia|\bvram\b|\bnccl\b|tensorrt|\bhip\b|rocm|thrust::|device memory|video memory|graphics card|\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan|hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b)re",
      "Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 7000 MB memory)"},
     {"host_mentioned", S::kContextHost, "",
-     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:gets|got|was|is|being|getting) killed\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b|tcmalloc|jemalloc|mimalloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b)re",
+     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:get|gets|got|was|is|being|getting) killed\b|\bJVMs?\b|\bprocess(?:'s)? memory\b|\bmemory of (?:a |the |each |every )?(?:running )?(?:\w+ )?process\b|\bcompil\w+ (?:process|worker|job)(?:es|s)?\b|\bsystem (?:has|have|had) (?:\w+ )?memory\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b|tcmalloc|jemalloc|mimalloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b)re",
      "2024-01-01 10:00:00 INFO Using CPUExecutionProvider"},
     {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL\d?\b|microsoft-standard|/usr/lib/wsl/)re",
      "Linux version 5.15.90.1-microsoft-standard-WSL2"},
     {"preallocation_mentioned", S::kContextPreallocation, "",
-     R"re((?i)XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION|ALLOCATOR)|allow_growth|per_process_gpu_memory_fraction|set_memory_growth|TF_FORCE_GPU_ALLOW_GROWTH|preallocat)re",
+     R"re((?i)XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION|ALLOCATOR)|allow_growth|per_process_gpu_memory_fraction|set_memory_growth|TF_FORCE_GPU_ALLOW_GROWTH|preallocat|arena_extend_strategy)re",
      "config.gpu_options.allow_growth = True"},
 };
 
@@ -546,7 +578,7 @@ constexpr const char* kPrefilter =
     R"re(\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98|reserved|cgroup|\brss\b|heap|slurmstepd|)re"
     R"re(\bsrun\b|ulimit|memlock|kills|grid ?search|hyper-?param|sweep|even (?:\w+ ){0,3}batch|shm[_-]size|ipc.host|)re"
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
-    R"re(fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b)re";
+    R"re(jvm|arena_extend|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
 constexpr NumberPattern kNumberPatterns[] = {
@@ -802,7 +834,9 @@ constexpr const char* kHostWords =
     R"re(CPUExecutionProvider|posix_memalign|\bmalloc\b|pool_host|host memory|pinned_memory_manager|\xe5\x86\x85\xe5\xad\x98|)re"
     R"re(cgroup|OOMKilled|\brss\b|physical memory|\bkmalloc|heap space|slurmstepd|\bsrun\b|ulimit|memlock|)re"
     R"re(Arbeitsspeicher|\xd0\xbe\xd0\xbf\xd0\xb5\xd1\x80\xd0\xb0\xd1\x82\xd0\xb8\xd0\xb2\xd0\xbd|tcmalloc|jemalloc|mimalloc|aligned_malloc|aligned_alloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b|)re"
-    R"re(\b(?:gets|got|was|is|being|getting) killed\b|)re"
+    R"re(\b(?:get|gets|got|was|is|being|getting) killed\b|\bJVMs?\b|\bprocess(?:'s)? memory\b|)re"
+    R"re(\bmemory of (?:a |the |each |every )?(?:running )?(?:\w+ )?process\b|\bcompil\w+ (?:process|worker|job)(?:es|s)?\b|)re"
+    R"re(\bsystem (?:has|have|had) (?:\w+ )?memory\b|)re"
     R"re(\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re";
 constexpr const char* kGpuWords =
     R"re((?i)\bgpu|cuda|\bvram\b|cudnn|cublas|\bdevice\b|device:GPU|\bhip\b|rocm|tensorrt|\bTRT\b|nvjpeg|)re"
@@ -810,9 +844,13 @@ constexpr const char* kGpuWords =
     R"re(\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|Grafikspeicher|\xd0\xb2\xd0\xb8\xd0\xb4\xd0\xb5\xd0\xbe\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|)re"
     R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b)re";
 
-// A notebook (hosted or Jupyter) and WSL's VM: their RAM is what usually runs out there, so these count
-// only when the line names neither host nor GPU memory.
-constexpr const char* kWeakHostWords = R"re((?i)\bcolab\b|\bkaggle\b|\bnotebook\b|\bWSL\d?\b)re";
+// A notebook (hosted or Jupyter) and WSL's VM: their RAM is what usually runs out there; Keras' predict and
+// fit called again and again (each call traces and keeps graph state in the Python process: the host's
+// memory grows, while TensorFlow's GPU pool is reserved up front and does not move). These count only when
+// the line names neither host nor GPU memory.
+constexpr const char* kWeakHostWords =
+    R"re((?i)\bcolab\b|\bkaggle\b|\bnotebook\b|\bWSL\d?\b|\bmodel\.(?:predict|fit)\b|\bpredict_on_batch\b|)re"
+    R"re(\bpredict\W{0,2} (?:method|calls?|function)\b)re";
 
 const RE2& Compile(const char* text) {
   RE2::Options options;
@@ -865,8 +903,23 @@ LineDomain MemoryNounOfLine(std::string_view line) {
       R"re((?i)\bRAM\b|\bswap\b|(?:system|host|CPU|main|physical) memory|\xe5\x86\x85\xe5\xad\x98)re");
   static const RE2& gpu = Compile(
       R"re((?i)\bVRAM\b|(?:GPU|video|device|graphics|CUDA) memory|\xe6\x98\xbe\xe5\xad\x98)re");
+  // Both named ("uses RAM when it runs out of VRAM"): the noun the shortage itself names.
+  static const RE2& short_host = Compile(
+      R"re((?i)(?:out of|short of|not enough|insufficient|no (?:more |free )?|lack of|low on) (?:free |available )?)re"
+      R"re((?:RAM\b|swap\b|(?:system|host|CPU|main|physical) memory|\xe5\x86\x85\xe5\xad\x98)|)re"
+      R"re(\b(?:RAM|swap|(?:system|host|CPU|main|physical) memory) (?:is |was |gets |got )?(?:full|exhausted)\b|)re"
+      R"re(\xe5\x86\x85\xe5\xad\x98(?:\xe4\xb8\x8d\xe8\xb6\xb3|\xe4\xb8\x8d\xe5\xa4\x9f|\xe6\xba\xa2\xe5\x87\xba|(?:\xe4\xbc\x9a)?\xe7\x88\x86))re");
+  static const RE2& short_gpu = Compile(
+      R"re((?i)(?:out of|short of|not enough|insufficient|no (?:more |free )?|lack of|low on) (?:free |available )?)re"
+      R"re((?:VRAM\b|(?:GPU|video|device|graphics|CUDA) memory|\xe6\x98\xbe\xe5\xad\x98)|)re"
+      R"re(\b(?:VRAM|(?:GPU|video|device|graphics|CUDA) memory) (?:is |was |gets |got )?(?:full|exhausted)\b|)re"
+      R"re(\xe6\x98\xbe\xe5\xad\x98(?:\xe4\xb8\x8d\xe8\xb6\xb3|\xe4\xb8\x8d\xe5\xa4\x9f|\xe6\xba\xa2\xe5\x87\xba|(?:\xe4\xbc\x9a)?\xe7\x88\x86))re");
   re2::StringPiece text(line.data(), line.size());
   bool h = RE2::PartialMatch(text, host), g = RE2::PartialMatch(text, gpu);
+  if (h && g) {
+    h = RE2::PartialMatch(text, short_host);
+    g = RE2::PartialMatch(text, short_gpu);
+  }
   return h == g ? LineDomain::kUnknown : h ? LineDomain::kHost : LineDomain::kGpu;
 }
 
