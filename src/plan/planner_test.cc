@@ -300,6 +300,45 @@ TEST(Planner, LstmOutputShapeFeedsComputedReshapeTargets) {
   EXPECT_EQ(flat->output_shape, (std::vector<int64_t>{5, 16}));
 }
 
+// x = rnn2(dropout(x)): ONNX cannot say whether the caller's x (the dropout's input) lives on
+// over rnn2's forward; the plan frees it and says by how much the forward peak may be higher.
+TEST(Planner, DropoutInputBeforeARecurrentLayerIsNamedAsAtRisk) {
+  auto build = [](bool dropout) {
+    GraphBuilder g;
+    g.Input("input", {64, 16}).Weight("W1", {1, 96, 16}).Weight("R1", {1, 96, 32});
+    g.Weight("W2", {1, 96, 32}).Weight("R2", {1, 96, 32});
+    g.Constant("axis1", {1}, {1});
+    GraphBuilder::IntsAttr(g.Node("Transpose", {"input"}, {"x"}, "time_first"), "perm", {1, 0, 2});
+    GraphBuilder::IntAttr(g.Node("GRU", {"x", "W1", "R1"}, {"y1"}, "gru1"), "hidden_size", 32);
+    g.Node("Squeeze", {"y1", "axis1"}, {"h1"}, "squeeze1");
+    std::string next = "h1";
+    if (dropout) {
+      g.FloatConstant("ratio", 0.3f);
+      g.Node("Dropout", {"h1", "ratio"}, {"d1"}, "between");
+      next = "d1";
+    }
+    GraphBuilder::IntAttr(g.Node("GRU", {next, "W2", "R2"}, {"y2"}, "gru2"), "hidden_size", 32);
+    auto& sum = g.Node("ReduceSum", {"y2"}, {"logits"}, "sum");
+    GraphBuilder::IntAttr(sum, "keepdims", 0);
+    g.Output("logits");
+    return g.Bytes();
+  };
+  PlanOptions o = Cpu(4);
+  o.loss = Loss::kNone;
+  auto warned = [](const StepPlan& p) {
+    for (const std::string& w : p.warnings) {
+      if (w.find("x = rnn(dropout(x))") != std::string::npos) return w;
+    }
+    return std::string();
+  };
+  StepPlan with = MustPlan(build(true), o);
+  ASSERT_EQ(with.peak_phase, "forward");
+  // The dropout's input: [64 steps, 4, 32] floats.
+  EXPECT_NE(warned(with).find("up to " + std::to_string(64 * 4 * 32 * 4) + " bytes"), std::string::npos)
+      << warned(with);
+  EXPECT_EQ(warned(MustPlan(build(false), o)), "");
+}
+
 // torch.onnx.export reorders an LSTM's gates by slicing its weights and concatenating them again;
 // PyTorch reads the parameters as they are, so the plan must not change.
 TEST(Planner, LstmWeightsReorderedByTheExportAreNoMemory) {
