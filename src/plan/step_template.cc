@@ -519,12 +519,23 @@ struct BatchPlanner::Impl {
     // will ask (a plan costs the same at any batch), so that one check covers
     // the whole search; where that check fails, `n` is planned in full as well.
     if (reach > n && reach <= kMaxBatch && e.recordings < kMaxRecordings) {
-      for (const Segment& s : e.segments) {
+      for (Segment& s : e.segments) {
         if (s.checked || reach <= s.hi || reach > s.recording.valid_hi) continue;
         PlanOptions far = o;
         far.batch = reach;
-        uint64_t ignored = 0;
-        if (Status st = FullAndLearn(far, e, nullptr, &ignored); !st) break;
+        // The check plans without a trace (a traced plan costs about two); only a check that
+        // fails needs the trace, to fit a new recording, and plans again with one.
+        Result<StepPlan> check = Full(far, nullptr);
+        if (!check) break;
+        check->timeline.clear();
+        std::optional<StepPlan> replayed = Replay(s.recording, far, reach);
+        if (replayed && *replayed == *check) {
+          s.checked = true;
+          s.hi = reach;
+        } else {
+          uint64_t ignored = 0;
+          if (Status st = FullAndLearn(far, e, nullptr, &ignored); !st) break;
+        }
         if (const Segment* c = Covering(e, n)) {
           if (std::optional<uint64_t> r = ReplayRequired(c->recording, o, n)) {
             ++stats.replayed_plans;
