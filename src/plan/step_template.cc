@@ -404,6 +404,15 @@ struct BatchPlanner::Impl {
     return nullptr;
   }
 
+  // Whether a recording of `e` could be checked at batch `n` (one that covers it already answers
+  // without a plan).
+  static bool MayExplain(const Entry& e, int64_t n) {
+    for (const Segment& s : e.segments) {
+      if (n >= 1 && n <= s.recording.valid_hi) return true;
+    }
+    return false;
+  }
+
   // Plans `o` in full and learns from it: a segment that predicts the plan
   // exactly now covers its batch, one never checked that does not is dropped,
   // and a plan no segment explains is fitted with the nearest loose one. Fills
@@ -412,6 +421,33 @@ struct BatchPlanner::Impl {
     const int64_t n = *o.batch;
     Point point;
     const bool learn = e.recordings < kMaxRecordings;
+    // Where a recording may explain this batch, plan without a trace first (a traced plan costs
+    // about two): a plan the recording predicts needs none. Only a plan it does not predict is
+    // planned again with the trace, to fit a new recording.
+    if (learn && MayExplain(e, n)) {
+      Result<StepPlan> check = Full(o, nullptr);
+      if (!check) return MakeError(check.error());
+      StepPlan compared = *check;
+      compared.timeline.clear();
+      for (size_t i = 0; i < e.segments.size();) {
+        Segment& s = e.segments[i];
+        std::optional<StepPlan> replayed = Replay(s.recording, o, n);
+        if (replayed && *replayed == compared) {
+          s.checked = true;
+          s.lo = std::min(s.lo, n);
+          s.hi = std::max(s.hi, n);
+          *required = check->required_bytes;
+          if (plan) *plan = std::move(check).value();
+          return Status::Ok();
+        }
+        if (!s.checked) {  // as below: a recording wrong at its first check is dropped
+          ++stats.rejected;
+          e.segments.erase(e.segments.begin() + static_cast<std::ptrdiff_t>(i));
+          continue;
+        }
+        ++i;
+      }
+    }
     Result<StepPlan> full = Full(o, learn ? &point.trace : nullptr);
     if (!full) return MakeError(full.error());
     *required = full->required_bytes;
@@ -519,23 +555,12 @@ struct BatchPlanner::Impl {
     // will ask (a plan costs the same at any batch), so that one check covers
     // the whole search; where that check fails, `n` is planned in full as well.
     if (reach > n && reach <= kMaxBatch && e.recordings < kMaxRecordings) {
-      for (Segment& s : e.segments) {
+      for (const Segment& s : e.segments) {
         if (s.checked || reach <= s.hi || reach > s.recording.valid_hi) continue;
         PlanOptions far = o;
         far.batch = reach;
-        // The check plans without a trace (a traced plan costs about two); only a check that
-        // fails needs the trace, to fit a new recording, and plans again with one.
-        Result<StepPlan> check = Full(far, nullptr);
-        if (!check) break;
-        check->timeline.clear();
-        std::optional<StepPlan> replayed = Replay(s.recording, far, reach);
-        if (replayed && *replayed == *check) {
-          s.checked = true;
-          s.hi = reach;
-        } else {
-          uint64_t ignored = 0;
-          if (Status st = FullAndLearn(far, e, nullptr, &ignored); !st) break;
-        }
+        uint64_t ignored = 0;
+        if (Status st = FullAndLearn(far, e, nullptr, &ignored); !st) break;
         if (const Segment* c = Covering(e, n)) {
           if (std::optional<uint64_t> r = ReplayRequired(c->recording, o, n)) {
             ++stats.replayed_plans;
