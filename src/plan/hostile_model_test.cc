@@ -173,11 +173,12 @@ TEST(HostileModel, HugeNumbersOnTheCommandLineAreClampedAndQuoted) {
       << j["warnings"];
 }
 
-// input -> Relu -> com.example.Mystery -> Relu -> y: the middle operator has no rule.
+// input x scale -> Relu -> com.example.Mystery -> Relu -> y: the middle operator has no rule.
 std::string UncoveredModel() {
   GraphBuilder g;
-  g.Input("input", {256});
-  g.Node("Relu", {"input"}, {"a"}, "relu1");
+  g.Input("input", {256}).Weight("scale", {256});
+  g.Node("Mul", {"input", "scale"}, {"s"}, "scale");  // a gradient flows from here on
+  g.Node("Relu", {"s"}, {"a"}, "relu1");
   g.Node("Mystery", {"a"}, {"b"}, "mystery").set_domain("com.example");
   g.Node("Relu", {"b"}, {"y"}, "relu2");
   g.Output("y");

@@ -883,8 +883,8 @@ TEST(Planner, LayerNormCopiesANonContiguousInput) {
 // activations 16-20 % low when fused).
 std::string MeanVarNorm(int64_t axis) {
   GraphBuilder g;
-  g.Input("input", {4, 6}).FloatConstant("two", 2.0f).FloatConstant("eps", 1e-6f);
-  g.Node("Mul", {"input", "input"}, {"x"}, "pre");
+  g.Input("input", {4, 6}).Weight("pre.weight", {6}).FloatConstant("two", 2.0f).FloatConstant("eps", 1e-6f);
+  g.Node("Mul", {"input", "pre.weight"}, {"x"}, "pre");  // x requires grad, as after any layer
   auto& mean = g.Node("ReduceMean", {"x"}, {"u"}, "mean");
   GraphBuilder::IntsAttr(mean, "axes", {axis});
   GraphBuilder::IntAttr(mean, "keepdims", 1);
@@ -1036,7 +1036,8 @@ TEST(Planner, SlicesOfOneTensorJoinTheirGradientsLikeASplit) {
 TEST(Planner, CpuDropoutKeepsAFloatNoiseTensorAndRatioZeroIsAView) {
   auto build = [](int64_t ratio_percent) {
     GraphBuilder g;
-    g.Input("input", {10}).Weight("fc.weight", {5, 10});
+    g.Input("input", {10}).Weight("scale", {10}).Weight("fc.weight", {5, 10});
+    g.Node("Mul", {"input", "scale"}, {"x"}, "scale");  // x requires grad, as after any layer
     g.FloatConstant("ratio", static_cast<float>(ratio_percent) / 100.0f);
     auto& mode = g.Node("Constant", {}, {"training"});
     auto* a = mode.add_attribute();
@@ -1044,7 +1045,7 @@ TEST(Planner, CpuDropoutKeepsAFloatNoiseTensorAndRatioZeroIsAView) {
     a->set_type(onnx::AttributeProto::TENSOR);
     a->mutable_t()->set_data_type(9);
     a->mutable_t()->add_int32_data(1);
-    g.Node("Dropout", {"input", "ratio", "training"}, {"dropped", "mask"}, "drop");
+    g.Node("Dropout", {"x", "ratio", "training"}, {"dropped", "mask"}, "drop");
     GraphBuilder::IntAttr(g.Node("Gemm", {"dropped", "fc.weight"}, {"logits"}, "fc"), "transB", 1);
     g.Output("logits");
     return g.Bytes();
@@ -1056,8 +1057,8 @@ TEST(Planner, CpuDropoutKeepsAFloatNoiseTensorAndRatioZeroIsAView) {
   cuda.target = Target::kCuda;
   // cuda: a 1-byte mask (40 B, one 512 B block), the rest rounded to 512 B blocks too.
   EXPECT_EQ(MustPlan(build(50), cuda).bytes.activations_saved, 3 * 512u);
-  // p = 0: the output is the input itself; fc then saves the graph input (not an activation).
-  EXPECT_EQ(MustPlan(build(0), Cpu(4)).bytes.activations_saved, 80u);
+  // p = 0: the output is the input itself; fc then saves x (160 B), no noise.
+  EXPECT_EQ(MustPlan(build(0), Cpu(4)).bytes.activations_saved, 160u + 80u);
 }
 
 TEST(Planner, ReshapeTargetComputedFromShapeResolves) {
