@@ -413,6 +413,28 @@ struct BatchPlanner::Impl {
     return false;
   }
 
+  // Whether a recording of `e` predicts `p` (planned in full at batch n, without its timeline)
+  // exactly: the first that does now covers n. One never checked that does not is dropped.
+  bool Explain(Entry& e, int64_t n, const PlanOptions& o, const StepPlan& p) REQUIRES(mu) {
+    for (size_t i = 0; i < e.segments.size();) {
+      Segment& s = e.segments[i];
+      std::optional<StepPlan> replayed = Replay(s.recording, o, n);
+      if (replayed && *replayed == p) {
+        s.checked = true;
+        s.lo = std::min(s.lo, n);
+        s.hi = std::max(s.hi, n);
+        return true;
+      }
+      if (!s.checked) {
+        ++stats.rejected;
+        e.segments.erase(e.segments.begin() + static_cast<std::ptrdiff_t>(i));
+        continue;
+      }
+      ++i;
+    }
+    return false;
+  }
+
   // Plans `o` in full and learns from it: a segment that predicts the plan
   // exactly now covers its batch, one never checked that does not is dropped,
   // and a plan no segment explains is fitted with the nearest loose one. Fills
@@ -424,29 +446,20 @@ struct BatchPlanner::Impl {
     // Where a recording may explain this batch, plan without a trace first (a traced plan costs
     // about two): a plan the recording predicts needs none. Only a plan it does not predict is
     // planned again with the trace, to fit a new recording.
+    bool none_explains = false;  // the untraced plan was tried against every recording
     if (learn && MayExplain(e, n)) {
       Result<StepPlan> check = Full(o, nullptr);
       if (!check) return MakeError(check.error());
-      StepPlan compared = *check;
-      compared.timeline.clear();
-      for (size_t i = 0; i < e.segments.size();) {
-        Segment& s = e.segments[i];
-        std::optional<StepPlan> replayed = Replay(s.recording, o, n);
-        if (replayed && *replayed == compared) {
-          s.checked = true;
-          s.lo = std::min(s.lo, n);
-          s.hi = std::max(s.hi, n);
-          *required = check->required_bytes;
-          if (plan) *plan = std::move(check).value();
-          return Status::Ok();
-        }
-        if (!s.checked) {  // as below: a recording wrong at its first check is dropped
-          ++stats.rejected;
-          e.segments.erase(e.segments.begin() + static_cast<std::ptrdiff_t>(i));
-          continue;
-        }
-        ++i;
+      std::vector<TimelinePoint> timeline = std::move(check->timeline);  // recordings hold none
+      check->timeline.clear();
+      const bool explained = Explain(e, n, o, *check);
+      check->timeline = std::move(timeline);
+      if (explained) {
+        *required = check->required_bytes;
+        if (plan) *plan = std::move(check).value();
+        return Status::Ok();
       }
+      none_explains = true;
     }
     Result<StepPlan> full = Full(o, learn ? &point.trace : nullptr);
     if (!full) return MakeError(full.error());
@@ -462,25 +475,7 @@ struct BatchPlanner::Impl {
       point.plan = std::move(full).value();
     }
     point.plan.timeline.clear();
-    bool explained = false;
-    for (size_t i = 0; i < e.segments.size();) {
-      Segment& s = e.segments[i];
-      std::optional<StepPlan> replayed = Replay(s.recording, o, n);
-      if (replayed && *replayed == point.plan) {
-        s.checked = true;
-        s.lo = std::min(s.lo, n);
-        s.hi = std::max(s.hi, n);
-        explained = true;
-        break;
-      }
-      if (!s.checked) {
-        ++stats.rejected;
-        e.segments.erase(e.segments.begin() + static_cast<std::ptrdiff_t>(i));
-        continue;
-      }
-      ++i;
-    }
-    if (explained) return Status::Ok();
+    if (!none_explains && Explain(e, n, o, point.plan)) return Status::Ok();
     // Fit a new recording through this batch and the nearest loose one.
     std::sort(e.loose.begin(), e.loose.end(), [&](const Point& a, const Point& b) {
       return std::llabs(a.plan.batch - n) < std::llabs(b.plan.batch - n);

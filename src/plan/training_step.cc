@@ -178,11 +178,8 @@ uint64_t Simulator::HeldByCallerAtRisk(const std::vector<LogicalOp>& ops, const 
       continue;
     }
     const int in = op.inputs[0];
-    if (op.inputs.size() > 1 && op.inputs[1] >= 0 && s_.tensors[op.inputs[1]].has_value &&
-        !s_.tensors[op.inputs[1]].value.empty() && s_.tensors[op.inputs[1]].value[0] <= 0) {
-      continue;  // p = 0: the output is the input
-    }
     if (m_.tensors[in].kind != TensorKind::kActivation || buf[in] < 0 || saved.count(buf[in])) continue;
+    if (buf[op.outputs[0]] == buf[in]) continue;  // p = 0 or inference: the output is the input
     int readers = 0;  // read again later, it is alive over the recurrent layer in the plan too
     for (int c : m_.tensors[in].consumers) readers += m_.nodes[c].op_type != "Shape";
     if (readers != 1) continue;
