@@ -1319,6 +1319,36 @@ TEST(Planner, OpsWithoutGradientInputsKeepNothing) {
   }
 }
 
+// Shape arithmetic without a finite result (the root of a negative, a power past double's range)
+// leaves the value unknown: no shape or index is ever cast from inf or NaN.
+TEST(Planner, ShapeArithmeticKeepsOnlyFiniteValues) {
+  GraphBuilder g;
+  g.Input("input", {4});
+  g.FloatConstant("minus4", -4.0f).FloatConstant("four", 4.0f).FloatConstant("ten", 10.0f);
+  g.FloatConstant("e400", 400.0f);
+  g.Node("Sqrt", {"minus4"}, {"nan"});
+  g.Node("Sqrt", {"four"}, {"two"});
+  g.Node("Pow", {"ten", "e400"}, {"inf"});
+  g.Node("Add", {"input", "two"}, {"a"});
+  g.Node("Add", {"a", "nan"}, {"b"});
+  g.Node("Add", {"b", "inf"}, {"logits"});
+  g.Output("logits");
+  auto model = LoadModelFromBytes(g.Bytes(), "m");
+  ASSERT_TRUE(model.ok()) << model.error();
+  auto shapes = InferConcreteShapes(**model, Cpu(2));
+  ASSERT_TRUE(shapes.ok()) << shapes.error();
+  auto value_known = [&](const std::string& name) {
+    for (size_t i = 0; i < (*model)->tensors.size(); ++i) {
+      if ((*model)->tensors[i].name == name) return shapes->tensors[i].has_value;
+    }
+    ADD_FAILURE() << "no tensor " << name;
+    return false;
+  };
+  EXPECT_TRUE(value_known("two"));
+  EXPECT_FALSE(value_known("nan"));
+  EXPECT_FALSE(value_known("inf"));
+}
+
 // A scatter keeps its data input's shape. Swin's shift mask is built in forward by slice
 // assignment (exported as ScatterND); the reshapes that read that mask's shape must resolve.
 TEST(Planner, ScatterKeepsItsInputShapeForShapesComputedDownstream) {

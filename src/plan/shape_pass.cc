@@ -92,6 +92,8 @@ class ShapePass {
   void SetValue(const NodeInfo& n, size_t i, std::vector<double> v) {
     ConcreteTensor* o = Out(n, i);
     if (!o || !o->known || v.size() > kMaxValues || v.size() != o->Elements()) return;
+    // Pow, Sqrt or a division can leave inf or NaN, which no shape or index may be cast from.
+    if (!std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); })) return;
     o->has_value = true;
     o->value = std::move(v);
   }
