@@ -760,6 +760,36 @@ bool FeedsRecurrentWeights(const Model& m, int id, int depth = 0) {
   return true;
 }
 
+// Whether a recurrent layer's weight input `id` (W, R or B) is only that rearrangement: then the
+// parameters it is made of (in `params`, once each; constants are skipped).
+bool RecurrentWeightSourcesImpl(const Model& m, int id, std::vector<int>* params) {
+  std::vector<int> pending = {id};
+  for (int walked = 0; !pending.empty(); ++walked) {
+    const int t = pending.back();
+    pending.pop_back();
+    if (t < 0 || walked > 1024) return false;
+    const TensorInfo& info = m.tensors[t];
+    if (info.kind == TensorKind::kParameter) {
+      if (std::find(params->begin(), params->end(), t) == params->end()) params->push_back(t);
+      continue;
+    }
+    if (info.kind == TensorKind::kConstant || info.kind == TensorKind::kBuffer) continue;
+    if (info.kind != TensorKind::kActivation || info.producer < 0 || !FeedsRecurrentWeights(m, t)) return false;
+    const NodeInfo& n = m.nodes[info.producer];
+    const std::string& k = n.op_type;
+    if (n.inputs.empty()) return false;
+    if (k == "Concat") {
+      pending.insert(pending.end(), n.inputs.begin(), n.inputs.end());
+    } else if (k == "Slice" || k == "Unsqueeze" || k == "Squeeze" || k == "Reshape" || k == "Split" ||
+               k == "Transpose" || k == "Identity") {
+      pending.push_back(n.inputs[0]);  // the data; the rest are constant indices
+    } else {
+      return false;
+    }
+  }
+  return !params->empty();
+}
+
 // A stacked nn.LSTM/GRU exports one node per layer, but PyTorch runs all layers in one call
 // whose caller holds the stack's input until the last layer is done. For a second or later
 // layer: the bytes of the stack's input, when nothing else keeps it alive (0 otherwise).
@@ -1163,6 +1193,11 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     r.backward_temp_bytes += ctx.shapes.tensors[y].Bytes();
   }
   return r;
+}
+
+bool RecurrentWeightSources(const Model& model, int id, std::vector<int>* params) {
+  params->clear();
+  return RecurrentWeightSourcesImpl(model, id, params);
 }
 
 bool NonContiguousInTorch(const Model& model, const ConcreteShapes& shapes, int id) {

@@ -73,6 +73,12 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx);
 // like one (TensorIterator keeps its operands' memory order).
 bool NonContiguousInTorch(const Model& model, const ConcreteShapes& shapes, int id);
 
+// Whether tensor `id`, a recurrent layer's weight input (W, R or B of LSTM/GRU/RNN), is only the
+// export's gate reordering of parameters (slices concatenated again); then `params` lists them.
+// PyTorch hands those parameters to the layer as they are, so their gradients come from the layer
+// itself: no gradient of the rearranged tensor exists.
+bool RecurrentWeightSources(const Model& model, int id, std::vector<int>* params);
+
 // Operators whose results carry no gradient (shapes, comparisons, indices, rounding, random noise):
 // they keep nothing for backward and stop the gradient's walk.
 bool NotDifferentiable(const std::string& kind);

@@ -77,6 +77,8 @@ class Simulator {
   void ComputeTypes(const std::vector<LogicalOp>& ops);
   void ComputeRequiresGrad(const std::vector<LogicalOp>& ops);
   bool AnyInputRequiresGrad(const LogicalOp& op) const;
+  void RecurrentSourceGradients(const LogicalOp& op, uint64_t master_bytes, int grad_shards,
+                                std::vector<bool>* from_sources, std::vector<std::pair<int, int>>* source_grads);
   uint64_t HeldByCallerAtRisk(const std::vector<LogicalOp>& ops, const std::vector<int>& buf,
                               const std::set<int>& saved) const;
 
@@ -205,6 +207,53 @@ uint64_t Simulator::HeldByCallerAtRisk(const std::vector<LogicalOp>& ops, const 
     if (feeds_recurrent) at_risk += TensorBytes(in);
   }
   return at_risk;
+}
+
+// PyTorch's CPU LSTM/GRU/RNN reads its parameters as they are (the export's gate reordering does
+// not exist in the step), so the layer's backward gives them their gradients: the hidden-to-hidden
+// weights while it unwinds the steps, the input-to-hidden weights and the biases after (one
+// product over all steps at once). Each step forms its own hidden-to-hidden weight gradient and adds it to
+// the running sum out of place: two more of that weight's bytes per direction at the step, while
+// the steps' states are still kept (measured per autograd node with the tracker,
+// tools/step_profile.py on tagger nets of tools/random_nets_modern.py, LSTM and GRU).
+void Simulator::RecurrentSourceGradients(const LogicalOp& op, uint64_t master_bytes, int grad_shards,
+                                         std::vector<bool>* from_sources,
+                                         std::vector<std::pair<int, int>>* source_grads) {
+  std::vector<int> sources[4];
+  for (size_t i = 1; i <= 3 && i < op.inputs.size(); ++i) {
+    const int id = op.inputs[i];
+    if (id < 0 || !requires_grad_[id]) continue;
+    if (m_.tensors[id].kind == TensorKind::kParameter) {
+      sources[i] = {id};
+    } else if (!RecurrentWeightSources(m_, id, &sources[i])) {
+      sources[i].clear();
+    }
+    (*from_sources)[i] = !sources[i].empty();
+  }
+  auto give = [&](int p) {
+    const uint64_t bytes = param_elems_[p] * master_bytes / grad_shards;
+    source_grads->push_back({p, Alloc(bytes, kGradients)});
+    return bytes;
+  };
+  // A bidirectional layer unwinds one direction, then the other: the first one's steps run beside
+  // that direction's hidden-to-hidden gradient only (the export's R is made of one parameter per
+  // direction; an R that is itself one parameter holds both, and is given whole).
+  const NodeInfo& node = m_.nodes[op.nodes[0]];
+  auto dir = node.string_attrs.find("direction");
+  const uint64_t dirs = dir != node.string_attrs.end() && dir->second == "bidirectional" ? 2 : 1;
+  uint64_t r_bytes = 0;
+  for (int p : sources[2]) r_bytes += param_elems_[p] * master_bytes / grad_shards;
+  const uint64_t step_weight = r_bytes / dirs;
+  uint64_t given = 0;
+  while (!sources[2].empty() && given < step_weight) {
+    given += give(sources[2].front());
+    sources[2].erase(sources[2].begin());
+  }
+  const auto& x = op.inputs.empty() || op.inputs[0] < 0 ? std::vector<int64_t>{} : s_.tensors[op.inputs[0]].dims;
+  if (step_weight > 0 && x.size() == 3 && x[0] > 1) Observe("backward", 2 * step_weight);
+  for (int i : {2, 3, 1}) {
+    for (int p : sources[i]) give(p);
+  }
 }
 
 bool Simulator::AnyInputRequiresGrad(const LogicalOp& op) const {
@@ -696,12 +745,17 @@ Result<StepPlan> Simulator::Run() {
     }
     bool has_grad = false;
     for (int id : op.outputs) has_grad = has_grad || (id >= 0 && grad[id] >= 0);
+    std::vector<std::pair<int, int>> source_grads;  // (parameter, gradient buffer) of a recurrent layer
+    std::vector<bool> from_sources(op.inputs.size(), false);
+    if (has_grad && (op.kind == "LSTM" || op.kind == "GRU" || op.kind == "RNN")) {
+      RecurrentSourceGradients(op, master_bytes, grad_shards, &from_sources, &source_grads);
+    }
     for (int b : unwound_bufs[oi]) Unref(b);
     std::vector<int> new_grads(op.inputs.size(), -1);
     if (has_grad) {
       for (size_t i = 0; i < op.inputs.size(); ++i) {
         int id = op.inputs[i];
-        if (id < 0 || !requires_grad_[id]) continue;
+        if (id < 0 || !requires_grad_[id] || from_sources[i]) continue;
         if (op.kind == "BatchNormalization" && i >= 3) continue;
         bool is_param = m_.tensors[id].kind == TensorKind::kParameter;
         int alias = rule.grad_alias_output[i];
@@ -738,17 +792,21 @@ Result<StepPlan> Simulator::Run() {
     if (segment[oi] >= 0 && (oi == 0 || segment[oi - 1] != segment[oi])) {
       for (int b : segment_holds[segment[oi]]) Unref(b);
     }
+    // A parameter used twice (a tied weight): autograd 1.13 adds the two gradients out of place.
+    auto accumulate_param = [&](int id, int g) {
+      if (param_has_grad[id]) {
+        Observe("backward", buffers_[g].bytes);
+        Unref(g);
+      }
+      param_has_grad[id] = true;
+    };
+    for (const auto& [p, g] : source_grads) accumulate_param(p, g);
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       int id = op.inputs[i];
       if (new_grads[i] < 0) continue;
       bool is_param = m_.tensors[id].kind == TensorKind::kParameter;
       if (is_param) {
-        if (param_has_grad[id]) {
-          // A parameter used twice (a tied weight): autograd 1.13 adds the two gradients out of place.
-          Observe("backward", buffers_[new_grads[i]].bytes);
-          Unref(new_grads[i]);
-        }
-        param_has_grad[id] = true;
+        accumulate_param(id, new_grads[i]);
         continue;
       }
       if (grad[id] >= 0) {
