@@ -278,6 +278,29 @@ bool NonContiguous(const Model& m, const ConcreteShapes& s, int id) {
   return !order || !IsDenseOrder(s.tensors[id].dims, *order);
 }
 
+// matmul() of two batched operands runs bmm on each reshaped to [batch, n, m]: a view where the
+// batch dims lie next to one another in memory, in their own order; a copy otherwise (q, k and v
+// permuted out of one qkv projection, k transposed), and bmm keeps that copy, not the storage it
+// came from.
+bool BatchFoldCopies(const Model& m, const ConcreteShapes& s, int id) {
+  if (id < 0 || !s.tensors[id].known) return false;
+  const std::vector<int64_t>& dims = s.tensors[id].dims;
+  const int batch_dims = static_cast<int>(dims.size()) - 2;
+  auto order = DimOrder(m, s).Of(id);
+  if (!order) return false;
+  int position = 0, previous = -1, previous_position = -1;
+  for (int d : *order) {  // outermost first; size-1 dims have no stride that matters
+    if (d < 0 || d >= static_cast<int>(dims.size()) || dims[d] == 1) continue;
+    if (d < batch_dims) {
+      if (previous >= 0 && (position != previous_position + 1 || d < previous)) return true;
+      previous = d;
+      previous_position = position;
+    }
+    ++position;
+  }
+  return false;
+}
+
 bool IsElementwise(const std::string& k) {
   static const std::set<std::string> kinds = {
       "Add", "Sub", "Mul", "Div", "Pow", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "Selu", "Celu",
@@ -354,12 +377,14 @@ std::optional<std::vector<int>> DimOrder::Compute(int id, int depth) {
   }
   if (k == "Expand") return std::nullopt;
   if (k == "Slice" || k == "Split") {
+    auto from = Of(in, depth + 1);
+    // A piece of a permuted tensor keeps its strides, so its dims keep their order in memory (q, k
+    // and v split out of one permuted qkv projection); it is no denser than the whole.
+    if (from && !IsDenseOrder(in_dims, *from)) return from->size() == static_cast<size_t>(rank) ? from : std::nullopt;
     const auto& after = s.tensors[id].dims;
     for (size_t a = 0; a < in_dims.size() && a < after.size(); ++a) {
       if (in_dims[a] != after[a] && leading(a) > 1) return std::nullopt;
     }
-    auto from = Of(in, depth + 1);
-    if (from && !IsDenseOrder(in_dims, *from)) return std::nullopt;
     return from ? std::optional<std::vector<int>>(identity) : std::nullopt;
   }
   if (k == "Gather" && n.inputs.size() > 1 && n.inputs[1] >= 0 && s.tensors[n.inputs[1]].Elements() <= 1 &&
@@ -367,8 +392,15 @@ std::optional<std::vector<int>> DimOrder::Compute(int id, int depth) {
     int64_t axis = 0;
     if (auto it = n.int_attrs.find("axis"); it != n.int_attrs.end()) axis = it->second;
     if (axis < 0) axis += static_cast<int64_t>(in_dims.size());
-    if (axis > 0 && leading(static_cast<size_t>(axis)) > 1) return std::nullopt;
     auto from = Of(in, depth + 1);
+    if (from && !IsDenseOrder(in_dims, *from) && from->size() == static_cast<size_t>(rank) + 1) {
+      std::vector<int> order;  // one index along `axis` (qkv[0]): the other dims keep their order
+      for (int d : *from) {
+        if (d != axis) order.push_back(d > axis ? d - 1 : d);
+      }
+      return order;
+    }
+    if (axis > 0 && leading(static_cast<size_t>(axis)) > 1) return std::nullopt;
     if (from && !IsDenseOrder(in_dims, *from)) return std::nullopt;
     return from ? std::optional<std::vector<int>>(identity) : std::nullopt;
   }
@@ -882,12 +914,22 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
       auto order = DimOrder(m, ctx.shapes).Of(in(0));
       folded_copy = order && !order->empty() && order->back() == static_cast<int>(T[in(0)].dims.size()) - 1;
     }
+    const bool batched = in(0) >= 0 && in(1) >= 0 && T[in(0)].dims.size() >= 4 &&
+                         T[in(0)].dims.size() == T[in(1)].dims.size() &&
+                         std::equal(T[in(0)].dims.begin(), T[in(0)].dims.end() - 2, T[in(1)].dims.begin());
+    auto keep = [&](int id) {
+      if (batched && BatchFoldCopies(m, ctx.shapes, id)) {
+        r.saved_extra.push_back({bytes(id), "batched copy"});
+      } else {
+        save(id);
+      }
+    };
     if (rg(in(1)) && folded_copy) {
       r.saved_extra.push_back({bytes(in(0)), "folded input"});
     } else if (rg(in(1))) {
-      save(in(0));
+      keep(in(0));
     }
-    if (rg(in(0))) save(in(1));
+    if (rg(in(0))) keep(in(1));
     // linear() over [N, L, C] runs on the [N*L, C] view; backward views the output gradient the
     // same way, which copies it when it arrives non-contiguous (transposed back by a conv1d or an
     // LSTM that follows): one output-sized temporary (measured: ViewBackward0's clone).

@@ -77,6 +77,7 @@ class Simulator {
   void ComputeTypes(const std::vector<LogicalOp>& ops);
   void ComputeRequiresGrad(const std::vector<LogicalOp>& ops);
   bool AnyInputRequiresGrad(const LogicalOp& op) const;
+  bool CentredTwice(const LogicalOp& op) const;
   void RecurrentSourceGradients(const LogicalOp& op, uint64_t master_bytes, int grad_shards,
                                 std::vector<bool>* from_sources, std::vector<std::pair<int, int>>* source_grads);
   uint64_t HeldByCallerAtRisk(const std::vector<LogicalOp>& ops, const std::vector<int>& buf,
@@ -254,6 +255,28 @@ void Simulator::RecurrentSourceGradients(const LogicalOp& op, uint64_t master_by
   for (int i : {2, 3, 1}) {
     for (int p : sources[i]) give(p);
   }
+}
+
+// x - mean(x) feeding both a Pow and a Div, not fused as layer_norm (a normalization written with
+// mean/var over a non-trailing axis): torch.onnx.export merges repeated subexpressions, so the graph
+// has one difference where code that writes (x - u) twice makes two, and autograd keeps both (pow's
+// and div's input). ConvNeXt's channels-first LayerNorm writes it twice, and of the two readings
+// the higher plan is the one that does not run out of memory: planned twice, and the warning says
+// what computing it once saves.
+bool Simulator::CentredTwice(const LogicalOp& op) const {
+  if (op.kind != "Sub" || op.inputs.size() != 2 || op.outputs.empty() || op.outputs[0] < 0) return false;
+  if (op.inputs[0] < 0 || !requires_grad_[op.inputs[0]]) return false;
+  const int mean = op.inputs[1] >= 0 ? m_.tensors[op.inputs[1]].producer : -1;
+  if (mean < 0 || m_.nodes[mean].op_type != "ReduceMean" || m_.nodes[mean].inputs.empty() ||
+      m_.nodes[mean].inputs[0] != op.inputs[0]) {
+    return false;
+  }
+  bool pow = false, div = false;
+  for (int c : m_.tensors[op.outputs[0]].consumers) {
+    pow = pow || m_.nodes[c].op_type == "Pow";
+    div = div || m_.nodes[c].op_type == "Div";
+  }
+  return pow && div;
 }
 
 bool Simulator::AnyInputRequiresGrad(const LogicalOp& op) const {
@@ -453,6 +476,7 @@ Result<StepPlan> Simulator::Run() {
     }
     machine_dependent_at_risk = std::max(machine_dependent_at_risk, rule.machine_dependent_bytes);
     if (!rule.ambiguity.empty()) ambiguities.insert(rule.ambiguity);
+    if (CentredTwice(op)) rule.saved_extra.push_back({TensorBytes(op.outputs[0]), "second x - mean"});
     if (!AnyInputRequiresGrad(op)) {
       // No gradient flows through it (shape arithmetic, a mask built from constants): autograd
       // records nothing, whatever the op, so nothing is saved and nothing is guessed.
@@ -637,28 +661,15 @@ Result<StepPlan> Simulator::Run() {
                             std::to_string(unknown_at_risk) + " bytes (the inputs where it stopped) per layer more than "
                             "planned");
   }
-  // x - mean(x) feeding both a Pow and a Div, not fused as layer_norm (a normalization written with
-  // mean/var): torch.onnx.export merges repeated subexpressions, so the graph has one difference
-  // where code that writes (x - u) twice makes two, and autograd keeps both (pow's and div's input).
   uint64_t centred_at_risk = 0;
   for (const LogicalOp& op : ops) {
-    if (op.kind != "Sub" || op.inputs.size() != 2 || op.outputs.empty() || op.outputs[0] < 0) continue;
-    const int mean = op.inputs[1] >= 0 ? m_.tensors[op.inputs[1]].producer : -1;
-    if (mean < 0 || m_.nodes[mean].op_type != "ReduceMean" || m_.nodes[mean].inputs.empty() ||
-        m_.nodes[mean].inputs[0] != op.inputs[0]) {
-      continue;
-    }
-    bool pow = false, div = false;
-    for (int c : m_.tensors[op.outputs[0]].consumers) {
-      pow = pow || m_.nodes[c].op_type == "Pow";
-      div = div || m_.nodes[c].op_type == "Div";
-    }
-    if (pow && div) centred_at_risk += TensorBytes(op.outputs[0]);
+    if (CentredTwice(op)) centred_at_risk += TensorBytes(op.outputs[0]);
   }
   if (centred_at_risk > 0) {
     plan.warnings.push_back("a normalization written with mean/var (x - mean feeds both the variance and the division): "
-                            "if the model computes x - mean twice, PyTorch keeps both copies (the export merges them): "
-                            "up to " + std::to_string(centred_at_risk) + " bytes more than planned");
+                            "planned as code that computes x - mean twice (ConvNeXt's LayerNorm), whose two copies "
+                            "PyTorch keeps (the export merges them into one); if the model computes it once, up to " +
+                            std::to_string(centred_at_risk) + " bytes fewer are kept than planned");
   }
   // instance_norm returns a view; an in-place activation on it (relu_, leaky_relu_, ...) makes
   // backward rebuild the view's gradient through as_strided and CopySlices: two output-sized copies
