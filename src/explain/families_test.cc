@@ -304,5 +304,101 @@ TEST(Families, ASizeShrunkInVainIsMemoryNamedAsTheProblem) {
   EXPECT_FALSE(HasMemoryFinding(ExplainText("The loss is NaN no matter how small I set the learning rate.\n")));
 }
 
+// Round 7: wording families of the 50 development rows added in round 7 (corpus-1500 and above, scored before
+// any of these rules was written) and of the frameworks' own messages found while checking them. Each line is
+// real (its corpus id or thread is named); each test fails on aa95736.
+
+TEST(Families, VulkanAndMetalOutOfDeviceMemoryCodesInAnyWrapperAreTheGpus) {
+  // corpus-1506 (vulkano's Rust enum), corpus-1509 (vulkan-hpp's exception type), corpus-1508 (vkAllocateMemory's
+  // code -2, VK_ERROR_OUT_OF_DEVICE_MEMORY, printed as a number), and a Metal command buffer's code 8.
+  ExpectTop("thread '<main>' panicked at 'called `Result::unwrap()` on an `Err` value: OomError(OutOfDeviceMemory)', "
+            "../src/libcore\\result.rs:746\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop("vk::OutOfDeviceMemoryError with Nvidia Vulkan Driver on Linux\n", Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop("`Failure in vkAllocateMemory at 191 /home/cr-2/Miners/VulkanXMRMiner/src/mvulkan.cpp  ErrCode=-2`\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop("**Fatal error: MetalExecutionError: Error Domain=MTLCommandBufferErrorDomain Code=8 \"Insufficient Memory "
+            "(IOAF code 8)\" UserInfo={NSLocalizedDescription=Insufficient Memory (IOAF code 8)}: file "
+            "/Users/xxxx/Downloads/waifu/waifu2x-metal-master/waifu2x-metal/main.swift, line 261\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  // The API's name alone is no failure.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("vkAllocateMemory: allocating 64 MiB for the staging buffer\n")));
+}
+
+TEST(Families, VulkansOutOfHostMemoryIsTheHostsAtMediumConfidence) {
+  // vulkano#1178: the host twin of the code above; drivers also return it for failures that are not memory
+  // (vkCreateInstance with the wrong ICD), so a family wording (medium), never high.
+  const Finding f = Top(ExplainText(
+      "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: OomError(OutOfHostMemory)', "
+      "src/libcore/result.rs:997:5\n"));
+  EXPECT_EQ(f.cause, Cause::kHostRamOom);
+  EXPECT_EQ(f.domain, Domain::kHost);
+  EXPECT_EQ(f.confidence, Confidence::kMedium);
+}
+
+TEST(Families, WindowsErrorCodesForMemoryAreTheHosts) {
+  // corpus-1559 (the bare code), microsoft/qlib#1773 (WinError 8, ERROR_NOT_ENOUGH_MEMORY).
+  ExpectTop("Error 1455\n", Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("OSError: [WinError 8] Not enough memory resources are available to process this command\n",
+            Cause::kHostRamOom, Domain::kHost);
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("Error 14551: the licence server did not answer\n")));
+}
+
+TEST(Families, AnAllocationSaidToBeImpossibleIsAnOom) {
+  // corpus-1504
+  ExpectTop("But it seem not possible to allocate  66.50 MB of memory on my card, even if I just boot the machine "
+            "without any use of the GPU before.\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+}
+
+TEST(Families, AllTheRamUtilisedIsTheHosts) {
+  // corpus-1549: "utilising" beside use/eat/consume.
+  ExpectTop("Within sase.py, the program reaches the loop at line 70 but never completes it. It processes about 12 "
+            "million sentences before utilising all the RAM available (24GB) and the program quits.\n",
+            Cause::kHostRamOom, Domain::kHost);
+}
+
+TEST(Families, HipsAndTheDriverApisHostAllocatorsArePinnedHostMemory) {
+  // corpus-1515: HIP's hipHostRegister beside a device OOM's words, as cudaHostRegister before it.
+  ExpectTop("On MI-25, hipMalloc is OK, but I see hipHostRegister returns 2 which by definition appears to be:\n"
+            "hipErrorOutOfMemory \n",
+            Cause::kHostPinnedOom, Domain::kHost);
+  // hipMalloc alone stays the device's.
+  ExpectTop("hipMalloc failed: hipErrorOutOfMemory\n", Cause::kGpuDeviceOom, Domain::kGpu);
+}
+
+TEST(Families, AnArenaTheProgramSizedOrAKernelsSharedMemoryIsNotTheMachinesMemory) {
+  // corpus-1540 and whisper.cpp#1272 (ggml's own pools, fixed in the code), and Triton's per-block shared memory
+  // (sasha0552/pascal-pkgs-ci#50: a launch configuration, "Reducing block sizes or `num_stages` may help").
+  for (const char* line :
+       {"Sometime I randomly get this error (crashing my application):\n"
+        "ggml_new_tensor_impl: not enough space in the scratch memory\n",
+        "ggml_new_object: not enough space in the context's memory pool (needed 301991760, available 268437504)\n",
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: 49152. "
+        "Reducing block sizes or `num_stages` may help.\n"}) {
+    const Report r = ExplainText(line);
+    EXPECT_EQ(Top(r).cause, Cause::kNotMemory) << line;
+    EXPECT_FALSE(HasMemoryFinding(r)) << line;
+  }
+  // A DataLoader's shared memory is still /dev/shm.
+  ExpectTop("RuntimeError: DataLoader worker (pid 3216) is killed by signal: Bus error. It is possible that "
+            "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n",
+            Cause::kShmExhausted, Domain::kHost);
+}
+
+TEST(Families, RsAndNodesOwnOutOfMemoryMessagesAreTheHosts) {
+  // RausellLab/CelliD#7 (R), open-webui#5684 (Node.js' V8 heap); neither names the host.
+  ExpectTop("Error: cannot allocate vector of size 4.5 Gb\n", Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n", Cause::kHostRamOom,
+            Domain::kHost);
+}
+
+TEST(Families, UserSpaceOomKillersAreTheHosts) {
+  // systemd/systemd#20690 (systemd-oomd's kill, reported by systemd for the unit).
+  ExpectTop("Sep 10 14:59:49 image systemd[1]: testsuite-55-testbloat.service: systemd-oomd killed 2 process(es) in "
+            "this unit.\n",
+            Cause::kHostRamOom, Domain::kHost);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

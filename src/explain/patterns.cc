@@ -69,7 +69,7 @@ constexpr Pattern kPatterns[] = {
      "E tensorflow/stream_executor/cuda/cuda_driver.cc:924] failed to alloc 8589934592 bytes on host: "
      "CUDA_ERROR_OUT_OF_MEMORY"},
     {"cuda_host_alloc_failed", S::kHostPinnedOom, "",
-     R"re((?i)(?:cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister|CachingHostAllocator)\w*.{0,80}(?:fail|out of memory|error)|(?:out of memory|fail\w*|error)\b.{0,80}(?:CachingHostAllocator|cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister))re",
+     R"re((?i)(?:cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister|cuMemHostRegister|hipHostMalloc|hipHostAlloc|hipMallocHost|hipHostRegister|CachingHostAllocator)\w*.{0,80}(?:fail|out of memory|error)|(?:out of memory|fail\w*|error)\b.{0,80}(?:CachingHostAllocator|cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister|cuMemHostRegister|hipHostMalloc|hipHostAlloc|hipMallocHost|hipHostRegister))re",
      "RuntimeError: cudaHostRegister failed: out of memory"},
     // ND4J's CUDA backend allocates its host buffers page-locked; corpus-0984:
     {"nd4j_host_alloc_failed", S::kHostPinnedOom, "dl4j", R"re((?i)(?:can'?t|cannot|could not|failed to|unable to) allocate \[HOST\] memory)re",
@@ -189,7 +189,7 @@ constexpr Pattern kPatterns[] = {
      "RuntimeError: CUDA error: out of memory"},
     // Vulkan's, OpenCL's and Metal's own out-of-memory codes (llama.cpp, MLC, LightGBM, miners): the device's memory.
     {"gpu_api_out_of_memory", S::kGpuOom, "",
-     R"re(VK_ERROR_OUT_OF_DEVICE_MEMORY|ErrorOutOfDeviceMemory|CL_MEM_OBJECT_ALLOCATION_FAILURE|(?i:Memory Object Allocation Failure)|kIOGPUCommandBufferCallbackErrorOutOfMemory)re",
+     R"re(VK_ERROR_OUT_OF_DEVICE_MEMORY|OutOfDeviceMemory|(?i:Failure in vkAllocateMemory|vkAllocateMemory\w*\W{0,20}(?:fail|returned -2|ErrCode=-2))|MTLCommandBufferErrorDomain Code=8|\bIOAF code 8\b|CL_MEM_OBJECT_ALLOCATION_FAILURE|(?i:Memory Object Allocation Failure)|kIOGPUCommandBufferCallbackErrorOutOfMemory)re",
      "ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory"},
     {"gpu_oom_prose", S::kGpuOom, "",
      R"re((?i)\b(?:GPU|VRAM|cuda) (?:ran )?out of memory|out of (?:GPU|video) memory|\bGPU OOM\b|OOM on (?:the )?GPU)re",
@@ -239,14 +239,14 @@ constexpr Pattern kPatterns[] = {
      "[1234567.890] Out of memory: Killed process 41279 (python) total-vm:62811840kB, anon-rss:31254784kB, "
      "file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:63020kB oom_score_adj:0"},
     {"oom_killer_words", S::kKernelOomKiller, "os",
-     R"re((?i)\boom[-_ ]?kill(?:ed|ing|er|s)?\b|out-of-memory handler|\b(?:the )?(?:OS|kernel|system) (?:kills|killed|kill)\b)re",
+     R"re((?i)\boom[-_ ]?kill(?:ed|ing|er|s)?\b|out-of-memory handler|\bsystemd-oomd\b|\bearlyoom\b|\bjetsam\b|\b(?:the )?(?:OS|kernel|system) (?:kills|killed|kill)\b)re",
      "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=191.batch cgroup. Some of your processes may have "
      "been killed by the cgroup out-of-memory handler."},
     {"node_low_on_memory", S::kHostRamOom, "kubernetes",
      R"re((?i)low on resource: memory|\bMemoryPressure\b)re",
      "The node was low on resource: memory. Container kilo was using 30332Ki, which exceeds its request of 0."},
     {"session_used_all_ram", S::kHostRamOom, "",
-     R"re((?i)(?:used|using|uses|use) (?:up )?all (?:of )?(?:the |its |my )?(?:av\w{2,5}ble |free )?(?:RAM|system memory|host memory|CPU memory)\b)re",
+     R"re((?i)(?:used|using|uses|use|utili[sz]\w*) (?:up )?all (?:of )?(?:the |its |my )?(?:av\w{2,5}ble |free )?(?:RAM|system memory|host memory|CPU memory)\b)re",
      "Your session crashed after using all available RAM."},
     {"torch_cpu_allocator", S::kHostRamOom, "pytorch",
      R"re((?i)DefaultCPUAllocator: (?:can't|not enough memory)|CPUAllocator\.cpp.{0,80}posix_memalign|can't allocate memory: you tried to allocate)re",
@@ -261,7 +261,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)LLVM ERROR: out of memory|cc1plus: out of memory|virtual memory exhausted|ptxas.{0,40}out of memory)re",
      "LLVM ERROR: out of memory", Tier::kFamily},
     {"windows_paging_file", S::kHostRamOom, "os",
-     R"re((?i)paging file is too small|os error 1455|WinError 1455|\xe9\xa1\xb5\xe9\x9d\xa2\xe6\x96\x87\xe4\xbb\xb6\xe5\xa4\xaa\xe5\xb0\x8f)re",
+     R"re((?i)paging file is too small|os error 1455|WinError 1455|\berror(?: code)?:? ?1455\b|WinError 8\]|Not enough memory resources are available to process this command|\xe9\xa1\xb5\xe9\x9d\xa2\xe6\x96\x87\xe4\xbb\xb6\xe5\xa4\xaa\xe5\xb0\x8f)re",
      "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "
      "\"C:\\Python310\\lib\\site-packages\\torch\\lib\\cudnn_adv_infer64_8.dll\" or one of its dependencies."},
     {"node_memory_pressure", S::kHostRamOom, "",
@@ -288,9 +288,18 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)Unable to allocate [\d.]+ ?\w+ for an array)re",
      "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 7.45 GiB for an array with shape "
      "(1000000000,) and data type float64"},
-    // Runtimes that allocate only on the host (the JVM, Go, Rust's global allocator): their OOM is RAM.
+    // The graphics APIs' own code for the host's memory running out (Vulkan, its Rust wrappers, OpenCL): the
+    // same enums as their device codes above, with HOST (a host word, so the line is the host's). A family wording
+    // (medium): drivers return it for failures that are not memory too (vkCreateInstance with the wrong ICD).
+    // Round 7, vulkano#1178:
+    {"gpu_api_out_of_host_memory", S::kMemoryFamily, "",
+     R"re(VK_ERROR_OUT_OF_HOST_MEMORY|OutOfHostMemory|CL_OUT_OF_HOST_MEMORY)re",
+     "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: OomError(OutOfHostMemory)', "
+     "src/libcore/result.rs:997:5", Tier::kFamily, LineDomain::kHost},
+    // Runtimes that allocate only on the host (the JVM, Go, Rust's global allocator; round 7: R's "cannot
+    // allocate vector of size", Node.js' V8 heap): their OOM is RAM.
     {"host_runtime_oom", S::kHostRamOom, "",
-     R"re(java\.lang\.OutOfMemoryError|GC overhead limit exceeded|(?:fatal error: )?runtime: out of memory|runtime: VirtualAlloc of \d+ bytes failed|memory allocation of \d+ bytes failed)re",
+     R"re(java\.lang\.OutOfMemoryError|GC overhead limit exceeded|(?:fatal error: )?runtime: out of memory|runtime: VirtualAlloc of \d+ bytes failed|memory allocation of \d+ bytes failed|cannot allocate vector of size|JavaScript heap out of memory|Reached heap limit)re",
      "memory allocation of 23400000000 bytes failedAborted", Tier::kFamily},
     // Batch schedulers (LSF, PBS/Torque, Grid Engine) that kill a job over its host memory limit.
     {"scheduler_memory_kill", S::kKernelOomKiller, "os",
@@ -412,7 +421,7 @@ constexpr Pattern kPatterns[] = {
      "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\" occurred. Is this caused by insufficient "
      "graphics memory?", Tier::kProse},
     {"oom_family", S::kMemoryFamily, "",
-     R"re((?i)\bout[ -]of[ -](?:\w+ ){0,2}(?:memory|VRAM|RAM)\b|\bOOM(?:s|ed|ing)?\b|(?:memory|VRAM|RAM|swap) (?:is |was |gets |got |became )?(?:completely |totally |almost )?(?:full|exhausted|maxed out)\b|RESOURCE_EXHAUSTED|Resource ?exhausted|fail(?:s|ed)? to alloc(?:ate)?\b|(?:cannot|can't|could not|couldn't|unable to) allocate|allocation (?:failed|failure)|\bAllocation on device\b|would exceed allowed memory|\blow on (?:\w+ )?(?:memory|RAM|VRAM)\b|(?:(?:does|do|did|wo|ca)n'?t|(?:does|do|did|will|can) not|cannot) (?:have enough|fit (?:in|into|on)) (?:the |my |a |one |your |an? )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:\w+ )?(?:memory|VRAM|RAM|GPUs?|cards?)\b|exceed\w* (?:the )?(?:available|free|total) (?:\w+ )?(?:memory|VRAM|RAM)\b|(?:allocate|use|uses|used|needs?|requires?|requested) more (?:\w+ )?memory than (?:is |was |what is |the \w+ (?:has|had) )?(?:available|allowed|free)|\bbad_alloc\b|\bENOMEM\b|memory allocation (?:failed|error)|(?:insufficient|not enough) (?:\w+ )?(?:memory|VRAM|RAM)\b|MemoryAllocation|OutOfMemory|\bTried to allocate [\d.]+ ?[KMGT]i?B\b|(?-i:\b[A-Z]+_ALLOC(?:ATION)?_FAIL(?:ED|URE)?\b)|(?-i:\b[A-Z][A-Z_]*_OUT_OF_(?:[A-Z]+_)?MEMORY(?:_[A-Z]+)*\b)|\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3)re",
+     R"re((?i)\bout[ -]of[ -](?:\w+ ){0,2}(?:memory|VRAM|RAM)\b|\bOOM(?:s|ed|ing)?\b|(?:memory|VRAM|RAM|swap) (?:is |was |gets |got |became )?(?:completely |totally |almost )?(?:full|exhausted|maxed out)\b|RESOURCE_EXHAUSTED|Resource ?exhausted|fail(?:s|ed)? to alloc(?:ate)?\b|(?:cannot|can't|could not|couldn't|unable to|not possible to|impossible to|not able to) allocate|fail(?:s|ed)? (?:when |while )?allocating\b|allocation (?:failed|failure)|\bAllocation on device\b|would exceed allowed memory|\blow on (?:\w+ )?(?:memory|RAM|VRAM)\b|(?:(?:does|do|did|wo|ca)n'?t|(?:does|do|did|will|can) not|cannot) (?:have enough|fit (?:in|into|on)) (?:the |my |a |one |your |an? )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:\w+ )?(?:memory|VRAM|RAM|GPUs?|cards?)\b|exceed\w* (?:the )?(?:available|free|total) (?:\w+ )?(?:memory|VRAM|RAM)\b|(?:allocate|use|uses|used|needs?|requires?|requested) more (?:\w+ )?memory than (?:is |was |what is |the \w+ (?:has|had) )?(?:available|allowed|free)|\bbad_alloc\b|\bENOMEM\b|memory allocation (?:failed|error)|(?:insufficient|not enough) (?:\w+ )?(?:memory|VRAM|RAM)\b|MemoryAllocation|OutOfMemory|\bTried to allocate [\d.]+ ?[KMGT]i?B\b|(?-i:\b[A-Z]+_ALLOC(?:ATION)?_FAIL(?:ED|URE)?\b)|(?-i:\b[A-Z][A-Z_]*_OUT_OF_(?:[A-Z]+_)?MEMORY(?:_[A-Z]+)*\b)|\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3|\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3)re",
      "tensorflow.python.framework.errors_impl.ResourceExhaustedError: failed to allocate memory [Op:Mul]",
      Tier::kFamily},
 
@@ -432,7 +441,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\b(?:memory|RAM|RSS)\b (?:usage |use |consumption )?(?:hits?|reach(?:es|ed)?|goes to|went to|climbs? to|grows? to|grew to|gets? to) (?:almost |nearly |about |around |over |~|up to )?[\d.]+ ?[GMT]i?B?\b.{0,60}\blimit)re",
      "there are times when memory usage reaches 160GB (which is my current limit).", Tier::kProse, LineDomain::kHost},
     {"memory_pressure_prose", S::kMemoryProse, "",
-     R"re((?i)(?:too much|to much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage |footprint |consumption )?(?:explod|spik|blows? up|skyrocket|shoots? up|balloon|doubl|tripl|quadrupl)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|[\d.]+ ?[GM]i?B (?:more|extra|additional) (?:GPU |CPU |video )?(?:memory|VRAM|RAM)\b|\b(?:need|needs|needed|require|requires|required|take|takes) (?:about |around |over |~)?[\d.]+ ?[GMT]i?B\b.{0,60}\b(?:has|have|had|only|with) (?:only )?[\d.]+ ?[GMT]i?B|(?:reduce|lower|decrease|cut) (?:the )?(?:peak |GPU |CPU |VRAM |RAM |host |device )*memory(?: usage| consumption| footprint)?\b|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:memory|RAM|VRAM|swap) (?:usage )?(?:fills? up|filled up|is filling up|gets filled|maxe[sd] out)|(?:memory|RAM|VRAM|swap) (?:usage |use )?(?:hits|hit|reaches|reached|goes to|went to|climbs to|is at|stays at) (?:almost |nearly |about |~)?\d{2,3} ?%|(?:memory|RAM|VRAM|swap) (?:usage |use |consumption )?(?:hits|hit|reaches|reached|climbs to|climbed to|goes up to|went up to|shoots up to|grows to|grew to) (?:almost |nearly |about |around |over |~)?[\d.]+ ?[GT]i?B?\b|(?:uses?|using|used|takes?|taking|consumes?|consuming|needs?|requires?) (?:over |more than |about |around |~)?[\d.]+ ?[GT](?:i?B)? (?:of )?(?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM)\b|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+) (?:up )?(?:all|most) (?:of )?(?:the |my )?(?:available )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:RAM|system memory|host memory|CPU memory|swap)\b|(?:memory|VRAM|RAM) (?:costs?|costed) (?:is |was |of )?(?:around |about |almost |nearly |over |~)?[\d.]+ ?[GT]|(?:memory|VRAM|RAM|swap) (?:\w+ ){0,2}to the brim\b)re",
+     R"re((?i)(?:too much|to much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage |footprint |consumption )?(?:explod|spik|blows? up|skyrocket|shoots? up|balloon|doubl|tripl|quadrupl)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|[\d.]+ ?[GM]i?B (?:more|extra|additional) (?:GPU |CPU |video )?(?:memory|VRAM|RAM)\b|\b(?:need|needs|needed|require|requires|required|take|takes) (?:about |around |over |~)?[\d.]+ ?[GMT]i?B\b.{0,60}\b(?:has|have|had|only|with) (?:only )?[\d.]+ ?[GMT]i?B|(?:reduce|lower|decrease|cut) (?:the )?(?:peak |GPU |CPU |VRAM |RAM |host |device )*memory(?: usage| consumption| footprint)?\b|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:memory|RAM|VRAM|swap) (?:usage )?(?:fills? up|filled up|is filling up|gets filled|maxe[sd] out)|(?:memory|RAM|VRAM|swap) (?:usage |use )?(?:hits|hit|reaches|reached|goes to|went to|climbs to|is at|stays at) (?:almost |nearly |about |~)?\d{2,3} ?%|(?:memory|RAM|VRAM|swap) (?:usage |use |consumption )?(?:hits|hit|reaches|reached|climbs to|climbed to|goes up to|went up to|shoots up to|grows to|grew to) (?:almost |nearly |about |around |over |~)?[\d.]+ ?[GT]i?B?\b|(?:uses?|using|used|takes?|taking|consumes?|consuming|needs?|requires?) (?:over |more than |about |around |~)?[\d.]+ ?[GT](?:i?B)? (?:of )?(?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM)\b|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+|utili[sz]\w*) (?:up )?(?:all|most) (?:of )?(?:the |my )?(?:available )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:RAM|system memory|host memory|CPU memory|swap)\b|(?:memory|VRAM|RAM) (?:costs?|costed) (?:is |was |of )?(?:around |about |almost |nearly |over |~)?[\d.]+ ?[GT]|(?:memory|VRAM|RAM|swap) (?:\w+ ){0,2}to the brim\b)re",
      "Inference uses too much GPU memory", Tier::kProse},
     {"batch_of_one_prose", S::kMemoryProse, "",
      R"re((?i)\beven (?:\w+ ){0,3}batch(?:[ _]size)?(?: of|\s*=|:)? ?1\b)re",
@@ -490,6 +499,15 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)illegal memory access|device-side assert|misaligned address|unspecified launch failure|an illegal instruction|CUDNN_STATUS_(?:NOT_SUPPORTED|EXECUTION_FAILED|BAD_PARAM|MAPPING_ERROR)|CUBLAS_STATUS_(?:EXECUTION_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|INTERNAL_ERROR|NOT_SUPPORTED)|CUDA error: invalid (?:configuration|resource handle|value)|cudaErrorLaunchFailure|CUDA_ERROR_ILLEGAL_ADDRESS|Watchdog caught collective operation timeout|NCCL (?:error|WARN).{0,80}(?:unhandled system error|remote process exited|Connection (?:closed|reset|refused))|Segmentation fault|SIGSEGV|Floating point exception)re",
      "RuntimeError: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous input."},
 
+    // Limits that are not the machine's memory running out (round 7): an arena the program sized itself (ggml's
+    // context pool, scratch memory and graph buffers: a sizing bug fixed in the code, whatever the machine has),
+    // and a kernel asking for more on-chip shared memory or registers per block than the GPU has (Triton's
+    // OutOfResources, CUDA's launch-resource error): a launch configuration, not device memory. Medium: the
+    // words are shared memory's and a pool's, so a reader may still suspect the machine. corpus-1540:
+    {"program_sized_pool_or_launch_limit", S::kNotMemory, "",
+     R"re((?i)not enough space in the (?:context'?s? memory pool|scratch (?:memory|buffer)|buffer)\b|out of resource: shared memory|OutOfResources: out of resource|too many resources requested for launch|cudaErrorLaunchOutOfResources|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)re",
+     "ggml_new_tensor_impl: not enough space in the scratch memory", Tier::kFamily},
+
     // ---------------------------------------------------------------- GPU status tables
     {"gpu_status_row", S::kGpuStatusRow, "",
      R"re(\d+\s*(?:MiB|MB)?\s*/\s*\d+\s*(?:MiB|MB)\b)re",
@@ -537,7 +555,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)pin_memory\s*=\s*True|pin_memory\.py|pinned memory|_pin_memory_loop)re",
      "File \"/usr/lib/python3/dist-packages/torch/utils/data/_utils/pin_memory.py\", line 31, in _pin_memory_loop"},
     {"pinning_call", S::kContextPinningCall, "",
-     R"re((?i)pin_memory\.py|pin_memory\(\)|_pin_memory_loop|CachingHostAllocator|cudaHostRegister|cudaHostAlloc|in pin memory thread|\bpinning (?:host |page-locked |the )?memory\b)re",
+     R"re((?i)pin_memory\.py|pin_memory\(\)|_pin_memory_loop|CachingHostAllocator|cudaHostRegister|cudaHostAlloc|cudaMallocHost|cuMemHostAlloc|cuMemAllocHost|cuMemHostRegister|hipHostRegister|hipHostMalloc|hipHostAlloc|hipMallocHost|in pin memory thread|\bpinning (?:host |page-locked |the )?memory\b)re",
      "    return data.pin_memory()"},
     // Contexts name no digit (patterns_test.cc): one that did would make every GPU line of a
     // dense log pay the digit-sensitive set (ShapeCache); GPU model numbers are in kGpuWords.
@@ -578,6 +596,7 @@ constexpr const char* kPrefilter =
     R"re(\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98|reserved|cgroup|\brss\b|heap|slurmstepd|)re"
     R"re(\bsrun\b|ulimit|memlock|kills|grid ?search|hyper-?param|sweep|even (?:\w+ ){0,3}batch|shm[_-]size|ipc.host|)re"
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
+    R"re(outofhostmemory|out_of_host_memory|ioaf|not enough space|jetsam|out of resource|resources requested|launchoutofresources|launch_out_of_resources|)re"
     R"re(jvm|arena_extend|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
@@ -821,8 +840,9 @@ namespace {
 // remembers the answer per line shape). Pinned before host before GPU:
 // "CUDA host allocation failed" is host memory, "pinned" is the host's too.
 constexpr const char* kPinnedWords =
-    R"re((?i)pinned|page-locked|cudaHostAlloc|cudaMallocHost|cuMemHostAlloc|cudaHostRegister|CachingHostAllocator|)re"
-    R"re(pin_memory|host_bfc)re";
+    R"re((?i)pinned|page-locked|cudaHostAlloc|cudaMallocHost|cuMemHostAlloc|cuMemAllocHost|cudaHostRegister|)re"
+    R"re(cuMemHostRegister|hipHostMalloc|hipHostAlloc|hipMallocHost|hipHostRegister|CachingHostAllocator|)re"
+    R"re(pin_memory|host_bfc|(?:cuda|hip)_host_malloc)re";
 // RAM that belongs to a graphics card ("GPU RAM", "10gb of RAM RTX 3080", "RTX 3060 with 12GB RAM"):
 // checked before the host words, which would read "RAM" as the host's. Digits only as \d (ShapeCache).
 constexpr const char* kGpuRamWords =
@@ -830,7 +850,7 @@ constexpr const char* kGpuRamWords =
     R"re((?:GPU|graphics card|video card)\b|\bof RAM,? (?:on )?(?:an? |the |my )?(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b|)re"
     R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b ?\w* (?:with |has |\()?[\d.]+ ?G[Bb]? (?:of )?RAM\b)re";
 constexpr const char* kHostWords =
-    R"re((?i)\bcpu|cpu_|\bhost\b|\bram\b|nchwc|system memory|\bswap\b|page ?file|paging file|/dev/shm|DefaultCPUAllocator|mklcpu|)re"
+    R"re((?i)\bcpu|cpu_|\bhost\b|OutOfHostMemory|_OUT_OF_HOST_MEMORY|\bram\b|nchwc|system memory|\bswap\b|page ?file|paging file|/dev/shm|DefaultCPUAllocator|mklcpu|)re"
     R"re(CPUExecutionProvider|posix_memalign|\bmalloc\b|pool_host|host memory|pinned_memory_manager|\xe5\x86\x85\xe5\xad\x98|)re"
     R"re(cgroup|OOMKilled|\brss\b|physical memory|\bkmalloc|heap space|slurmstepd|\bsrun\b|ulimit|memlock|)re"
     R"re(Arbeitsspeicher|\xd0\xbe\xd0\xbf\xd0\xb5\xd1\x80\xd0\xb0\xd1\x82\xd0\xb8\xd0\xb2\xd0\xbd|tcmalloc|jemalloc|mimalloc|aligned_malloc|aligned_alloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b|)re"
