@@ -1486,5 +1486,27 @@ TEST(Planner, BatchedMatmulKeepsCopiesOfPermutedOperands) {
   }
 }
 
+// A registered buffer that forward reads (Swin's relative-position index, 49 x 49 int64) is exported
+// as a Constant node; PyTorch holds it for the whole step (window random nets: planned 8.7 % low).
+TEST(Planner, DataSizedConstantsAreHeldLikeBuffers) {
+  auto build = [](int64_t entries) {
+    GraphBuilder g;
+    std::vector<int64_t> index(static_cast<size_t>(entries));
+    for (int64_t i = 0; i < entries; ++i) index[static_cast<size_t>(i)] = i % 13;
+    g.Input("input", {entries}).Weight("table", {13});
+    g.Constant("index", index, {entries});
+    GraphBuilder::IntAttr(g.Node("Gather", {"table", "index"}, {"bias"}, "lookup"), "axis", 0);
+    g.Node("Add", {"input", "bias"}, {"logits"}, "add");
+    g.Output("logits");
+    return g.Bytes();
+  };
+  PlanOptions o = Cpu(1);
+  o.loss = Loss::kNone;
+  const StepPlan small = MustPlan(build(4), o);     // 32 B: a shape-like constant, not planned
+  const StepPlan large = MustPlan(build(2401), o);  // 19208 B
+  EXPECT_EQ(small.bytes.weights, 13u * 4);
+  EXPECT_EQ(large.bytes.weights, 13u * 4 + 2401u * 8);
+}
+
 }  // namespace
 }  // namespace oomguard::plan

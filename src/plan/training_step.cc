@@ -411,6 +411,17 @@ Result<StepPlan> Simulator::Run() {
       if (!cuda && step_tensor) Alloc(4, kOptimizerState);
     }
   }
+  // A registered buffer that forward reads (Swin's relative-position index) is exported as a
+  // Constant node or an integer initializer, with no name that says so; PyTorch holds it for the
+  // whole step (measured: window random nets' baseline held the 49 x 49 int64 index). Data-sized
+  // constants are planned as such buffers; a constant that forward builds instead is alive at least
+  // where it is read, so this errs on the side of memory.
+  constexpr uint64_t kConstantBufferBytes = 1024;
+  for (size_t i = 0; i < m_.tensors.size(); ++i) {
+    if (m_.tensors[i].kind != TensorKind::kConstant || m_.tensors[i].consumers.empty() || !s_.tensors[i].known) continue;
+    const uint64_t bytes = TensorBytes(static_cast<int>(i));
+    if (bytes >= kConstantBufferBytes) buf[i] = Alloc(bytes, kWeights);
+  }
   for (int id : m_.inputs) buf[id] = Alloc(TensorBytes(id), kInputs);
   int logits = m_.outputs.empty() ? -1 : m_.outputs[0];
   if (o_.extra_persistent_bytes) Alloc(o_.extra_persistent_bytes, kExtra);
