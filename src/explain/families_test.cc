@@ -400,5 +400,26 @@ TEST(Families, UserSpaceOomKillersAreTheHosts) {
             Cause::kHostRamOom, Domain::kHost);
 }
 
+TEST(Families, SchedulersAndContainerRuntimesMemoryKillsAreTheHosts) {
+  // jdblischak/smk-simple-slurm#29 (Slurm's job state), aws/amazon-ecs-agent#1187
+  // (ECS/Batch's stop reason), alibaba/EasyRec#21 (YARN's container monitor), bluek8s/kubedirector#356 (cgroup v1's
+  // kill line in dmesg); none names the host.
+  ExpectTop("State: OUT_OF_MEMORY (exit code 0)\n", Cause::kHostRamOom, Domain::kHost);
+  ExpectTop(" Status reason\tOutOfMemoryError: Container killed due to memory usage Exit Code\t137\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("2020-09-04 11:43:51,536 INFO  [AMRM Callback Handler Thread] master.RMCommunicator "
+            "(RMCommunicator.java:onContainersCompleted(40)) - got container status for "
+            "containerID=container_1598507699008_0094_01_000010, state=COMPLETE, exitStatus=-104, "
+            "diagnostics=Container [pid=8788,containerID=container_1598507699008_0094_01_000010] is running beyond "
+            "physical memory limits. Current usage: 9.8 GB of 9.8 GB physical memory used; 43.0 GB of 47.6 TB virtual "
+            "memory used. Killing container.\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("5193605.506728] Task in /kubepods/pod951f6bc5-c5a5-11ea-8707-80e455f266a2/024952d653ef1cd852f875a61bd27cf45"
+            "cb1fd6cab3659ca7e5f12f037d99aa9 killed as a result of limit of /kubepo\n",
+            Cause::kHostRamOom, Domain::kHost);
+  // A state that is not memory's.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("State: TIMEOUT (exit code 0)\n")));
+}
+
 }  // namespace
 }  // namespace oomguard::explain

@@ -235,7 +235,7 @@ constexpr Pattern kPatterns[] = {
 
     // ---------------------------------------------------------------- host RAM
     {"kernel_oom_killer", S::kKernelOomKiller, "os",
-     R"re((?i)Out of memory: Kill(?:ed)? process|^\[[\d. ]+\] Killed process \d+ \(|oom-kill:|invoked oom-killer|Memory cgroup out of memory|oom_reaper: reaped|OOMKilled)re",
+     R"re((?i)Out of memory: Kill(?:ed)? process|^\[[\d. ]+\] Killed process \d+ \(|oom-kill:|invoked oom-killer|Memory cgroup out of memory|oom_reaper: reaped|OOMKilled|killed as a result of limit of /)re",
      "[1234567.890] Out of memory: Killed process 41279 (python) total-vm:62811840kB, anon-rss:31254784kB, "
      "file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:63020kB oom_score_adj:0"},
     {"oom_killer_words", S::kKernelOomKiller, "os",
@@ -265,7 +265,7 @@ constexpr Pattern kPatterns[] = {
      "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "
      "\"C:\\Python310\\lib\\site-packages\\torch\\lib\\cudnn_adv_infer64_8.dll\" or one of its dependencies."},
     {"node_memory_pressure", S::kHostRamOom, "",
-     R"re((?i)killed due to (?:memory pressure|the node running low on memory)|node running low on memory|exceeds the memory usage threshold|exceeded \d+% memory budget)re",
+     R"re((?i)killed due to (?:memory pressure|the node running low on memory|memory usage)|node running low on memory|exceeds the memory usage threshold|exceeded \d+% memory budget|(?-i:(?:State|JobState)\W{1,3}OUT_OF_ME(?:MORY\b|\+)))re",
      "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory."},
     // Dask's worker memory monitor (distributed/worker_memory.py): a worker's host RAM against its memory limit.
     // corpus-1393:
@@ -408,7 +408,7 @@ constexpr Pattern kPatterns[] = {
      "onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 2830172160",
      Tier::kFamily},
     {"memory_limit_exceeded", S::kMemoryFamily, "",
-     R"re((?i)exceed(?:s|ed|ing)? (?:the |its |their |your |job |step |container |pod )?(?:\w+ )?memory limits?\b|memory limits? (?:exceeded|reached)|over (?:the |its )?memory limit)re",
+     R"re((?i)exceed(?:s|ed|ing)? (?:the |its |their |your |job |step |container |pod )?(?:\w+ )?memory limits?\b|memory limits? (?:exceeded|reached)|over (?:the |its )?memory limit|running beyond (?:the )?(?:physical|virtual) memory limits?)re",
      "slurmstepd: error: Job 42664148 exceeded memory limit (10889240 > 4194304), being killed",
      Tier::kFamily, LineDomain::kHost},
     {"bad_alloc_family", S::kMemoryFamily, "",
@@ -596,7 +596,7 @@ constexpr const char* kPrefilter =
     R"re(\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98|reserved|cgroup|\brss\b|heap|slurmstepd|)re"
     R"re(\bsrun\b|ulimit|memlock|kills|grid ?search|hyper-?param|sweep|even (?:\w+ ){0,3}batch|shm[_-]size|ipc.host|)re"
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
-    R"re(outofhostmemory|out_of_host_memory|ioaf|not enough space|jetsam|out of resource|resources requested|launchoutofresources|launch_out_of_resources|)re"
+    R"re(outofhostmemory|out_of_host_memory|out_of_me|ioaf|not enough space|jetsam|out of resource|resources requested|launchoutofresources|launch_out_of_resources|)re"
     R"re(jvm|arena_extend|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
