@@ -321,6 +321,8 @@ TEST(Families, VulkanAndMetalOutOfDeviceMemoryCodesInAnyWrapperAreTheGpus) {
             "(IOAF code 8)\" UserInfo={NSLocalizedDescription=Insufficient Memory (IOAF code 8)}: file "
             "/Users/xxxx/Downloads/waifu/waifu2x-metal-master/waifu2x-metal/main.swift, line 261\n",
             Cause::kGpuDeviceOom, Domain::kGpu);
+  // Another VkResult (-10, too many objects: nihui/realcugan-ncnn-vulkan#19) is not read as device memory.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("vkAllocateMemory failed -10\n")));
   // The API's name alone is no failure.
   EXPECT_FALSE(HasMemoryFinding(ExplainText("vkAllocateMemory: allocating 64 MiB for the staging buffer\n")));
 }
@@ -368,14 +370,20 @@ TEST(Families, HipsAndTheDriverApisHostAllocatorsArePinnedHostMemory) {
 }
 
 TEST(Families, AnArenaTheProgramSizedOrAKernelsSharedMemoryIsNotTheMachinesMemory) {
-  // corpus-1540 and whisper.cpp#1272 (ggml's own pools, fixed in the code), and Triton's per-block shared memory
-  // (sasha0552/pascal-pkgs-ci#50: a launch configuration, "Reducing block sizes or `num_stages` may help").
+  // corpus-1540 and whisper.cpp#1272 (ggml's own pools, fixed in the code), Triton's per-block shared memory
+  // (sasha0552/pascal-pkgs-ci#50: a launch configuration, "Reducing block sizes or `num_stages` may help"),
+  // OpenBLAS' buffer table and ROCm's memory access fault.
   for (const char* line :
        {"Sometime I randomly get this error (crashing my application):\n"
         "ggml_new_tensor_impl: not enough space in the scratch memory\n",
         "ggml_new_object: not enough space in the context's memory pool (needed 301991760, available 268437504)\n",
         "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: 49152. "
-        "Reducing block sizes or `num_stages` may help.\n"}) {
+        "Reducing block sizes or `num_stages` may help.\n",
+        // OpenMathLib/OpenBLAS#1882 (more threads than OpenBLAS was built for; OPENBLAS_NUM_THREADS fixes it)
+        "2: BLAS : Program is Terminated. Because you tried to allocate too many memory regions.\n",
+        // ROCm/legacy-rocm-build#1339: ROCm's illegal address, not a shortage
+        "Memory access fault by GPU node-4 (Agent handle: 0x152e220) on address (nil). Reason: Page not present or "
+        "supervisor privilege.\n"}) {
     const Report r = ExplainText(line);
     EXPECT_EQ(Top(r).cause, Cause::kNotMemory) << line;
     EXPECT_FALSE(HasMemoryFinding(r)) << line;

@@ -189,7 +189,7 @@ constexpr Pattern kPatterns[] = {
      "RuntimeError: CUDA error: out of memory"},
     // Vulkan's, OpenCL's and Metal's own out-of-memory codes (llama.cpp, MLC, LightGBM, miners): the device's memory.
     {"gpu_api_out_of_memory", S::kGpuOom, "",
-     R"re(VK_ERROR_OUT_OF_DEVICE_MEMORY|OutOfDeviceMemory|(?i:Failure in vkAllocateMemory|vkAllocateMemory\w*\W{0,20}(?:fail|returned -2|ErrCode=-2))|MTLCommandBufferErrorDomain Code=8|\bIOAF code 8\b|CL_MEM_OBJECT_ALLOCATION_FAILURE|(?i:Memory Object Allocation Failure)|kIOGPUCommandBufferCallbackErrorOutOfMemory)re",
+     R"re(VK_ERROR_OUT_OF_DEVICE_MEMORY|OutOfDeviceMemory|(?i:Failure in vkAllocateMemory\b.{0,120}ErrCode=-2\b|vkAllocateMemory\w*\W{0,20}(?:failed\W{0,3}|returned )-2\b)|MTLCommandBufferErrorDomain Code=8|\bIOAF code 8\b|CL_MEM_OBJECT_ALLOCATION_FAILURE|(?i:Memory Object Allocation Failure)|kIOGPUCommandBufferCallbackErrorOutOfMemory)re",
      "ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory"},
     {"gpu_oom_prose", S::kGpuOom, "",
      R"re((?i)\b(?:GPU|VRAM|cuda) (?:ran )?out of memory|out of (?:GPU|video) memory|\bGPU OOM\b|OOM on (?:the )?GPU)re",
@@ -496,17 +496,19 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)CUDA error: invalid argument|failed with error invalid argument|cudaErrorInvalidValue)re",
      "RuntimeError: CUDA error: invalid argument"},
     {"not_memory_cuda_error", S::kNotMemory, "",
-     R"re((?i)illegal memory access|device-side assert|misaligned address|unspecified launch failure|an illegal instruction|CUDNN_STATUS_(?:NOT_SUPPORTED|EXECUTION_FAILED|BAD_PARAM|MAPPING_ERROR)|CUBLAS_STATUS_(?:EXECUTION_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|INTERNAL_ERROR|NOT_SUPPORTED)|CUDA error: invalid (?:configuration|resource handle|value)|cudaErrorLaunchFailure|CUDA_ERROR_ILLEGAL_ADDRESS|Watchdog caught collective operation timeout|NCCL (?:error|WARN).{0,80}(?:unhandled system error|remote process exited|Connection (?:closed|reset|refused))|Segmentation fault|SIGSEGV|Floating point exception)re",
+     R"re((?i)illegal memory access|Memory access fault by GPU|device-side assert|misaligned address|unspecified launch failure|an illegal instruction|CUDNN_STATUS_(?:NOT_SUPPORTED|EXECUTION_FAILED|BAD_PARAM|MAPPING_ERROR)|CUBLAS_STATUS_(?:EXECUTION_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|INTERNAL_ERROR|NOT_SUPPORTED)|CUDA error: invalid (?:configuration|resource handle|value)|cudaErrorLaunchFailure|CUDA_ERROR_ILLEGAL_ADDRESS|Watchdog caught collective operation timeout|NCCL (?:error|WARN).{0,80}(?:unhandled system error|remote process exited|Connection (?:closed|reset|refused))|Segmentation fault|SIGSEGV|Floating point exception)re",
      "RuntimeError: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous input."},
 
     // Limits that are not the machine's memory running out (round 7): an arena the program sized itself (ggml's
     // context pool, scratch memory and graph buffers: a sizing bug fixed in the code, whatever the machine has),
-    // and a kernel asking for more on-chip shared memory or registers per block than the GPU has (Triton's
-    // OutOfResources, CUDA's launch-resource error): a launch configuration, not device memory. Medium: the
-    // words are shared memory's and a pool's, so a reader may still suspect the machine. corpus-1540:
+    // OpenBLAS' table of per-thread buffers (more threads than it was built for: OPENBLAS_NUM_THREADS), and a kernel
+    // asking for more on-chip shared memory or registers per block than the GPU has (Triton's OutOfResources,
+    // CUDA's launch-resource error): a launch configuration, not device memory. Each is the library's own message,
+    // so it speaks before prose on the same line ("Terminated. Because you tried to allocate too many memory
+    // regions" is no person's "killed because of memory"). corpus-1540:
     {"program_sized_pool_or_launch_limit", S::kNotMemory, "",
-     R"re((?i)not enough space in the (?:context'?s? memory pool|scratch (?:memory|buffer)|buffer)\b|out of resource: shared memory|OutOfResources: out of resource|too many resources requested for launch|cudaErrorLaunchOutOfResources|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)re",
-     "ggml_new_tensor_impl: not enough space in the scratch memory", Tier::kFamily},
+     R"re((?i)not enough space in the (?:context'?s? memory pool|scratch (?:memory|buffer)|buffer)\b|tried to allocate too many memory regions|out of resource: shared memory|OutOfResources: out of resource|too many resources requested for launch|cudaErrorLaunchOutOfResources|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)re",
+     "ggml_new_tensor_impl: not enough space in the scratch memory"},
 
     // ---------------------------------------------------------------- GPU status tables
     {"gpu_status_row", S::kGpuStatusRow, "",
