@@ -570,6 +570,19 @@ bool ChannelsLastInTorch(const Model& m, const ConcreteShapes& s, int id) {
   return dense == nhwc;
 }
 
+// Whether the gradient of a 4-D tensor arrives laid out channels-last (GradientOrder).
+bool GradientChannelsLast(const Model& m, const ConcreteShapes& s, int id) {
+  if (id < 0 || !s.tensors[id].known || s.tensors[id].dims.size() != 4) return false;
+  std::vector<int> dense, nhwc;  // the orders without size-1 dims
+  for (int d : GradientOrder(m, s, id)) {
+    if (d >= 0 && d < 4 && s.tensors[id].dims[static_cast<size_t>(d)] != 1) dense.push_back(d);
+  }
+  for (int d : {0, 2, 3, 1}) {
+    if (s.tensors[id].dims[static_cast<size_t>(d)] != 1) nhwc.push_back(d);
+  }
+  return dense == nhwc;
+}
+
 constexpr uint64_t kChannelsLastDepthwiseFixedBytes = 3136;
 
 // Scratch of a CPU convolution, following PyTorch 1.13's choice of kernel (ConvParams::use_mkldnn,
@@ -758,12 +771,17 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     // other reorders are gone (measured 16-64 channels, 16-64 wide: the larger of the two).
     r->backward_temp_bytes = std::max(r->backward_temp_bytes, T[w].Bytes() + fixed);
   }
-  if (NonContiguous(m, shapes, x)) {
+  // oneDNN runs a 2-D convolution of a channels-last input in channels-last: neither the input nor
+  // an output gradient that arrives channels-last is copied (ConvNeXt's depthwise conv after the
+  // permute back from a channels-last LayerNorm: modern2d random nets planned 3-6 % high in
+  // backward with both copies).
+  const bool channels_last = ChannelsLastInTorch(m, shapes, x);
+  if (NonContiguous(m, shapes, x) && !channels_last) {
     // A transposed input (conv1d over [N, L, C].transpose(1, 2)) is first copied contiguous.
     r->forward_temp_bytes += T[x].Bytes();
     r->backward_temp_bytes += T[x].Bytes();
   }
-  if (GradientNonContiguous(m, shapes, y)) {
+  if (GradientNonContiguous(m, shapes, y) && !(channels_last && GradientChannelsLast(m, shapes, y))) {
     // The output is used transposed, so its gradient arrives transposed and is copied contiguous.
     r->backward_temp_bytes += T[y].Bytes();
   }
