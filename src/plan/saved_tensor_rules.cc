@@ -953,7 +953,7 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     // LSTM that follows): one output-sized temporary (measured: ViewBackward0's clone).
     if (in(0) >= 0 && in(1) >= 0 && T[in(0)].dims.size() >= 3 && T[in(1)].dims.size() == 2 &&
         GradientNonContiguous(m, ctx.shapes, out(0))) {
-      r.backward_temp_bytes = std::max(r.backward_temp_bytes, bytes(out(0)));
+      r.output_gradient_copy_bytes = bytes(out(0));
     }
     // A float constant operand (a tensor made in forward) is kept too (matmul_2d_weight in the
     // operator table); save() leaves constants out, as they are not activations of the graph.

@@ -49,6 +49,10 @@ struct OpRule {
   // Of that scratch, bytes whose size depends on the CPU (oneDNN's sgemm blocking and channel blocks
   // for the ISA): the plan warns with the largest such figure.
   uint64_t machine_dependent_bytes = 0;
+  // A contiguous copy of the output gradient made by a view's backward of its own before this op's
+  // (linear over [N, L, C] views its output gradient as [N*L, C]); the gradient it copied goes then,
+  // unless something else holds it.
+  uint64_t output_gradient_copy_bytes = 0;
   // Per input: its gradient aliases the gradient of this output (no new memory), or -1.
   std::vector<int> grad_alias_output;
   // One of several slices of the same tensor (chunk/split): PyTorch's backward joins the pieces'

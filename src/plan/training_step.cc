@@ -767,12 +767,26 @@ Result<StepPlan> Simulator::Run() {
     }
     bool has_grad = false;
     for (int id : op.outputs) has_grad = has_grad || (id >= 0 && grad[id] >= 0);
+    std::vector<int> extra_grads;  // copies of output gradients released after this op's backward
     std::vector<std::pair<int, int>> source_grads;  // (parameter, gradient buffer) of a recurrent layer
     std::vector<bool> from_sources(op.inputs.size(), false);
     if (has_grad && (op.kind == "LSTM" || op.kind == "GRU" || op.kind == "RNN")) {
       RecurrentSourceGradients(op, master_bytes, grad_shards, &from_sources, &source_grads);
     }
     for (int b : unwound_bufs[oi]) Unref(b);
+    if (has_grad && rule.output_gradient_copy_bytes > 0 && !op.outputs.empty() && op.outputs[0] >= 0 &&
+        grad[op.outputs[0]] >= 0) {
+      // The view's backward copies the gradient, and releases it if it held the last reference.
+      int& g = grad[op.outputs[0]];
+      const int copy = Alloc(rule.output_gradient_copy_bytes, kTransient);
+      Observe("backward", 0);
+      if (buffers_[g].refs == 1) {
+        Unref(g);
+        g = copy;
+      } else {
+        extra_grads.push_back(copy);
+      }
+    }
     std::vector<int> new_grads(op.inputs.size(), -1);
     if (has_grad) {
       for (size_t i = 0; i < op.inputs.size(); ++i) {
@@ -810,6 +824,7 @@ Result<StepPlan> Simulator::Run() {
         grad[id] = -1;
       }
     }
+    for (int b : extra_grads) Unref(b);
     for (int b : saved_bufs[oi]) Unref(b);
     if (segment[oi] >= 0 && (oi == 0 || segment[oi - 1] != segment[oi])) {
       for (int b : segment_holds[segment[oi]]) Unref(b);
