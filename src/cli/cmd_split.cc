@@ -265,6 +265,7 @@ int RunSplit(int argc, char** argv) {
     j["inplace"] = InplaceJson(shown.inplace);
     j["warnings"] = shown.warnings;
     j["uncovered"] = UncoveredJson(shown.uncovered);
+    j["risks"] = RisksJson(shown.risks);
     j["advice"] = fit::ToJson(items);
     PrintJson(j);
     return s.possible ? kExitOk : kExitNo;

@@ -67,6 +67,14 @@ nlohmann::json UncoveredJson(const std::vector<plan::UncoveredOp>& uncovered) {
   return a;
 }
 
+nlohmann::json RisksJson(const std::vector<plan::PlanRisk>& risks) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const plan::PlanRisk& r : risks) {
+    a.push_back({{"what", r.what}, {"bytes", r.bytes}, {"direction", r.direction}});
+  }
+  return a;
+}
+
 std::string UncoveredLine(const plan::StepPlan& plan) {
   if (plan.uncovered.empty()) return "";
   uint64_t bytes = 0;
@@ -156,6 +164,7 @@ nlohmann::json PlanToJson(const plan::StepPlan& plan, const ResolvedPlanOptions&
   j["layers"] = layers;
   j["warnings"] = plan.warnings;
   j["uncovered"] = UncoveredJson(plan.uncovered);
+  j["risks"] = RisksJson(plan.risks);
   j["advice"] = nlohmann::json::array();
   return j;
 }

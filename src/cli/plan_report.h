@@ -21,6 +21,8 @@ PlanVerdict Judge(const plan::StepPlan& plan, const ResolvedPlanOptions& resolve
 
 // "uncovered": [{"op":…, "nodes":N, "bytes_at_risk":…}]
 nlohmann::json UncoveredJson(const std::vector<plan::UncoveredOp>& uncovered);
+// [{"what", "bytes", "direction"}]: the warnings that carry bytes (plan::PlanRisk).
+nlohmann::json RisksJson(const std::vector<plan::PlanRisk>& risks);
 
 // The line a report starts with when operators lack a rule ("" when none do).
 std::string UncoveredLine(const plan::StepPlan& plan);

@@ -232,10 +232,46 @@ TEST(Uncovered, PlanListsOperatorsWithoutARuleAndTheirBytes) {
   std::remove(path.c_str());
 }
 
+// A normalization written with mean/var over dim 1: the export merges x - mean written twice, the
+// plan counts two copies, and plan, fit and split list what one copy less would save as data.
+TEST(Risks, WarningsWithBytesAreListedInJson) {
+  GraphBuilder g;
+  g.Input("input", {4, 6}).Weight("pre.weight", {6}).FloatConstant("two", 2.0f).FloatConstant("eps", 1e-6f);
+  g.Node("Mul", {"input", "pre.weight"}, {"x"}, "pre");
+  auto& mean = g.Node("ReduceMean", {"x"}, {"u"}, "mean");
+  GraphBuilder::IntsAttr(mean, "axes", {1});
+  GraphBuilder::IntAttr(mean, "keepdims", 1);
+  g.Node("Sub", {"x", "u"}, {"d"}, "sub");
+  g.Node("Pow", {"d", "two"}, {"d2"}, "pow");
+  auto& var = g.Node("ReduceMean", {"d2"}, {"v"}, "var");
+  GraphBuilder::IntsAttr(var, "axes", {1});
+  GraphBuilder::IntAttr(var, "keepdims", 1);
+  g.Node("Add", {"v", "eps"}, {"ve"}, "add_eps");
+  g.Node("Sqrt", {"ve"}, {"s"}, "sqrt");
+  g.Node("Div", {"d", "s"}, {"y"}, "div");
+  auto& pool = g.Node("ReduceMean", {"y"}, {"logits"}, "pool");
+  GraphBuilder::IntsAttr(pool, "axes", {1});
+  GraphBuilder::IntAttr(pool, "keepdims", 0);
+  g.Output("logits");
+  std::string path = TempModel("risks", g.Bytes());
+  auto j = nlohmann::json::parse(RunCli(kExe, {"plan", path, "--batch", "2", "--target", "cpu", "--json"}).out);
+  ASSERT_EQ(j["risks"].size(), 1u) << j["risks"];
+  EXPECT_EQ(j["risks"][0]["what"], "mean_centred_once");
+  EXPECT_EQ(j["risks"][0]["bytes"], 2u * 4 * 6 * 4);  // the second copy of x - mean, [2, 4, 6] floats
+  EXPECT_EQ(j["risks"][0]["direction"], "lower");
+  auto fit = nlohmann::json::parse(RunCli(kExe, {"fit", path, "--memory", "1GiB", "--target", "cpu", "--json"}).out);
+  EXPECT_EQ(fit["risks"].size(), 1u) << fit["risks"];
+  auto split = nlohmann::json::parse(RunCli(
+      kExe, {"split", path, "--global-batch", "8", "--gpus", "2", "--memory", "1GiB", "--json"}).out);
+  EXPECT_EQ(split["risks"].size(), 1u) << split["risks"];
+  std::remove(path.c_str());
+}
+
 TEST(Uncovered, ZooModelsAreFullyCovered) {
   for (const char* name : {"resnet50", "bert_base"}) {
     auto j = nlohmann::json::parse(RunCli(kExe, {"plan", name, "--batch", "2", "--json"}).out);
     EXPECT_TRUE(j["uncovered"].empty()) << name << ": " << j["uncovered"];
+    EXPECT_TRUE(j["risks"].is_array()) << name;
   }
 }
 

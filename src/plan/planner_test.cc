@@ -356,6 +356,7 @@ TEST(Planner, DropoutInputBeforeARecurrentLayerIsNamedAsAtRisk) {
   // The dropout's input: [64 steps, 4, 32] floats.
   EXPECT_NE(warned(with).find("up to " + std::to_string(64 * 4 * 32 * 4) + " bytes"), std::string::npos)
       << warned(with);
+  EXPECT_EQ(with.risks, (std::vector<PlanRisk>{{"dropout_input_held_by_caller", 64 * 4 * 32 * 4, "higher"}}));
   EXPECT_EQ(warned(MustPlan(build(false), o)), "");
 }
 
@@ -998,6 +999,8 @@ TEST(Planner, MeanVarNormIsLayerNormOnlyOverTheTrailingAxes) {
   ASSERT_EQ(channels.warnings.size(), 1u);
   EXPECT_NE(channels.warnings[0].find("up to 192 bytes fewer"), std::string::npos) << channels.warnings[0];
   EXPECT_TRUE(trailing.warnings.empty());
+  EXPECT_EQ(channels.risks, (std::vector<PlanRisk>{{"mean_centred_once", 192, "lower"}}));
+  EXPECT_TRUE(trailing.risks.empty());
 }
 
 // y[:, -1] runs as slice then select; select_backward's input-sized gradient is made while the

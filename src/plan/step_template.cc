@@ -92,7 +92,8 @@ std::optional<Recording> MakeRecording(const Model& model, const StepPlan& p1, c
   };
   if (!SameEvents(t1, t2) || !p1.timeline.empty() || p1.model != p2.model || p1.target != p2.target ||
       p1.layers.size() != p2.layers.size() || p1.layers.size() != t1.layer_saved.size() ||
-      p1.warnings.size() != p2.warnings.size() || p1.uncovered.size() != p2.uncovered.size()) {
+      p1.warnings.size() != p2.warnings.size() || p1.uncovered.size() != p2.uncovered.size() ||
+      p1.risks != p2.risks) {
     return std::nullopt;
   }
   Recording r;

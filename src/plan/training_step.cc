@@ -667,6 +667,7 @@ Result<StepPlan> Simulator::Run() {
     if (unknown_first.empty()) unknown_first = "'" + n.name + "' (" + n.op_type + ")";
   }
   if (unknown_at_risk > 0) {
+    plan.risks.push_back({"shape_inference_stopped", unknown_at_risk, "higher"});
     plan.warnings.push_back("shape inference stopped at " + unknown_first +
                             ": the layers after it are planned without their saved tensors and scratch; at least " +
                             std::to_string(unknown_at_risk) + " bytes (the inputs where it stopped) per layer more than "
@@ -677,6 +678,7 @@ Result<StepPlan> Simulator::Run() {
     if (CentredTwice(op)) centred_at_risk += TensorBytes(op.outputs[0]);
   }
   if (centred_at_risk > 0) {
+    plan.risks.push_back({"mean_centred_once", centred_at_risk, "lower"});
     plan.warnings.push_back("a normalization written with mean/var (x - mean feeds both the variance and the division): "
                             "planned as code that computes x - mean twice (ConvNeXt's LayerNorm), whose two copies "
                             "PyTorch keeps (the export merges them into one); if the model computes it once, up to " +
@@ -695,12 +697,14 @@ Result<StepPlan> Simulator::Run() {
     view_inplace_at_risk = std::max(view_inplace_at_risk, 2 * TensorBytes(in));
   }
   if (machine_dependent_at_risk > 0) {
+    plan.risks.push_back({"cpu_isa_scratch", machine_dependent_at_risk, "either"});
     plan.warnings.push_back("oneDNN's convolution scratch (a 3-D weight gradient's gemm packing buffer, a strided 1x1 "
                             "kernel's 16-channel blocks, a channels-last depthwise kernel's weight-gradient copies) depends on the CPU's ISA (planned for AVX-512): up to " +
                             std::to_string(machine_dependent_at_risk) + " bytes more or less scratch in backward than "
                             "planned");
   }
   if (view_inplace_at_risk > 0) {
+    plan.risks.push_back({"inplace_after_instance_norm", view_inplace_at_risk, "higher"});
     plan.warnings.push_back("an activation after InstanceNormalization may have been in-place (not recorded in ONNX); "
                             "if so, backward needs up to " + std::to_string(view_inplace_at_risk) +
                             " bytes more than planned (instance_norm's output is a view)");
@@ -908,6 +912,7 @@ Result<StepPlan> Simulator::Run() {
   if (trace_) trace_->has_matmul = has_matmul, trace_->has_conv = has_conv;
   FinishStepPlan(ledger_, o_, has_matmul, has_conv, total_saved, &plan);
   if (held_by_caller_at_risk > 0 && plan.peak_phase == "forward") {
+    plan.risks.push_back({"dropout_input_held_by_caller", held_by_caller_at_risk, "higher"});
     plan.warnings.push_back("a dropout's input before a recurrent layer is planned as freed after the dropout; code "
                             "written x = rnn(dropout(x)) holds it until the recurrent layer returns: the forward peak "
                             "up to " + std::to_string(held_by_caller_at_risk) + " bytes higher than planned");

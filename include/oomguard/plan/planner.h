@@ -152,6 +152,18 @@ struct InplaceSummary {
   bool operator==(const InplaceSummary&) const = default;
 };
 
+// A byte count the ONNX file cannot pin down (two ways of writing the model that export alike, a
+// kernel's scratch that depends on the CPU): the plan takes one reading, warns in words, and lists
+// it here with its bytes and the way the measured step may differ from the plan. In-place
+// activations have their own range (InplaceSummary); operators without a rule are `uncovered`.
+struct PlanRisk {
+  std::string what;       // a stable name, e.g. "dropout_input_held_by_caller"
+  uint64_t bytes = 0;     // how far the step may be from the plan, at most (per layer for
+                          // "shape_inference_stopped")
+  std::string direction;  // "higher": the step may need more than planned; "lower"; "either"
+  bool operator==(const PlanRisk&) const = default;
+};
+
 struct StepPlan {
   std::string model;
   int64_t batch = 0;
@@ -165,6 +177,7 @@ struct StepPlan {
   std::vector<LayerMemory> layers;    // every node, in graph order
   std::vector<std::string> warnings;  // e.g. an eval-mode export, operators without a rule
   std::vector<UncoveredOp> uncovered;  // sorted by bytes at risk, largest first
+  std::vector<PlanRisk> risks;         // the warnings that carry bytes, as data
   uint64_t parameter_count = 0;
   // Exactly what was live at the peak (sums to peak_allocated_bytes); unlike
   // `bytes`, whose activations_saved is the whole forward total.
