@@ -271,6 +271,20 @@ bool IsDenseOrder(const std::vector<int64_t>& dims, const std::vector<int>& orde
   return true;
 }
 
+// Whether `order` (DimOrder, outermost first) lays a 4-D tensor of `dims` out channels-last: N, H, W,
+// C, size-1 dims left out (they have no stride that matters).
+bool IsChannelsLastOrder(const std::vector<int64_t>& dims, const std::vector<int>& order) {
+  if (dims.size() != 4) return false;
+  std::vector<int> big, nhwc;
+  for (int d : order) {
+    if (d >= 0 && d < 4 && dims[static_cast<size_t>(d)] != 1) big.push_back(d);
+  }
+  for (int d : {0, 2, 3, 1}) {
+    if (dims[static_cast<size_t>(d)] != 1) nhwc.push_back(d);
+  }
+  return big == nhwc;
+}
+
 // Whether a tensor is a non-contiguous view in PyTorch (DimOrder). reshape() of such a tensor copies.
 bool NonContiguous(const Model& m, const ConcreteShapes& s, int id) {
   if (id < 0 || !s.tensors[id].known) return false;
@@ -410,17 +424,7 @@ std::optional<std::vector<int>> DimOrder::Compute(int id, int depth) {
   // depthwise conv after it; measured: strides (HWC, 1, WC, C)).
   if (k == "Conv" && rank == 4 && in_dims.size() == 4) {
     auto from = Of(in, depth + 1);
-    const std::vector<int> nhwc = {0, 2, 3, 1};
-    if (from && !IsDenseOrder(in_dims, *from)) {
-      std::vector<int> big, want;  // the orders without size-1 dims
-      for (int d : *from) {
-        if (d >= 0 && d < 4 && in_dims[static_cast<size_t>(d)] != 1) big.push_back(d);
-      }
-      for (int d : nhwc) {
-        if (in_dims[static_cast<size_t>(d)] != 1) want.push_back(d);
-      }
-      if (big == want) return nhwc;
-    }
+    if (from && !IsDenseOrder(in_dims, *from) && IsChannelsLastOrder(in_dims, *from)) return std::vector<int>{0, 2, 3, 1};
     return identity;
   }
   if (!IsElementwise(k)) return identity;
@@ -558,29 +562,12 @@ bool GradientNonContiguous(const Model& m, const ConcreteShapes& s, int id) {
 bool ChannelsLastInTorch(const Model& m, const ConcreteShapes& s, int id) {
   if (id < 0 || !s.tensors[id].known || s.tensors[id].dims.size() != 4) return false;
   auto order = DimOrder(m, s).Of(id);
-  if (!order || IsDenseOrder(s.tensors[id].dims, *order)) return false;
-  std::vector<int> dense;  // the order without size-1 dims
-  for (int d : *order) {
-    if (d >= 0 && d < 4 && s.tensors[id].dims[static_cast<size_t>(d)] != 1) dense.push_back(d);
-  }
-  std::vector<int> nhwc;
-  for (int d : {0, 2, 3, 1}) {
-    if (s.tensors[id].dims[static_cast<size_t>(d)] != 1) nhwc.push_back(d);
-  }
-  return dense == nhwc;
+  return order && !IsDenseOrder(s.tensors[id].dims, *order) && IsChannelsLastOrder(s.tensors[id].dims, *order);
 }
 
 // Whether the gradient of a 4-D tensor arrives laid out channels-last (GradientOrder).
 bool GradientChannelsLast(const Model& m, const ConcreteShapes& s, int id) {
-  if (id < 0 || !s.tensors[id].known || s.tensors[id].dims.size() != 4) return false;
-  std::vector<int> dense, nhwc;  // the orders without size-1 dims
-  for (int d : GradientOrder(m, s, id)) {
-    if (d >= 0 && d < 4 && s.tensors[id].dims[static_cast<size_t>(d)] != 1) dense.push_back(d);
-  }
-  for (int d : {0, 2, 3, 1}) {
-    if (s.tensors[id].dims[static_cast<size_t>(d)] != 1) nhwc.push_back(d);
-  }
-  return dense == nhwc;
+  return id >= 0 && s.tensors[id].known && IsChannelsLastOrder(s.tensors[id].dims, GradientOrder(m, s, id));
 }
 
 constexpr uint64_t kChannelsLastDepthwiseFixedBytes = 3136;
@@ -808,36 +795,6 @@ bool FeedsRecurrentWeights(const Model& m, int id, int depth = 0) {
     }
   }
   return true;
-}
-
-// Whether a recurrent layer's weight input `id` (W, R or B) is only that rearrangement: then the
-// parameters it is made of (in `params`, once each; constants are skipped).
-bool RecurrentWeightSourcesImpl(const Model& m, int id, std::vector<int>* params) {
-  std::vector<int> pending = {id};
-  for (int walked = 0; !pending.empty(); ++walked) {
-    const int t = pending.back();
-    pending.pop_back();
-    if (t < 0 || walked > 1024) return false;
-    const TensorInfo& info = m.tensors[t];
-    if (info.kind == TensorKind::kParameter) {
-      if (std::find(params->begin(), params->end(), t) == params->end()) params->push_back(t);
-      continue;
-    }
-    if (info.kind == TensorKind::kConstant || info.kind == TensorKind::kBuffer) continue;
-    if (info.kind != TensorKind::kActivation || info.producer < 0 || !FeedsRecurrentWeights(m, t)) return false;
-    const NodeInfo& n = m.nodes[info.producer];
-    const std::string& k = n.op_type;
-    if (n.inputs.empty()) return false;
-    if (k == "Concat") {
-      pending.insert(pending.end(), n.inputs.begin(), n.inputs.end());
-    } else if (k == "Slice" || k == "Unsqueeze" || k == "Squeeze" || k == "Reshape" || k == "Split" ||
-               k == "Transpose" || k == "Identity") {
-      pending.push_back(n.inputs[0]);  // the data; the rest are constant indices
-    } else {
-      return false;
-    }
-  }
-  return !params->empty();
 }
 
 // A stacked nn.LSTM/GRU exports one node per layer, but PyTorch runs all layers in one call
@@ -1255,9 +1212,37 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   return r;
 }
 
-bool RecurrentWeightSources(const Model& model, int id, std::vector<int>* params) {
+bool RecurrentWeightSources(const Model& m, int id, std::vector<int>* params) {
   params->clear();
-  return RecurrentWeightSourcesImpl(model, id, params);
+  auto fail = [&] {
+    params->clear();
+    return false;
+  };
+  std::vector<int> pending = {id};
+  for (int walked = 0; !pending.empty(); ++walked) {
+    const int t = pending.back();
+    pending.pop_back();
+    if (t < 0 || walked > 1024) return fail();
+    const TensorInfo& info = m.tensors[t];
+    if (info.kind == TensorKind::kParameter) {
+      if (std::find(params->begin(), params->end(), t) == params->end()) params->push_back(t);
+      continue;
+    }
+    if (info.kind == TensorKind::kConstant || info.kind == TensorKind::kBuffer) continue;
+    if (info.kind != TensorKind::kActivation || info.producer < 0 || !FeedsRecurrentWeights(m, t)) return fail();
+    const NodeInfo& n = m.nodes[info.producer];
+    const std::string& k = n.op_type;
+    if (n.inputs.empty()) return fail();
+    if (k == "Concat") {
+      pending.insert(pending.end(), n.inputs.begin(), n.inputs.end());
+    } else if (k == "Slice" || k == "Unsqueeze" || k == "Squeeze" || k == "Reshape" || k == "Split" ||
+               k == "Transpose" || k == "Identity") {
+      pending.push_back(n.inputs[0]);  // the data; the rest are constant indices
+    } else {
+      return fail();
+    }
+  }
+  return !params->empty();
 }
 
 bool NonContiguousInTorch(const Model& model, const ConcreteShapes& shapes, int id) {

@@ -78,7 +78,8 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx);
 bool NonContiguousInTorch(const Model& model, const ConcreteShapes& shapes, int id);
 
 // Whether tensor `id`, a recurrent layer's weight input (W, R or B of LSTM/GRU/RNN), is only the
-// export's gate reordering of parameters (slices concatenated again); then `params` lists them.
+// export's gate reordering of parameters (slices concatenated again); then `params` lists them
+// (empty otherwise).
 // PyTorch hands those parameters to the layer as they are, so their gradients come from the layer
 // itself: no gradient of the rearranged tensor exists.
 bool RecurrentWeightSources(const Model& model, int id, std::vector<int>* params);

@@ -226,8 +226,8 @@ void Simulator::RecurrentSourceGradients(const LogicalOp& op, uint64_t master_by
     if (id < 0 || !requires_grad_[id]) continue;
     if (m_.tensors[id].kind == TensorKind::kParameter) {
       sources[i] = {id};
-    } else if (!RecurrentWeightSources(m_, id, &sources[i])) {
-      sources[i].clear();
+    } else {
+      RecurrentWeightSources(m_, id, &sources[i]);
     }
     (*from_sources)[i] = !sources[i].empty();
   }
@@ -456,6 +456,7 @@ Result<StepPlan> Simulator::Run() {
   std::set<int> counted_saved;  // buffers already attributed to a layer
   std::set<std::string> unknown_ops;
   uint64_t machine_dependent_at_risk = 0;
+  uint64_t centred_at_risk = 0;  // the second copies of x - mean planned (CentredTwice)
   std::set<std::string> ambiguities;  // OpRule::ambiguity, once each
   plan.layers.reserve(ops.size());
   int segment_first_buffer = 0;
@@ -487,7 +488,10 @@ Result<StepPlan> Simulator::Run() {
     }
     machine_dependent_at_risk = std::max(machine_dependent_at_risk, rule.machine_dependent_bytes);
     if (!rule.ambiguity.empty()) ambiguities.insert(rule.ambiguity);
-    if (CentredTwice(op)) rule.saved_extra.push_back({TensorBytes(op.outputs[0]), "second x - mean"});
+    if (CentredTwice(op)) {
+      rule.saved_extra.push_back({TensorBytes(op.outputs[0]), "second x - mean"});
+      centred_at_risk += TensorBytes(op.outputs[0]);
+    }
     if (!AnyInputRequiresGrad(op)) {
       // No gradient flows through it (shape arithmetic, a mask built from constants): autograd
       // records nothing, whatever the op, so nothing is saved and nothing is guessed.
@@ -672,10 +676,6 @@ Result<StepPlan> Simulator::Run() {
                             ": the layers after it are planned without their saved tensors and scratch; at least " +
                             std::to_string(unknown_at_risk) + " bytes (the inputs where it stopped) per layer more than "
                             "planned");
-  }
-  uint64_t centred_at_risk = 0;
-  for (const LogicalOp& op : ops) {
-    if (CentredTwice(op)) centred_at_risk += TensorBytes(op.outputs[0]);
   }
   if (centred_at_risk > 0) {
     plan.risks.push_back({"mean_centred_once", centred_at_risk, "lower"});
