@@ -429,5 +429,86 @@ TEST(Families, SchedulersAndContainerRuntimesMemoryKillsAreTheHosts) {
   EXPECT_FALSE(HasMemoryFinding(ExplainText("State: TIMEOUT (exit code 0)\n")));
 }
 
+// Round 8: wording families of the 49 development rows added in round 8 (corpus-1570 and above, scored before
+// any of these rules was written). Each line is real (its corpus id is named); each test fails on d76e0be.
+
+TEST(Families, AnAllocationLargerThanTheWholeMemoryIsAnOom) {
+  // corpus-1584: MindSpore's dynamic allocator on an NPU; the memory from the log (none named: the device's).
+  const Finding f = Top(ExplainText(
+      "[ERROR] PRE_ACT(54175,fffdbcff91e0,python):2024-10-22-11:24:55.301.443 "
+      "[mindspore/ccsrc/backend/common/mem_reuse/mem_dynamic_allocator.cc:392] AddMemBlockAndMemBufByEagerFree] "
+      "TotalUsedMemStatistics : 29356337664 plus TotalUsedByEventMemStatistics : 0 and plus alloc size : 301990400 is "
+      "more than total mem size : 29464985600.\n"));
+  EXPECT_EQ(f.cause, Cause::kGpuDeviceOom);
+  EXPECT_EQ(f.domain, Domain::kGpu);
+  EXPECT_EQ(f.confidence, Confidence::kLow);
+  // A request compared with the total and found smaller is no failure.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("debug: alloc size : 4096 is less than total mem size : 29464985600\n")));
+}
+
+TEST(Families, RankZeroHoldingExtraMemoryOrOtherRanksProcessesIsTheWrongDevice) {
+  // corpus-1600, corpus-1603 and corpus-1607.
+  ExpectTop("Nvidia-smi shows that rank-0 GPU consumes extra 870*7 MiB memory\ncompared with other GPUs. See below.\n",
+            Cause::kWrongDevice, Domain::kGpu);
+  ExpectTop("why rank 0 comsumes more gpu memory than other ranks within single machine\n", Cause::kWrongDevice,
+            Domain::kGpu);
+  ExpectTop("I launched 2 processes per node. However, I found 2 processes (PID 1569 and 1570) on GPU0 and 1 process "
+            "(PID 1570) on GPU1. \n",
+            Cause::kWrongDevice, Domain::kGpu);
+  // Rank 0 named in a device OOM is that OOM.
+  ExpectTop("[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total "
+            "capacity of 79.15 GiB of which 6.75 MiB is free.\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+}
+
+TEST(Families, MemoryThatIncreasesWithEachEpochIsGrowth) {
+  // corpus-1574: the memory and its growth apart ("the memory used by the CPU increases").
+  ExpectTop("the memory used by the CPU increases with each epoch.\n", Cause::kLeakGrowth, Domain::kHost);
+}
+
+TEST(Families, ASignalThatKillsALeakingRunIsTheHosts) {
+  // corpus-1572: no memory named; the kill is the host's.
+  ExpectTop("After a few epochs (300-500), big networks (eg.: examples/drive) receive a signal that kills its "
+            "execution. This is probably due to a memory leak.\n",
+            Cause::kLeakGrowth, Domain::kHost);
+}
+
+TEST(Families, AWorkerIsAProcessOfTheHost) {
+  // corpus-1632 (Dask's maintainer): no memory named; the workers are host processes.
+  ExpectTop("Is it possible that you are trying a computation that doesn't fit into memory?  Once one worker goes down "
+            "the others try to pick up the slack and fail themselves.  \n",
+            Cause::kHostRamOom, Domain::kHost);
+  // Workers that name the GPU keep it (corpus-0581).
+  ExpectTop("The workers ran out of GPU memory after some iterations. Something is not properly cleaned up and got "
+            "accumulated.\n",
+            Cause::kLeakGrowth, Domain::kGpu);
+}
+
+TEST(Families, CompiledAgainstOneCudnnButLinkedAgainstAnotherIsALibraryMismatch) {
+  // corpus-1575 and corpus-1576 (TensorRT's warning: the same mismatch, harmless there).
+  ExpectTop("RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7600\n",
+            Cause::kCudaLibraryMismatch, Domain::kNone);
+  ExpectTop("[TRT] TensorRT was linked against cuDNN 8.9.0 but loaded cuDNN 8.8.0\n", Cause::kCudaLibraryMismatch,
+            Domain::kNone);
+}
+
+TEST(Families, ASegmentationFaultsCodeIsNotMemoryEvenBesideKilled) {
+  // corpus-1579 (a launcher's return code beside "the process was killed") and corpus-1356.
+  ExpectTop("After loading the weights of each model, the process was inexplicably killed. There was no error message, "
+            "only 'exits with return code = -11'. Could you please tell me where the problem might be?\n",
+            Cause::kNotMemory, Domain::kNone);
+  ExpectTop("*** Received signal 11 ***\n", Cause::kNotMemory, Domain::kNone);
+  // Its SIGKILL twin stays the host's.
+  ExpectTop("exits with return code = -9\n", Cause::kHostRamOom, Domain::kHost);
+}
+
+TEST(Families, GpuMemoryTakenOnImportOrFoundSurprisinglyHighIsPreallocation) {
+  // corpus-1610 and corpus-1609: no failure, only the reservation.
+  ExpectTop("Importing POT consumes 22G GPU memory. [ONLY FOR 0.9.1]\n", Cause::kFrameworkPreallocation, Domain::kGpu);
+  ExpectTop("I'm currently using Pyroki and noticed that it consumes around 18GB of GPU memory, which seems quite "
+            "high. I'm wondering:\n",
+            Cause::kFrameworkPreallocation, Domain::kGpu);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

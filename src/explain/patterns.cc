@@ -322,8 +322,9 @@ constexpr Pattern kPatterns[] = {
      "[2023-04-14 13:11:27,879] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 13266"},
 
     // ---------------------------------------------------------------- growth over time
+    // Round 8 (corpus-1574): memory named, then "increases with each epoch" (the memory and its growth apart).
     {"memory_growth_prose", S::kLeakGrowth, "",
-     R"re((?i)\bmem(?:ory)? leak|leak(?:s|ing)? (?:GPU |host |CPU |RAM )?memory|\bleak (?:issue|problem|bug)s?\b|\b(?:increase|growth|rise|build-?up) (?:of|in) (?:the )?(?:GPU |CPU |host |system |video )?(?:memory|VRAM|RAM)\b|\b(?:memory|VRAM|RAM)\b.{0,60}\b(?:never|not|n't) (?:drops?|dropped|goes|go|went|comes?|came|falls?|fell) (?:back|down)\b|memory (?:usage |consumption |use |allocation |allocated )?(?:keeps? |is |was |kept |continues to |continuously |constantly |gradually |slowly |steadily )*(?:increas|grow(?:s|n|ing)?\b|ris|go(?:es|ing)? up|climb)|(?:continuous|constant|steady|gradual|slow)(?: and \w+)? (?:rising|increase|growth|rise)\b|memory (?:grows|increases|rises|creeps)|(?:increas|grow|ris)ing (?:gpu |cpu |host )?memory|\xe6\x98\xbe\xe5\xad\x98.{0,30}(?:\xe5\xa2\x9e\xe5\x8a\xa0|\xe5\xa2\x9e\xe9\x95\xbf|\xe4\xb8\x8a\xe5\x8d\x87)|\xe6\xb3\x84\xe9\x9c\xb2|\xe6\xb3\x84\xe6\xbc\x8f)re",
+     R"re((?i)\bmem(?:ory)? leak|leak(?:s|ing)? (?:GPU |host |CPU |RAM )?memory|\bleak (?:issue|problem|bug)s?\b|\b(?:increase|growth|rise|build-?up) (?:of|in) (?:the )?(?:GPU |CPU |host |system |video )?(?:memory|VRAM|RAM)\b|\b(?:memory|VRAM|RAM)\b.{0,60}\b(?:never|not|n't) (?:drops?|dropped|goes|go|went|comes?|came|falls?|fell) (?:back|down)\b|memory (?:usage |consumption |use |allocation |allocated )?(?:keeps? |is |was |kept |continues to |continuously |constantly |gradually |slowly |steadily )*(?:increas|grow(?:s|n|ing)?\b|ris|go(?:es|ing)? up|climb)|(?:continuous|constant|steady|gradual|slow)(?: and \w+)? (?:rising|increase|growth|rise)\b|memory (?:grows|increases|rises|creeps)|\b(?:memory|RAM|VRAM)\b.{0,40}\b(?:increas|grow|ris|climb)\w* (?:with|after|on|in|at|for|over) (?:each|every) (?:new |single )?(?:epoch|step|iteration|iter|batch|call|request|run|loop|round|cycle)s?\b|(?:increas|grow|ris)ing (?:gpu |cpu |host )?memory|\xe6\x98\xbe\xe5\xad\x98.{0,30}(?:\xe5\xa2\x9e\xe5\x8a\xa0|\xe5\xa2\x9e\xe9\x95\xbf|\xe4\xb8\x8a\xe5\x8d\x87)|\xe6\xb3\x84\xe9\x9c\xb2|\xe6\xb3\x84\xe6\xbc\x8f)re",
      "The way of updating training and validation loss results in the continuous rising of gpu memory",
      Tier::kProse},
     {"usage_growth_prose", S::kLeakGrowth, "",
@@ -340,8 +341,11 @@ constexpr Pattern kPatterns[] = {
     {"invisible_holder_prose", S::kOtherProcessProse, "",
      R"re((?i)\bno (?:running )?process(?:es)? (?:are |is )?(?:listed|shown|running|visible|found)\b|\bnvidia-smi (?:shows|lists) no process|\b(?:Xorg|Xwayland|gnome-shell|plasmashell|kwin_\w+|compiz|dwm\.exe)\b.{0,60}\b(?:take|takes|taking|use|uses|using|occup\w+|hold\w*|consum\w+)\b)re",
      "nvidia-smi shows 10GB used on GPU 0 but no processes are listed", Tier::kProse},
+    // Round 8 (corpus-1609, 1610): an import that "consumes 22G GPU memory", and a GPU usage a person finds
+    // surprising without any failure ("consumes around 18GB of GPU memory, which seems quite high"): what a
+    // framework reserves up front.
     {"preallocation_prose", S::kPreallocationProse, "",
-     R"re((?i)(?:uses?|using|used|takes?|taking|took|occup\w+|allocat\w+|grabs?|grabbing|grabbed|reserv\w+|consum\w+|eats?|hogs?)\s+(?:up\s+|over\s+)?(?:almost |nearly |about |around |~)?(?:all|most|\d{2}\s?%|the (?:entire|whole))\s+(?:of\s+)?(?:the\s+|my\s+)?(?:available\s+)?(?:GPU|VRAM|video memory|gpu memory|device memory|memory of (?:the |my )?GPU|memory\b)|\d{2}\s?% (?:of (?:the )?)?(?:GPU |gpu )?(?:memory )?allocation|(?:regardless of|whatever|no matter) (?:the |which |what )?(?:model|batch)|[\d.]+\s*[GM]i?B (?:of (?:GPU |VRAM |device )?memory )?(?:is |are |gets? )?(?:already )?(?:taken|used|allocated|occupied|reserved|grabbed) (?:up )?(?:on|at|upon|right after|just by|after)\b|(?:upon|on|after|just by) (?:import|importing|loading) .{0,60}(?:GPU|memory)|preallocates anyway|still (?:pre)?allocates|memory (?:is |gets |was )?(?:completely |fully |entirely |almost |nearly )?(?:consumed|occupied|taken|allocated|reserved|used up) (?:as soon as|when|once|right after|upon|at) (?:the )?(?:\w+ ){0,3}(?:is )?(?:start|initiat|launch|begin|import|load)\w*)re",
+     R"re((?i)(?:uses?|using|used|takes?|taking|took|occup\w+|allocat\w+|grabs?|grabbing|grabbed|reserv\w+|consum\w+|eats?|hogs?)\s+(?:up\s+|over\s+)?(?:almost |nearly |about |around |~)?(?:all|most|\d{2}\s?%|the (?:entire|whole))\s+(?:of\s+)?(?:the\s+|my\s+)?(?:available\s+)?(?:GPU|VRAM|video memory|gpu memory|device memory|memory of (?:the |my )?GPU|memory\b)|\d{2}\s?% (?:of (?:the )?)?(?:GPU |gpu )?(?:memory )?allocation|(?:regardless of|whatever|no matter) (?:the |which |what )?(?:model|batch)|[\d.]+\s*[GM]i?B (?:of (?:GPU |VRAM |device )?memory )?(?:is |are |gets? )?(?:already )?(?:taken|used|allocated|occupied|reserved|grabbed) (?:up )?(?:on|at|upon|right after|just by|after)\b|(?:upon|on|after|just by) (?:import|importing|loading) .{0,60}(?:GPU|memory)|\bimport(?:ing)? \S+ (?:\w+ )?(?:consumes?|takes?|uses?|allocates?|occupies|grabs?|eats?|reserves?) (?:up )?(?:about |around |~|over )?[\d.]+ ?[GM]i?B?\b.{0,20}(?:GPU|VRAM|memory)|preallocates anyway|still (?:pre)?allocates|(?:consum\w+|uses?|using|takes?|taking|occup\w+) (?:about |around |~|over |almost |nearly )?[\d.]+ ?[GM]i?B?\b (?:of )?(?:the )?(?:GPU|VRAM|video|device) ?memory\b.{0,40}(?:seems? (?:quite |very |too |rather |really )?(?:high|large|a lot|much)|is (?:this|that|it) (?:normal|expected))|memory (?:is |gets |was )?(?:completely |fully |entirely |almost |nearly )?(?:consumed|occupied|taken|allocated|reserved|used up) (?:as soon as|when|once|right after|upon|at) (?:the )?(?:\w+ ){0,3}(?:is )?(?:start|initiat|launch|begin|import|load)\w*)re",
      "TensorFlow uses 70% of the GPU memory whatever the model I load.", Tier::kProse},
     {"preallocation_setting_prose", S::kPreallocationSetting, "",
      R"re((?i)\bpreallocat\w*|XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION)|per_process_gpu_memory_fraction|gpu_memory_fraction|TF_FORCE_GPU_ALLOW_GROWTH|set_memory_growth|allow_growth|arena_extend_strategy)re",
@@ -383,8 +387,9 @@ constexpr Pattern kPatterns[] = {
     {"no_cuda_device_count", S::kWrongDevice, "",
      R"re(CUDA_VISIBLE_DEVICES\W{0,4}=\W{0,4}-1|device_count\(\) (?:is|returned) 0)re",
      "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"-1\""},
+    // Round 8 (corpus-1600, 1603): rank 0 named like GPU 0, and "consumes extra ... memory" on it.
     {"memory_on_main_gpu", S::kWrongDeviceMemory, "",
-     R"re((?i)(?:GPU ?:?0|cuda:0|first GPU|main GPU|master GPU)\b.{0,30}\b[\d.]+ ?[GM]i?B\b.{0,60}\b(?:the )?others?\b.{0,40}\b[\d.]+ ?[GM]i?B\b|(?:GPU ?0|cuda:0|first GPU|main GPU|master GPU)\b.{0,60}(?:far |much |way )?(?:more|higher|larger|bigger)\b.{0,30}than (?:the |all )?(?:others?|rest|remaining)|(?:imbalanced|unbalanced|uneven) (?:GPU )?memory|(?:memory on|memory of|uses?|occup\w+|taking up) (?:the )?(?:(?:main|first|same) GPU|GPU ?0|cuda:0).{0,80}(?:resum|checkpoint|load|rank|process)|(?:resum|checkpoint|torch\.load).{0,80}(?:(?:main|first|extra) GPU|GPU ?:?0\b|cuda:0)|(?:GPU ?:?0|cuda:0)\b.{0,40}\b(?:for|from|by|in|of) (?:every|each|all) (?:\w+ )?(?:process|rank|worker)|map_location)re",
+     R"re((?i)(?:GPU ?:?0|cuda:0|first GPU|main GPU|master GPU)\b.{0,30}\b[\d.]+ ?[GM]i?B\b.{0,60}\b(?:the )?others?\b.{0,40}\b[\d.]+ ?[GM]i?B\b|(?:GPU ?0|cuda:0|first GPU|main GPU|master GPU|rank[- _]?0)\b.{0,60}(?:far |much |way )?(?:more|higher|larger|bigger)\b.{0,30}than (?:the |all )?(?:others?|rest|remaining)|(?:GPU ?:?0|cuda:0|first GPU|main GPU|master GPU|rank[- _]?0)\b.{0,30}\b(?:consumes?|uses?|takes?|occupies|holds?|has|allocates?|needs?) (?:an? )?(?:extra|additional)\b.{0,40}(?:memory|[MG]i?B)\b|(?:imbalanced|unbalanced|uneven) (?:GPU )?memory|(?:memory on|memory of|uses?|occup\w+|taking up) (?:the )?(?:(?:main|first|same) GPU|GPU ?0|cuda:0).{0,80}(?:resum|checkpoint|load|rank|process)|(?:resum|checkpoint|torch\.load).{0,80}(?:(?:main|first|extra) GPU|GPU ?:?0\b|cuda:0)|(?:GPU ?:?0|cuda:0)\b.{0,40}\b(?:for|from|by|in|of) (?:every|each|all) (?:\w+ )?(?:process|rank|worker)|map_location)re",
      "I'm wondering what is taking up memory on the main GPU when I am resuming training from a checkpoint.",
      Tier::kProse},
 
@@ -397,8 +402,9 @@ constexpr Pattern kPatterns[] = {
     {"tensors_on_two_devices", S::kWrongDevice, "",
      R"re((?i)Input type \(torch\.\w+\) and weight type \(torch\.cuda\.|Input type \(torch\.cuda\.\w+\) and weight type \(torch\.\w+\)|expected\b.{0,40}\b(?:cuda|gpu)\b.{0,40}\bgot\b.{0,30}\bcpu\b|expected\b.{0,40}\bcpu\b.{0,40}\bgot\b.{0,30}\bcuda\b|is on CPU, but expected .{0,30}(?:GPU|CUDA)|Placeholder storage has not been allocated on MPS device)re",
      "RuntimeError: Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same"},
+    // Round 8 (corpus-1607): "2 processes (PID 1569 and 1570) on GPU0".
     {"memory_on_every_gpu", S::kWrongDeviceMemory, "",
-     R"re((?i)not (?:just|only) (?:on )?(?:GPU ?:?0|cuda:0)|(?:every|each|all|multiple|extra|many|several|explosion of|lots of) (?:\w+ )?(?:processe?s?|ranks?|workers?)\b.{0,60}(?:GPU ?:?0|cuda:0|first GPU|same GPU)|(?:extra|additional|unexpected) (?:processe?s?|memory|contexts?|allocations?) on (?:the )?(?:GPU ?:?0|cuda:0|first GPU))re",
+     R"re((?i)not (?:just|only) (?:on )?(?:GPU ?:?0|cuda:0)|(?:every|each|all|multiple|extra|many|several|explosion of|lots of) (?:\w+ )?(?:processe?s?|ranks?|workers?)\b.{0,60}(?:GPU ?:?0|cuda:0|first GPU|same GPU)|(?:extra|additional|unexpected) (?:processe?s?|memory|contexts?|allocations?) on (?:the )?(?:GPU ?:?0|cuda:0|first GPU)|\b(?:\d+|two|three|four|several|many) processes\b.{0,40}\bon (?:the )?(?:GPU ?:?0|cuda:0|first GPU)\b)re",
      "accelerate launch increases allocated memory on all GPUs, not just GPU:0, by amount proportional to total "
      "number of available GPUs",
      Tier::kProse},
@@ -411,6 +417,16 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)exceed(?:s|ed|ing)? (?:the |its |their |your |job |step |container |pod )?(?:\w+ )?memory limits?\b|memory limits? (?:exceeded|reached)|over (?:the |its )?memory limit|running beyond (?:the )?(?:physical|virtual) memory limits?)re",
      "slurmstepd: error: Job 42664148 exceeded memory limit (10889240 > 4194304), being killed",
      Tier::kFamily, LineDomain::kHost},
+    // An allocator that compares the request with the whole memory ("alloc size : 301990400 is more than total
+    // mem size : 29464985600": MindSpore's dynamic allocator on a GPU or an NPU); the domain from the log. Round 8,
+    // corpus-1584:
+    {"allocation_over_total_memory", S::kMemoryFamily, "",
+     R"re((?i)\b(?:alloc(?:ation)?|request(?:ed)?|malloc) size\W{1,4}\d+\b.{0,60}\b(?:is )?(?:more|larger|greater|bigger) than (?:the )?(?:total|available|free|max(?:imum)?) (?:\w+ )?mem(?:ory)?\b)re",
+     "[ERROR] PRE_ACT(54175,fffdbcff91e0,python):2024-10-22-11:24:55.301.443 "
+     "[mindspore/ccsrc/backend/common/mem_reuse/mem_dynamic_allocator.cc:392] AddMemBlockAndMemBufByEagerFree] "
+     "TotalUsedMemStatistics : 29356337664 plus TotalUsedByEventMemStatistics : 0 and plus alloc size : 301990400 is "
+     "more than total mem size : 29464985600.",
+     Tier::kFamily},
     {"bad_alloc_family", S::kMemoryFamily, "",
      R"re((?i)\bbad_alloc\b|\bbad allocation\b|\bMemoryError\b|java heap space|\bmalloc\(?\)? failed|failed to malloc)re",
      "terminate called after throwing an instance of 'std::bad_alloc'", Tier::kFamily, LineDomain::kHost},
@@ -487,7 +503,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)driver on your system is too old|CUDA driver version is insufficient|cudaErrorInsufficientDriver|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|forward compatibility was attempted|Driver/library version mismatch|couldn.{1,3}t communicate with the NVIDIA driver|fabric[ _-]?manager|Found no NVIDIA driver|unsupported display driver|PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|CUDA_ERROR_INVALID_PTX|cudaErrorInvalidPtx|kernel module .{0,40}does not match|NVIDIA kernel module.{0,60}not (?:loaded|found)|system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY|could not select device driver|Unknown runtime specified nvidia|nvidia-container-cli: .{0,40}(?:error|failed)|Failed to initialize NVML|libnvidia-ml\.so|failed call to cuInit: CUDA_ERROR_(?:UNKNOWN|NOT_INITIALIZED|OPERATING_SYSTEM|COMPAT_NOT_SUPPORTED_ON_DEVICE))re",
      "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11000)."},
     {"cuda_library_missing", S::kCudaLibraryMismatch, "",
-     R"re((?i)Could not load dynamic library '?(?:lib)?(?:cu|nccl|nvrtc|nvjpeg|nvToolsExt|nvinfer)|lib(?:cu\w*|nvrtc\w*|nccl\w*|nvjpeg\w*)\.so[.\d]*: cannot open shared object file|Cannot dlopen some GPU libraries|no kernel image is available for execution|Loaded runtime Cu\w* library: [\d.]+.{0,40} but source was compiled with|cuDNN compiled .{0,40}versions? mismatch|CUDNN_STATUS_VERSION_MISMATCH|DNN library is not found|Torch not compiled with CUDA enabled|can'?t load C\+\+/CUDA extensions|\b(?:built|compiled|build) without (?:CUDA|GPU|cuDNN)\b|CUDA Setup failed|\b(?:not|wasn'?t|was not|isn'?t|is not) (?:been )?(?:built|build|compiled) with (?:CUDA|cuDNN|GPU)\b|lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so[.\d]*'?,? (?:was )?not found|(?:not able|unable|cannot|can'?t|could ?n[o']t|failed) to (?:find|locate|load) '?lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so|is not compatible with the current PyTorch installation|undefined symbol: \w*(?:cuda|cudnn|nccl|cublas)\w*|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice|version mismatch between (?:cuDNN|CUDA)|cuDNN version incompatibility|Found cuDNN version \d+.{0,80}(?:built|compiled) against|Outdated cuDNN installation|(?:could ?n[o']t|cannot|can'?t|unable to|failed to) open (?:the )?(?:CUDA |cuDNN |dynamic |shared )?library '?lib(?:cu|nvrtc|nccl|nvjpeg|nvinfer))re",
+     R"re((?i)Could not load dynamic library '?(?:lib)?(?:cu|nccl|nvrtc|nvjpeg|nvToolsExt|nvinfer)|lib(?:cu\w*|nvrtc\w*|nccl\w*|nvjpeg\w*)\.so[.\d]*: cannot open shared object file|Cannot dlopen some GPU libraries|no kernel image is available for execution|Loaded runtime Cu\w* library: [\d.]+.{0,40} but source was compiled with|cuDNN compiled .{0,40}versions? mismatch|CUDNN_STATUS_VERSION_MISMATCH|DNN library is not found|Torch not compiled with CUDA enabled|can'?t load C\+\+/CUDA extensions|\b(?:built|compiled|build) without (?:CUDA|GPU|cuDNN)\b|CUDA Setup failed|\b(?:not|wasn'?t|was not|isn'?t|is not) (?:been )?(?:built|build|compiled) with (?:CUDA|cuDNN|GPU)\b|lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so[.\d]*'?,? (?:was )?not found|(?:not able|unable|cannot|can'?t|could ?n[o']t|failed) to (?:find|locate|load) '?lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so|is not compatible with the current PyTorch installation|undefined symbol: \w*(?:cuda|cudnn|nccl|cublas)\w*|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice|version mismatch between (?:cuDNN|CUDA)|cuDNN version incompatibility|Found cuDNN version \d+.{0,80}(?:built|compiled) against|cuDNN version mismatch|\b(?:compiled|built|linked) against (?:cuDNN |CUDA )?v?[\d.]+,? but (?:linked|loaded|found|running)(?: against| with)? (?:cuDNN |CUDA )?v?[\d.]+|Outdated cuDNN installation|(?:could ?n[o']t|cannot|can'?t|unable to|failed to) open (?:the )?(?:CUDA |cuDNN |dynamic |shared )?library '?lib(?:cu|nvrtc|nccl|nvjpeg|nvinfer))re",
      "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
      "'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file: No such file or directory"},
 
@@ -498,6 +514,13 @@ constexpr Pattern kPatterns[] = {
     {"not_memory_cuda_error", S::kNotMemory, "",
      R"re((?i)illegal memory access|Memory access fault by GPU|device-side assert|misaligned address|unspecified launch failure|an illegal instruction|CUDNN_STATUS_(?:NOT_SUPPORTED|EXECUTION_FAILED|BAD_PARAM|MAPPING_ERROR)|CUBLAS_STATUS_(?:EXECUTION_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|INTERNAL_ERROR|NOT_SUPPORTED)|CUDA error: invalid (?:configuration|resource handle|value)|cudaErrorLaunchFailure|CUDA_ERROR_ILLEGAL_ADDRESS|Watchdog caught collective operation timeout|NCCL (?:error|WARN).{0,80}(?:unhandled system error|remote process exited|Connection (?:closed|reset|refused))|Segmentation fault|SIGSEGV|Floating point exception)re",
      "RuntimeError: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous input."},
+
+    // A launcher's or a shell's code for a segmentation fault (return code -11, signal 11, 128 + 11 = 139): the
+    // process crashed, nothing killed it for memory; the launcher's own words, so they speak before a person's
+    // "the process was killed" on the same line. Round 8, corpus-1579 (a DeepSpeed launcher) and corpus-1356:
+    {"segfault_exit_code", S::kNotMemory, "",
+     R"re((?i)(?:return|exit|run) ?code ?[=:]? ?-11\b|exit(?:ed with)? (?:code|status) 139\b|killed by signal: Segmentation fault|(?:exited on|terminated by|died with|received|got|by) signal:? 11\b)re",
+     "*** Received signal 11 ***"},
 
     // Limits that are not the machine's memory running out (round 7): an arena the program sized itself (ggml's
     // context pool, scratch memory and graph buffers: a sizing bug fixed in the code, whatever the machine has),
@@ -564,8 +587,11 @@ constexpr Pattern kPatterns[] = {
     {"gpu_mentioned", S::kContextGpu, "",
      R"re((?i)\bcuda|\bgpu|cudnn|cublas|nvidia|\bvram\b|\bnccl\b|tensorrt|\bhip\b|rocm|thrust::|device memory|video memory|graphics card|\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan|hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b)re",
      "Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 7000 MB memory)"},
+    // Round 8: "a signal that kills its execution" is a kill, the host's (corpus-1572); a worker is a process of
+    // the host (a DataLoader's, Dask's, Ray's, Celery's), so a log that names workers and no GPU is the host's
+    // (corpus-1632: of the 44 development rows that name a worker and no GPU word, 39 are the host's, 5 not memory).
     {"host_mentioned", S::kContextHost, "",
-     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:get|gets|got|was|is|being|getting) killed\b|\bJVMs?\b|\bprocess(?:'s)? memory\b|\bmemory of (?:a |the |each |every )?(?:running )?(?:\w+ )?process\b|\bcompil\w+ (?:process|worker|job)(?:es|s)?\b|\bsystem (?:has|have|had) (?:\w+ )?memory\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b|tcmalloc|jemalloc|mimalloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b)re",
+     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:get|gets|got|was|is|being|getting) killed\b|\bJVMs?\b|\bprocess(?:'s)? memory\b|\bmemory of (?:a |the |each |every )?(?:running )?(?:\w+ )?process\b|\bcompil\w+ (?:process|worker|job)(?:es|s)?\b|\bsystem (?:has|have|had) (?:\w+ )?memory\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b|tcmalloc|jemalloc|mimalloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b|\bworkers?\b|\bsignal (?:that |which )?kill(?:s|ed)\b|\bkill(?:s|ed) (?:its|the|my|our|their) (?:execution|process|job|program)\b)re",
      "2024-01-01 10:00:00 INFO Using CPUExecutionProvider"},
     {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL\d?\b|microsoft-standard|/usr/lib/wsl/)re",
      "Linux version 5.15.90.1-microsoft-standard-WSL2"},
@@ -583,7 +609,7 @@ constexpr const char* kPrefilter =
     R"re(not a failure|benign|exhausted|nccl|cudnn|blas|not_initialized|dnn library|bus error|sigbus|/dev/shm|)re"
     R"re(</torch_|killed|\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb|sigkill|exit|enomem|leak|continuous|constant|)re"
     R"re(steady|gradual|slow|\xe6\x98\xbe\xe5\xad\x98|device|gpu|cuda:0|map_location|driver|forward compat|ptx|)re"
-    R"re(kernel module|error 80|library|shared object|dlopen|kernel image|version|compiled with|compatible|)re"
+    R"re(kernel module|error 80|library|shared object|dlopen|kernel image|version|compiled with|compatible|compiled against|built against|linked against|)re"
     R"re(undefined symbol|no_binary|nokernelimage|illegal|assert|misaligned|launch|_status_|invalid|watchdog|)re"
     R"re(segmentation|sigsegv|floating point|(?-i:\d ?Mi?B)|tensorflow|tf\.config|keras|jax|external/xla|flax|torch|)re"
     R"re(c10/cuda|dali|cupy|xgboost|numba|cudasupporterror|expandable_segments|pin_memory|wsl|microsoft|)re"
@@ -596,7 +622,7 @@ constexpr const char* kPrefilter =
     R"re(system memory|sigbus|(?-i:Killed)|137|sum total|allocation|\xe6\xb3\x84|fragment|labmate|colleague|)re"
     R"re(two \w+ processes|another process|\xe4\xbb\x8d\xe7\x84\xb6|fabric|communicate|taken|thrust|cnmem|)re"
     R"re(\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98|reserved|cgroup|\brss\b|heap|slurmstepd|)re"
-    R"re(\bsrun\b|ulimit|memlock|kills|grid ?search|hyper-?param|sweep|even (?:\w+ ){0,3}batch|shm[_-]size|ipc.host|)re"
+    R"re(\bsrun\b|ulimit|memlock|kills|worker|grid ?search|hyper-?param|sweep|even (?:\w+ ){0,3}batch|shm[_-]size|ipc.host|)re"
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
     R"re(outofhostmemory|out_of_host_memory|out_of_me|ioaf|not enough space|jetsam|out of resource|resources requested|launchoutofresources|launch_out_of_resources|)re"
     R"re(jvm|arena_extend|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b)re";
