@@ -19,21 +19,56 @@ uint64_t CudaAllocationSize(uint64_t size) {
 CudaCachingAllocator::CudaCachingAllocator(CudaAllocatorConfig config) : config_(config) {}
 
 int CudaCachingAllocator::NewBlock(const Block& b) {
+  Block fresh = b;
+  fresh.pooled = false;
+  fresh.stamp = 0;  // Insert gives every entry a stamp from 1 up: 0 matches none
   if (!free_ids_.empty()) {
     int id = free_ids_.back();
     free_ids_.pop_back();
-    blocks_[id] = b;
+    blocks_[id] = fresh;
     return id;
   }
-  blocks_.push_back(b);
+  blocks_.push_back(fresh);
   return static_cast<int>(blocks_.size()) - 1;
 }
 
 void CudaCachingAllocator::Insert(int b) {
-  blocks_[b].in_pool = PoolOf(blocks_[b].small).insert({blocks_[b].size, blocks_[b].addr, b}).first;
+  Block& block = blocks_[b];
+  block.pooled = true;
+  block.stamp = ++next_stamp_;
+  auto [it, created] = PoolOf(block.small).try_emplace(block.size);
+  Bucket& bucket = it->second;
+  if (created && !spare_heaps_.empty()) {  // reuse an emptied bucket's storage
+    bucket.heap = std::move(spare_heaps_.back());
+    spare_heaps_.pop_back();
+  }
+  if (bucket.heap.size() > 2 * static_cast<size_t>(bucket.live) + 16) {  // mostly stale: keep the live
+    std::erase_if(bucket.heap, [&](const HeapEntry& e) { return !Live(e); });
+    std::make_heap(bucket.heap.begin(), bucket.heap.end(), std::greater<>());
+  }
+  bucket.heap.push_back({block.addr, b, block.stamp});
+  std::push_heap(bucket.heap.begin(), bucket.heap.end(), std::greater<>());
+  ++bucket.live;
 }
 
-void CudaCachingAllocator::Erase(int b) { PoolOf(blocks_[b].small).erase(blocks_[b].in_pool); }
+void CudaCachingAllocator::Erase(int b) {
+  Block& block = blocks_[b];
+  block.pooled = false;
+  Pool& pool = PoolOf(block.small);
+  auto it = pool.find(block.size);
+  if (--it->second.live > 0) return;
+  it->second.heap.clear();
+  spare_heaps_.push_back(std::move(it->second.heap));
+  pool.erase(it);
+}
+
+const CudaCachingAllocator::HeapEntry& CudaCachingAllocator::Top(Bucket& bucket) {
+  while (!Live(bucket.heap.front())) {
+    std::pop_heap(bucket.heap.begin(), bucket.heap.end(), std::greater<>());
+    bucket.heap.pop_back();
+  }
+  return bucket.heap.front();
+}
 
 bool CudaCachingAllocator::IsExpandableTail(int b) const {
   return config_.expandable_segments && last_[blocks_[b].small ? 1 : 0] == b;
@@ -41,20 +76,31 @@ bool CudaCachingAllocator::IsExpandableTail(int b) const {
 
 int CudaCachingAllocator::GetFreeBlock(uint64_t size, bool small) {
   Pool& pool = PoolOf(small);
-  auto it = pool.lower_bound({size, 0, 0});
+  auto it = pool.lower_bound(size);
   if (it == pool.end()) return -1;
+  int b = Top(it->second).block;
+  uint64_t found = it->first;
   // Best fit counts the free end of an expandable segment as the size it can
-  // grow to, so any other block that holds the request comes first.
-  if (IsExpandableTail(std::get<2>(*it))) {
-    auto next = std::next(it);
-    if (next != pool.end()) it = next;
+  // grow to, so any other block that holds the request comes first: the next
+  // block in (size, address) order, in this bucket or the next.
+  if (IsExpandableTail(b)) {
+    Bucket& bucket = it->second;
+    if (bucket.live > 1) {
+      const HeapEntry tail = bucket.heap.front();
+      std::pop_heap(bucket.heap.begin(), bucket.heap.end(), std::greater<>());
+      bucket.heap.pop_back();
+      b = Top(bucket).block;
+      bucket.heap.push_back(tail);
+      std::push_heap(bucket.heap.begin(), bucket.heap.end(), std::greater<>());
+    } else if (auto next = std::next(it); next != pool.end()) {
+      b = Top(next->second).block;
+      found = next->first;
+    }
   }
   // Do not return an oversized block for a small request, nor a block much
   // larger than an oversized request.
-  const uint64_t found = std::get<0>(*it);
   if (size < config_.max_split_size && found >= config_.max_split_size) return -1;
   if (size >= config_.max_split_size && found >= size + kLargeBuffer) return -1;
-  int b = std::get<2>(*it);
   Erase(b);
   return b;
 }

@@ -32,7 +32,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory_resource>
-#include <set>
+#include <map>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -80,23 +80,40 @@ class CudaCachingAllocator {
   const CudaAllocatorStats& stats() const { return stats_; }
 
  private:
-  using PoolKey = std::tuple<uint64_t, uint64_t, int>;  // (size, addr, block): best fit, lowest address first
-  // The pools' tree nodes come from a free list (a step frees and inserts
-  // blocks hundreds of thousands of times).
-  using Pool = std::pmr::set<PoolKey>;
+  // A pool: the free blocks by size, and per size a min-heap of (address,
+  // block) — best fit, lowest address first. A block leaves its heap lazily:
+  // Erase only marks it, and stale entries are dropped when they reach the
+  // top or when they outnumber the live ones. (A step frees and inserts blocks
+  // hundreds of thousands of times; a tree of (size, address) nodes spent
+  // most of a replay allocating and rebalancing.)
+  struct HeapEntry {
+    uint64_t addr;
+    int block;
+    uint32_t stamp;  // the block's stamp when it was inserted
+    bool operator>(const HeapEntry& o) const { return addr > o.addr; }
+  };
+  struct Bucket {
+    std::vector<HeapEntry> heap;  // std::push_heap with greater: lowest address on top
+    int live = 0;                 // entries whose block is still pooled with that stamp
+  };
+  using Pool = std::pmr::map<uint64_t, Bucket>;  // by block size; no bucket without a live entry
   struct Block {
     uint64_t addr = 0;
     uint64_t size = 0;
     bool small = false;
     bool allocated = false;
+    bool pooled = false;  // free and in its pool
+    uint32_t stamp = 0;   // set by Insert; identifies the block's current heap entry
     int prev = -1, next = -1;  // address neighbours within the segment
-    Pool::iterator in_pool;    // while free and pooled
   };
 
   int NewBlock(const Block& b);
   Pool& PoolOf(bool small) { return small ? small_pool_ : large_pool_; }
   void Insert(int b);
   void Erase(int b);
+  bool Live(const HeapEntry& e) const { return blocks_[e.block].pooled && blocks_[e.block].stamp == e.stamp; }
+  // The bucket's lowest-address live entry, after dropping stale ones above it.
+  const HeapEntry& Top(Bucket& bucket);
   int GetFreeBlock(uint64_t size, bool small);
   int AllocSegment(uint64_t size, bool small);
   int ExpandSegment(uint64_t size, bool small);
@@ -108,6 +125,8 @@ class CudaCachingAllocator {
   CudaAllocatorStats stats_;
   std::vector<Block> blocks_;
   std::vector<int> free_ids_;
+  uint32_t next_stamp_ = 0;
+  std::vector<std::vector<HeapEntry>> spare_heaps_;  // storage of buckets that emptied
   std::pmr::unsynchronized_pool_resource nodes_;
   Pool small_pool_{&nodes_}, large_pool_{&nodes_};
   uint64_t next_addr_ = 0;
