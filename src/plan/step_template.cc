@@ -502,7 +502,22 @@ struct BatchPlanner::Impl {
     return Status::Ok();
   }
 
+  // Searches and advice ask the same plan again (split's strategies, the
+  // answer's plan and its range): the last few plans are kept whole.
+  static constexpr size_t kRecentPlans = 4;
   Result<StepPlan> Plan(const PlanOptions& o) REQUIRES(mu) {
+    std::string key = OptionSetKey(o) + "batch=" + (o.batch ? std::to_string(*o.batch) : "none");
+    for (const auto& [k, p] : recent_plans) {
+      if (k == key) return p;
+    }
+    Result<StepPlan> p = NewPlan(o);
+    if (!p) return p;
+    if (recent_plans.size() == kRecentPlans) recent_plans.erase(recent_plans.begin());
+    recent_plans.emplace_back(std::move(key), *p);
+    return p;
+  }
+
+  Result<StepPlan> NewPlan(const PlanOptions& o) REQUIRES(mu) {
     if (!Replayable(o)) return Full(o, nullptr);
     const int64_t n = *o.batch;
     Entry& e = EntryFor(o);
@@ -576,6 +591,7 @@ struct BatchPlanner::Impl {
   std::map<std::string, Entry> entries GUARDED_BY(mu);
   std::map<std::string, ConcreteShapes> shapes GUARDED_BY(mu);
   std::vector<std::pair<std::string, std::unique_ptr<ConcreteShapes>>> recent_shapes GUARDED_BY(mu);
+  std::vector<std::pair<std::string, StepPlan>> recent_plans GUARDED_BY(mu);
   BatchPlanner::Stats stats GUARDED_BY(mu);
 };
 
