@@ -172,12 +172,18 @@ Result<FitResult> FindMaxBatch(const PlanFunction& plan, const plan::PlanOptions
     if (Status s = learn(2); !s) return MakeError(s.error());
   }
   // Memory is close to affine in the batch: aim where the chord through two
-  // planned points crosses the budget, plan the aim and its neighbour, repeat
-  // on the narrowed bracket. Bisect when an aim did not halve the bracket.
+  // planned points crosses the budget, plan the aim and its neighbour (the
+  // aim is the chord's answer: the neighbour confirms it), repeat on the
+  // narrowed bracket. Bisect when an aim did not halve the bracket. The
+  // caching allocator makes the curve a staircase, where a chord from an end
+  // just under the budget creeps up one batch at a time: an aim stays an
+  // eighth of the bracket away from its ends, and a bisection or an aim at
+  // the limit is planned without its neighbour.
   bool bisect_next = false;
   while (lo >= 1 && !done()) {
     const int64_t width_before = hi < 0 ? -1 : hi - lo;
     int64_t aim;
+    bool predicted = false;
     if (bisect_next) {
       aim = lo + (hi - lo) / 2;
     } else {
@@ -191,8 +197,14 @@ Result<FitResult> FindMaxBatch(const PlanFunction& plan, const plan::PlanOptions
       if (slope > 0) {
         const long double steps = std::floor(room / slope);
         aim = steps >= static_cast<long double>(limit) ? limit : lo + static_cast<int64_t>(steps);
+        predicted = aim < limit;
       } else {
         aim = limit;  // flat so far: try the limit, bisect if it does not fit
+      }
+      if (hi > 0) {
+        const int64_t margin = (hi - lo) / 8;
+        if (aim < lo + margin || aim > hi - margin) predicted = false;
+        aim = std::clamp(aim, lo + margin, hi - margin);
       }
     }
     aim = std::max(aim, lo + 1);
@@ -200,7 +212,7 @@ Result<FitResult> FindMaxBatch(const PlanFunction& plan, const plan::PlanOptions
     aim = std::min(aim, limit);
     if (Status s = learn(aim); !s) return MakeError(s.error());
     const int64_t neighbour = lo == aim ? aim + 1 : aim - 1;
-    if (neighbour > lo && neighbour <= limit && (hi < 0 || neighbour < hi)) {
+    if (predicted && neighbour > lo && neighbour <= limit && (hi < 0 || neighbour < hi)) {
       if (Status s = learn(neighbour); !s) return MakeError(s.error());
     }
     const int64_t width_after = hi < 0 ? -1 : hi - lo;
