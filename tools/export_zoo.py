@@ -7,8 +7,13 @@ batch axis named "batch". All initializers are then marked as external data poin
 <name>.onnx.data, and that data file is NOT written: the planner needs shapes, not weights,
 and the files stay a few kilobytes to a few hundred kilobytes each.
 
+Each file then carries ONNX's own shape inference (value_info for every tensor, the options the
+planner's importer uses): the binary embeds these files and skips that inference when it loads
+a zoo model by name, which would otherwise build ONNX's whole operator-schema registry on every
+start. `--annotate-only` adds the annotation to the files already in --out without exporting.
+
 Run with Debian's interpreter (it has torch 1.13, torchvision and onnx):
-    /usr/bin/python3 tools/export_zoo.py [--out data/zoo] [--opset 14] [MODEL...]
+    /usr/bin/python3 tools/export_zoo.py [--out data/zoo] [--opset 14] [--annotate-only] [MODEL...]
 """
 
 from __future__ import annotations
@@ -57,6 +62,24 @@ def strip_weights(model: onnx.ModelProto, data_file: str) -> int:
     return total
 
 
+def annotate_shapes(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """ONNX's shape inference with the options of src/plan/onnx_import.cc (no type check, not
+    strict, data propagation): the same library the planner links. Raises when a node output is
+    left without a type, so the binary never trusts a partial annotation."""
+    inferred = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False,
+                                                 data_prop=True)
+    typed = {v.name for v in inferred.graph.value_info} | {v.name for v in inferred.graph.output}
+    missing = [o for n in inferred.graph.node for o in n.output if o and o not in typed]
+    if missing:
+        raise RuntimeError("shape inference left %d tensors untyped (first: %s)" % (len(missing), missing[0]))
+    return inferred
+
+
+def save_annotated(proto: onnx.ModelProto, path: str) -> None:
+    with open(path, "wb") as f:  # onnx.save_model would look for the absent external data
+        f.write(annotate_shapes(proto).SerializeToString())
+
+
 def export_one(spec: models.ModelSpec, out_dir: str, opset: int) -> dict:
     module = spec.build()
     example = spec.example_inputs(2)
@@ -76,7 +99,7 @@ def export_one(spec: models.ModelSpec, out_dir: str, opset: int) -> dict:
     proto.doc_string = spec.description
     proto.producer_name = "oomguard tools/export_zoo.py (torch %s)" % torch.__version__
     path = os.path.join(out_dir, spec.name + ".onnx")
-    onnx.save_model(proto, path)  # the data file is deliberately not written
+    save_annotated(proto, path)  # the data file is deliberately not written
     # Shapes must infer through to the logits without the weights.
     inferred = onnx.shape_inference.infer_shapes(proto)
     out_type = inferred.graph.output[0].type.tensor_type
@@ -109,8 +132,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "data", "zoo"))
     parser.add_argument("--opset", type=int, default=14)
+    parser.add_argument("--annotate-only", action="store_true",
+                        help="add ONNX's shape inference to the files in --out, export nothing")
     parser.add_argument("names", nargs="*", help="models to export (default: all)")
     args = parser.parse_args()
+    if args.annotate_only:
+        for name in sorted(f[:-5] for f in os.listdir(args.out) if f.endswith(".onnx")):
+            if args.names and name not in args.names:
+                continue
+            path = os.path.join(args.out, name + ".onnx")
+            save_annotated(onnx.load(path, load_external_data=False), path)
+            print("%-20s %8d bytes" % (name, os.path.getsize(path)))
+        return 0
     names = args.names or list(models.SPECS)
     unknown = [n for n in names if n not in models.SPECS]
     if unknown:

@@ -73,7 +73,15 @@ inline bool IsParam(const Model& m, int id) {
   return id >= 0 && (m.tensors[id].kind == TensorKind::kParameter || m.tensors[id].kind == TensorKind::kBuffer);
 }
 
+// Where the importer takes the symbolic shapes from.
+enum class ShapeSource {
+  kInfer,   // ONNX's shape inference, run on the model (any file a user gives)
+  kStored,  // the file's own value_info, written by that same inference (the embedded zoo:
+            // tools/export_zoo.py); skips building ONNX's operator-schema registry
+};
+
 // Parses an ONNX model from memory. `name` labels errors and the plan.
-Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::string_view name);
+Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::string_view name,
+                                                ShapeSource shapes = ShapeSource::kInfer);
 
 }  // namespace oomguard::plan

@@ -151,7 +151,7 @@ class Builder {
 
 }  // namespace
 
-Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::string_view name) {
+Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::string_view name, ShapeSource shapes) {
   const std::string label(name);
   if (bytes.empty()) return MakeError(label + ": empty file, not an ONNX model");
   onnx::ModelProto proto;
@@ -319,10 +319,13 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
   // ONNX's own shape inference: symbolic shapes for every tensor it can reach.
   // Node-level failures are tolerated (error_mode 0); the planner's own shape
   // pass fills what ONNX cannot (e.g. Reshape targets computed from Shape).
-  try {
-    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/true);
-    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception&) {
+  // A stored annotation is what this call wrote (planner_test checks the zoo).
+  if (shapes == ShapeSource::kInfer) {
+    try {
+      onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/true);
+      onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
+    } catch (const std::exception&) {
+    }
   }
   for (const auto& vi : proto.graph().value_info()) {
     int id = b.Find(vi.name());

@@ -70,7 +70,7 @@ Result<std::shared_ptr<const Model>> LoadModel(std::string_view path_or_zoo_name
     return ParseModel(*bytes, path);
   }
   for (const ZooFile& z : ZooFiles()) {
-    if (z.name == path) return ParseModel(z.bytes, path);
+    if (z.name == path) return ParseModel(z.bytes, path, ShapeSource::kStored);
   }
   bool looks_like_path = path.find('/') != std::string::npos || path.find('.') != std::string::npos;
   if (looks_like_path) return MakeError(path + ": no such file");

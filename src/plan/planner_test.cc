@@ -6,10 +6,12 @@
 #include <algorithm>
 
 #include "conv_scratch_table.h"
+#include "model.h"
 #include "saved_tensor_rules.h"
 #include "shapes.h"
 #include "test_graphs.h"
 #include "training_step.h"
+#include "zoo.h"
 
 namespace oomguard::plan {
 namespace {
@@ -45,6 +47,34 @@ PlanOptions Cpu(int64_t batch, Optimizer opt = Optimizer::kSgd) {
   o.target = Target::kCpu;
   o.optimizer = opt;
   return o;
+}
+
+// The embedded zoo is loaded with the shapes stored in each file (no ONNX shape inference at
+// start-up): they must be exactly what the inference finds, tensor by tensor. A file exported
+// without the annotation (tools/export_zoo.py) loses every activation's shape and fails here.
+TEST(Zoo, StoredShapesAreWhatOnnxShapeInferenceFinds) {
+  ASSERT_FALSE(ZooFiles().empty());
+  for (const ZooFile& z : ZooFiles()) {
+    SCOPED_TRACE(z.name);
+    auto inferred = ParseModel(z.bytes, z.name, ShapeSource::kInfer);
+    auto stored = ParseModel(z.bytes, z.name, ShapeSource::kStored);
+    ASSERT_TRUE(inferred.ok() && stored.ok());
+    const Model& a = **inferred;
+    const Model& b = **stored;
+    ASSERT_EQ(a.tensors.size(), b.tensors.size());
+    int shaped = 0;
+    for (size_t i = 0; i < a.tensors.size(); ++i) {
+      const TensorInfo& x = a.tensors[i];
+      const TensorInfo& y = b.tensors[i];
+      ASSERT_EQ(x.name, y.name);
+      EXPECT_EQ(x.dtype, y.dtype) << x.name;
+      EXPECT_EQ(x.has_shape, y.has_shape) << x.name;
+      EXPECT_EQ(x.dims, y.dims) << x.name;
+      EXPECT_EQ(x.dim_symbols, y.dim_symbols) << x.name;
+      shaped += x.kind == TensorKind::kActivation && x.has_shape;
+    }
+    EXPECT_GT(shaped, 0);
+  }
 }
 
 TEST(Planner, MlpSgdPeaksInBackwardAtTheFirstLayersGradients) {
@@ -1397,7 +1427,9 @@ TEST(Planner, OpsWithoutGradientInputsKeepNothing) {
   StepPlan p = MustPlan(g.Bytes(), Cpu(4));
   EXPECT_TRUE(p.uncovered.empty());
   for (const auto& l : p.layers) {
-    if (l.name == "mystery") EXPECT_EQ(l.saved_bytes, 0u);
+    if (l.name == "mystery") {
+      EXPECT_EQ(l.saved_bytes, 0u);
+    }
   }
 }
 
