@@ -2,7 +2,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 
 #include "shape_pass.h"
 
@@ -51,6 +54,66 @@ bool Broadcast(const Dims& a_in, const Dims& b_in, Dims* out) {
 
 int64_t NormAxis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
 
+// What an elementwise op computes on small known values (shape arithmetic).
+struct ElementArgs {
+  const double* x;  // one per input
+  bool integer;     // the result's type is not floating
+  bool fmod;        // Mod's attribute
+};
+struct ElementwiseOp {
+  int arity = 2;          // inputs the value rule reads (Where: 3)
+  bool bool_result = false;
+  std::optional<double> (*value)(ElementArgs) = nullptr;  // nullptr: no value rule
+};
+
+const std::unordered_map<std::string_view, ElementwiseOp>& ElementwiseOps() {
+  using R = std::optional<double>;
+  static const auto* ops = new std::unordered_map<std::string_view, ElementwiseOp>{
+      {"Add", {2, false, [](ElementArgs a) -> R { return a.x[0] + a.x[1]; }}},
+      {"Sub", {2, false, [](ElementArgs a) -> R { return a.x[0] - a.x[1]; }}},
+      {"Mul", {2, false, [](ElementArgs a) -> R { return a.x[0] * a.x[1]; }}},
+      {"Div", {2, false, [](ElementArgs a) -> R {
+                 return a.x[1] == 0 ? 0 : (a.integer ? std::trunc(a.x[0] / a.x[1]) : a.x[0] / a.x[1]);
+               }}},
+      {"Pow", {2, false, [](ElementArgs a) -> R { return std::pow(a.x[0], a.x[1]); }}},
+      {"Max", {2, false, [](ElementArgs a) -> R { return std::max(a.x[0], a.x[1]); }}},
+      {"Min", {2, false, [](ElementArgs a) -> R { return std::min(a.x[0], a.x[1]); }}},
+      // fmod=0: the sign of the divisor (Python's %, what F.pad's "round up to a multiple" exports).
+      {"Mod", {2, false, [](ElementArgs a) -> R {
+                 if (a.x[1] == 0) return std::nullopt;
+                 return a.fmod ? std::fmod(a.x[0], a.x[1]) : a.x[0] - std::floor(a.x[0] / a.x[1]) * a.x[1];
+               }}},
+      {"Where", {3, false, [](ElementArgs a) -> R { return a.x[0] != 0 ? a.x[1] : a.x[2]; }}},
+      {"Equal", {2, true, [](ElementArgs a) -> R { return a.x[0] == a.x[1]; }}},
+      {"Less", {2, true, [](ElementArgs a) -> R { return a.x[0] < a.x[1]; }}},
+      {"Greater", {2, true, [](ElementArgs a) -> R { return a.x[0] > a.x[1]; }}},
+      {"GreaterOrEqual", {2, true, [](ElementArgs a) -> R { return a.x[0] >= a.x[1]; }}},
+      {"LessOrEqual", {2, true, [](ElementArgs a) -> R { return a.x[0] <= a.x[1]; }}},
+      {"And", {2, true, [](ElementArgs a) -> R { return a.x[0] != 0 && a.x[1] != 0; }}},
+      {"Or", {2, true, [](ElementArgs a) -> R { return a.x[0] != 0 || a.x[1] != 0; }}},
+      {"Xor", {2, true, [](ElementArgs a) -> R { return (a.x[0] != 0) != (a.x[1] != 0); }}},
+      {"Sum", {2, false, nullptr}},
+  };
+  return *ops;
+}
+
+// The unary ops whose small known values are computed.
+const std::unordered_map<std::string_view, double (*)(double)>& UnaryValueOps() {
+  static const auto* ops = new std::unordered_map<std::string_view, double (*)(double)>{
+      {"Identity", [](double x) { return x; }},
+      {"Neg", [](double x) { return -x; }},
+      {"Abs", [](double x) { return std::fabs(x); }},
+      {"Floor", [](double x) { return std::floor(x); }},
+      {"Ceil", [](double x) { return std::ceil(x); }},
+      {"Round", [](double x) { return std::nearbyint(x); }},  // half to even, as ONNX
+      {"Sqrt", [](double x) { return std::sqrt(x); }},
+      {"Not", [](double x) { return x == 0 ? 1.0 : 0.0; }},
+      {"Sign", [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }},
+      {"Relu", [](double x) { return std::max(x, 0.0); }},
+  };
+  return *ops;
+}
+
 class ShapePass {
  public:
   ShapePass(const Model& m, ConcreteShapes* s) : m_(m), s_(*s) {}
@@ -98,17 +161,12 @@ class ShapePass {
     o->value = std::move(v);
   }
 
-  // Same shape as input 0.
-  void Unary(const NodeInfo& n) {
-    ConcreteTensor* a = In(n, 0);
-    if (!a) return;
-    for (size_t i = 0; i < n.outputs.size(); ++i) Set(n, i, a->dims, i == 0 ? a->dtype : kBool);
-  }
-
+  // Broadcast to one shape; small results get their values (shape arithmetic).
   void Elementwise(const NodeInfo& n) {
-    if (n.inputs.empty()) return;
+    auto rule = ElementwiseOps().find(n.op_type);
+    if (n.inputs.empty() || rule == ElementwiseOps().end()) return;
+    const ElementwiseOp& op = rule->second;
     Dims d;
-    int dtype = kFloat;
     bool first = true;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       ConcreteTensor* t = In(n, i);
@@ -120,24 +178,19 @@ class ShapePass {
         return;
       }
     }
-    const std::string& op = n.op_type;
-    bool is_where = op == "Where";
-    ConcreteTensor* typed = In(n, is_where ? 1 : 0);
-    dtype = typed->dtype;
-    if (op == "Equal" || op == "Greater" || op == "Less" || op == "And" || op == "Or" || op == "Xor" || op == "Not" ||
-        op == "GreaterOrEqual" || op == "LessOrEqual") {
-      dtype = kBool;
-    }
+    const int dtype = op.bool_result ? kBool : In(n, op.arity == 3 ? 1 : 0)->dtype;
     Set(n, 0, d, dtype);
-    // Values of small elementwise results (shape arithmetic).
     ConcreteTensor* o = Out(n, 0);
-    if (!o || !o->known || o->Elements() > kMaxValues) return;
+    if (op.value == nullptr || !o || !o->known || o->Elements() > kMaxValues) return;
     std::vector<const ConcreteTensor*> ins;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       ConcreteTensor* t = In(n, i);
       if (!t->has_value) return;
       ins.push_back(t);
     }
+    if (ins.size() < static_cast<size_t>(op.arity)) return;  // a malformed node
+    const bool integer = !IsFloat(dtype);
+    const bool fmod = Attr(n, "fmod", 0) != 0;
     size_t count = o->Elements();
     std::vector<double> v(count);
     for (size_t k = 0; k < count; ++k) {
@@ -158,474 +211,500 @@ class ShapePass {
         }
         args.push_back(idx < t->value.size() ? t->value[idx] : 0);
       }
-      bool integer = dtype != kFloat && dtype != kDouble && dtype != kFloat16 && dtype != kBfloat16;
-      double r = 0;
-      if (args.size() < (is_where ? 3u : 2u)) return;  // a malformed node
-      if (op == "Add") r = args[0] + args[1];
-      else if (op == "Sub") r = args[0] - args[1];
-      else if (op == "Mul") r = args[0] * args[1];
-      else if (op == "Div") r = args[1] == 0 ? 0 : (integer ? std::trunc(args[0] / args[1]) : args[0] / args[1]);
-      else if (op == "Equal") r = args[0] == args[1];
-      else if (op == "Where") r = args[0] != 0 ? args[1] : args[2];
-      else if (op == "Max") r = std::max(args[0], args[1]);
-      else if (op == "Min") r = std::min(args[0], args[1]);
-      else if (op == "Less") r = args[0] < args[1];
-      else if (op == "Greater") r = args[0] > args[1];
-      else if (op == "GreaterOrEqual") r = args[0] >= args[1];
-      else if (op == "LessOrEqual") r = args[0] <= args[1];
-      else if (op == "And") r = args[0] != 0 && args[1] != 0;
-      else if (op == "Or") r = args[0] != 0 || args[1] != 0;
-      else if (op == "Xor") r = (args[0] != 0) != (args[1] != 0);
-      else if (op == "Pow") r = std::pow(args[0], args[1]);
-      else if (op == "Mod") {
-        // fmod=0: the sign of the divisor (Python's %, what F.pad's "round up to a multiple" exports).
-        if (args[1] == 0) return;
-        r = Attr(n, "fmod", 0) != 0 ? std::fmod(args[0], args[1])
-                                    : args[0] - std::floor(args[0] / args[1]) * args[1];
-      } else return;
-      v[k] = r;
+      std::optional<double> r = op.value({args.data(), integer, fmod});
+      if (!r) return;
+      v[k] = *r;
     }
     SetValue(n, 0, std::move(v));
   }
 
   void Node(const NodeInfo& n) {
-    const std::string& op = n.op_type;
-    if (op == "Constant") {
-      // Already set from the model.
-      return;
-    }
-    if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "Erf" || op == "Sqrt" || op == "Exp" ||
-        op == "Log" || op == "Neg" || op == "Abs" || op == "Clip" || op == "LeakyRelu" || op == "Elu" ||
-        op == "HardSigmoid" || op == "HardSwish" || op == "Softmax" || op == "LogSoftmax" ||
-        op == "Identity" || op == "Reciprocal" || op == "Floor" || op == "Ceil" || op == "Round" ||
-        op == "Gelu" || op == "Celu" || op == "Selu" || op == "Softplus" || op == "Softsign" ||
-        op == "PRelu" || op == "InstanceNormalization" || op == "LRN" || op == "Mish" || op == "Sin" ||
-        op == "Cos" || op == "Not" || op == "LayerNormalization" || op == "Dropout" || op == "Atan" ||
-        op == "Sign" || op == "CumSum" || op == "Tan" || op == "Asin" || op == "Acos" || op == "Sinh" ||
-        op == "Cosh" || op == "Asinh" || op == "Acosh" || op == "Atanh" || op == "ThresholdedRelu" ||
-        op == "Shrink" || op == "IsNaN" || op == "IsInf" || op == "Trilu" || op == "ScatterND" ||
-        op == "ScatterElements" || op == "Scatter") {
-      ConcreteTensor* a = In(n, 0);
-      if (!a) return;
-      Set(n, 0, a->dims, op == "Not" || op == "IsNaN" || op == "IsInf" ? kBool : a->dtype);
-      if (op == "Dropout") Set(n, 1, a->dims, kBool);
-      if (op == "LayerNormalization") {
-        int64_t axis = NormAxis(Attr(n, "axis", -1), a->dims.size());
-        Dims stat = a->dims;
-        for (size_t i = std::max<int64_t>(axis, 0); i < stat.size(); ++i) stat[i] = 1;
-        Set(n, 1, stat, kFloat);
-        Set(n, 2, stat, kFloat);
+    // Constant outputs are set from the model; an op without a rule stays unknown.
+    auto rule = Rules().find(n.op_type);
+    if (rule != Rules().end()) (this->*(rule->second))(n);
+  }
+
+  using Rule = void (ShapePass::*)(const NodeInfo&);
+  // The shape rule of each ONNX op the pass knows.
+  static const std::unordered_map<std::string_view, Rule>& Rules() {
+    static const auto* rules = new std::unordered_map<std::string_view, Rule>{
+      {"Relu", &ShapePass::SameShape}, {"Sigmoid", &ShapePass::SameShape}, {"Tanh", &ShapePass::SameShape},
+      {"Erf", &ShapePass::SameShape}, {"Sqrt", &ShapePass::SameShape}, {"Exp", &ShapePass::SameShape},
+      {"Log", &ShapePass::SameShape}, {"Neg", &ShapePass::SameShape}, {"Abs", &ShapePass::SameShape},
+      {"Clip", &ShapePass::SameShape}, {"LeakyRelu", &ShapePass::SameShape}, {"Elu", &ShapePass::SameShape},
+      {"HardSigmoid", &ShapePass::SameShape}, {"HardSwish", &ShapePass::SameShape},
+      {"Softmax", &ShapePass::SameShape}, {"LogSoftmax", &ShapePass::SameShape},
+      {"Identity", &ShapePass::SameShape}, {"Reciprocal", &ShapePass::SameShape},
+      {"Floor", &ShapePass::SameShape}, {"Ceil", &ShapePass::SameShape}, {"Round", &ShapePass::SameShape},
+      {"Gelu", &ShapePass::SameShape}, {"Celu", &ShapePass::SameShape}, {"Selu", &ShapePass::SameShape},
+      {"Softplus", &ShapePass::SameShape}, {"Softsign", &ShapePass::SameShape},
+      {"PRelu", &ShapePass::SameShape}, {"InstanceNormalization", &ShapePass::SameShape},
+      {"LRN", &ShapePass::SameShape}, {"Mish", &ShapePass::SameShape}, {"Sin", &ShapePass::SameShape},
+      {"Cos", &ShapePass::SameShape}, {"Atan", &ShapePass::SameShape}, {"Sign", &ShapePass::SameShape},
+      {"CumSum", &ShapePass::SameShape}, {"Tan", &ShapePass::SameShape}, {"Asin", &ShapePass::SameShape},
+      {"Acos", &ShapePass::SameShape}, {"Sinh", &ShapePass::SameShape}, {"Cosh", &ShapePass::SameShape},
+      {"Asinh", &ShapePass::SameShape}, {"Acosh", &ShapePass::SameShape}, {"Atanh", &ShapePass::SameShape},
+      {"ThresholdedRelu", &ShapePass::SameShape}, {"Shrink", &ShapePass::SameShape},
+      {"Trilu", &ShapePass::SameShape}, {"ScatterND", &ShapePass::SameShape},
+      {"ScatterElements", &ShapePass::SameShape}, {"Scatter", &ShapePass::SameShape},
+      {"Not", &ShapePass::Predicate}, {"IsNaN", &ShapePass::Predicate}, {"IsInf", &ShapePass::Predicate},
+      {"Dropout", &ShapePass::DropoutShape}, {"LayerNormalization", &ShapePass::LayerNormShape},
+      {"Add", &ShapePass::Elementwise}, {"Sub", &ShapePass::Elementwise}, {"Mul", &ShapePass::Elementwise},
+      {"Div", &ShapePass::Elementwise}, {"Pow", &ShapePass::Elementwise}, {"Equal", &ShapePass::Elementwise},
+      {"Where", &ShapePass::Elementwise}, {"Max", &ShapePass::Elementwise}, {"Min", &ShapePass::Elementwise},
+      {"Greater", &ShapePass::Elementwise}, {"Less", &ShapePass::Elementwise}, {"And", &ShapePass::Elementwise},
+      {"Or", &ShapePass::Elementwise}, {"Xor", &ShapePass::Elementwise}, {"Mod", &ShapePass::Elementwise},
+      {"Sum", &ShapePass::Elementwise}, {"GreaterOrEqual", &ShapePass::Elementwise},
+      {"LessOrEqual", &ShapePass::Elementwise}, {"TopK", &ShapePass::TopK},
+      {"RandomUniformLike", &ShapePass::RandomLike}, {"RandomNormalLike", &ShapePass::RandomLike},
+      {"Cast", &ShapePass::Cast}, {"BatchNormalization", &ShapePass::BatchNorm}, {"Conv", &ShapePass::Window},
+      {"ConvTranspose", &ShapePass::Window}, {"MaxPool", &ShapePass::Window},
+      {"AveragePool", &ShapePass::Window}, {"LpPool", &ShapePass::Window},
+      {"GlobalAveragePool", &ShapePass::GlobalPool}, {"GlobalMaxPool", &ShapePass::GlobalPool},
+      {"GlobalLpPool", &ShapePass::GlobalPool}, {"Flatten", &ShapePass::Flatten}, {"Gemm", &ShapePass::Gemm},
+      {"MatMul", &ShapePass::MatMul}, {"Shape", &ShapePass::ShapeOf}, {"Size", &ShapePass::SizeOf},
+      {"Reshape", &ShapePass::Reshape}, {"Transpose", &ShapePass::Transpose},
+      {"Unsqueeze", &ShapePass::SqueezeOrUnsqueeze}, {"Squeeze", &ShapePass::SqueezeOrUnsqueeze},
+      {"Concat", &ShapePass::Concat}, {"Gather", &ShapePass::Gather}, {"Slice", &ShapePass::Slice},
+      {"Einsum", &ShapePass::Einsum}, {"GatherElements", &ShapePass::GatherElements},
+      {"DepthToSpace", &ShapePass::DepthSpace}, {"SpaceToDepth", &ShapePass::DepthSpace},
+      {"Split", &ShapePass::Split}, {"ReduceL1", &ShapePass::Reduce}, {"ReduceL2", &ShapePass::Reduce},
+      {"ReduceLogSum", &ShapePass::Reduce}, {"ReduceLogSumExp", &ShapePass::Reduce},
+      {"ReduceMax", &ShapePass::Reduce}, {"ReduceMean", &ShapePass::Reduce}, {"ReduceMin", &ShapePass::Reduce},
+      {"ReduceProd", &ShapePass::Reduce}, {"ReduceSum", &ShapePass::Reduce},
+      {"ReduceSumSquare", &ShapePass::Reduce}, {"ArgMax", &ShapePass::Reduce}, {"ArgMin", &ShapePass::Reduce},
+      {"ConstantOfShape", &ShapePass::ConstantOfShape}, {"Expand", &ShapePass::Expand},
+      {"LSTM", &ShapePass::Recurrent}, {"GRU", &ShapePass::Recurrent}, {"RNN", &ShapePass::Recurrent},
+      {"Range", &ShapePass::Range}, {"Pad", &ShapePass::Pad}, {"Resize", &ShapePass::Resize},
+      {"Upsample", &ShapePass::Resize}, {"Tile", &ShapePass::Tile},
+    };
+    return *rules;
+  }
+
+  // The input's shape and type (values for the few unary ops with a value rule).
+  void SameShape(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    if (!a) return;
+    Set(n, 0, a->dims, a->dtype);
+    if (a->has_value) UnaryValues(n, *a);
+  }
+
+  // The input's shape, bool.
+  void Predicate(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    if (!a) return;
+    Set(n, 0, a->dims, kBool);
+    if (a->has_value) UnaryValues(n, *a);
+  }
+
+  // The output and its bool mask.
+  void DropoutShape(const NodeInfo& n) {
+    SameShape(n);
+    if (ConcreteTensor* a = In(n, 0)) Set(n, 1, a->dims, kBool);
+  }
+
+  // The output, and the mean and inverse deviation over the normalized axes.
+  void LayerNormShape(const NodeInfo& n) {
+    SameShape(n);
+    ConcreteTensor* a = In(n, 0);
+    if (!a) return;
+    int64_t axis = NormAxis(Attr(n, "axis", -1), a->dims.size());
+    Dims stat = a->dims;
+    for (size_t i = std::max<int64_t>(axis, 0); i < stat.size(); ++i) stat[i] = 1;
+    Set(n, 1, stat, kFloat);
+    Set(n, 2, stat, kFloat);
+  }
+
+  void TopK(const NodeInfo& n) {  // k along `axis`: values and int64 indices (argsort and sort export as TopK)
+    ConcreteTensor* a = In(n, 0);
+    if (!a) return;
+    int64_t k = Attr(n, "k", -1);  // opset < 10
+    if (const auto* kv = InValue(n, 1); kv && kv->size() == 1) k = static_cast<int64_t>((*kv)[0]);
+    int64_t axis = NormAxis(Attr(n, "axis", -1), a->dims.size());
+    if (k < 0 || axis < 0 || axis >= static_cast<int64_t>(a->dims.size()) || k > a->dims[axis]) return;
+    Dims d = a->dims;
+    d[axis] = k;
+    Set(n, 0, d, a->dtype);
+    Set(n, 1, d, kInt64);
+  }
+
+  void RandomLike(const NodeInfo& n) {  // the input's shape, `dtype` or the input's
+    ConcreteTensor* a = In(n, 0);
+    if (!a) return;
+    Set(n, 0, a->dims, static_cast<int>(Attr(n, "dtype", a->dtype)));
+  }
+
+  void Cast(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    if (!a) return;
+    Set(n, 0, a->dims, static_cast<int>(Attr(n, "to", kFloat)));
+    if (a->has_value) {
+      std::vector<double> v = a->value;
+      int to = static_cast<int>(Attr(n, "to", kFloat));
+      if (to != kFloat && to != kDouble && to != kFloat16 && to != kBfloat16) {
+        for (double& x : v) x = std::trunc(x);
       }
-      if (a->has_value) UnaryValues(n, *a);
-      return;
-    }
-    if (op == "TopK") {  // k along `axis`: values and int64 indices (argsort and sort export as TopK)
-      ConcreteTensor* a = In(n, 0);
-      if (!a) return;
-      int64_t k = Attr(n, "k", -1);  // opset < 10
-      if (const auto* kv = InValue(n, 1); kv && kv->size() == 1) k = static_cast<int64_t>((*kv)[0]);
-      int64_t axis = NormAxis(Attr(n, "axis", -1), a->dims.size());
-      if (k < 0 || axis < 0 || axis >= static_cast<int64_t>(a->dims.size()) || k > a->dims[axis]) return;
-      Dims d = a->dims;
-      d[axis] = k;
-      Set(n, 0, d, a->dtype);
-      Set(n, 1, d, kInt64);
-      return;
-    }
-    if (op == "RandomUniformLike" || op == "RandomNormalLike") {  // the input's shape, `dtype` or the input's
-      ConcreteTensor* a = In(n, 0);
-      if (!a) return;
-      Set(n, 0, a->dims, static_cast<int>(Attr(n, "dtype", a->dtype)));
-      return;
-    }
-    if (op == "Cast") {
-      ConcreteTensor* a = In(n, 0);
-      if (!a) return;
-      Set(n, 0, a->dims, static_cast<int>(Attr(n, "to", kFloat)));
-      if (a->has_value) {
-        std::vector<double> v = a->value;
-        int to = static_cast<int>(Attr(n, "to", kFloat));
-        if (to != kFloat && to != kDouble && to != kFloat16 && to != kBfloat16) {
-          for (double& x : v) x = std::trunc(x);
-        }
-        SetValue(n, 0, v);
-      }
-      return;
-    }
-    if (op == "BatchNormalization") {
-      ConcreteTensor* a = In(n, 0);
-      if (!a) return;
-      Set(n, 0, a->dims, a->dtype);
-      Dims c = {a->dims.size() > 1 ? a->dims[1] : 1};
-      for (size_t i = 1; i < n.outputs.size(); ++i) Set(n, i, c, a->dtype);
-      return;
-    }
-    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "Equal" ||
-        op == "Where" || op == "Max" || op == "Min" || op == "Greater" || op == "Less" || op == "And" ||
-        op == "Or" || op == "Xor" || op == "Mod" || op == "Sum" || op == "GreaterOrEqual" ||
-        op == "LessOrEqual") {
-      Elementwise(n);
-      return;
-    }
-    if (op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
-      Window(n);
-      return;
-    }
-    if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "GlobalLpPool") {
-      ConcreteTensor* a = In(n, 0);
-      if (!a || a->dims.size() < 2) return;
-      Dims d = a->dims;
-      for (size_t i = 2; i < d.size(); ++i) d[i] = 1;
-      Set(n, 0, d, a->dtype);
-      return;
-    }
-    if (op == "Flatten") {
-      ConcreteTensor* a = In(n, 0);
-      if (!a) return;
-      int64_t axis = NormAxis(Attr(n, "axis", 1), a->dims.size());
-      if (axis < 0 || axis > static_cast<int64_t>(a->dims.size())) return;
-      int64_t x = 1, y = 1;
-      for (int64_t i = 0; i < static_cast<int64_t>(a->dims.size()); ++i) (i < axis ? x : y) *= a->dims[i];
-      Set(n, 0, {x, y}, a->dtype);
-      return;
-    }
-    if (op == "Gemm") {
-      ConcreteTensor* a = In(n, 0);
-      ConcreteTensor* b = In(n, 1);
-      if (!a || !b || a->dims.size() != 2 || b->dims.size() != 2) return;
-      int64_t m = Attr(n, "transA", 0) ? a->dims[1] : a->dims[0];
-      int64_t ka = Attr(n, "transA", 0) ? a->dims[0] : a->dims[1];
-      int64_t kb = Attr(n, "transB", 0) ? b->dims[1] : b->dims[0];
-      int64_t k = Attr(n, "transB", 0) ? b->dims[0] : b->dims[1];
-      if (ka != kb) return;  // PyTorch would fail: the features do not match the weight
-      Set(n, 0, {m, k}, a->dtype);
-      return;
-    }
-    if (op == "MatMul") {
-      ConcreteTensor* a = In(n, 0);
-      ConcreteTensor* b = In(n, 1);
-      if (!a || !b || a->dims.empty() || b->dims.empty()) return;
-      Dims x = a->dims, y = b->dims;
-      bool xv = x.size() == 1, yv = y.size() == 1;
-      if (xv) x.insert(x.begin(), 1);
-      if (yv) y.push_back(1);
-      if (x.back() != y[y.size() - 2]) return;
-      Dims bx(x.begin(), x.end() - 2), by(y.begin(), y.end() - 2), batch;
-      if (!Broadcast(bx, by, &batch)) return;
-      Dims d = batch;
-      if (!xv) d.push_back(x[x.size() - 2]);
-      if (!yv) d.push_back(y.back());
-      Set(n, 0, d, a->dtype);
-      return;
-    }
-    if (op == "Shape") {
-      ConcreteTensor* a = In(n, 0);
-      if (!a) return;
-      int64_t r = static_cast<int64_t>(a->dims.size());
-      int64_t start = std::clamp<int64_t>(NormAxis(Attr(n, "start", 0), r), 0, r);
-      int64_t end = std::clamp<int64_t>(NormAxis(Attr(n, "end", r), r), 0, r);
-      std::vector<double> v;
-      for (int64_t i = start; i < end; ++i) v.push_back(static_cast<double>(a->dims[i]));
-      Set(n, 0, {static_cast<int64_t>(v.size())}, kInt64);
       SetValue(n, 0, v);
-      return;
     }
-    if (op == "Size") {
-      ConcreteTensor* a = In(n, 0);
-      if (!a) return;
-      Set(n, 0, {}, kInt64);
-      SetValue(n, 0, {static_cast<double>(a->Elements())});
-      return;
-    }
-    if (op == "Reshape") {
-      ConcreteTensor* a = In(n, 0);
-      const std::vector<double>* shape = InValue(n, 1);
-      if (!a || !shape) return;
-      Dims d;
-      int64_t known = 1, infer = -1;
-      for (size_t i = 0; i < shape->size(); ++i) {
-        int64_t v = static_cast<int64_t>((*shape)[i]);
-        if (v == 0 && !Attr(n, "allowzero", 0)) v = i < a->dims.size() ? a->dims[i] : 1;
-        if (v == -1) {
-          if (infer >= 0) return;
-          infer = static_cast<int64_t>(i);
-          d.push_back(1);
-          continue;
-        }
-        if (v < 0) return;
-        d.push_back(v);
-        known *= v;
+  }
+
+  void BatchNorm(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    if (!a) return;
+    Set(n, 0, a->dims, a->dtype);
+    Dims c = {a->dims.size() > 1 ? a->dims[1] : 1};
+    for (size_t i = 1; i < n.outputs.size(); ++i) Set(n, i, c, a->dtype);
+  }
+
+  void GlobalPool(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    if (!a || a->dims.size() < 2) return;
+    Dims d = a->dims;
+    for (size_t i = 2; i < d.size(); ++i) d[i] = 1;
+    Set(n, 0, d, a->dtype);
+  }
+
+  void Flatten(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    if (!a) return;
+    int64_t axis = NormAxis(Attr(n, "axis", 1), a->dims.size());
+    if (axis < 0 || axis > static_cast<int64_t>(a->dims.size())) return;
+    int64_t x = 1, y = 1;
+    for (int64_t i = 0; i < static_cast<int64_t>(a->dims.size()); ++i) (i < axis ? x : y) *= a->dims[i];
+    Set(n, 0, {x, y}, a->dtype);
+  }
+
+  void Gemm(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    ConcreteTensor* b = In(n, 1);
+    if (!a || !b || a->dims.size() != 2 || b->dims.size() != 2) return;
+    int64_t m = Attr(n, "transA", 0) ? a->dims[1] : a->dims[0];
+    int64_t ka = Attr(n, "transA", 0) ? a->dims[0] : a->dims[1];
+    int64_t kb = Attr(n, "transB", 0) ? b->dims[1] : b->dims[0];
+    int64_t k = Attr(n, "transB", 0) ? b->dims[0] : b->dims[1];
+    if (ka != kb) return;  // PyTorch would fail: the features do not match the weight
+    Set(n, 0, {m, k}, a->dtype);
+  }
+
+  void MatMul(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    ConcreteTensor* b = In(n, 1);
+    if (!a || !b || a->dims.empty() || b->dims.empty()) return;
+    Dims x = a->dims, y = b->dims;
+    bool xv = x.size() == 1, yv = y.size() == 1;
+    if (xv) x.insert(x.begin(), 1);
+    if (yv) y.push_back(1);
+    if (x.back() != y[y.size() - 2]) return;
+    Dims bx(x.begin(), x.end() - 2), by(y.begin(), y.end() - 2), batch;
+    if (!Broadcast(bx, by, &batch)) return;
+    Dims d = batch;
+    if (!xv) d.push_back(x[x.size() - 2]);
+    if (!yv) d.push_back(y.back());
+    Set(n, 0, d, a->dtype);
+  }
+
+  void ShapeOf(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    if (!a) return;
+    int64_t r = static_cast<int64_t>(a->dims.size());
+    int64_t start = std::clamp<int64_t>(NormAxis(Attr(n, "start", 0), r), 0, r);
+    int64_t end = std::clamp<int64_t>(NormAxis(Attr(n, "end", r), r), 0, r);
+    std::vector<double> v;
+    for (int64_t i = start; i < end; ++i) v.push_back(static_cast<double>(a->dims[i]));
+    Set(n, 0, {static_cast<int64_t>(v.size())}, kInt64);
+    SetValue(n, 0, v);
+  }
+
+  void SizeOf(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    if (!a) return;
+    Set(n, 0, {}, kInt64);
+    SetValue(n, 0, {static_cast<double>(a->Elements())});
+  }
+
+  void Reshape(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    const std::vector<double>* shape = InValue(n, 1);
+    if (!a || !shape) return;
+    Dims d;
+    int64_t known = 1, infer = -1;
+    for (size_t i = 0; i < shape->size(); ++i) {
+      int64_t v = static_cast<int64_t>((*shape)[i]);
+      if (v == 0 && !Attr(n, "allowzero", 0)) v = i < a->dims.size() ? a->dims[i] : 1;
+      if (v == -1) {
+        if (infer >= 0) return;
+        infer = static_cast<int64_t>(i);
+        d.push_back(1);
+        continue;
       }
-      int64_t total = static_cast<int64_t>(a->Elements());
-      if (infer >= 0) {
-        if (known == 0 || total % known != 0) return;
-        d[infer] = total / known;
-      } else if (known != total) {
-        return;
-      }
-      Set(n, 0, d, a->dtype);
-      if (a->has_value) SetValue(n, 0, a->value);
+      if (v < 0) return;
+      d.push_back(v);
+      known *= v;
+    }
+    int64_t total = static_cast<int64_t>(a->Elements());
+    if (infer >= 0) {
+      if (known == 0 || total % known != 0) return;
+      d[infer] = total / known;
+    } else if (known != total) {
       return;
     }
-    if (op == "Transpose") {
-      ConcreteTensor* a = In(n, 0);
-      if (!a) return;
-      Dims perm;
-      if (const auto* p = Ints(n, "perm")) {
-        perm = *p;
+    Set(n, 0, d, a->dtype);
+    if (a->has_value) SetValue(n, 0, a->value);
+  }
+
+  void Transpose(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    if (!a) return;
+    Dims perm;
+    if (const auto* p = Ints(n, "perm")) {
+      perm = *p;
+    } else {
+      for (size_t i = a->dims.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+    }
+    if (perm.size() != a->dims.size()) return;
+    Dims d;
+    for (int64_t p : perm) {
+      if (p < 0 || p >= static_cast<int64_t>(a->dims.size())) return;
+      d.push_back(a->dims[p]);
+    }
+    Set(n, 0, d, a->dtype);
+    if (a->has_value) TransposeValues(n, *a, perm);
+  }
+
+  void SqueezeOrUnsqueeze(const NodeInfo& n) {
+    const std::string& op = n.op_type;
+    ConcreteTensor* a = In(n, 0);
+    if (!a) return;
+    std::vector<int64_t> axes;
+    if (const auto* p = Ints(n, "axes")) {
+      axes = *p;
+    } else if (const auto* v = InValue(n, 1)) {
+      for (double x : *v) axes.push_back(static_cast<int64_t>(x));
+    } else if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+      return;
+    }
+    Dims d = a->dims;
+    if (op == "Unsqueeze") {
+      size_t r = d.size() + axes.size();
+      for (int64_t& x : axes) x = NormAxis(x, r);
+      std::sort(axes.begin(), axes.end());
+      for (int64_t x : axes) {
+        if (x < 0 || x > static_cast<int64_t>(d.size())) return;
+        d.insert(d.begin() + x, 1);
+      }
+    } else {
+      Dims out;
+      for (size_t i = 0; i < d.size(); ++i) {
+        bool drop = axes.empty() ? d[i] == 1 : false;
+        for (int64_t x : axes) drop = drop || NormAxis(x, d.size()) == static_cast<int64_t>(i);
+        if (!drop) out.push_back(d[i]);
+      }
+      d = out;
+    }
+    Set(n, 0, d, a->dtype);
+    if (a->has_value) SetValue(n, 0, a->value);
+  }
+
+  void Concat(const NodeInfo& n) {
+    Dims d;
+    int64_t axis = Attr(n, "axis", 0);
+    std::vector<double> values;
+    bool all_values = true;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      ConcreteTensor* t = In(n, i);
+      if (!t) return;
+      if (i == 0) {
+        d = t->dims;
+        axis = NormAxis(axis, d.size());
+        if (axis < 0 || axis >= static_cast<int64_t>(d.size())) return;
       } else {
-        for (size_t i = a->dims.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+        if (t->dims.size() != d.size()) return;
+        d[axis] += t->dims[axis];
       }
-      if (perm.size() != a->dims.size()) return;
-      Dims d;
-      for (int64_t p : perm) {
-        if (p < 0 || p >= static_cast<int64_t>(a->dims.size())) return;
-        d.push_back(a->dims[p]);
-      }
-      Set(n, 0, d, a->dtype);
-      if (a->has_value) TransposeValues(n, *a, perm);
-      return;
-    }
-    if (op == "Unsqueeze" || op == "Squeeze") {
-      ConcreteTensor* a = In(n, 0);
-      if (!a) return;
-      std::vector<int64_t> axes;
-      if (const auto* p = Ints(n, "axes")) {
-        axes = *p;
-      } else if (const auto* v = InValue(n, 1)) {
-        for (double x : *v) axes.push_back(static_cast<int64_t>(x));
-      } else if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
-        return;
-      }
-      Dims d = a->dims;
-      if (op == "Unsqueeze") {
-        size_t r = d.size() + axes.size();
-        for (int64_t& x : axes) x = NormAxis(x, r);
-        std::sort(axes.begin(), axes.end());
-        for (int64_t x : axes) {
-          if (x < 0 || x > static_cast<int64_t>(d.size())) return;
-          d.insert(d.begin() + x, 1);
-        }
+      if (t->has_value) {
+        values.insert(values.end(), t->value.begin(), t->value.end());
       } else {
-        Dims out;
-        for (size_t i = 0; i < d.size(); ++i) {
-          bool drop = axes.empty() ? d[i] == 1 : false;
-          for (int64_t x : axes) drop = drop || NormAxis(x, d.size()) == static_cast<int64_t>(i);
-          if (!drop) out.push_back(d[i]);
-        }
-        d = out;
+        all_values = false;
       }
-      Set(n, 0, d, a->dtype);
-      if (a->has_value) SetValue(n, 0, a->value);
-      return;
     }
-    if (op == "Concat") {
-      Dims d;
-      int64_t axis = Attr(n, "axis", 0);
-      std::vector<double> values;
-      bool all_values = true;
-      for (size_t i = 0; i < n.inputs.size(); ++i) {
-        ConcreteTensor* t = In(n, i);
-        if (!t) return;
-        if (i == 0) {
-          d = t->dims;
-          axis = NormAxis(axis, d.size());
-          if (axis < 0 || axis >= static_cast<int64_t>(d.size())) return;
-        } else {
-          if (t->dims.size() != d.size()) return;
-          d[axis] += t->dims[axis];
-        }
-        if (t->has_value) {
-          values.insert(values.end(), t->value.begin(), t->value.end());
-        } else {
-          all_values = false;
-        }
+    ConcreteTensor* first = In(n, 0);
+    Set(n, 0, d, first->dtype);
+    if (all_values && d.size() == 1) SetValue(n, 0, values);
+  }
+
+  void Gather(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    ConcreteTensor* idx = In(n, 1);
+    if (!a || !idx || a->dims.empty()) return;
+    int64_t axis = NormAxis(Attr(n, "axis", 0), a->dims.size());
+    if (axis < 0 || axis >= static_cast<int64_t>(a->dims.size())) return;
+    Dims d(a->dims.begin(), a->dims.begin() + axis);
+    d.insert(d.end(), idx->dims.begin(), idx->dims.end());
+    d.insert(d.end(), a->dims.begin() + axis + 1, a->dims.end());
+    Set(n, 0, d, a->dtype);
+    if (a->has_value && idx->has_value && a->dims.size() == 1) {
+      std::vector<double> v;
+      for (double x : idx->value) {
+        int64_t i = static_cast<int64_t>(x);
+        if (i < 0) i += a->dims[0];
+        if (i < 0 || i >= a->dims[0]) return;
+        v.push_back(a->value[i]);
       }
-      ConcreteTensor* first = In(n, 0);
-      Set(n, 0, d, first->dtype);
-      if (all_values && d.size() == 1) SetValue(n, 0, values);
-      return;
+      SetValue(n, 0, v);
     }
-    if (op == "Gather") {
-      ConcreteTensor* a = In(n, 0);
-      ConcreteTensor* idx = In(n, 1);
-      if (!a || !idx || a->dims.empty()) return;
-      int64_t axis = NormAxis(Attr(n, "axis", 0), a->dims.size());
-      if (axis < 0 || axis >= static_cast<int64_t>(a->dims.size())) return;
-      Dims d(a->dims.begin(), a->dims.begin() + axis);
-      d.insert(d.end(), idx->dims.begin(), idx->dims.end());
-      d.insert(d.end(), a->dims.begin() + axis + 1, a->dims.end());
-      Set(n, 0, d, a->dtype);
-      if (a->has_value && idx->has_value && a->dims.size() == 1) {
-        std::vector<double> v;
-        for (double x : idx->value) {
-          int64_t i = static_cast<int64_t>(x);
-          if (i < 0) i += a->dims[0];
-          if (i < 0 || i >= a->dims[0]) return;
-          v.push_back(a->value[i]);
-        }
-        SetValue(n, 0, v);
-      }
-      return;
+  }
+
+  void GatherElements(const NodeInfo& n) {  // the indices' shape, the data's type
+    ConcreteTensor* a = In(n, 0);
+    ConcreteTensor* idx = In(n, 1);
+    if (!a || !idx || idx->dims.size() != a->dims.size()) return;
+    Set(n, 0, idx->dims, a->dtype);
+  }
+
+  void DepthSpace(const NodeInfo& n) {
+    const std::string& op = n.op_type;
+    ConcreteTensor* a = In(n, 0);
+    int64_t b = Attr(n, "blocksize", 0);
+    if (!a || a->dims.size() != 4 || b <= 0) return;
+    Dims d = a->dims;
+    if (op == "DepthToSpace") {
+      if (d[1] % (b * b) != 0) return;
+      d = {d[0], d[1] / (b * b), d[2] * b, d[3] * b};
+    } else {
+      if (d[2] % b != 0 || d[3] % b != 0) return;
+      d = {d[0], d[1] * b * b, d[2] / b, d[3] / b};
     }
-    if (op == "Slice") {
-      Slice(n);
-      return;
+    Set(n, 0, d, a->dtype);
+  }
+
+  void Split(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    if (!a || a->dims.empty() || n.outputs.empty()) return;
+    int64_t axis = NormAxis(Attr(n, "axis", 0), a->dims.size());
+    if (axis < 0 || axis >= static_cast<int64_t>(a->dims.size())) return;
+    std::vector<int64_t> sizes;
+    if (const auto* p = Ints(n, "split")) {
+      sizes = *p;
+    } else if (const auto* v = InValue(n, 1)) {
+      for (double x : *v) sizes.push_back(static_cast<int64_t>(x));
+    } else {
+      int64_t k = static_cast<int64_t>(n.outputs.size());
+      int64_t each = (a->dims[axis] + k - 1) / k;
+      for (int64_t i = 0; i < k; ++i) sizes.push_back(std::min(each, a->dims[axis] - i * each));
     }
-    if (op == "Einsum") {
-      Einsum(n);
-      return;
-    }
-    if (op == "GatherElements") {  // the indices' shape, the data's type
-      ConcreteTensor* a = In(n, 0);
-      ConcreteTensor* idx = In(n, 1);
-      if (!a || !idx || idx->dims.size() != a->dims.size()) return;
-      Set(n, 0, idx->dims, a->dtype);
-      return;
-    }
-    if (op == "DepthToSpace" || op == "SpaceToDepth") {
-      ConcreteTensor* a = In(n, 0);
-      int64_t b = Attr(n, "blocksize", 0);
-      if (!a || a->dims.size() != 4 || b <= 0) return;
+    for (size_t i = 0; i < n.outputs.size() && i < sizes.size(); ++i) {
       Dims d = a->dims;
-      if (op == "DepthToSpace") {
-        if (d[1] % (b * b) != 0) return;
-        d = {d[0], d[1] / (b * b), d[2] * b, d[3] * b};
-      } else {
-        if (d[2] % b != 0 || d[3] % b != 0) return;
-        d = {d[0], d[1] * b * b, d[2] / b, d[3] / b};
-      }
-      Set(n, 0, d, a->dtype);
+      d[axis] = std::max<int64_t>(sizes[i], 0);
+      Set(n, i, d, a->dtype);
+    }
+  }
+
+  void Reduce(const NodeInfo& n) {
+    const std::string& op = n.op_type;
+    ConcreteTensor* a = In(n, 0);
+    if (!a) return;
+    std::vector<int64_t> axes;
+    if (op == "ArgMax" || op == "ArgMin") {
+      axes = {Attr(n, "axis", 0)};
+    } else if (const auto* p = Ints(n, "axes")) {
+      axes = *p;
+    } else if (const auto* v = InValue(n, 1)) {
+      for (double x : *v) axes.push_back(static_cast<int64_t>(x));
+    }
+    bool keep = Attr(n, "keepdims", 1) != 0;
+    Dims d;
+    for (size_t i = 0; i < a->dims.size(); ++i) {
+      bool reduced = axes.empty() && !Attr(n, "noop_with_empty_axes", 0);
+      for (int64_t x : axes) reduced = reduced || NormAxis(x, a->dims.size()) == static_cast<int64_t>(i);
+      if (!reduced) d.push_back(a->dims[i]);
+      else if (keep) d.push_back(1);
+    }
+    Set(n, 0, d, op[0] == 'A' ? kInt64 : a->dtype);
+  }
+
+  void ConstantOfShape(const NodeInfo& n) {
+    const std::vector<double>* v = InValue(n, 0);
+    if (!v) return;
+    Dims d;
+    for (double x : *v) d.push_back(static_cast<int64_t>(x));
+    int dtype = static_cast<int>(Attr(n, "value.dtype", kFloat));
+    Set(n, 0, d, dtype == kUndefined ? kFloat : dtype);
+    ConcreteTensor* o = Out(n, 0);
+    if (o && o->known && o->Elements() <= kMaxValues) {
+      auto fill = n.float_attrs.find("value");
+      SetValue(n, 0, std::vector<double>(o->Elements(), fill == n.float_attrs.end() ? 0.0 : fill->second));
+    }
+  }
+
+  void Expand(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    const std::vector<double>* v = InValue(n, 1);
+    if (!a || !v) return;
+    Dims shape, d;
+    for (double x : *v) shape.push_back(static_cast<int64_t>(x));
+    if (!Broadcast(a->dims, shape, &d)) return;
+    Set(n, 0, d, a->dtype);
+  }
+
+  void Recurrent(const NodeInfo& n) {
+    // X [T, B, I] (layout 0) -> Y [T, dirs, B, H], Y_h and Y_c [dirs, B, H].
+    ConcreteTensor* x = In(n, 0);
+    int64_t hidden = Attr(n, "hidden_size", 0);
+    if (!x || x->dims.size() != 3 || hidden <= 0 || Attr(n, "layout", 0) != 0) return;
+    auto dir = n.string_attrs.find("direction");
+    int64_t dirs = dir != n.string_attrs.end() && dir->second == "bidirectional" ? 2 : 1;
+    Set(n, 0, {x->dims[0], dirs, x->dims[1], hidden}, x->dtype);
+    for (size_t i = 1; i < n.outputs.size(); ++i) Set(n, i, {dirs, x->dims[1], hidden}, x->dtype);
+  }
+
+  void Range(const NodeInfo& n) {
+    const auto* start = InValue(n, 0);
+    const auto* limit = InValue(n, 1);
+    const auto* delta = InValue(n, 2);
+    ConcreteTensor* a = In(n, 0);
+    if (!start || !limit || !delta || start->empty() || limit->empty() || delta->empty() || (*delta)[0] == 0) return;
+    double len = std::ceil(((*limit)[0] - (*start)[0]) / (*delta)[0]);
+    Set(n, 0, {std::max<int64_t>(0, static_cast<int64_t>(len))}, a->dtype);
+  }
+
+  void Pad(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    if (!a) return;
+    std::vector<int64_t> pads;
+    if (const auto* p = Ints(n, "pads")) pads = *p;
+    else if (const auto* v = InValue(n, 1)) for (double x : *v) pads.push_back(static_cast<int64_t>(x));
+    else return;
+    size_t r = a->dims.size();
+    if (pads.size() != 2 * r) return;
+    Dims d = a->dims;
+    for (size_t i = 0; i < r; ++i) d[i] += pads[i] + pads[i + r];
+    Set(n, 0, d, a->dtype);
+  }
+
+  void Resize(const NodeInfo& n) {
+    const std::string& op = n.op_type;
+    ConcreteTensor* a = In(n, 0);
+    if (!a) return;
+    Dims d = a->dims;
+    const std::vector<double>* sizes = InValue(n, 3);
+    const std::vector<double>* scales = op == "Upsample" ? InValue(n, 1) : InValue(n, 2);
+    if (sizes && sizes->size() == d.size()) {
+      for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<int64_t>((*sizes)[i]);
+    } else if (scales && scales->size() == d.size()) {
+      for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<int64_t>(std::floor(d[i] * (*scales)[i]));
+    } else {
       return;
     }
-    if (op == "Split") {
-      ConcreteTensor* a = In(n, 0);
-      if (!a || a->dims.empty() || n.outputs.empty()) return;
-      int64_t axis = NormAxis(Attr(n, "axis", 0), a->dims.size());
-      if (axis < 0 || axis >= static_cast<int64_t>(a->dims.size())) return;
-      std::vector<int64_t> sizes;
-      if (const auto* p = Ints(n, "split")) {
-        sizes = *p;
-      } else if (const auto* v = InValue(n, 1)) {
-        for (double x : *v) sizes.push_back(static_cast<int64_t>(x));
-      } else {
-        int64_t k = static_cast<int64_t>(n.outputs.size());
-        int64_t each = (a->dims[axis] + k - 1) / k;
-        for (int64_t i = 0; i < k; ++i) sizes.push_back(std::min(each, a->dims[axis] - i * each));
-      }
-      for (size_t i = 0; i < n.outputs.size() && i < sizes.size(); ++i) {
-        Dims d = a->dims;
-        d[axis] = std::max<int64_t>(sizes[i], 0);
-        Set(n, i, d, a->dtype);
-      }
-      return;
-    }
-    if (op.rfind("Reduce", 0) == 0 || op == "ArgMax" || op == "ArgMin") {
-      ConcreteTensor* a = In(n, 0);
-      if (!a) return;
-      std::vector<int64_t> axes;
-      if (op == "ArgMax" || op == "ArgMin") {
-        axes = {Attr(n, "axis", 0)};
-      } else if (const auto* p = Ints(n, "axes")) {
-        axes = *p;
-      } else if (const auto* v = InValue(n, 1)) {
-        for (double x : *v) axes.push_back(static_cast<int64_t>(x));
-      }
-      bool keep = Attr(n, "keepdims", 1) != 0;
-      Dims d;
-      for (size_t i = 0; i < a->dims.size(); ++i) {
-        bool reduced = axes.empty() && !Attr(n, "noop_with_empty_axes", 0);
-        for (int64_t x : axes) reduced = reduced || NormAxis(x, a->dims.size()) == static_cast<int64_t>(i);
-        if (!reduced) d.push_back(a->dims[i]);
-        else if (keep) d.push_back(1);
-      }
-      Set(n, 0, d, op[0] == 'A' ? kInt64 : a->dtype);
-      return;
-    }
-    if (op == "ConstantOfShape") {
-      const std::vector<double>* v = InValue(n, 0);
-      if (!v) return;
-      Dims d;
-      for (double x : *v) d.push_back(static_cast<int64_t>(x));
-      int dtype = static_cast<int>(Attr(n, "value.dtype", kFloat));
-      Set(n, 0, d, dtype == kUndefined ? kFloat : dtype);
-      ConcreteTensor* o = Out(n, 0);
-      if (o && o->known && o->Elements() <= kMaxValues) {
-        auto fill = n.float_attrs.find("value");
-        SetValue(n, 0, std::vector<double>(o->Elements(), fill == n.float_attrs.end() ? 0.0 : fill->second));
-      }
-      return;
-    }
-    if (op == "Expand") {
-      ConcreteTensor* a = In(n, 0);
-      const std::vector<double>* v = InValue(n, 1);
-      if (!a || !v) return;
-      Dims shape, d;
-      for (double x : *v) shape.push_back(static_cast<int64_t>(x));
-      if (!Broadcast(a->dims, shape, &d)) return;
-      Set(n, 0, d, a->dtype);
-      return;
-    }
-    if (op == "LSTM" || op == "GRU" || op == "RNN") {
-      // X [T, B, I] (layout 0) -> Y [T, dirs, B, H], Y_h and Y_c [dirs, B, H].
-      ConcreteTensor* x = In(n, 0);
-      int64_t hidden = Attr(n, "hidden_size", 0);
-      if (!x || x->dims.size() != 3 || hidden <= 0 || Attr(n, "layout", 0) != 0) return;
-      auto dir = n.string_attrs.find("direction");
-      int64_t dirs = dir != n.string_attrs.end() && dir->second == "bidirectional" ? 2 : 1;
-      Set(n, 0, {x->dims[0], dirs, x->dims[1], hidden}, x->dtype);
-      for (size_t i = 1; i < n.outputs.size(); ++i) Set(n, i, {dirs, x->dims[1], hidden}, x->dtype);
-      return;
-    }
-    if (op == "Range") {
-      const auto* start = InValue(n, 0);
-      const auto* limit = InValue(n, 1);
-      const auto* delta = InValue(n, 2);
-      ConcreteTensor* a = In(n, 0);
-      if (!start || !limit || !delta || start->empty() || limit->empty() || delta->empty() || (*delta)[0] == 0) return;
-      double len = std::ceil(((*limit)[0] - (*start)[0]) / (*delta)[0]);
-      Set(n, 0, {std::max<int64_t>(0, static_cast<int64_t>(len))}, a->dtype);
-      return;
-    }
-    if (op == "Pad") {
-      ConcreteTensor* a = In(n, 0);
-      if (!a) return;
-      std::vector<int64_t> pads;
-      if (const auto* p = Ints(n, "pads")) pads = *p;
-      else if (const auto* v = InValue(n, 1)) for (double x : *v) pads.push_back(static_cast<int64_t>(x));
-      else return;
-      size_t r = a->dims.size();
-      if (pads.size() != 2 * r) return;
-      Dims d = a->dims;
-      for (size_t i = 0; i < r; ++i) d[i] += pads[i] + pads[i + r];
-      Set(n, 0, d, a->dtype);
-      return;
-    }
-    if (op == "Resize" || op == "Upsample") {
-      ConcreteTensor* a = In(n, 0);
-      if (!a) return;
-      Dims d = a->dims;
-      const std::vector<double>* sizes = InValue(n, 3);
-      const std::vector<double>* scales = op == "Upsample" ? InValue(n, 1) : InValue(n, 2);
-      if (sizes && sizes->size() == d.size()) {
-        for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<int64_t>((*sizes)[i]);
-      } else if (scales && scales->size() == d.size()) {
-        for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<int64_t>(std::floor(d[i] * (*scales)[i]));
-      } else {
-        return;
-      }
-      Set(n, 0, d, a->dtype);
-      return;
-    }
-    if (op == "Tile") {
-      ConcreteTensor* a = In(n, 0);
-      const std::vector<double>* rep = InValue(n, 1);
-      if (!a || !rep || rep->size() != a->dims.size()) return;
-      Dims d = a->dims;
-      for (size_t i = 0; i < d.size(); ++i) d[i] *= static_cast<int64_t>((*rep)[i]);
-      Set(n, 0, d, a->dtype);
-      return;
-    }
+    Set(n, 0, d, a->dtype);
+  }
+
+  void Tile(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    const std::vector<double>* rep = InValue(n, 1);
+    if (!a || !rep || rep->size() != a->dims.size()) return;
+    Dims d = a->dims;
+    for (size_t i = 0; i < d.size(); ++i) d[i] *= static_cast<int64_t>((*rep)[i]);
+    Set(n, 0, d, a->dtype);
   }
 
   void Slice(const NodeInfo& n) {
@@ -708,21 +787,10 @@ class ShapePass {
 
   // Values of small unary results (shape arithmetic: torch.div(..., rounding_mode='floor'), ceil, sqrt).
   void UnaryValues(const NodeInfo& n, const ConcreteTensor& a) {
-    const std::string& op = n.op_type;
-    double (*f)(double) = nullptr;
-    if (op == "Identity") f = [](double x) { return x; };
-    else if (op == "Neg") f = [](double x) { return -x; };
-    else if (op == "Abs") f = [](double x) { return std::fabs(x); };
-    else if (op == "Floor") f = [](double x) { return std::floor(x); };
-    else if (op == "Ceil") f = [](double x) { return std::ceil(x); };
-    else if (op == "Round") f = [](double x) { return std::nearbyint(x); };  // half to even, as ONNX
-    else if (op == "Sqrt") f = [](double x) { return std::sqrt(x); };
-    else if (op == "Not") f = [](double x) { return x == 0 ? 1.0 : 0.0; };
-    else if (op == "Sign") f = [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; };
-    else if (op == "Relu") f = [](double x) { return std::max(x, 0.0); };
-    else return;
+    auto f = UnaryValueOps().find(n.op_type);
+    if (f == UnaryValueOps().end()) return;
     std::vector<double> v = a.value;
-    for (double& x : v) x = f(x);
+    for (double& x : v) x = f->second(x);
     SetValue(n, 0, std::move(v));
   }
 

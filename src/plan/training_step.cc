@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "coverage.h"
 #include "cuda_caching_allocator.h"
@@ -27,6 +28,48 @@ bool AutocastFloat(const std::string& k) {
   return k == "Softmax" || k == "LogSoftmax" || k == "LayerNorm" || k == "LayerNormalization" || k == "Pow" ||
          k == "Exp" || k == "Log" || k.rfind("Reduce", 0) == 0;
 }
+
+// The warnings that carry bytes, as data: the name in the JSON's risks, the way the step may
+// differ from the plan, and the words ({bytes}: the bytes at risk, {where}: the op it concerns).
+enum class Risk { kShapeInferenceStopped, kMeanCentredOnce, kCpuIsaScratch, kInplaceAfterInstanceNorm, kDropoutInputHeldByCaller };
+struct RiskText {
+  std::string_view what, direction, text;
+};
+constexpr std::array<RiskText, 5> kRiskTexts = {{
+    {"shape_inference_stopped", "higher",
+     "shape inference stopped at {where}: the layers after it are planned without their saved tensors and scratch; "
+     "at least {bytes} bytes (the inputs where it stopped) per layer more than planned"},
+    {"mean_centred_once", "lower",
+     "a normalization written with mean/var (x - mean feeds both the variance and the division): planned as code "
+     "that computes x - mean twice (ConvNeXt's LayerNorm), whose two copies PyTorch keeps (the export merges them "
+     "into one); if the model computes it once, up to {bytes} bytes fewer are kept than planned"},
+    {"cpu_isa_scratch", "either",
+     "oneDNN's convolution scratch (a 3-D weight gradient's gemm packing buffer, a strided 1x1 kernel's 16-channel "
+     "blocks, a channels-last depthwise kernel's weight-gradient copies) depends on the CPU's ISA (planned for "
+     "AVX-512): up to {bytes} bytes more or less scratch in backward than planned"},
+    {"inplace_after_instance_norm", "higher",
+     "an activation after InstanceNormalization may have been in-place (not recorded in ONNX); if so, backward needs "
+     "up to {bytes} bytes more than planned (instance_norm's output is a view)"},
+    {"dropout_input_held_by_caller", "higher",
+     "a dropout's input before a recurrent layer is planned as freed after the dropout; code written "
+     "x = rnn(dropout(x)) holds it until the recurrent layer returns: the forward peak up to {bytes} bytes higher "
+     "than planned"},
+}};
+static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kDropoutInputHeldByCaller) + 1);
+
+// Adds the risk and its warning to the plan; nothing when no bytes are at risk.
+void AddRisk(StepPlan* plan, Risk risk, uint64_t bytes, const std::string& where = "") {
+  if (bytes == 0) return;
+  const RiskText& r = kRiskTexts[static_cast<size_t>(risk)];
+  plan->risks.push_back({std::string(r.what), bytes, std::string(r.direction)});
+  std::string text(r.text);
+  for (const auto& [key, value] : {std::pair<std::string_view, std::string>{"{bytes}", std::to_string(bytes)},
+                                   std::pair<std::string_view, std::string>{"{where}", where}}) {
+    if (size_t at = text.find(key); at != std::string::npos) text.replace(at, key.size(), value);
+  }
+  plan->warnings.push_back(std::move(text));
+}
+
 bool IsViewOp(const std::string& k) {
   return k == "Transpose" || k == "Reshape" || k == "Flatten" || k == "Squeeze" || k == "Unsqueeze" || k == "Identity";
 }
@@ -82,6 +125,10 @@ class Simulator {
                                 std::vector<bool>* from_sources, std::vector<std::pair<int, int>>* source_grads);
   uint64_t HeldByCallerAtRisk(const std::vector<LogicalOp>& ops, const std::vector<int>& buf,
                               const std::set<int>& saved) const;
+  uint64_t InplaceAtRisk(const std::vector<LogicalOp>& ops, const std::vector<int>& buf, const std::set<int>& saved,
+                         std::set<std::string>* kinds) const;
+  uint64_t ShapeInferenceStoppedAtRisk(std::string* where) const;
+  uint64_t InplaceAfterInstanceNormAtRisk(const std::vector<LogicalOp>& ops) const;
 
   const Model& m_;
   const ConcreteShapes& s_;
@@ -206,6 +253,75 @@ uint64_t Simulator::HeldByCallerAtRisk(const std::vector<LogicalOp>& ops, const 
       frontier = std::move(next);
     }
     if (feeds_recurrent) at_risk += TensorBytes(in);
+  }
+  return at_risk;
+}
+
+// ONNX does not record inplace=True. leaky_relu_/elu_ keep their result, which then shares the
+// storage of their input; the out-of-place form keeps the input and allocates the output. Where
+// both are kept, in-place would keep one storage fewer: the bytes at stake; *kinds: those ops.
+uint64_t Simulator::InplaceAtRisk(const std::vector<LogicalOp>& ops, const std::vector<int>& buf,
+                                  const std::set<int>& saved, std::set<std::string>* kinds) const {
+  uint64_t at_risk = 0;
+  for (const LogicalOp& op : ops) {
+    if (op.kind != "LeakyRelu" && op.kind != "Elu" && op.kind != "Selu" && op.kind != "Celu") continue;
+    int in = op.inputs.empty() ? -1 : op.inputs[0];
+    int out = op.outputs.empty() ? -1 : op.outputs[0];
+    if (in < 0 || out < 0 || buf[in] < 0 || buf[out] < 0 || buf[in] == buf[out]) continue;
+    int producer = m_.tensors[in].producer;
+    if (producer < 0) continue;
+    const std::string& pk = m_.nodes[producer].op_type;
+    // In place is impossible after an op that keeps its output (torch would refuse backward).
+    if (pk == "Relu" || pk == "Sigmoid" || pk == "Tanh" || pk == "Softmax" || pk == "LogSoftmax" || pk == "Exp" ||
+        pk == "Sqrt" || pk == "LeakyRelu" || pk == "Elu" || pk == "Selu" || pk == "Celu") {
+      continue;
+    }
+    if (saved.count(buf[in]) && saved.count(buf[out])) {
+      at_risk += buffers_[buf[out]].bytes;
+      kinds->insert(op.kind);
+      if (trace_) trace_->inplace_buffers.push_back(buf[out]);
+    }
+  }
+  return at_risk;
+}
+
+// Where shape inference stops (an operator whose inputs are known but whose output is not), every
+// layer after it is planned without its saved tensors and scratch: a confident number would be
+// wrong (Swin's attention mask built in forward by slice assignment, tools/random_nets_modern.py
+// window: planned -40 % at the peak). The bytes at risk: at least the inputs where it stopped.
+// *where: the first such op.
+uint64_t Simulator::ShapeInferenceStoppedAtRisk(std::string* where) const {
+  uint64_t at_risk = 0;
+  for (const NodeInfo& n : m_.nodes) {
+    if (n.outputs.empty() || n.outputs[0] < 0 || s_.tensors[n.outputs[0]].known) continue;
+    if (n.op_type == "Shape" || NotDifferentiable(n.op_type)) continue;
+    bool inputs_known = !n.inputs.empty();
+    uint64_t largest = 0;
+    for (int in : n.inputs) {
+      if (in < 0) continue;
+      inputs_known = inputs_known && s_.tensors[in].known;
+      if (s_.tensors[in].known && m_.tensors[in].kind == TensorKind::kActivation) {
+        largest = std::max(largest, TensorBytes(in));
+      }
+    }
+    if (!inputs_known || largest == 0) continue;
+    at_risk += largest;
+    if (where->empty()) *where = "'" + n.name + "' (" + n.op_type + ")";
+  }
+  return at_risk;
+}
+
+// instance_norm returns a view; an in-place activation on it (relu_, leaky_relu_, ...) makes
+// backward rebuild the view's gradient through as_strided and CopySlices: two output-sized copies
+// more at that point (measured), which the out-of-place plan does not hold.
+uint64_t Simulator::InplaceAfterInstanceNormAtRisk(const std::vector<LogicalOp>& ops) const {
+  uint64_t at_risk = 0;
+  for (const LogicalOp& op : ops) {
+    if (op.kind != "Relu" && op.kind != "LeakyRelu" && op.kind != "Elu" && op.kind != "Clip") continue;
+    int in = op.inputs.empty() ? -1 : op.inputs[0];
+    int producer = in >= 0 ? m_.tensors[in].producer : -1;
+    if (producer < 0 || m_.nodes[producer].op_type != "InstanceNormalization") continue;
+    at_risk = std::max(at_risk, 2 * TensorBytes(in));
   }
   return at_risk;
 }
@@ -617,98 +733,22 @@ Result<StepPlan> Simulator::Run() {
   uint64_t total_saved = 0;
   for (int b : counted_saved) total_saved += buffers_[b].bytes;
   if (trace_) trace_->total_saved.assign(counted_saved.begin(), counted_saved.end());
-  // ONNX does not record inplace=True. leaky_relu_/elu_ keep their result, which then shares the
-  // storage of their input; the out-of-place form keeps the input and allocates the output. Where
-  // both are kept, in-place would keep one storage fewer: say so with the bytes at stake.
-  uint64_t inplace_at_risk = 0;
+  // A hint leaves nothing at stake: the plan follows it.
   std::set<std::string> inplace_kinds;
-  for (const LogicalOp& op : ops) {
-    if (inplace_hint.known()) break;  // the plan follows the hint: nothing is at stake
-    if (op.kind != "LeakyRelu" && op.kind != "Elu" && op.kind != "Selu" && op.kind != "Celu") continue;
-    int in = op.inputs.empty() ? -1 : op.inputs[0];
-    int out = op.outputs.empty() ? -1 : op.outputs[0];
-    if (in < 0 || out < 0 || buf[in] < 0 || buf[out] < 0 || buf[in] == buf[out]) continue;
-    int producer = m_.tensors[in].producer;
-    if (producer < 0) continue;
-    const std::string& pk = m_.nodes[producer].op_type;
-    // In place is impossible after an op that keeps its output (torch would refuse backward).
-    if (pk == "Relu" || pk == "Sigmoid" || pk == "Tanh" || pk == "Softmax" || pk == "LogSoftmax" || pk == "Exp" ||
-        pk == "Sqrt" || pk == "LeakyRelu" || pk == "Elu" || pk == "Selu" || pk == "Celu") {
-      continue;
-    }
-    if (counted_saved.count(buf[in]) && counted_saved.count(buf[out])) {
-      inplace_at_risk += buffers_[buf[out]].bytes;
-      inplace_kinds.insert(op.kind);
-      if (trace_) trace_->inplace_buffers.push_back(buf[out]);
-    }
-  }
+  const uint64_t inplace_at_risk = inplace_hint.known() ? 0 : InplaceAtRisk(ops, buf, counted_saved, &inplace_kinds);
   if (inplace_at_risk > 0) {
     std::string kinds;
     for (const std::string& k : inplace_kinds) kinds += (kinds.empty() ? "" : "/") + k;
     if (trace_) trace_->inplace_kinds = kinds, trace_->inplace_warning = static_cast<int>(plan.warnings.size());
     plan.warnings.push_back(InplaceWarning(kinds, inplace_at_risk));
   }
-  // Where shape inference stops (an operator whose inputs are known but whose output is not), every
-  // layer after it is planned without its saved tensors and scratch: a confident number would be
-  // wrong (Swin's attention mask built in forward by slice assignment, tools/random_nets_modern.py
-  // window: planned -40 % at the peak). The bytes at risk: at least the inputs where it stopped.
-  uint64_t unknown_at_risk = 0;
   std::string unknown_first;
-  for (const NodeInfo& n : m_.nodes) {
-    if (n.outputs.empty() || n.outputs[0] < 0 || s_.tensors[n.outputs[0]].known) continue;
-    if (n.op_type == "Shape" || NotDifferentiable(n.op_type)) continue;
-    bool inputs_known = !n.inputs.empty();
-    uint64_t largest = 0;
-    for (int in : n.inputs) {
-      if (in < 0) continue;
-      inputs_known = inputs_known && s_.tensors[in].known;
-      if (s_.tensors[in].known && m_.tensors[in].kind == TensorKind::kActivation) {
-        largest = std::max(largest, TensorBytes(in));
-      }
-    }
-    if (!inputs_known || largest == 0) continue;
-    unknown_at_risk += largest;
-    if (unknown_first.empty()) unknown_first = "'" + n.name + "' (" + n.op_type + ")";
-  }
-  if (unknown_at_risk > 0) {
-    plan.risks.push_back({"shape_inference_stopped", unknown_at_risk, "higher"});
-    plan.warnings.push_back("shape inference stopped at " + unknown_first +
-                            ": the layers after it are planned without their saved tensors and scratch; at least " +
-                            std::to_string(unknown_at_risk) + " bytes (the inputs where it stopped) per layer more than "
-                            "planned");
-  }
-  if (centred_at_risk > 0) {
-    plan.risks.push_back({"mean_centred_once", centred_at_risk, "lower"});
-    plan.warnings.push_back("a normalization written with mean/var (x - mean feeds both the variance and the division): "
-                            "planned as code that computes x - mean twice (ConvNeXt's LayerNorm), whose two copies "
-                            "PyTorch keeps (the export merges them into one); if the model computes it once, up to " +
-                            std::to_string(centred_at_risk) + " bytes fewer are kept than planned");
-  }
-  // instance_norm returns a view; an in-place activation on it (relu_, leaky_relu_, ...) makes
-  // backward rebuild the view's gradient through as_strided and CopySlices: two output-sized copies
-  // more at that point (measured), which the out-of-place plan does not hold.
-  uint64_t view_inplace_at_risk = 0;
-  for (const LogicalOp& op : ops) {
-    if (inplace_hint.known()) break;  // planned as the hint says
-    if (op.kind != "Relu" && op.kind != "LeakyRelu" && op.kind != "Elu" && op.kind != "Clip") continue;
-    int in = op.inputs.empty() ? -1 : op.inputs[0];
-    int producer = in >= 0 ? m_.tensors[in].producer : -1;
-    if (producer < 0 || m_.nodes[producer].op_type != "InstanceNormalization") continue;
-    view_inplace_at_risk = std::max(view_inplace_at_risk, 2 * TensorBytes(in));
-  }
-  if (machine_dependent_at_risk > 0) {
-    plan.risks.push_back({"cpu_isa_scratch", machine_dependent_at_risk, "either"});
-    plan.warnings.push_back("oneDNN's convolution scratch (a 3-D weight gradient's gemm packing buffer, a strided 1x1 "
-                            "kernel's 16-channel blocks, a channels-last depthwise kernel's weight-gradient copies) depends on the CPU's ISA (planned for AVX-512): up to " +
-                            std::to_string(machine_dependent_at_risk) + " bytes more or less scratch in backward than "
-                            "planned");
-  }
-  if (view_inplace_at_risk > 0) {
-    plan.risks.push_back({"inplace_after_instance_norm", view_inplace_at_risk, "higher"});
-    plan.warnings.push_back("an activation after InstanceNormalization may have been in-place (not recorded in ONNX); "
-                            "if so, backward needs up to " + std::to_string(view_inplace_at_risk) +
-                            " bytes more than planned (instance_norm's output is a view)");
-  }
+  const uint64_t unknown_at_risk = ShapeInferenceStoppedAtRisk(&unknown_first);
+  AddRisk(&plan, Risk::kShapeInferenceStopped, unknown_at_risk, unknown_first);
+  AddRisk(&plan, Risk::kMeanCentredOnce, centred_at_risk);
+  const uint64_t view_inplace_at_risk = inplace_hint.known() ? 0 : InplaceAfterInstanceNormAtRisk(ops);
+  AddRisk(&plan, Risk::kCpuIsaScratch, machine_dependent_at_risk);
+  AddRisk(&plan, Risk::kInplaceAfterInstanceNorm, view_inplace_at_risk);
 
   // Loss.
   timeline_node_ = TimelineRecorder::kLoss;
@@ -911,12 +951,7 @@ Result<StepPlan> Simulator::Run() {
   }
   if (trace_) trace_->has_matmul = has_matmul, trace_->has_conv = has_conv;
   FinishStepPlan(ledger_, o_, has_matmul, has_conv, total_saved, &plan);
-  if (held_by_caller_at_risk > 0 && plan.peak_phase == "forward") {
-    plan.risks.push_back({"dropout_input_held_by_caller", held_by_caller_at_risk, "higher"});
-    plan.warnings.push_back("a dropout's input before a recurrent layer is planned as freed after the dropout; code "
-                            "written x = rnn(dropout(x)) holds it until the recurrent layer returns: the forward peak "
-                            "up to " + std::to_string(held_by_caller_at_risk) + " bytes higher than planned");
-  }
+  if (plan.peak_phase == "forward") AddRisk(&plan, Risk::kDropoutInputHeldByCaller, held_by_caller_at_risk);
   for (const std::string& k : unknown_ops) {
     plan.warnings.push_back("no memory rule for operator " + k +
                             "; assumed it keeps all its inputs and outputs for backward");
