@@ -48,6 +48,15 @@ struct NodeInfo {
   std::map<std::string, double> float_attrs;
   std::map<std::string, std::vector<int64_t>> ints_attrs;
   std::map<std::string, std::string> string_attrs;
+  // A control-flow node (If, Loop, Scan) reads tensors of the enclosing graph inside its
+  // subgraphs: they are appended to `inputs` (the last `implicit_inputs` of them), so that
+  // liveness and gradients see them (an EmbeddingBag's weight, read in its Loop's body).
+  int implicit_inputs = 0;
+  // Per graph attribute ("body", "then_branch", "else_branch"): the types of its outputs.
+  std::map<std::string, std::vector<TensorInfo>> subgraph_outputs;
+  // Weights a Loop's body gathers rows from (Gather's data input): torch exports
+  // EmbeddingBag as a Loop, one bag per iteration, gathering rows of the weight.
+  std::vector<int> body_gathers;
 };
 
 class Model {

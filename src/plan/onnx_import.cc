@@ -5,9 +5,11 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "attribute_check.h"
 #include "export_mode.h"
@@ -126,6 +128,33 @@ void ReadType(const onnx::TypeProto& type, TensorInfo* t) {
   }
 }
 
+// Subgraphs nested deeper than this are not searched for outer reads (a hostile file).
+constexpr int kMaxSubgraphDepth = 16;
+
+// The names a subgraph reads from enclosing scopes (what its inputs, initializers and its own
+// nodes do not define), nested subgraphs included, in order of first read.
+void OuterReads(const onnx::GraphProto& g, int depth, std::vector<std::string>* out,
+                std::unordered_set<std::string>* seen) {
+  if (depth > kMaxSubgraphDepth) return;
+  std::unordered_set<std::string> local;
+  for (const auto& i : g.input()) local.insert(i.name());
+  for (const auto& i : g.initializer()) local.insert(i.name());
+  auto read = [&](const std::string& name) {
+    if (!name.empty() && !local.count(name) && seen->insert(name).second) out->push_back(name);
+  };
+  for (const auto& n : g.node()) {
+    for (const std::string& in : n.input()) read(in);
+    for (const auto& a : n.attribute()) {
+      std::vector<std::string> inner;
+      std::unordered_set<std::string> inner_seen;
+      if (a.has_g()) OuterReads(a.g(), depth + 1, &inner, &inner_seen);
+      for (const auto& sg : a.graphs()) OuterReads(sg, depth + 1, &inner, &inner_seen);
+      for (const std::string& name : inner) read(name);
+    }
+    for (const std::string& o : n.output()) local.insert(o);
+  }
+}
+
 class Builder {
  public:
   explicit Builder(Model* m) : m_(m) {}
@@ -239,6 +268,30 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
       node.inputs.push_back(id);
       m.tensors[id].consumers.push_back(ni);
     }
+    std::vector<std::string> outer;
+    std::unordered_set<std::string> outer_seen;
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) OuterReads(a.g(), 1, &outer, &outer_seen);
+      for (const auto& sg : a.graphs()) OuterReads(sg, 1, &outer, &outer_seen);
+    }
+    for (const std::string& name : outer) {
+      const int id = b.Find(name);  // a name defined nowhere before: left to ONNX's checks
+      if (id < 0 || std::find(node.inputs.begin(), node.inputs.end(), id) != node.inputs.end()) continue;
+      node.inputs.push_back(id);
+      m.tensors[id].consumers.push_back(ni);
+      ++node.implicit_inputs;
+    }
+    for (const auto& a : n.attribute()) {
+      if (a.name() != "body" || !a.has_g()) continue;
+      for (const auto& bn : a.g().node()) {
+        if (bn.op_type() != "Gather" || bn.input_size() < 1) continue;
+        const int id = b.Find(bn.input(0));
+        if (id >= 0 && m.tensors[id].kind == TensorKind::kParameter &&
+            std::find(outer.begin(), outer.end(), bn.input(0)) != outer.end()) {
+          node.body_gathers.push_back(id);
+        }
+      }
+    }
     for (const auto& a : n.attribute()) {
       switch (AttributeType(a)) {
         case onnx::AttributeProto::INT: node.int_attrs[a.name()] = a.i(); break;
@@ -334,6 +387,17 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
   for (const auto& vi : proto.graph().output()) {
     int id = b.Find(vi.name());
     if (id >= 0 && m.tensors[id].kind == TensorKind::kActivation) ReadType(vi.type(), &m.tensors[id]);
+  }
+  for (int ni = 0; ni < proto.graph().node_size(); ++ni) {
+    for (const auto& a : proto.graph().node(ni).attribute()) {
+      if (!a.has_g()) continue;
+      std::vector<TensorInfo>& outs = m.nodes[ni].subgraph_outputs[a.name()];
+      for (const auto& vi : a.g().output()) {
+        outs.emplace_back();
+        outs.back().name = vi.name();
+        ReadType(vi.type(), &outs.back());
+      }
+    }
   }
   return std::shared_ptr<const Model>(std::move(model));
 }

@@ -97,6 +97,17 @@ const std::unordered_map<std::string_view, ElementwiseOp>& ElementwiseOps() {
   return *ops;
 }
 
+// The reductions whose small known values are folded to one number.
+const std::unordered_map<std::string_view, double (*)(double, double)>& ReduceValueOps() {
+  static const auto* ops = new std::unordered_map<std::string_view, double (*)(double, double)>{
+      {"ReduceProd", [](double x, double y) { return x * y; }},
+      {"ReduceSum", [](double x, double y) { return x + y; }},
+      {"ReduceMax", [](double x, double y) { return std::max(x, y); }},
+      {"ReduceMin", [](double x, double y) { return std::min(x, y); }},
+  };
+  return *ops;
+}
+
 // The unary ops whose small known values are computed.
 const std::unordered_map<std::string_view, double (*)(double)>& UnaryValueOps() {
   static const auto* ops = new std::unordered_map<std::string_view, double (*)(double)>{
@@ -276,7 +287,7 @@ class ShapePass {
       {"ConstantOfShape", &ShapePass::ConstantOfShape}, {"Expand", &ShapePass::Expand},
       {"LSTM", &ShapePass::Recurrent}, {"GRU", &ShapePass::Recurrent}, {"RNN", &ShapePass::Recurrent},
       {"Range", &ShapePass::Range}, {"Pad", &ShapePass::Pad}, {"Resize", &ShapePass::Resize},
-      {"Upsample", &ShapePass::Resize}, {"Tile", &ShapePass::Tile},
+      {"Upsample", &ShapePass::Resize}, {"Tile", &ShapePass::Tile}, {"Loop", &ShapePass::LoopShape},
     };
     return *rules;
   }
@@ -620,6 +631,15 @@ class ShapePass {
       else if (keep) d.push_back(1);
     }
     Set(n, 0, d, op[0] == 'A' ? kInt64 : a->dtype);
+    // The value of a small known tensor reduced to one number (numel = ReduceProd(Shape(x))).
+    auto fold = ReduceValueOps().find(op);
+    ConcreteTensor* o = Out(n, 0);
+    if (fold == ReduceValueOps().end() || !a->has_value || a->value.empty() || !o || !o->known || o->Elements() != 1) {
+      return;
+    }
+    double r = a->value[0];
+    for (size_t i = 1; i < a->value.size(); ++i) r = fold->second(r, a->value[i]);
+    SetValue(n, 0, {r});
   }
 
   void ConstantOfShape(const NodeInfo& n) {
@@ -705,6 +725,42 @@ class ShapePass {
     Dims d = a->dims;
     for (size_t i = 0; i < d.size(); ++i) d[i] *= static_cast<int64_t>((*rep)[i]);
     Set(n, 0, d, a->dtype);
+  }
+
+  // Loop(M, cond, carried...): the carried values keep their shapes; each scan output stacks
+  // the body's per-iteration output M times (what torch exports for EmbeddingBag, one bag per
+  // iteration). Known when M is known and the body's outputs are static.
+  void LoopShape(const NodeInfo& n) {
+    const size_t explicit_inputs = n.inputs.size() - static_cast<size_t>(n.implicit_inputs);
+    if (explicit_inputs < 2) return;
+    const size_t carried = explicit_inputs - 2;
+    for (size_t i = 0; i < carried && i < n.outputs.size(); ++i) {
+      if (ConcreteTensor* c = In(n, 2 + i)) Set(n, i, c->dims, c->dtype);
+    }
+    const std::vector<double>* trips = InValue(n, 0);
+    auto body = n.subgraph_outputs.find("body");
+    if (!trips || trips->size() != 1 || body == n.subgraph_outputs.end() || body->second.size() < 1 + carried) return;
+    const double m = (*trips)[0];
+    if (!(m >= 0 && m <= static_cast<double>(kMaxDim))) return;
+    for (size_t j = carried; j < n.outputs.size() && 1 + j < body->second.size(); ++j) {
+      const TensorInfo& t = body->second[1 + j];
+      Dims d = {static_cast<int64_t>(m)};
+      if (std::optional<Dims> per = IterationDims(n, t)) {
+        d.insert(d.end(), per->begin(), per->end());
+        Set(n, j, d, t.dtype == kUndefined ? kFloat : t.dtype);
+      }
+    }
+  }
+
+  // A Loop body's per-iteration output: its stored shape when static; else, for a vector
+  // reduced from rows the body gathers from one outer [rows, D] table (EmbeddingBag's
+  // export: the dims ONNX cannot infer, the weight being outside the body), [D].
+  std::optional<Dims> IterationDims(const NodeInfo& n, const TensorInfo& t) {
+    if (t.has_shape && std::all_of(t.dims.begin(), t.dims.end(), [](int64_t d) { return d >= 0; })) return t.dims;
+    if (!t.has_shape || t.dims.size() != 1 || n.body_gathers.size() != 1) return std::nullopt;
+    const ConcreteTensor* table = &s_.tensors[n.body_gathers[0]];
+    if (!table->known || table->dims.size() != 2) return std::nullopt;
+    return Dims{table->dims[1]};
   }
 
   void Slice(const NodeInfo& n) {
