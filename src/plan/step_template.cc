@@ -442,6 +442,16 @@ struct BatchPlanner::Impl {
   // `plan` (when given) and `required`.
   Status FullAndLearn(const PlanOptions& o, Entry& e, StepPlan* plan, uint64_t* required) REQUIRES(mu) {
     const int64_t n = *o.batch;
+    // A traced plan no recording explains yet is this batch's full plan already (without the
+    // timeline): split asks a batch's plan, then its required bytes.
+    if (!o.record_timeline) {
+      for (const Point& q : e.loose) {
+        if (q.plan.batch != n) continue;
+        *required = q.plan.required_bytes;
+        if (plan) *plan = q.plan;
+        return Status::Ok();
+      }
+    }
     Point point;
     const bool learn = e.recordings < kMaxRecordings;
     // Where a recording may explain this batch, plan without a trace first (a traced plan costs
