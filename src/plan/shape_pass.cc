@@ -236,9 +236,9 @@ class ShapePass {
   }
 
   using Rule = void (ShapePass::*)(const NodeInfo&);
-  // The shape rule of each ONNX op the pass knows.
+  // The shape rule of each ONNX op the pass knows (the elementwise ops: ElementwiseOps()).
   static const std::unordered_map<std::string_view, Rule>& Rules() {
-    static const auto* rules = new std::unordered_map<std::string_view, Rule>{
+    static const auto* rules = WithElementwise(new std::unordered_map<std::string_view, Rule>{
       {"Relu", &ShapePass::SameShape}, {"Sigmoid", &ShapePass::SameShape}, {"Tanh", &ShapePass::SameShape},
       {"Erf", &ShapePass::SameShape}, {"Sqrt", &ShapePass::SameShape}, {"Exp", &ShapePass::SameShape},
       {"Log", &ShapePass::SameShape}, {"Neg", &ShapePass::SameShape}, {"Abs", &ShapePass::SameShape},
@@ -260,13 +260,7 @@ class ShapePass {
       {"ScatterElements", &ShapePass::SameShape}, {"Scatter", &ShapePass::SameShape},
       {"Not", &ShapePass::Predicate}, {"IsNaN", &ShapePass::Predicate}, {"IsInf", &ShapePass::Predicate},
       {"Dropout", &ShapePass::DropoutShape}, {"LayerNormalization", &ShapePass::LayerNormShape},
-      {"Add", &ShapePass::Elementwise}, {"Sub", &ShapePass::Elementwise}, {"Mul", &ShapePass::Elementwise},
-      {"Div", &ShapePass::Elementwise}, {"Pow", &ShapePass::Elementwise}, {"Equal", &ShapePass::Elementwise},
-      {"Where", &ShapePass::Elementwise}, {"Max", &ShapePass::Elementwise}, {"Min", &ShapePass::Elementwise},
-      {"Greater", &ShapePass::Elementwise}, {"Less", &ShapePass::Elementwise}, {"And", &ShapePass::Elementwise},
-      {"Or", &ShapePass::Elementwise}, {"Xor", &ShapePass::Elementwise}, {"Mod", &ShapePass::Elementwise},
-      {"Sum", &ShapePass::Elementwise}, {"GreaterOrEqual", &ShapePass::Elementwise},
-      {"LessOrEqual", &ShapePass::Elementwise}, {"TopK", &ShapePass::TopK},
+      {"TopK", &ShapePass::TopK},
       {"RandomUniformLike", &ShapePass::RandomLike}, {"RandomNormalLike", &ShapePass::RandomLike},
       {"Cast", &ShapePass::Cast}, {"BatchNormalization", &ShapePass::BatchNorm}, {"Conv", &ShapePass::Window},
       {"ConvTranspose", &ShapePass::Window}, {"MaxPool", &ShapePass::Window},
@@ -288,8 +282,12 @@ class ShapePass {
       {"LSTM", &ShapePass::Recurrent}, {"GRU", &ShapePass::Recurrent}, {"RNN", &ShapePass::Recurrent},
       {"Range", &ShapePass::Range}, {"Pad", &ShapePass::Pad}, {"Resize", &ShapePass::Resize},
       {"Upsample", &ShapePass::Resize}, {"Tile", &ShapePass::Tile}, {"Loop", &ShapePass::LoopShape},
-    };
+    });
     return *rules;
+  }
+  static std::unordered_map<std::string_view, Rule>* WithElementwise(std::unordered_map<std::string_view, Rule>* rules) {
+    for (const auto& [op, unused] : ElementwiseOps()) rules->emplace(op, &ShapePass::Elementwise);
+    return rules;
   }
 
   // The input's shape and type (values for the few unary ops with a value rule).
