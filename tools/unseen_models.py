@@ -137,6 +137,22 @@ MODELS = [
 ]
 
 BY_NAME = {m["name"]: m for m in MODELS}
+SET = "unseen"
+
+
+def use_set(name: str) -> None:
+    """Points MODELS, BY_NAME, REFERENCES and the builder at one fixed set: "unseen" (the first, above)
+    or "unseen2" (tools/unseen_set2.py, fixed 2026-12-05; bench/reference/unseen2)."""
+    global MODELS, BY_NAME, REFERENCES, SET
+    if name == "unseen2":
+        sys.path.insert(0, HERE)
+        import unseen_set2
+        MODELS = unseen_set2.MODELS
+        REFERENCES = os.path.join(ROOT, "bench", "reference", "unseen2")
+    elif name != "unseen":
+        raise ValueError(name)
+    BY_NAME = {m["name"]: m for m in MODELS}
+    SET = name
 
 
 def row_file(name: str, batch: int, optimizer: str) -> str:
@@ -279,7 +295,11 @@ def spec_for(model: dict):
     import models
     inputs = tuple(models.InputSpec(n, tuple(shape), getattr(torch, dtype), high=high)
                    for n, shape, dtype, high in model["inputs"])
-    return models.ModelSpec(model["name"], model["description"], lambda: build(model), inputs,
+    builder = build
+    if SET == "unseen2":
+        import unseen_set2
+        builder = unseen_set2.build
+    return models.ModelSpec(model["name"], model["description"], lambda: builder(model), inputs,
                             model["classes"], label_shape=tuple(model.get("label_shape", [])),
                             in_zoo=False, validation_batches=tuple(b for b, _ in model["rows"]))
 
@@ -323,7 +343,7 @@ def one_main(name: str, batch: int, optimizer: str, out_dir: str, tracker: str |
         return 1
     rec["onnx"] = os.path.relpath(os.path.join(out_dir, name + ".onnx"), ROOT)
     rec["description"] = model["description"]
-    rec["set"] = "unseen (held out)"
+    rec["set"] = SET + " (held out)"
     write_json(os.path.join(out_dir, row_file(name, batch, optimizer)), rec)
     print("MEASURED peak %d (%s) saved %d %.1fs" % (rec["peak_live_bytes"], rec["peak_phase"],
                                                    rec["saved_tensor_bytes"], rec["step_seconds"]))
@@ -337,7 +357,7 @@ def one_main(name: str, batch: int, optimizer: str, out_dir: str, tracker: str |
 def run_child(args: list, timeout: int) -> tuple:
     """(ok, the child's last line or the reason it failed)."""
     try:
-        p = subprocess.run([sys.executable, os.path.abspath(__file__)] + args, capture_output=True,
+        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--set", SET] + args, capture_output=True,
                            text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return False, "timed out after %d s" % timeout
@@ -715,32 +735,41 @@ def compare_main(args) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", default="unseen", choices=["unseen", "unseen2"],
+                        help="which fixed set: unseen (first) or unseen2 (tools/unseen_set2.py)")
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list")
     pm = sub.add_parser("measure")
     pm.add_argument("--models", help="comma-separated (default: all)")
-    pm.add_argument("--out", default=REFERENCES)
+    pm.add_argument("--out")
     pm.add_argument("--tracker")
     pm.add_argument("--timeout", type=int, default=900, help="seconds per export and per row")
     pm.add_argument("--force", action="store_true", help="measure rows already stored again")
     pc = sub.add_parser("check")
-    pc.add_argument("--references", default=REFERENCES)
+    pc.add_argument("--references")
     pc.add_argument("--self-test", action="store_true")
     pp = sub.add_parser("compare")
     pp.add_argument("--oomguard", required=True)
-    pp.add_argument("--references", default=REFERENCES)
+    pp.add_argument("--references")
     pp.add_argument("--models", help="comma-separated filter")
     pp.add_argument("--out")
     pe = sub.add_parser("export")
-    pe.add_argument("name", choices=sorted(BY_NAME))
+    pe.add_argument("name")
     pe.add_argument("--out", required=True)
     po = sub.add_parser("one")
-    po.add_argument("name", choices=sorted(BY_NAME))
+    po.add_argument("name")
     po.add_argument("batch", type=int)
     po.add_argument("optimizer")
     po.add_argument("--out", required=True)
     po.add_argument("--tracker")
     args = parser.parse_args()
+    use_set(args.set)
+    for attr in ("out", "references"):
+        if hasattr(args, attr) and getattr(args, attr) is None and args.cmd != "export" and args.cmd != "one":
+            setattr(args, attr, REFERENCES)
+    if args.cmd in ("export", "one") and args.name not in BY_NAME:
+        print("unseen_models: unknown model %s in set %s" % (args.name, args.set), file=sys.stderr)
+        return 2
 
     if args.cmd == "list":
         for m in MODELS:
