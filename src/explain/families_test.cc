@@ -510,5 +510,52 @@ TEST(Families, GpuMemoryTakenOnImportOrFoundSurprisinglyHighIsPreallocation) {
             Cause::kFrameworkPreallocation, Domain::kGpu);
 }
 
+// Round 9: families from the development rows added in round 9 (corpus-1633 and above); each test fails on e26cf4f.
+TEST(Families, OpenClOutOfResourcesIsTheDevicesMemoryFamily) {
+  // corpus-1651 (oneDNN's OpenCL engine under OpenVINO's GPU plugin).
+  const Finding f = Top(ExplainText(
+      "onednn_verbose,v1,primitive,error,ocl,errcode -5,CL_OUT_OF_RESOURCES,src/gpu/intel/ocl/ocl_gpu_kernel.cpp:250\n"));
+  EXPECT_EQ(f.cause, Cause::kGpuDeviceOom);
+  EXPECT_EQ(f.domain, Domain::kGpu);
+  EXPECT_NE(f.confidence, Confidence::kHigh);  // a family wording: other resources can run out too
+  // The same status alone in a line that names no GPU: still the device's (the wording implies it).
+  ExpectTop("clEnqueueNDRangeKernel returned CL_OUT_OF_RESOURCES\n", Cause::kGpuDeviceOom, Domain::kGpu);
+  // A name that only contains the words is not the status.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("#define MY_CL_OUT_OF_RESOURCES_COUNT 0\n")));
+}
+
+TEST(Families, AnAmountPerEpochAfterAGrowingNounIsGrowth) {
+  // corpus-1691: RAM named, then "about 10GB per epoch" a few words after "increasing".
+  ExpectTop("We observe a consistent RAM(CPU) increasing during the training, about 10GB per epoch. Do you have any "
+            "idea how it is? Thanks\n",
+            Cause::kLeakGrowth, Domain::kHost);
+  ExpectTop("GPU memory grows steadily through the run, roughly 300 MiB per iteration.\n", Cause::kLeakGrowth,
+            Domain::kGpu);
+}
+
+TEST(Families, ALimitOnPinnedMemoryInProseIsPinnedHostMemory) {
+  // corpus-1700 (llama.cpp's WSL fix).
+  ExpectTop("In WSL, the CUDA has limitation on the pinned memory. It's prohibited to allocate a large size of CUDA "
+            "memory. But it can be bypassed in the program.\n",
+            Cause::kHostPinnedOom, Domain::kHost);
+  ExpectTop("The container caps locked memory, so page-locked memory allocations above 64 KB fail.\n",
+            Cause::kHostPinnedOom, Domain::kHost);
+}
+
+TEST(Families, ASparkExecutorLostIsAHostProcessThatDied) {
+  // corpus-1643 and corpus-1641: no memory named; Spark's executors are host JVMs.
+  ExpectTop("21/02/03 08:18:39 WARN TaskSetManager: Lost task 0.0 in stage 1.0 (TID 5, localhost, executor driver): "
+            "ExecutorLostFailure (executor driver exited caused by one of the running tasks) Reason: Executor heartbeat "
+            "timed out after 278220 ms\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("From the log message, it shows the executor lost somehow. Comments online say this is usually due to not "
+            "enough resource for the yarn or executors.\n",
+            Cause::kHostRamOom, Domain::kHost);
+  // A killed executor that names its memory stays that finding (corpus-1645).
+  ExpectTop("ExecutorLostFailure (executor 13 exited caused by one of the running tasks) Reason: Container killed by "
+            "YARN for exceeding memory limits. 20.0 GB of 20 GB physical memory used.\n",
+            Cause::kHostRamOom, Domain::kHost);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

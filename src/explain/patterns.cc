@@ -191,6 +191,12 @@ constexpr Pattern kPatterns[] = {
     {"gpu_api_out_of_memory", S::kGpuOom, "",
      R"re(VK_ERROR_OUT_OF_DEVICE_MEMORY|OutOfDeviceMemory|(?i:Failure in vkAllocateMemory\b.{0,120}ErrCode=-2\b|vkAllocateMemory\w*\W{0,20}(?:failed\W{0,3}|returned )-2\b)|MTLCommandBufferErrorDomain Code=8|\bIOAF code 8\b|CL_MEM_OBJECT_ALLOCATION_FAILURE|(?i:Memory Object Allocation Failure)|kIOGPUCommandBufferCallbackErrorOutOfMemory)re",
      "ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory"},
+    // OpenCL's CL_OUT_OF_RESOURCES (OpenVINO's GPU plugin, oneDNN's OpenCL engine, clBLAS): the device could
+    // not provide what a kernel needs, usually memory; a family wording, not a certain OOM. Round 9, corpus-1651:
+    {"opencl_out_of_resources", S::kMemoryFamily, "",
+     R"re(\bCL_OUT_OF_RESOURCES\b|(?i:\bout[ _]of[ _]resources\b.{0,40}\b(?:ocl|opencl|clEnqueue\w*|clCreate\w*)\b))re",
+     "onednn_verbose,v1,primitive,error,ocl,errcode -5,CL_OUT_OF_RESOURCES,src/gpu/intel/ocl/ocl_gpu_kernel.cpp:250",
+     Tier::kFamily, LineDomain::kGpu},
     {"gpu_oom_prose", S::kGpuOom, "",
      R"re((?i)\b(?:GPU|VRAM|cuda) (?:ran )?out of memory|out of (?:GPU|video) memory|\bGPU OOM\b|OOM on (?:the )?GPU)re",
      "The model runs out of GPU memory after the first epoch."},
@@ -328,7 +334,7 @@ constexpr Pattern kPatterns[] = {
      "The way of updating training and validation loss results in the continuous rising of gpu memory",
      Tier::kProse},
     {"usage_growth_prose", S::kLeakGrowth, "",
-     R"re((?i)\b(?:RAM|VRAM|RSS|usage|consumption|footprint|allocation|reserved|allocated|cached|memory_reserved\(\)|memory_allocated\(\))\W{0,2} (?:keeps? |kept |on |continues to |is |was |just |steadily |slowly |continuously |constantly |gradually |always )*(?:increas|grow|ris|climb|creep|go(?:es|ing)? up)|grows? until (?:it|the \w+) runs out|\b(?:grows?|grew|growing|increas\w+|ris(?:es|ing)|rose|climbs?|goes up) by (?:about |around |~)?[\d.]+ ?[KMGT]i?B (?:per|every|each|after each|with each|a) (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|run|loop|round)s?\b)re",
+     R"re((?i)\b(?:RAM|VRAM|RSS|usage|consumption|footprint|allocation|reserved|allocated|cached|memory_reserved\(\)|memory_allocated\(\))\W{0,2} (?:keeps? |kept |on |continues to |is |was |just |steadily |slowly |continuously |constantly |gradually |always )*(?:increas|grow|ris|climb|creep|go(?:es|ing)? up)|grows? until (?:it|the \w+) runs out|\b(?:grows?|grew|growing|increas\w+|ris(?:es|ing)|rose|climbs?|goes up) by (?:about |around |~)?[\d.]+ ?[KMGT]i?B (?:per|every|each|after each|with each|a) (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|run|loop|round)s?\b|\b(?:increas|grow|ris|climb|creep|leak)\w*\b.{0,60}\b(?:about |around |~|roughly |nearly |over )?[\d.]+ ?[KMGT]i?B (?:per|every|each|a|an) (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|loop|round|hour|minute|day)s?\b)re",
      "RAM usage keeps growing every epoch until the process is killed.", Tier::kProse},
     // Models built, loaded or run again and again in one process: what each keeps accumulates.
     {"repetition_growth_prose", S::kLeakGrowth, "",
@@ -378,6 +384,13 @@ constexpr Pattern kPatterns[] = {
     {"pinned_prose", S::kPinnedProse, "",
      R"re((?i)pin_memory\s*=\s*False|(?:setting|set|turn\w*|disabl\w+)\s+(?:off\s+)?pin_memory)re",
      "I met a similar issue, and solved it by setting pin_memory=false.", Tier::kProse},
+    // A limit on pinned (page-locked) memory told in prose (WSL's, a container's memlock): the pinned allocation
+    // is what fails. Round 9, corpus-1700:
+    {"pinned_limit_prose", S::kPinnedProse, "",
+     R"re((?i)\b(?:limit\w*|restrict\w*|cap(?:ped|s)?)\b.{0,30}\b(?:pinned|page-locked|locked) (?:host )?memory\b|\b(?:pinned|page-locked) (?:host )?memory\b.{0,40}\b(?:is )?(?:limit\w*|restrict\w*|prohibit\w*|capped|fail\w*|cannot|can'?t|unable|too (?:large|big|much)))re",
+     "In WSL, the CUDA has limitation on the pinned memory. It's prohibited to allocate a large size of CUDA memory. "
+     "But it can be bypassed in the program.",
+     Tier::kProse},
 
     // ---------------------------------------------------------------- the wrong device
     {"no_cuda_device", S::kWrongDevice, "",
@@ -486,6 +499,14 @@ constexpr Pattern kPatterns[] = {
     // A person saying the process was killed, without a signal or an exit code: weak (who killed it is not
     // said), host RAM; after the wordings and the memory prose, so a line that also names memory
     // ("out of memory", "killed because of memory") is theirs. corpus-1417, corpus-0938:
+    // Spark's executor lost (YARN, Kubernetes or the executor's own JVM ended it): a host process died, most
+    // often for its memory; weak, like a process said to be killed. Round 9, corpus-1641 and corpus-1643:
+    {"executor_lost", S::kProcessKilled, "spark",
+     R"re(ExecutorLostFailure|(?i:\b(?:the )?executors? (?:\w+ ){0,2}(?:is |was |were |got |gets )?lost\b|\blost (?:an |the |one |\d+ )?executors?\b))re",
+     "21/02/03 08:18:39 WARN TaskSetManager: Lost task 0.0 in stage 1.0 (TID 5, localhost, executor driver): "
+     "ExecutorLostFailure (executor driver exited caused by one of the running tasks) Reason: Executor heartbeat "
+     "timed out after 278220 ms",
+     Tier::kProse},
     {"process_killed_prose", S::kProcessKilled, "os",
      R"re((?i)\b(?:process|processes|job|jobs|training|program|script|worker|workers|run|container|pod|executor|executors)\b (?:\w+ ){0,2}(?:get|gets|got|was|were|is|are|being|getting) (?:\w+ )?killed\b)re",
      "Many times (about 1/10) I saw my training process was killed but there is no tensorflow or horovod error in the "
@@ -625,7 +646,8 @@ constexpr const char* kPrefilter =
     R"re(\bsrun\b|ulimit|memlock|kills|worker|grid ?search|hyper-?param|sweep|even (?:\w+ ){0,3}batch|shm[_-]size|ipc.host|)re"
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
     R"re(outofhostmemory|out_of_host_memory|out_of_me|ioaf|not enough space|jetsam|out of resource|resources requested|launchoutofresources|launch_out_of_resources|)re"
-    R"re(jvm|arena_extend|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b)re";
+    R"re(jvm|arena_extend|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b|)re"
+    R"re(out_of_resources|locked memory|executor|\bper (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|loop|round|hour|minute|day)s?\b)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
 constexpr NumberPattern kNumberPatterns[] = {

@@ -784,7 +784,8 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
       }
       case Signal::kPinnedProse: {
         f = d.HostPinned(o);
-        f.summary = "Pinned host memory is named as the problem (pin_memory turned off fixed it).";
+        f.summary = "Pinned host memory is named as the problem in a description (pin_memory turned off, or a "
+                    "limit on page-locked memory).";
         d.Undecided(f, {Cause::kGpuDeviceOom}, "read from a description, not from an error message");
         break;
       }
