@@ -228,7 +228,10 @@ void Explainer::State::Segment(std::string_view text) {
       }
     }
   }
-  if (table[signal_index].signal == Signal::kMemoryVocabulary && IsCodeErrorLine(text)) return;
+  if ((table[signal_index].signal == Signal::kMemoryVocabulary || table[signal_index].signal == Signal::kGrowthVocabulary) &&
+      IsCodeErrorLine(text)) {
+    return;
+  }
   // A message whose memory is certain ("exit code 137", an OOM-killer line, a device OOM with its numbers)
   // is evidence of that memory for the wordings around it, even when it names no domain word.
   if (std::optional<bool> gpu = EvidenceOfSignal(table[signal_index].signal);
@@ -267,10 +270,13 @@ void Explainer::State::Record(int pattern_index, std::string_view text) {
   LineDomain line_domain = LineDomain::kUnknown;
   bool both_memories = false;  // the line names the GPU and host memory: the lines around it decide
   if (signal == Signal::kMemoryFamily || signal == Signal::kMemoryProse || signal == Signal::kOomguardReport ||
-      signal == Signal::kOomguardReportField || signal == Signal::kMemoryVocabulary) {
+      signal == Signal::kOomguardReportField || signal == Signal::kMemoryVocabulary ||
+      signal == Signal::kGrowthVocabulary) {
     line_domain = DomainOf(text, &both_memories);
     // The last layer's line that names both and no memory noun: the lines around it decide.
-    if (signal != Signal::kMemoryVocabulary && signal != Signal::kMemoryFamily) both_memories = false;
+    if (signal != Signal::kMemoryVocabulary && signal != Signal::kGrowthVocabulary && signal != Signal::kMemoryFamily) {
+      both_memories = false;
+    }
     if (both_memories) line_domain = LineDomain::kUnknown;
   }
   if (signal == Signal::kMemoryFamily) {

@@ -557,5 +557,36 @@ TEST(Families, ASparkExecutorLostIsAHostProcessThatDied) {
             Cause::kHostRamOom, Domain::kHost);
 }
 
+// Round 10: kinds of error, not rows. Growth named in words no leak wording knows is still growth (the last
+// layer's growth), and a process that something "kills" is the host's (only the host's OOM killer kills).
+TEST(Families, GrowthInNoKnownWordingIsTheLastLayersGrowth) {
+  // corpus-1306 (Keras): RAM, then "and growing".
+  const Finding f = Top(ExplainText("Calling a fit can consume 100G bytes of RAM and growing, crash machine :( ... ! "
+                                    "HELP !\n"));
+  EXPECT_EQ(f.cause, Cause::kLeakGrowth);
+  EXPECT_EQ(f.domain, Domain::kHost);
+  EXPECT_EQ(f.confidence, Confidence::kLow);
+  ExpectTop("the RSS of the worker rises steadily between batches\n", Cause::kLeakGrowth, Domain::kHost);
+  ExpectTop("I see ever-growing GPU memory consumption when iterating over the dataset\n", Cause::kLeakGrowth,
+            Domain::kGpu);
+  // A limit someone raised is no growth; an explicit error beside growth words speaks first.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("I increased the memory limit to 16GB and the build passed\n")));
+  ExpectTop("the RSS of the worker rises steadily between batches\n"
+            "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; 14.51 GiB "
+            "already allocated; 3.75 MiB free; 14.68 GiB reserved in total by PyTorch)\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+}
+
+TEST(Families, SomethingThatKillsTheProcessSpeaksOfTheHost) {
+  // corpus-1572 (EDDL): a signal "kills its execution", then a leak.
+  ExpectTop("After a few epochs (300-500), big networks (eg.: examples/drive) receive a signal that kills its "
+            "execution. This is probably due to a memory leak.\n",
+            Cause::kLeakGrowth, Domain::kHost);
+  ExpectTop("The trainer kills itself after 3 hours, out of memory I guess\n", Cause::kHostRamOom, Domain::kHost);
+  // A killed job that still holds GPU memory names the GPU's memory: the noun decides.
+  ExpectTop("the killed job still holds GPU memory according to nvidia-smi\n", Cause::kOtherProcessHoldsMemory,
+            Domain::kGpu);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

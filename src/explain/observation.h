@@ -55,7 +55,7 @@ struct Observation {
 // Signals whose memory, when their line names none, comes from the lines around them.
 inline bool UsesDomainWindow(Signal signal) {
   return signal == Signal::kMemoryFamily || signal == Signal::kMemoryProse || signal == Signal::kLeakGrowth ||
-         signal == Signal::kMemoryVocabulary;
+         signal == Signal::kMemoryVocabulary || signal == Signal::kGrowthVocabulary;
 }
 
 struct LogContext {

@@ -56,6 +56,8 @@ enum class Signal {
   kGpuStatusRow,        // an nvidia-smi / gpustat row: used / total per GPU
   kMemoryVocabulary,    // memory named beside trouble, in no wording above: the last layer, kept only
                         // when no other finding has a memory domain, and ranked last
+  kGrowthVocabulary,    // the last layer's growth: memory named with a verb of growth ("RAM keeps
+                        // increasing") in no leak wording above; kept and ranked like kMemoryVocabulary
   kOomguardReportField, // a numeric field of oomguard's OOM report (numbers only, no finding)
   // --- contexts
   kContextFramework,        // the line names the framework that wrote the log

@@ -470,6 +470,17 @@ struct Decider {
     return f;
   }
 
+  // The last layer's growth: memory named with a verb of growth in words no leak wording knows. Its memory as
+  // for any growth (the line, the lines around it, the log); low and undecided like the last layer's other
+  // findings: growth in prose is often expected (a bigger batch, a cache that fills once).
+  Finding GenericGrowth(const Observation& o) const {
+    Finding f = Leak(o, false);
+    Undecided(f, {f.domain == Domain::kHost ? Cause::kHostRamOom : Cause::kGpuDeviceOom, Cause::kNotMemory},
+              "growth is named in prose, in words no known leak report uses");
+    f.confidence = Confidence::kLow;
+    return f;
+  }
+
   // An out-of-memory wording whose line does not say which memory (or prose that
   // names memory as the problem): the wording's own domain, else the lines
   // around it, else the log's, GPU by default.
@@ -747,7 +758,7 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
   std::vector<Finding> findings;
   std::vector<uint64_t> first_line;
   std::vector<bool> weak;
-  std::vector<bool> generic;  // the last layer's findings (kMemoryVocabulary)
+  std::vector<bool> generic;  // the last layer's findings (kMemoryVocabulary, kGrowthVocabulary)
   std::vector<Signal> signal_of;
   const Observation* status_rows = nullptr;
   for (const Observation& o : observations) {
@@ -758,6 +769,7 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
       case Signal::kMemoryFamily:
       case Signal::kMemoryProse: f = d.Family(o); break;
       case Signal::kMemoryVocabulary: f = d.Generic(o); break;
+      case Signal::kGrowthVocabulary: f = d.GenericGrowth(o); break;
       case Signal::kOomguardReport:
         if (o.count == 0) continue;  // report fields without a head or verdict line
         f = d.OomguardReport(o);
@@ -823,13 +835,14 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
       case Signal::kGpuStatusRow: status_rows = &o; continue;
       default: f = d.Simple(o); break;
     }
-    if (o.signal != Signal::kMemoryVocabulary) f.confidence = ConfidenceOf(o, f);
+    bool last_layer = o.signal == Signal::kMemoryVocabulary || o.signal == Signal::kGrowthVocabulary;
+    if (!last_layer) f.confidence = ConfidenceOf(o, f);
     // A start-up line that shows a free GPU only predicts the framework's reservation.
     if (o.signal == Signal::kGpuStartupMemory && f.cause == Cause::kFrameworkPreallocation) {
       f.confidence = Confidence::kLow;
     }
     weak.push_back(IsWeak(o.signal) && !(o.signal == Signal::kGpuStartupMemory && f.cause != Cause::kFrameworkPreallocation));
-    generic.push_back(o.signal == Signal::kMemoryVocabulary);
+    generic.push_back(last_layer);
     signal_of.push_back(o.signal);
     findings.push_back(std::move(f));
     first_line.push_back(o.first_line);
