@@ -536,7 +536,7 @@ TEST(Planner, TransposedWeightGetsAViewOfItsGradient) {
 
 // The rule itself for one convolution (tools/probe_scratch.py measured each case at batches 2/4/8).
 OpRule ConvRule(int dims, int64_t c_in, int64_t c_out, int64_t k, int64_t groups, int64_t size, int64_t batch,
-                int64_t stride = 1) {
+                int64_t stride = 1, int64_t dilation = 1) {
   GraphBuilder g;
   std::vector<int64_t> in(static_cast<size_t>(dims), size), w(static_cast<size_t>(dims), k);
   in.insert(in.begin(), c_in);
@@ -545,7 +545,8 @@ OpRule ConvRule(int dims, int64_t c_in, int64_t c_out, int64_t k, int64_t groups
   g.Node("Mul", {"input", "input"}, {"x"}, "pre");  // an activation: the convolution's input needs a gradient
   auto& conv = g.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv");
   GraphBuilder::IntAttr(conv, "group", groups);
-  GraphBuilder::IntsAttr(conv, "pads", std::vector<int64_t>(2 * static_cast<size_t>(dims), k / 2));
+  GraphBuilder::IntsAttr(conv, "pads", std::vector<int64_t>(2 * static_cast<size_t>(dims), dilation * (k / 2)));
+  if (dilation != 1) GraphBuilder::IntsAttr(conv, "dilations", std::vector<int64_t>(static_cast<size_t>(dims), dilation));
   if (stride != 1) GraphBuilder::IntsAttr(conv, "strides", std::vector<int64_t>(static_cast<size_t>(dims), stride));
   g.Output("logits");
   return RuleOf(g.Bytes(), batch, "Conv");
@@ -654,6 +655,42 @@ TEST(ConvScratch, TwoDimensionalWeightGradientKeepsItsBlockPadding) {
   EXPECT_EQ(ConvBackwardScratch(2, 16, 16, 3, 1, 16, 2), 2 * (2u * 16 * 256 * 4) + 7 * 1024);
   // 3-D 24 -> 24, k3, 8 wide: the same padding of the weight gradient (32 x 32 x 27 floats).
   EXPECT_EQ(ConvBackwardScratch(3, 24, 24, 3, 1, 8, 2), 2 * (2u * 32 * 512 * 4) + 7 * 1024 + 27u * 4 * (32 * 32 - 24 * 24));
+}
+
+// Measured by tools/probe_scratch.py (bench/results/conv_scratch_probes.json conv2d_weight_gradient,
+// conv2d_dilated_gemm): the backward scratch of one 2-D convolution whose input needs a
+// gradient, the same at batches 2, 4 and 8 where the weights outweigh the activations.
+TEST(ConvScratch, TwoDimensionalWeightGradientOutweighsTheReordersOnSmallMaps) {
+  // 960 -> 256, 3x3 on 4x4 (DeepLab's ASPP without dilation): the blocked weights + 5400 bytes.
+  EXPECT_EQ(ConvBackwardScratch(2, 960, 256, 3, 1, 4, 2), 8852760u);
+  EXPECT_EQ(ConvBackwardScratch(2, 960, 256, 3, 1, 4, 4), 8852760u);
+  EXPECT_EQ(ConvBackwardScratch(2, 256, 256, 3, 1, 4, 8), 2364696u);
+  // 100 -> 72: the weights blocked to 112 x 80 channels.
+  EXPECT_EQ(ConvBackwardScratch(2, 100, 72, 3, 1, 4, 2), 327960u);
+  // Strided, on 8x8: the same.
+  EXPECT_EQ(ConvRule(2, 256, 256, 3, 1, 8, 4, 2).backward_temp_bytes, 2364696u);
+  // On 16x16 at batch 8 the reorders are the larger again (measured 9968152).
+  EXPECT_NEAR(static_cast<double>(ConvBackwardScratch(2, 960, 256, 3, 1, 16, 8)), 9968152.0, 0.001 * 9968152);
+}
+
+TEST(ConvScratch, DilatedKernelWiderThanItsInputTakesTheGemmWeightGradient) {
+  // 256 -> 256, 3x3, dilation 2 on 4x4 (reach 5 > 4): 4 x the weights + one sample's columns + the
+  // fixed packing buffer, exact.
+  EXPECT_EQ(ConvRule(2, 256, 256, 3, 1, 4, 2, 1, 2).backward_temp_bytes, 9663992u);
+  EXPECT_EQ(ConvRule(2, 960, 256, 3, 1, 4, 4, 1, 12).backward_temp_bytes, 36021752u);
+  // 64 -> 64, dilation 3 on 6x6: the packing buffer sized by the operands, 2 % high.
+  const double small = static_cast<double>(ConvRule(2, 64, 64, 3, 1, 6, 2, 1, 3).backward_temp_bytes);
+  EXPECT_GE(small, 1002008.0);
+  EXPECT_LE(small, 1.03 * 1002008.0);
+  // A dilated kernel within its input keeps the direct kernel: 128 -> 64, dilation 4 on 12x12.
+  EXPECT_EQ(ConvRule(2, 128, 64, 3, 1, 12, 2, 1, 4).backward_temp_bytes, 300312u);
+}
+
+TEST(ConvScratch, BatchOfOneOnASmallMapUnfoldsOneSample) {
+  // PyTorch's slow convolution (no oneDNN at batch 1 below 20480 input elements): one sample's
+  // columns, in_channels x 9 x output positions floats.
+  EXPECT_EQ(ConvBackwardScratch(2, 512, 128, 3, 1, 6, 1), 512u * 9 * 36 * 4);
+  EXPECT_EQ(ConvBackwardScratch(2, 64, 64, 3, 1, 4, 1), 64u * 9 * 16 * 4);
 }
 
 TEST(ConvScratch, ThreeDimensionalWeightGradientTakesOneDnnsGemmScratch) {

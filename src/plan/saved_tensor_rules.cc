@@ -571,6 +571,9 @@ bool GradientChannelsLast(const Model& m, const ConcreteShapes& s, int id) {
 }
 
 constexpr uint64_t kChannelsLastDepthwiseFixedBytes = 3136;
+// What a 2-D weight gradient's blocked buffer comes with (probes conv2d_weight_gradient: 5400 bytes
+// beside 64-960 channels of weights).
+constexpr uint64_t kConv2dWeightGradientFixedBytes = 5400;
 
 // Scratch of a CPU convolution, following PyTorch 1.13's choice of kernel (ConvParams::use_mkldnn,
 // one intra-op thread): oneDNN reorders the input and the weight into its blocked layout in forward,
@@ -629,6 +632,12 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     // slow_conv3d's backward forms the input gradient through columns of the input's size even
     // for a 1x1x1 kernel (measured: input bytes at every batch; 2-D and 1-D 1x1 need none).
     if (spatial == 3 && input_grad) r->backward_temp_bytes = T[x].Bytes();
+    // slow_conv2d's backward unfolds one sample at a time: columns of in_channels x kernel x output
+    // positions (probes conv2d_weight_gradient at batch 1: 64-960 channels, 3x3 on 2x2-8x8 maps, exact).
+    if (spatial == 2 && groups == 1 && kernel > 1 && T[y].dims.size() == 4) {
+      r->backward_temp_bytes = eb * static_cast<uint64_t>(xd[1]) * kernel * static_cast<uint64_t>(T[y].dims[2]) *
+                               static_cast<uint64_t>(T[y].dims[3]);
+    }
     return;
   }
   const uint64_t fixed = 7 * 1024;
@@ -752,6 +761,41 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     } else if (input_grad) {
       r->backward_temp_bytes = input_phase;
     }
+  }
+  if (spatial == 2 && groups == 1 && kernel > 1 && c_in >= 16) {
+    // The weight gradient of a dense 2-D convolution is formed in a blocked buffer once the reorders
+    // of the input and the output gradient are gone: the blocked weights + a fixed part, the larger
+    // of the two phases (tools/probe_scratch.py, bench/results/conv_scratch_probes.json
+    // conv2d_weight_gradient: 64-960 input channels, kernels 3 and 5, maps 2x2-16x16, stride 1 and
+    // 2, batches 1-8, exact; the zoo's ResNets and AlexNet went from up to 1.45 % low to exact). It
+    // shows where the weights outweigh the activations: a 3x3 convolution from 960 to 256 channels
+    // on a 4x4 map keeps 8.4 MiB whatever the batch. Narrower inputs differ (8 channels keep the
+    // blocked output gradient beside it; a 3-channel 16x16 patch embedding 4.3 x its weights) and
+    // keep the rules above.
+    uint64_t weight_phase = T[w].Bytes() + weight_padding(block) + kConv2dWeightGradientFixedBytes;
+    // A dilated kernel that reaches wider than the input (DeepLab's ASPP: rates 12-36 on a 4x4 map)
+    // is beyond oneDNN's direct kernel: the weight gradient runs its gemm implementation, the same
+    // scratch as the 3-D one of data/conv_scratch.json (probes conv2d_dilated_gemm: 64-960 channels,
+    // dilation 2-36; exact where the packing buffer is the fixed one, 20-25 KiB high where it is
+    // sized by the operands; a dilated kernel within the input keeps the direct kernel's rule).
+    const auto dilations = n.ints_attrs.find("dilations");
+    bool beyond_input = false;
+    for (size_t i = 0; dilated && i < 2 && dilations != n.ints_attrs.end() && i < dilations->second.size(); ++i) {
+      beyond_input = beyond_input || (wd[2 + i] - 1) * dilations->second[i] + 1 > xd[2 + i];
+    }
+    if (beyond_input && T[y].dims.size() == 4) {
+      const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+      const uint64_t positions = static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
+      const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
+      uint64_t gemm = g.col_copies * col + g.weight_copies * T[w].Bytes() + g.fixed_bytes;
+      if (c_out >= g.pack_min_out_channels) {
+        const uint64_t pack = g.PackBytes(static_cast<uint64_t>(c_in) * kernel, static_cast<uint64_t>(c_out), positions);
+        gemm += pack;
+        r->machine_dependent_bytes = pack + g.pack_worst_abs_error;
+      }
+      weight_phase = std::max(weight_phase, gemm);
+    }
+    r->backward_temp_bytes = std::max(r->backward_temp_bytes, weight_phase);
   }
   if (spatial == 1 && input_grad) {
     // conv1d: the weight gradient is formed in a blocked buffer and reordered, at a moment when the

@@ -187,7 +187,9 @@ TEST(BatchPlanner, BranchGraphRequiredBytesEqualTheFullPlan) {
   auto model = LoadModelFromBytes(BranchGraph(), "branches");
   ASSERT_TRUE(model.ok()) << model.error();
   for (const PlanOptions& o : OptionSets()) {
-    EXPECT_GE(ExpectSameRequired(**model, o, "branches " + std::string(Name(o.target)), 65536), 8);
+    // Batch 1 runs PyTorch's slow convolution on CPU (its columns are scratch) and batch 2 oneDNN's:
+    // the recordings start at 2.
+    EXPECT_GE(ExpectSameRequired(**model, o, "branches " + std::string(Name(o.target)), 65536), 6);
     EXPECT_GE(ExpectSamePlans(**model, o, "branches " + std::string(Name(o.target))), 4);
   }
 }
@@ -200,15 +202,17 @@ TEST(BatchPlanner, ReachChecksOnceForTheWholeSearch) {
   PlanOptions o;
   o.target = Target::kCpu;
   BatchPlanner planner(**model);
-  for (int64_t b : {int64_t{300}, int64_t{1}, int64_t{2}, int64_t{5000}, int64_t{77}, int64_t{4999}}) {
+  // (Below about 50 samples layer4's weight gradient outweighs its reorders in backward: another
+  // stretch of batches, another recording. These batches are all above it.)
+  for (int64_t b : {int64_t{300}, int64_t{100}, int64_t{200}, int64_t{5000}, int64_t{177}, int64_t{4999}}) {
     o.batch = b;
     ASSERT_EQ(*planner.RequiredBytes(o, 5000), PlanStep(**model, o)->required_bytes) << b;
   }
-  // 300 and 1 fitted, 5000 checked it: everything after is replayed.
+  // 300 and 100 fitted, 5000 checked it: everything after is replayed.
   EXPECT_EQ(planner.stats().full_plans, 3);
   EXPECT_EQ(planner.stats().replayed_plans, 4);
   // A batch asked again is remembered, not replayed again.
-  o.batch = 77;
+  o.batch = 177;
   ASSERT_EQ(*planner.RequiredBytes(o, 5000), PlanStep(**model, o)->required_bytes);
   EXPECT_EQ(planner.stats().replayed_plans, 4);
   BatchPlanner huge(**model);
