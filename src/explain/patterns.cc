@@ -74,6 +74,13 @@ constexpr Pattern kPatterns[] = {
     // ND4J's CUDA backend allocates its host buffers page-locked; corpus-0984:
     {"nd4j_host_alloc_failed", S::kHostPinnedOom, "dl4j", R"re((?i)(?:can'?t|cannot|could not|failed to|unable to) allocate \[HOST\] memory)re",
      "In both cases \"Can't allocate [HOST] memory\" exception will be thrown."},
+    // Registering memory is pinning it (RDMA's ibv_reg_mr, mlock, a driver's host registration): ENOMEM from it is
+    // the locked-memory limit or a kind of memory that cannot be pinned, not the machine's RAM running out. Round
+    // 10, corpus-1726 (Mooncake registering NPU memory):
+    {"register_memory_enomem", S::kHostPinnedOom, "",
+     R"re((?i)\b(?:register(?:ing|ed)?|ibv_reg_mr|reg_mr|mlock(?:all)?)\b.{0,80}(?:Cannot allocate memory|\bENOMEM\b))re",
+     "E0212 17:34:25.448876 212704 rdma_context.cpp:227] Fail to register memory 0x14ef5930: Cannot allocate memory "
+     "[12]", Tier::kFamily},
     {"torch_pin_memory_thread", S::kHostPinnedOom, "pytorch",
      R"re((?i)in pin memory thread|pin[ _]memory thread exited)re",
      "RuntimeError: Caught RuntimeError in pin memory thread for device 0."},
@@ -312,7 +319,7 @@ constexpr Pattern kPatterns[] = {
      R"re(TERM_MEMLIMIT|PBS: job killed: (?:mem|vmem|pmem|pvmem)\b|(?i:Job exceeded a memory resource limit)|(?i:exceeded (?:its|the|their|your) (?:memory|mem|vmem|h_vmem) (?:allocation|request|limit)))re",
      "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit."},
     {"python_memory_error", S::kHostRamOom, "python",
-     R"re(^\s*(?:\w+\.)*MemoryError\b|^\s*std::bad_alloc\s*$|what\(\):\s+std::bad_alloc\s*$|Cannot allocate memory|\bENOMEM\b)re",
+     R"re(^[\s"'`>*]*(?:\w+\.)*_?(?:Array)?MemoryError\b|^\s*std::bad_alloc\s*$|what\(\):\s+std::bad_alloc\s*$|Cannot allocate memory|\bENOMEM\b)re",
      "MemoryError"},
     {"dataloader_killed", S::kWorkerKilled, "pytorch",
      R"re((?i)(?:DataLoader|worker).{0,60} killed by signal: Killed|DataLoader worker.{0,60}exited unexpectedly.{0,80}(?:Killed|SIGKILL|-9))re",
@@ -441,7 +448,7 @@ constexpr Pattern kPatterns[] = {
      "more than total mem size : 29464985600.",
      Tier::kFamily},
     {"bad_alloc_family", S::kMemoryFamily, "",
-     R"re((?i)\bbad_alloc\b|\bbad allocation\b|\bMemoryError\b|java heap space|\bmalloc\(?\)? failed|failed to malloc)re",
+     R"re((?i)\bbad_alloc\b|\bbad allocation\b|\b(?:_?Array)?MemoryError\b|java heap space|\bmalloc\(?\)? failed|failed to malloc)re",
      "terminate called after throwing an instance of 'std::bad_alloc'", Tier::kFamily, LineDomain::kHost},
     // Memory asked about as a possible cause ("Is this caused by insufficient graphics memory?"): a person's
     // guess, not a report; weak, so an explicit error on the log's other lines speaks first. corpus-0960:
@@ -576,7 +583,7 @@ constexpr Pattern kPatterns[] = {
     // Memory named beside trouble in a line no wording above recognises: a weak, generic
     // finding, kept only when nothing else in the log has a memory domain (verdict.cc).
     {"memory_vocabulary", S::kMemoryVocabulary, "",
-     R"re((?i)(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort)|(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort).{0,80}(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}[\d.]+ ?[KMGT]i?B\b.{0,60}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed).{0,60}[\d.]+ ?[KMGT]i?B\b|\b(?:only|just) (?:have |has |had |with )?(?:an? )?[\d.]+ ?[GMT]i?B? (?:of )?(?:VRAM|RAM|memory|GPU memory|video memory|system memory)\b|(?:\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,30}(?:\xe8\xbf\x87\xe5\xa4\xa7|\xe4\xb8\x8d\xe8\xb6\xb3|\xe4\xb8\x8d\xe5\xa4\x9f|\xe6\xba\xa2\xe5\x87\xba|\xe7\x88\x86|\xe5\xb4\xa9\xe6\xba\x83|\xe9\x87\x8d\xe5\x90\xaf|\xe6\x8a\xa5\xe9\x94\x99|\xe5\xa4\xb1\xe8\xb4\xa5|\xe5\x8d\xa0\xe6\xbb\xa1)|\xe7\x88\x86(?:\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98))re",
+     R"re((?i)(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort|\boverload|\bbl(?:ow|ows|own|ew|owing) up\b|\bexplod)|(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort|\boverload|\bbl(?:ow|ows|own|ew|owing) up\b|\bexplod).{0,80}(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}[\d.]+ ?[KMGT]i?B\b.{0,60}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed).{0,60}[\d.]+ ?[KMGT]i?B\b|\b(?:only|just) (?:have |has |had |with )?(?:an? )?[\d.]+ ?[GMT]i?B? (?:of )?(?:VRAM|RAM|memory|GPU memory|video memory|system memory)\b|(?:\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,30}(?:\xe8\xbf\x87\xe5\xa4\xa7|\xe4\xb8\x8d\xe8\xb6\xb3|\xe4\xb8\x8d\xe5\xa4\x9f|\xe6\xba\xa2\xe5\x87\xba|\xe7\x88\x86|\xe5\xb4\xa9\xe6\xba\x83|\xe9\x87\x8d\xe5\x90\xaf|\xe6\x8a\xa5\xe9\x94\x99|\xe5\xa4\xb1\xe8\xb4\xa5|(?:\xe5\x8d\xa0|\xe5\xb7\xb2|\xe8\xb7\x91|\xe7\x94\xa8|\xe5\x90\x83)\xe6\xbb\xa1|\xe6\xbb\xa1\xe4\xba\x86)|\xe7\x88\x86(?:\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98))re",
      "I doubt if it's an hipTF implementation error, since it's allocating a memory buffer size equals to the total "
      "memory (8 GB), which is greater than the free memory (7.75 GB):",
      Tier::kProse},
