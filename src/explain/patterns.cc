@@ -730,11 +730,14 @@ std::span<const NumberPattern> NumberPatterns() { return kNumberPatterns; }
 
 namespace {
 
-// ".{0,80}" -> ".*": the same matches and more, at a fraction of the DFA states.
+// ".{0,80}" -> ".*" and "[^.!?]{0,60}" -> "[^.!?]*": the same matches and more, at a fraction of the DFA
+// states (a bounded gap of a negated class costs as many states as a dot's; round 10).
 std::string Widened(const char* regex) {
   std::string wide = regex;
   static const RE2* bounded_gap = new RE2(R"re(\.\{0,\d+\})re");
+  static const RE2* bounded_class_gap = new RE2(R"re((\[\^[^\]]*\])\{0,\d+\})re");
   RE2::GlobalReplace(&wide, *bounded_gap, ".*");
+  RE2::GlobalReplace(&wide, *bounded_class_gap, "\\1*");
   return wide;
 }
 
