@@ -534,6 +534,38 @@ TEST(Planner, TransposedWeightGetsAViewOfItsGradient) {
   EXPECT_LT(p.peak_allocated_bytes, 2 * w + 16 * 1024);
 }
 
+// kv = inp(x); attention(q, kv, kv): the caller holds kv until the attention module returns, though
+// the module's only read of it is its first op (a transpose whose folded copy the projection keeps).
+// The same graph exported without module paths frees kv after that read.
+std::string CallerHeldGraph(bool module_paths) {
+  auto name = [&](const std::string& path, const std::string& op) { return module_paths ? path + "/" + op : op; };
+  GraphBuilder g;
+  g.Input("input", {64, 96}).Weight("inp.weight", {96, 96}).Weight("kv.weight", {96, 192});
+  g.Weight("fc.weight", {5, 192});
+  g.Node("MatMul", {"input", "inp.weight"}, {"kv_in"}, name("/inp", "MatMul"));
+  GraphBuilder::IntsAttr(g.Node("Transpose", {"kv_in"}, {"kv_t"}, name("/att", "Transpose")), "perm", {1, 0, 2});
+  g.Node("MatMul", {"kv_t", "kv.weight"}, {"kv"}, name("/att", "MatMul"));
+  g.Node("Neg", {"kv"}, {"s1"}, name("/att", "Neg"));
+  g.Node("Neg", {"s1"}, {"s2"}, name("/att", "Neg_1"));
+  g.Node("Neg", {"s2"}, {"s3"}, name("/att", "Neg_2"));
+  auto& mean = g.Node("ReduceMean", {"s3"}, {"pooled"}, name("", "ReduceMean"));
+  GraphBuilder::IntsAttr(mean, "axes", {0});
+  GraphBuilder::IntAttr(mean, "keepdims", 0);
+  GraphBuilder::IntAttr(g.Node("Gemm", {"pooled", "fc.weight"}, {"logits"}, name("/fc", "Gemm")), "transB", 1);
+  g.Output("logits");
+  return g.Bytes();
+}
+
+TEST(Planner, ModuleArgumentsLiveUntilTheCallReturns) {
+  const StepPlan held = MustPlan(CallerHeldGraph(true), Cpu(16));
+  const StepPlan freed = MustPlan(CallerHeldGraph(false), Cpu(16));
+  const uint64_t kv_in = 16u * 64 * 96 * 4;
+  EXPECT_EQ(held.peak_phase, "forward");
+  // Held over the attention's forward (the peak moves, so not quite all of it shows).
+  EXPECT_GT(held.peak_allocated_bytes, freed.peak_allocated_bytes + kv_in / 2);
+  EXPECT_LE(held.peak_allocated_bytes, freed.peak_allocated_bytes + kv_in);
+}
+
 // The rule itself for one convolution (tools/probe_scratch.py measured each case at batches 2/4/8).
 OpRule ConvRule(int dims, int64_t c_in, int64_t c_out, int64_t k, int64_t groups, int64_t size, int64_t batch,
                 int64_t stride = 1, int64_t dilation = 1) {

@@ -292,6 +292,26 @@ bool NonContiguous(const Model& m, const ConcreteShapes& s, int id) {
   return !order || !IsDenseOrder(s.tensors[id].dims, *order);
 }
 
+// Whether a tensor is a broadcast (stride-0) view: an Expand that adds elements, seen through
+// views (a learned query of shape [L, C] expanded over the batch, then transposed by
+// nn.MultiheadAttention's batch_first handling).
+bool ExpandedView(const Model& m, const ConcreteShapes& s, int id) {
+  static const std::set<std::string> kViews = {"Transpose", "Unsqueeze", "Squeeze", "Identity"};
+  for (int depth = 0; depth < 8 && id >= 0; ++depth) {
+    const int p = m.tensors[id].producer;
+    if (p < 0 || m.nodes[p].inputs.empty()) return false;
+    const NodeInfo& n = m.nodes[p];
+    const int from = n.inputs[0];
+    if (n.op_type == "Expand") {
+      return from >= 0 && s.tensors[id].known && s.tensors[from].known &&
+             s.tensors[id].Elements() > s.tensors[from].Elements();
+    }
+    if (!kViews.count(n.op_type)) return false;
+    id = from;
+  }
+  return false;
+}
+
 // matmul() of two batched operands runs bmm on each reshaped to [batch, n, m]: a view where the
 // batch dims lie next to one another in memory, in their own order; a copy otherwise (q, k and v
 // permuted out of one qkv projection, k transposed), and bmm keeps that copy, not the storage it
@@ -873,6 +893,16 @@ uint64_t StackInputHeldBytes(const Model& m, const ConcreteShapes& s, const Logi
   if (!NonContiguous(m, s, x)) return 0;
   int source = through_views(x, true);
   if (source < 0 || !s.tensors[source].known) return 0;
+  // Exported with module paths, a source made outside the recurrent module is held by the caller
+  // until the module returns, and the step simulation holds it so (HeldUntilCallReturns).
+  const int source_producer = m.tensors[source].producer;
+  const std::string stack_scope = scope(first);
+  if (!stack_scope.empty() && stack_scope[0] == '/' && source_producer >= 0) {
+    const std::string from = scope(source_producer);
+    const bool inside = from.size() >= stack_scope.size() && from.compare(0, stack_scope.size(), stack_scope) == 0 &&
+                        (from.size() == stack_scope.size() || from[stack_scope.size()] == '/');
+    if (!inside) return 0;
+  }
   int users = 0;
   for (int c : m.tensors[source].consumers) users += m.nodes[c].op_type != "Shape";
   return users == 1 ? s.tensors[source].Bytes() : 0;
@@ -932,6 +962,9 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
         NonContiguous(m, ctx.shapes, in(0))) {
       auto order = DimOrder(m, ctx.shapes).Of(in(0));
       folded_copy = order && !order->empty() && order->back() == static_cast<int>(T[in(0)].dims.size()) - 1;
+      // A broadcast input (a learned query expanded over the batch) is copied whole by the fold
+      // (cross-attention probes, tools/measure_xattn.py: the saved bytes were one [N, L, C] short).
+      folded_copy = folded_copy || (!order && ExpandedView(m, ctx.shapes, in(0)));
     }
     const bool batched = in(0) >= 0 && in(1) >= 0 && T[in(0)].dims.size() >= 4 &&
                          T[in(0)].dims.size() == T[in(1)].dims.size() &&

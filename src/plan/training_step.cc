@@ -21,6 +21,72 @@ namespace {
 constexpr uint64_t kMiB = 1024ull * 1024ull;
 
 bool IsAmp(Precision p) { return p == Precision::kAmpFp16 || p == Precision::kAmpBf16; }
+
+// The module an exported node ran in: torch.onnx.export names nodes by their module path
+// ("/att/MatMul_1" ran in the module att); "" for a top-level node or a name without a path.
+std::string_view ModulePath(const std::string& node_name) {
+  if (node_name.empty() || node_name[0] != '/') return {};
+  const size_t last = node_name.rfind('/');
+  return std::string_view(node_name).substr(0, last);
+}
+
+// Python holds the arguments of a module call until it returns: a tensor handed to a module
+// (nn.MultiheadAttention's key and value) stays alive over the whole call, even where the
+// module's last read of it is its first op (a transpose folded into a copy). For each tensor,
+// the last op of the outermost module call it enters, where that is after its last read; -1
+// elsewhere. A call is the run of consecutive ops under one module path (a module called twice
+// is two runs). Cross-attention probes (tools/measure_xattn.py): the forward peak was one
+// key-sized tensor low.
+std::vector<int> HeldUntilCallReturns(const Model& m, const std::vector<LogicalOp>& ops) {
+  const size_t n = ops.size();
+  std::vector<std::string_view> path(n);
+  // prefix[i][d]: the length of path[i]'s first d + 1 components ("/a", "/a/b", ...).
+  std::vector<std::vector<size_t>> prefix(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!ops[i].nodes.empty()) path[i] = ModulePath(m.nodes[ops[i].nodes[0]].name);
+    for (size_t at = path[i].empty() ? std::string_view::npos : path[i].find('/', 1);; at = path[i].find('/', at + 1)) {
+      if (path[i].empty()) break;
+      prefix[i].push_back(at == std::string_view::npos ? path[i].size() : at);
+      if (at == std::string_view::npos) break;
+    }
+  }
+  auto same_prefix = [&](size_t i, size_t j, size_t d) {
+    return prefix[j].size() > d && prefix[j][d] == prefix[i][d] &&
+           path[j].substr(0, prefix[j][d]) == path[i].substr(0, prefix[i][d]);
+  };
+  // run_end[i][d]: the last op of the run of consecutive ops that share that prefix with op i.
+  std::vector<std::vector<int>> run_end(n);
+  for (size_t i = n; i-- > 0;) {
+    run_end[i].resize(prefix[i].size(), static_cast<int>(i));
+    for (size_t d = 0; d < prefix[i].size(); ++d) {
+      if (i + 1 < n && same_prefix(i, i + 1, d)) run_end[i][d] = run_end[i + 1][d];
+    }
+  }
+  std::vector<int> producer(m.tensors.size(), -1);
+  for (size_t i = 0; i < n; ++i) {
+    for (int id : ops[i].outputs) {
+      if (id >= 0) producer[id] = static_cast<int>(i);
+    }
+  }
+  std::vector<int> hold(m.tensors.size(), -1);
+  for (size_t i = 0; i < n; ++i) {
+    for (int id : ops[i].inputs) {
+      if (id < 0 || m.tensors[id].kind != TensorKind::kActivation || producer[id] < 0) continue;
+      const size_t p = static_cast<size_t>(producer[id]);
+      // The outermost module on this op's path that is not on the producer's.
+      for (size_t d = 0; d < prefix[i].size(); ++d) {
+        const std::string_view scope = path[i].substr(0, prefix[i][d]);
+        const bool on_producer_path = path[p].size() >= scope.size() && path[p].substr(0, scope.size()) == scope &&
+                                      (path[p].size() == scope.size() || path[p][scope.size()] == '/');
+        if (!on_producer_path) {
+          hold[id] = std::max(hold[id], run_end[i][d]);
+          break;
+        }
+      }
+    }
+  }
+  return hold;
+}
 bool AutocastHalf(const std::string& k) {
   return k == "Conv" || k == "ConvTranspose" || k == "Gemm" || k == "MatMul";
 }
@@ -496,6 +562,8 @@ Result<StepPlan> Simulator::Run() {
   }
   for (int id : m_.outputs) ++uses[id];
   std::vector<int> buf(m_.tensors.size(), -1);
+  const std::vector<int> held_until = HeldUntilCallReturns(m_, ops);
+  std::vector<std::vector<int>> release_after(ops.size());  // tensors whose module call returns there
 
   // Persistent state: parameters (and buffers), optimizer state, the input batch and labels.
   const int param_shards = std::max(1, o_.parameter_shards);
@@ -714,12 +782,17 @@ Result<StepPlan> Simulator::Run() {
     // Extras were allocated with one reference, owned by saved_bufs.
     Observe("forward", rule.forward_temp_bytes);
     for (int id : op.inputs) {
-      if (id < 0 || m_.tensors[id].kind != TensorKind::kActivation) continue;
-      if (--uses[id] == 0) Unref(buf[id]);
+      if (id < 0 || m_.tensors[id].kind != TensorKind::kActivation || --uses[id] != 0) continue;
+      if (held_until[id] > static_cast<int>(oi)) {
+        release_after[static_cast<size_t>(held_until[id])].push_back(id);
+      } else {
+        Unref(buf[id]);
+      }
     }
     for (int id : op.outputs) {
       if (id >= 0 && uses[id] == 0 && buf[id] >= 0) Unref(buf[id]);
     }
+    for (int id : release_after[oi]) Unref(buf[id]);
     rules.push_back(std::move(rule));
     plan.layers.push_back(std::move(layer));
   }
