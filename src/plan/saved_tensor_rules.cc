@@ -747,6 +747,18 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     r->backward_temp_bytes += weight_padding(block);
   }
   const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  // oneDNN's gemm weight gradient over `positions` output positions of one sample: the im2col
+  // columns, copies of the weights and the sgemm packing buffer (data/conv_scratch.json).
+  auto gemm_weight_gradient = [&](uint64_t positions) {
+    const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
+    uint64_t gemm = g.col_copies * col + g.weight_copies * T[w].Bytes() + g.fixed_bytes;
+    if (c_out >= g.pack_min_out_channels) {
+      const uint64_t pack = g.PackBytes(static_cast<uint64_t>(c_in) * kernel, static_cast<uint64_t>(c_out), positions);
+      gemm += pack;
+      r->machine_dependent_bytes = pack + g.pack_worst_abs_error;
+    }
+    return gemm;
+  };
   if (spatial == 3 && groups == 1 && c_in >= g.min_in_channels && c_in <= g.max_in_channels &&
       T[y].dims.size() == 5) {
     // 3-D, 4-15 input channels (tools/probe_scratch.py, random layers 4-16 wide, batches 2/4). The
@@ -770,14 +782,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       // The weight gradient then runs oneDNN's gemm, after the input gradient's reorders are gone;
       // its scratch does not grow with the batch (data/conv_scratch.json).
       const uint64_t positions = static_cast<uint64_t>(T[y].dims[3]) * static_cast<uint64_t>(T[y].dims[4]);
-      const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
-      uint64_t gemm = g.col_copies * col + g.weight_copies * T[w].Bytes() + g.fixed_bytes;
-      if (c_out >= g.pack_min_out_channels) {
-        const uint64_t pack = g.PackBytes(static_cast<uint64_t>(c_in) * kernel, static_cast<uint64_t>(c_out), positions);
-        gemm += pack;
-        r->machine_dependent_bytes = pack + g.pack_worst_abs_error;
-      }
-      r->backward_temp_bytes = std::max(input_phase, gemm);
+      r->backward_temp_bytes = std::max(input_phase, gemm_weight_gradient(positions));
     } else if (input_grad) {
       r->backward_temp_bytes = input_phase;
     }
@@ -804,16 +809,8 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       beyond_input = beyond_input || (wd[2 + i] - 1) * dilations->second[i] + 1 > xd[2 + i];
     }
     if (beyond_input && T[y].dims.size() == 4) {
-      const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
       const uint64_t positions = static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
-      const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
-      uint64_t gemm = g.col_copies * col + g.weight_copies * T[w].Bytes() + g.fixed_bytes;
-      if (c_out >= g.pack_min_out_channels) {
-        const uint64_t pack = g.PackBytes(static_cast<uint64_t>(c_in) * kernel, static_cast<uint64_t>(c_out), positions);
-        gemm += pack;
-        r->machine_dependent_bytes = pack + g.pack_worst_abs_error;
-      }
-      weight_phase = std::max(weight_phase, gemm);
+      weight_phase = std::max(weight_phase, gemm_weight_gradient(positions));
     }
     r->backward_temp_bytes = std::max(r->backward_temp_bytes, weight_phase);
   }
