@@ -73,6 +73,7 @@ bool SameEvents(const StepTrace& x, const StepTrace& y) {
     if ((e.phase == nullptr) != (f.phase == nullptr) || (e.phase && std::strcmp(e.phase, f.phase) != 0)) return false;
   }
   return x.layer_saved == y.layer_saved && x.total_saved == y.total_saved && x.inplace_buffers == y.inplace_buffers &&
+         x.forward_end_event == y.forward_end_event && x.locals_buffers == y.locals_buffers &&
          x.inplace_kinds == y.inplace_kinds && x.inplace_warning == y.inplace_warning &&
          x.has_matmul == y.has_matmul && x.has_conv == y.has_conv;
 }
@@ -83,6 +84,15 @@ bool SameEvents(const StepTrace& x, const StepTrace& y) {
 // what the required bytes need (CompileRequired).
 std::optional<Recording> MakeRecording(const Model& model, const StepPlan& p1, const StepTrace& t1,
                                        const StepPlan& p2, const StepTrace& t2) {
+  // The locals risk comes and goes with the batch (Replay recomputes it): compare the rest.
+  auto notes = [](const StepPlan& p) {
+    StepPlan n;
+    n.warnings = p.warnings;
+    n.risks = p.risks;
+    StripLocalsRisk(&n);
+    return n;
+  };
+  const StepPlan n1 = notes(p1), n2 = notes(p2);
   const int64_t x1 = p1.batch, x2 = p2.batch;
   bool affine = true;
   auto fit = [&](__int128 v1, __int128 v2) {
@@ -92,14 +102,14 @@ std::optional<Recording> MakeRecording(const Model& model, const StepPlan& p1, c
   };
   if (!SameEvents(t1, t2) || !p1.timeline.empty() || p1.model != p2.model || p1.target != p2.target ||
       p1.layers.size() != p2.layers.size() || p1.layers.size() != t1.layer_saved.size() ||
-      p1.warnings.size() != p2.warnings.size() || p1.uncovered.size() != p2.uncovered.size() ||
-      p1.risks != p2.risks) {
+      n1.warnings.size() != n2.warnings.size() || p1.uncovered.size() != p2.uncovered.size() ||
+      n1.risks != n2.risks) {
     return std::nullopt;
   }
   Recording r;
   r.inplace_warning = t1.inplace_warning < 0 ? -1 : static_cast<int>(model.warnings.size()) + t1.inplace_warning;
-  for (size_t i = 0; i < p1.warnings.size(); ++i) {
-    if (static_cast<int>(i) != r.inplace_warning && p1.warnings[i] != p2.warnings[i]) return std::nullopt;
+  for (size_t i = 0; i < n1.warnings.size(); ++i) {
+    if (static_cast<int>(i) != r.inplace_warning && n1.warnings[i] != n2.warnings[i]) return std::nullopt;
   }
   r.event_bytes.reserve(t1.events.size());
   for (size_t i = 0; i < t1.events.size(); ++i) r.event_bytes.push_back(fit(t1.events[i].bytes, t2.events[i].bytes));
@@ -209,7 +219,9 @@ std::optional<StepPlan> Replay(const Recording& r, const PlanOptions& options, i
   };
   StepLedger ledger(options.target, nullptr);
   ledger.buffers.reserve(r.trace.events.size());
+  uint64_t forward_peak = 0;
   for (size_t i = 0; i < r.trace.events.size(); ++i) {
+    if (i == r.trace.forward_end_event) forward_peak = ledger.peak;
     const StepTrace::Event& e = r.trace.events[i];
     switch (e.kind) {
       case StepTrace::kAlloc: {
@@ -261,6 +273,7 @@ std::optional<StepPlan> Replay(const Recording& r, const PlanOptions& options, i
   if (!params) return std::nullopt;
   p.parameter_count = *params;
   FinishStepPlan(ledger, options, r.trace.has_matmul, r.trace.has_conv, sum(r.trace.total_saved), &p);
+  AddLocalsRisk(forward_peak + sum(r.trace.locals_buffers), ledger.peak, &p);
   return p;
 }
 
@@ -499,6 +512,7 @@ struct BatchPlanner::Impl {
       if (!r) continue;
       const int64_t lo = x.plan.batch, hi = y.plan.batch;
       r->base = std::move(x.plan);
+      StripLocalsRisk(&r->base);
       r->trace = std::move(x.trace);
       CompileRequired(&*r);
       ++e.recordings;

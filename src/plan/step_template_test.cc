@@ -153,6 +153,27 @@ TEST(BatchPlanner, OddGraphEqualsTheFullPlan) {
   }
 }
 
+// The locals risk (planner_test.cc's Perceiver) comes and goes with the batch and the optimizer; a
+// recording recomputes it rather than giving up.
+TEST(BatchPlanner, LocalsRiskIsReplayed) {
+  auto model = LoadModel(std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/plan/perceiver_locals.onnx");
+  ASSERT_TRUE(model.ok()) << model.error();
+  int with_risk = 0, without = 0;
+  for (const PlanOptions& o : OptionSets()) {
+    if (o.target != Target::kCpu) continue;
+    EXPECT_GE(ExpectSamePlans(**model, o, "perceiver_locals"), 8);
+    for (int64_t b : {int64_t{1}, int64_t{16}, int64_t{1000}}) {
+      PlanOptions at = o;
+      at.batch = b;
+      Result<StepPlan> p = PlanStep(**model, at);
+      ASSERT_TRUE(p.ok()) << p.error();
+      (p->risks.empty() ? without : with_risk) += 1;
+    }
+  }
+  EXPECT_GT(with_risk, 0);  // the test covers both sides
+  EXPECT_GT(without, 0);
+}
+
 TEST(BatchPlanner, OddGraphRequiredBytesEqualTheFullPlan) {
   auto model = LoadModelFromBytes(OddGraph(), "odd");
   ASSERT_TRUE(model.ok()) << model.error();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -97,11 +98,12 @@ bool AutocastFloat(const std::string& k) {
 
 // The warnings that carry bytes, as data: the name in the JSON's risks, the way the step may
 // differ from the plan, and the words ({bytes}: the bytes at risk, {where}: the op it concerns).
-enum class Risk { kShapeInferenceStopped, kMeanCentredOnce, kCpuIsaScratch, kInplaceAfterInstanceNorm, kDropoutInputHeldByCaller };
+enum class Risk { kShapeInferenceStopped, kMeanCentredOnce, kCpuIsaScratch, kInplaceAfterInstanceNorm, kDropoutInputHeldByCaller,
+                  kLocalsHeldUntilForwardReturns };
 struct RiskText {
   std::string_view what, direction, text;
 };
-constexpr std::array<RiskText, 5> kRiskTexts = {{
+constexpr std::array<RiskText, 6> kRiskTexts = {{
     {"shape_inference_stopped", "higher",
      "shape inference stopped at {where}: the layers after it are planned without their saved tensors and scratch; "
      "at least {bytes} bytes (the inputs where it stopped) per layer more than planned"},
@@ -120,8 +122,12 @@ constexpr std::array<RiskText, 5> kRiskTexts = {{
      "a dropout's input before a recurrent layer is planned as freed after the dropout; code written "
      "x = rnn(dropout(x)) holds it until the recurrent layer returns: the forward peak up to {bytes} bytes higher "
      "than planned"},
+    {"locals_held_until_forward_returns", "higher",
+     "tensors the model's forward() passes between its layers are planned as freed after their last read; where "
+     "forward binds them to names (kv = self.inp(x)), Python keeps them until forward returns: the peak up to "
+     "{bytes} bytes higher than planned"},
 }};
-static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kDropoutInputHeldByCaller) + 1);
+static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kLocalsHeldUntilForwardReturns) + 1);
 
 // Adds the risk and its warning to the plan; nothing when no bytes are at risk.
 void AddRisk(StepPlan* plan, Risk risk, uint64_t bytes, const std::string& where = "") {
@@ -135,6 +141,23 @@ void AddRisk(StepPlan* plan, Risk risk, uint64_t bytes, const std::string& where
   }
   plan->warnings.push_back(std::move(text));
 }
+
+}  // namespace
+
+void AddLocalsRisk(uint64_t forward_peak_with_locals, uint64_t peak, StepPlan* plan) {
+  if (forward_peak_with_locals <= peak) return;
+  const uint64_t bytes = forward_peak_with_locals - peak;
+  if (bytes * 100 >= peak) AddRisk(plan, Risk::kLocalsHeldUntilForwardReturns, bytes);
+}
+
+void StripLocalsRisk(StepPlan* plan) {
+  const RiskText& r = kRiskTexts[static_cast<size_t>(Risk::kLocalsHeldUntilForwardReturns)];
+  std::erase_if(plan->risks, [&](const PlanRisk& x) { return x.what == r.what; });
+  const std::string_view head = r.text.substr(0, r.text.find('{'));
+  std::erase_if(plan->warnings, [&](const std::string& w) { return w.starts_with(head); });
+}
+
+namespace {
 
 bool IsViewOp(const std::string& k) {
   return k == "Transpose" || k == "Reshape" || k == "Flatten" || k == "Squeeze" || k == "Unsqueeze" || k == "Identity";
@@ -191,6 +214,7 @@ class Simulator {
                                 std::vector<bool>* from_sources, std::vector<std::pair<int, int>>* source_grads);
   uint64_t HeldByCallerAtRisk(const std::vector<LogicalOp>& ops, const std::vector<int>& buf,
                               const std::set<int>& saved) const;
+  uint64_t RootLocalsBytes(const std::vector<LogicalOp>& ops, const std::vector<int>& buf) const;
   uint64_t InplaceAtRisk(const std::vector<LogicalOp>& ops, const std::vector<int>& buf, const std::set<int>& saved,
                          std::set<std::string>* kinds) const;
   uint64_t ShapeInferenceStoppedAtRisk(std::string* where) const;
@@ -321,6 +345,61 @@ uint64_t Simulator::HeldByCallerAtRisk(const std::vector<LogicalOp>& ops, const 
     if (feeds_recurrent) at_risk += TensorBytes(in);
   }
   return at_risk;
+}
+
+// Python keeps a tensor bound to a name in forward() until forward returns; a temporary dies
+// after its last read, and ONNX records neither. The values the top-level forward passes from
+// one of its layers (or its own ops) to another, with other work of the top level between the
+// two (so the value waited in a name: kv = self.inp(x); q = ...; self.cross(q, kv, kv)), that
+// nothing keeps at the end of forward: the bytes forward holds there if those names are never
+// rebound. A pipeline (self.fc(self.drop(h)), x = self.a(x); x = self.b(x)) and a container
+// root (nn.Sequential, numeric child names) hold nothing. Dev probes (Perceiver-style nets,
+// measured with and without `del`): the forward peak was up to these bytes above the plan.
+uint64_t Simulator::RootLocalsBytes(const std::vector<LogicalOp>& ops, const std::vector<int>& buf) const {
+  // The root's child a node ran in ("inp" for "/inp/MatMul"; "" for the root's own ops).
+  auto child = [&](int node) {
+    const std::string_view path = ModulePath(m_.nodes[node].name);
+    if (path.size() < 2) return std::string_view();
+    const size_t end = path.find('/', 1);
+    return path.substr(1, end == std::string_view::npos ? std::string_view::npos : end - 1);
+  };
+  std::vector<int> op_of_node(m_.nodes.size(), -1);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    for (int n : ops[i].nodes) op_of_node[n] = static_cast<int>(i);
+  }
+  std::set<int> held;
+  const std::set<int> outputs(m_.outputs.begin(), m_.outputs.end());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].nodes.empty()) continue;
+    const std::string_view from = child(ops[i].nodes[0]);
+    if (!from.empty() && std::isdigit(static_cast<unsigned char>(from[0]))) return 0;
+    for (int id : ops[i].outputs) {
+      if (id < 0 || buf[id] < 0 || outputs.count(id) || m_.tensors[id].kind != TensorKind::kActivation) continue;
+      if (ledger_.buffers[buf[id]].refs > 0) continue;  // kept anyway
+      // Its first reader in another child (or at the top level), by op order.
+      int first = -1;
+      for (int c : m_.tensors[id].consumers) {
+        const int at = op_of_node[c];
+        if (at > static_cast<int>(i) && m_.nodes[c].op_type != "Shape" && child(c) != from && (first < 0 || at < first)) {
+          first = at;
+        }
+      }
+      if (first < 0) continue;
+      const std::string_view to = child(ops[first].nodes[0]);
+      for (int k = static_cast<int>(i) + 1; k < first; ++k) {
+        if (ops[k].nodes.empty()) continue;
+        const std::string_view between = child(ops[k].nodes[0]);
+        if (between != from && between != to) {
+          held.insert(buf[id]);
+          break;
+        }
+      }
+    }
+  }
+  uint64_t bytes = 0;
+  for (int b : held) bytes += buffers_[b].bytes;
+  if (trace_) trace_->locals_buffers.assign(held.begin(), held.end());
+  return bytes;
 }
 
 // ONNX does not record inplace=True. leaky_relu_/elu_ keep their result, which then shares the
@@ -803,6 +882,9 @@ Result<StepPlan> Simulator::Run() {
                             "later); planned out of place");
   }
   const uint64_t held_by_caller_at_risk = HeldByCallerAtRisk(ops, buf, counted_saved);
+  // An upper bound: the forward peak so far, with every such local still held.
+  const uint64_t forward_end_with_locals = ledger_.peak + RootLocalsBytes(ops, buf);
+  if (trace_) trace_->forward_end_event = trace_->events.size();
   uint64_t total_saved = 0;
   for (int b : counted_saved) total_saved += buffers_[b].bytes;
   if (trace_) trace_->total_saved.assign(counted_saved.begin(), counted_saved.end());
@@ -1025,6 +1107,7 @@ Result<StepPlan> Simulator::Run() {
   if (trace_) trace_->has_matmul = has_matmul, trace_->has_conv = has_conv;
   FinishStepPlan(ledger_, o_, has_matmul, has_conv, total_saved, &plan);
   if (plan.peak_phase == "forward") AddRisk(&plan, Risk::kDropoutInputHeldByCaller, held_by_caller_at_risk);
+  AddLocalsRisk(forward_end_with_locals, ledger_.peak, &plan);
   for (const std::string& k : unknown_ops) {
     plan.warnings.push_back("no memory rule for operator " + k +
                             "; assumed it keeps all its inputs and outputs for backward");

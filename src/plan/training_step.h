@@ -36,6 +36,10 @@ struct StepTrace {
   std::vector<int> inplace_buffers;           // the buffers the in-place warning's bytes sum
   std::string inplace_kinds;
   int inplace_warning = -1;  // its index in the simulation's warnings, -1 when none
+  // The forward end (the number of events before it) and the buffers RootLocalsBytes counts there:
+  // the locals risk is recomputed from them at every batch (AddLocalsRisk).
+  size_t forward_end_event = 0;
+  std::vector<int> locals_buffers;
   bool has_matmul = false, has_conv = false;
 };
 
@@ -82,6 +86,12 @@ class StepLedger {
 // cuda, replayed through the caching-allocator model).
 void FinishStepPlan(const StepLedger& ledger, const PlanOptions& options, bool has_matmul, bool has_conv,
                     uint64_t total_saved, StepPlan* plan);
+
+// The risk that the top-level forward holds its locals until it returns: added to `plan` (risk
+// and warning) when the forward peak with them held, `forward_peak_with_locals`, exceeds the step's
+// `peak` by at least 1 % of it. StripLocalsRisk removes it again (a recording recomputes it).
+void AddLocalsRisk(uint64_t forward_peak_with_locals, uint64_t peak, StepPlan* plan);
+void StripLocalsRisk(StepPlan* plan);
 
 // The warning that leaky_relu_/elu_ may have been in place, `bytes` at stake.
 std::string InplaceWarning(const std::string& kinds, uint64_t bytes);
