@@ -1019,6 +1019,18 @@ bool IsCodeErrorLine(std::string_view line) {
   return RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), code);
 }
 
+std::optional<std::string> EraseHealthyNoise(std::string_view line) {
+  // A zero count (its delimiter is erased too: "oom=0," "OOMs: 0 |"), a dotted key before '=', and an
+  // "if ... memory ..., you can / try / please / consider ..." hint up to the sentence's end.
+  static const RE2& noise = Compile(
+      R"re((?i)\b(?:CUDA |GPU )?OOMs?\s*[:=]\s*0+(?:[\s,;|)]|$)|)re"
+      R"re(\b[A-Za-z_]\w*(?:\.\w+)+=|)re"
+      R"re(\bif\b[^.;!?\n]{0,60}?\b(?:memory|VRAM|RAM|OOM)\b[^.;!?\n]{0,40}?,\s*(?:you (?:can|could|may|might|should)|try|please|consider)\b[^.;!?\n]*)re");
+  std::string edited(line);
+  if (RE2::GlobalReplace(&edited, noise, " ") == 0) return std::nullopt;
+  return edited;
+}
+
 int OomguardVerdictOfLine(std::string_view line) {
   static const RE2& verdict =
       Compile(R"re((cap too low|cap_too_low)|(fragmentation)|(truly full|truly_full)|(upstream refused|upstream_failed))re");

@@ -8,6 +8,8 @@
 
 #include <memory>
 #include <span>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -157,6 +159,14 @@ LineDomain MemoryNounOfLine(std::string_view line);
 // <memory>", "undefined symbol", "No module named", "has no attribute"): memory
 // words in it are names, not a shortage, so the last layer ignores the line.
 bool IsCodeErrorLine(std::string_view line);
+
+// Healthy output that carries an out-of-memory or memory-trouble word and reports nothing (round 12, from
+// the healthy logs of tests/data/explain/corpus_healthy.jsonl): a count of OOMs that is zero ("CUDA OOMs: 0"
+// in torch.cuda.memory_summary(), fairseq's "oom=0"), the dotted key of a key=value status field
+// ("memory.required.full=" in ollama's offload line) and a conditional hint that gives advice ("if memory is
+// not enough, you can set force_col_wise=true"). The line with them erased (blanked), or nullopt when it has
+// none; the explainer reads a family or last-layer match that does not survive the erasure as no finding.
+std::optional<std::string> EraseHealthyNoise(std::string_view line);
 
 // The verdict line of oomguard's OOM report: 0 none, else the OomVerdict + 1
 // (1 cap_too_low, 2 fragmentation, 3 truly_full, 4 upstream_failed).

@@ -31,6 +31,8 @@ void Add(ScoreCounts& c, const ScoredLog& log) {
   c.domain_ok += log.domain_ok;
   c.memory_logs += log.label_domain != "none";
   c.memory_unexplained += log.memory_unexplained;
+  c.not_memory_logs += log.label_domain == "none";
+  c.memory_false += log.memory_false;
 }
 
 std::string Percent(int part, int whole) {
@@ -41,7 +43,7 @@ std::string Percent(int part, int whole) {
 
 }  // namespace
 
-Result<CorpusScore> ScoreCorpus(const std::string& path) {
+Result<CorpusScore> ScoreCorpus(const std::string& path, const std::string& split) {
   std::ifstream in(path);
   if (!in) return MakeError("cannot open '" + path + "'");
   CorpusScore score;
@@ -57,6 +59,7 @@ Result<CorpusScore> ScoreCorpus(const std::string& path) {
       if (!j.contains(key)) return MakeError(where + ": no '" + key + "'");
     }
     if (!j["excerpt"].is_string() || !j["accept"].is_array()) return MakeError(where + ": bad excerpt or accept");
+    if (!split.empty() && j.contains("split") && j["split"] != split) continue;
     ScoredLog log;
     log.id = j["id"].is_string() ? j["id"].get<std::string>() : j["id"].dump();
     log.framework = j.contains("framework") && j["framework"].is_string() ? j["framework"].get<std::string>() : "?";
@@ -81,6 +84,7 @@ Result<CorpusScore> ScoreCorpus(const std::string& path) {
     bool memory_finding = false;
     for (const Finding& f : r.findings) memory_finding = memory_finding || f.domain != Domain::kNone;
     log.memory_unexplained = log.label_domain != "none" && !memory_finding;
+    log.memory_false = log.label_domain == "none" && memory_finding;
     Add(score.all, log);
     Add(score.per_framework[log.framework], log);
     score.logs.push_back(std::move(log));
@@ -102,14 +106,22 @@ std::string FormatScore(const std::string& name, const CorpusScore& score, bool 
   };
   for (const auto& [framework, counts] : score.per_framework) line(framework, counts);
   line("all", score.all);
+  if (score.all.not_memory_logs > 0) {
+    out += "  logs labelled with no memory domain given a memory finding: " + std::to_string(score.all.memory_false) + "/" +
+           std::to_string(score.all.not_memory_logs) + "\n";
+  }
   if (list_misses) {
     for (const ScoredLog& log : score.logs) {
-      if (log.cause_ok && log.domain_ok && !log.memory_unexplained) continue;
+      // A memory finding on a log whose only accepted class is not_memory (a healthy log) is a miss even
+      // where the top finding is not: the false positive corpus_healthy.jsonl counts.
+      bool healthy_hit = log.memory_false && log.accept == std::vector<std::string>{"not_memory"};
+      if (log.cause_ok && log.domain_ok && !log.memory_unexplained && !healthy_hit) continue;
       std::string accept;
       for (const std::string& a : log.accept) accept += (accept.empty() ? "" : ",") + a;
       out += "  miss " + log.id + " (" + log.framework + "): got " + log.got_cause + "/" + log.got_domain +
              (log.confidence.empty() ? "" : " " + log.confidence) + ", label " + accept + "/" + log.label_domain +
-             (log.memory_unexplained ? ", memory log without a finding" : "") + "\n";
+             (log.memory_unexplained ? ", memory log without a finding" : "") +
+             (healthy_hit ? ", memory finding on a log about no memory problem" : "") + "\n";
     }
   }
   return out;

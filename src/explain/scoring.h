@@ -19,6 +19,8 @@ struct ScoreCounts {
   int domain_ok = 0;          // top domain equals the label's
   int memory_logs = 0;        // the label names a memory domain (gpu or host)
   int memory_unexplained = 0; // ... and no finding has a memory domain
+  int not_memory_logs = 0;    // the label names no memory domain (not memory, a healthy log, or undecided)
+  int memory_false = 0;       // ... and yet some finding has a memory domain (a false positive)
 };
 
 struct ScoredLog {
@@ -32,6 +34,7 @@ struct ScoredLog {
   bool cause_ok = false;
   bool domain_ok = false;
   bool memory_unexplained = false;
+  bool memory_false = false;  // label without a memory domain, a finding with one
 };
 
 struct CorpusScore {
@@ -40,9 +43,12 @@ struct CorpusScore {
   std::vector<ScoredLog> logs;
 };
 
-// Reads and scores a jsonl corpus. Errors: the file cannot be read, a line is
-// not JSON or lacks id/excerpt/accept/domain, an accepted class is unknown.
-Result<CorpusScore> ScoreCorpus(const std::string& path);
+// Reads and scores a jsonl corpus. With `split` non-empty, a row whose "split"
+// field names another part is skipped (rows without the field are kept), so
+// one file can hold a development and a held-out part (corpus_healthy.jsonl).
+// Errors: the file cannot be read, a line is not JSON or lacks
+// id/excerpt/accept/domain, an accepted class is unknown.
+Result<CorpusScore> ScoreCorpus(const std::string& path, const std::string& split = "");
 
 // A table: one row per framework and a total row, then each miss.
 std::string FormatScore(const std::string& name, const CorpusScore& score, bool list_misses);
