@@ -156,20 +156,6 @@ std::optional<bool> EvidenceOfSignal(Signal signal) {
   }
 }
 
-// True when the line's every finding-making match sits in healthy noise (EraseHealthyNoise): with it erased,
-// no pattern but a context matches. Costs a second match only on the rare lines that hold such noise.
-bool IsHealthyNoiseOnly(std::string_view text) {
-  std::optional<std::string> edited = EraseHealthyNoise(text);
-  if (!edited) return false;
-  std::vector<int> again;
-  MatchLine(*edited, &again);
-  std::span<const Pattern> table = Patterns();
-  for (int index : again) {
-    if (!IsContext(table[index].signal)) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 void Explainer::State::Line(std::string_view raw) {
@@ -248,7 +234,16 @@ void Explainer::State::Segment(std::string_view text) {
   }
   // Healthy output with a trouble word in a zero count, a status field's key or an advising "if" (round 12):
   // a family or last-layer match that does not survive erasing them is no finding; the line's contexts stay.
-  if (table[signal_index].tier != Tier::kSpecific && IsHealthyNoiseOnly(text)) return;
+  // The erased line goes through the shape cache (a log repeats such lines with other numbers); when a match
+  // survives, the original line is matched again (a cache hit) so that DomainOf reads its shape, not the erased one.
+  if (table[signal_index].tier != Tier::kSpecific) {
+    if (std::optional<std::string> edited = EraseHealthyNoise(text)) {
+      std::vector<int> again;
+      shapes.Match(*edited, &again);
+      if (std::all_of(again.begin(), again.end(), [&](int index) { return IsContext(table[index].signal); })) return;
+      shapes.Match(text, &again);
+    }
+  }
   // A message whose memory is certain ("exit code 137", an OOM-killer line, a device OOM with its numbers)
   // is evidence of that memory for the wordings around it, even when it names no domain word.
   if (std::optional<bool> gpu = EvidenceOfSignal(table[signal_index].signal);
