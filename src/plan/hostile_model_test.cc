@@ -141,6 +141,87 @@ TEST(HostileModel, DevicesAndFifosAreNotRead) {
   std::remove(fifo.c_str());
 }
 
+// If nodes nested `depth` deep, each then-branch holding the next level (the innermost a Relu of
+// the input), each else-branch an Identity: a file that grows linearly with the depth.
+std::string NestedIfModel(int depth) {
+  auto value = [](onnx::ValueInfoProto* v, const std::string& name) {
+    v->set_name(name);
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(1);
+  };
+  onnx::GraphProto inner;
+  inner.set_name("level0");
+  auto* relu = inner.add_node();
+  relu->set_op_type("Relu");
+  relu->add_input("input");
+  relu->add_output("y0");
+  value(inner.add_output(), "y0");
+  for (int level = 1; level <= depth; ++level) {
+    const std::string n = std::to_string(level);
+    onnx::GraphProto outer;
+    outer.set_name("level" + n);
+    auto* cond = outer.add_node();
+    cond->set_op_type("Constant");
+    cond->add_output("c" + n);
+    auto* v = cond->add_attribute();
+    v->set_name("value");
+    v->set_type(onnx::AttributeProto::TENSOR);
+    v->mutable_t()->set_data_type(onnx::TensorProto::BOOL);
+    v->mutable_t()->add_int32_data(1);
+    auto* node = outer.add_node();
+    node->set_op_type("If");
+    node->set_name("if" + n);
+    node->add_input("c" + n);
+    node->add_output("y" + n);
+    auto* then_branch = node->add_attribute();
+    then_branch->set_name("then_branch");
+    then_branch->set_type(onnx::AttributeProto::GRAPH);
+    *then_branch->mutable_g() = std::move(inner);
+    auto* else_branch = node->add_attribute();
+    else_branch->set_name("else_branch");
+    else_branch->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* e = else_branch->mutable_g();
+    e->set_name("else" + n);
+    auto* id = e->add_node();
+    id->set_op_type("Identity");
+    id->add_input("input");
+    id->add_output("e" + n);
+    value(e->add_output(), "e" + n);
+    value(outer.add_output(), "y" + n);
+    inner = std::move(outer);
+  }
+  GraphBuilder g;
+  g.Input("input", {8});
+  onnx::ModelProto m;
+  m.ParseFromString(g.Bytes());
+  onnx::GraphProto* top = m.mutable_graph();
+  for (const onnx::NodeProto& node : inner.node()) *top->add_node() = node;
+  *top->add_output() = inner.output(0);
+  return m.SerializeAsString();
+}
+
+// Control flow nested deeper than any exporter writes is refused in one line, quickly and in
+// bounded memory (protobuf's nesting limit), never a stack overflow; nesting a model can have plans.
+TEST(HostileModel, DeeplyNestedControlFlowIsRefusedNotACrash) {
+  for (int depth : {20, 200, 5000}) {
+    SCOPED_TRACE(depth);
+    std::string path = TempModel("nested_if", NestedIfModel(depth));
+    const auto start = std::chrono::steady_clock::now();
+    auto r = RunCli(kExe, {"plan", path, "--batch", "2", "--target", "cpu", "--json"});
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+    if (depth == 20) {
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_GT(nlohmann::json::parse(r.out)["peak_allocated_bytes"].get<uint64_t>(), 0u);
+    } else {
+      EXPECT_EQ(r.exit_code, 2) << r.out;
+      EXPECT_EQ(r.out, "");
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      EXPECT_NE(r.err.find(depth == 200 ? "nested deeper than the 100 levels" : "not an ONNX model"), std::string::npos)
+          << r.err;
+    }
+    std::remove(path.c_str());
+  }
+}
+
 TEST(HostileModel, DimensionOverflowIsAnErrorNotZeroBytes) {
   // Reshape to [1, 2^41]: more than any device holds; must not plan as 0 bytes.
   GraphBuilder g;

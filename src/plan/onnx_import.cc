@@ -2,6 +2,8 @@
 // data propagation), and the planner's tensor/node tables. Weights are never
 // read: initializers only contribute their type and dims (and their values
 // when they are small and stored inline, e.g. shape constants).
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -186,6 +188,17 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
   onnx::ModelProto proto;
   if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
       !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    // A model whose subgraphs (If/Loop bodies) nest past protobuf's default limit of 100 messages
+    // parses with a higher one; say so instead of calling it truncated. Bounded: the parse reads the
+    // same bytes once, 1000 levels deep at most.
+    onnx::ModelProto deeper;
+    google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(std::min<size_t>(bytes.size(), INT32_MAX)));
+    google::protobuf::io::CodedInputStream in(&raw);
+    in.SetRecursionLimit(1000);
+    if (bytes.size() <= static_cast<size_t>(INT32_MAX) && deeper.ParseFromCodedStream(&in) &&
+        in.ConsumedEntireMessage() && static_cast<size_t>(in.CurrentPosition()) == bytes.size()) {
+      return MakeError(label + ": subgraphs (If/Loop bodies) nested deeper than the 100 levels an ONNX file may have");
+    }
     return MakeError(label + ": not an ONNX model, or truncated (protobuf parsing failed)");
   }
   if (!proto.has_graph() || proto.graph().node_size() == 0) {
