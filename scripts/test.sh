@@ -37,8 +37,9 @@ if [ "${OOMGUARD_QUICK:-0}" = 1 ]; then exit 0; fi
 step "clang thread-safety analysis"
 JOBS=$JOBS ./scripts/check_thread_safety.py build
 
-# Parts whose tests also run under sanitizers: test binary and ctest label.
-asan_targets=(oomguard_mr_tests oomguard_feed_tests oomguard_explain_tests)
+# Parts whose tests also run under sanitizers: test binary and ctest label (explain_score: the explain
+# label's corpus check, explain_healthy_dev, runs it).
+asan_targets=(oomguard_mr_tests oomguard_feed_tests oomguard_explain_tests explain_score)
 tsan_targets=(oomguard_mr_tests oomguard_feed_tests oomguard_doctor_tests)
 # Under TSan: the guard's concurrency tests, feed's pipeline (reader, decoders, budget, cache) and
 # watch's sampler (Watcher), by test name.
