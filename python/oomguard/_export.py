@@ -34,6 +34,32 @@ def _as_tuple(example_inputs: Any) -> Tuple[Any, ...]:
     return (example_inputs,)
 
 
+@contextlib.contextmanager
+def _exportable_random_masks() -> Iterator[None]:
+    """While exporting: Tensor.bernoulli_ as an exportable equivalent.
+
+    Stochastic depth (torchvision's StochasticDepth in EfficientNet, ConvNeXt, Swin...; timm's
+    drop_path) and DropBlock draw their masks with `torch.empty(...).bernoulli_(p)`, which the
+    TorchScript exporter refuses in training mode ("ONNX export of operator Bernoulli, out
+    parameter is not supported"). Here the mask is `rand_like(t) < p` copied into t, in place as
+    before: RandomUniformLike, Less, Cast and the multiply by the mask that follows, the same
+    tensors and bytes a real training step makes (a mask of one element per sample)."""
+    import torch
+
+    original = torch.Tensor.bernoulli_
+
+    def bernoulli_(self, p=0.5, *, generator=None):  # noqa: ARG001 (the export draws no numbers)
+        if not torch.jit.is_tracing() and not torch.onnx.is_in_onnx_export():
+            return original(self, p, generator=generator)
+        return self.copy_((torch.rand_like(self) < p).to(self.dtype))
+
+    torch.Tensor.bernoulli_ = bernoulli_
+    try:
+        yield
+    finally:
+        torch.Tensor.bernoulli_ = original
+
+
 def export_onnx(model: Any, example_inputs: Any, input_names: Optional[List[str]] = None,
                 opset_version: int = 14) -> bytes:
     """The module as ONNX bytes, exported for training (with its weights)."""
@@ -51,7 +77,7 @@ def export_onnx(model: Any, example_inputs: Any, input_names: Optional[List[str]
         extra["dynamo"] = False  # the TorchScript exporter: it has training mode and dynamic_axes
     buf = io.BytesIO()
     was_training = model.training
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _exportable_random_masks():
         warnings.simplefilter("ignore")
         try:
             torch.onnx.export(model, inputs, buf, opset_version=opset_version,
@@ -85,8 +111,9 @@ def export(model: Any, args: Any, path: Any, **kw: Any) -> Any:
     buf = io.BytesIO()
     was_training = model.training
     try:
-        torch.onnx.export(model, inputs, buf, training=torch.onnx.TrainingMode.TRAINING,
-                          do_constant_folding=False, input_names=names, **kw)
+        with _exportable_random_masks():
+            torch.onnx.export(model, inputs, buf, training=torch.onnx.TrainingMode.TRAINING,
+                              do_constant_folding=False, input_names=names, **kw)
     finally:
         model.train(was_training)
     graph = inplace.add_inplace_metadata(buf.getvalue(), model)
