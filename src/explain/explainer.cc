@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "amounts.h"
+#include "learned_layer.h"
 #include "line_cleaner.h"
 #include "observation.h"
 #include "patterns.h"
@@ -36,6 +37,7 @@ struct Explainer::State {
   ShapeCache shapes;
   std::vector<int> number_hits;
   std::string scratch;
+  LogSample sample;  // the log's first and last bytes, for the learned layer (Finish)
 
   void Line(std::string_view raw);
   void Scan(std::string_view block);
@@ -402,6 +404,8 @@ Explainer::~Explainer() { delete state_; }
 
 void Explainer::AddLine(std::string_view line) {
   state_->bytes += line.size() + 1;
+  state_->sample.Add(line);
+  state_->sample.Add("\n");
   if (line.size() > state_->options.max_line_bytes) {
     ++state_->truncated;
     line = line.substr(0, state_->options.max_line_bytes);
@@ -412,6 +416,7 @@ void Explainer::AddLine(std::string_view line) {
 void Explainer::AddText(std::string_view text) {
   State& s = *state_;
   s.bytes += text.size();
+  s.sample.Add(text);
   // A line begun in an earlier block.
   if (!s.pending.empty() || s.pending_truncated) {
     const void* nl = std::memchr(text.data(), '\n', text.size());
@@ -446,6 +451,10 @@ Report Explainer::Finish() {
   report.lines_truncated = s.truncated;
   report.here = s.options.here;
   report.findings = Decide(s.observations, s.context, s.options);
+  // The learned last layer: only when no rule gave any finding, once per log, on the sampled text.
+  if (report.findings.empty()) {
+    if (std::optional<Finding> estimate = LearnedFinding(s.sample.Text())) report.findings.push_back(*estimate);
+  }
   return report;
 }
 

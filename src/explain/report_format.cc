@@ -90,11 +90,13 @@ std::string FormatReport(const Report& report, const std::string& source) {
       }
       out += "\n";
     }
-    out += "   evidence (" + std::to_string(f.occurrences) + (f.occurrences == 1 ? " line" : " lines");
-    if (f.evidence.size() < f.occurrences) out += ", " + std::to_string(f.evidence.size()) + " shown";
-    if (!f.ranks.empty()) out += ", ranks " + RankText(f.ranks);
-    out += "):\n";
-    for (const Evidence& e : f.evidence) out += "     " + std::to_string(e.line_number) + ": " + e.text + "\n";
+    if (f.occurrences > 0 || !f.evidence.empty()) {  // the learned layer's estimate has no evidence line
+      out += "   evidence (" + std::to_string(f.occurrences) + (f.occurrences == 1 ? " line" : " lines");
+      if (f.evidence.size() < f.occurrences) out += ", " + std::to_string(f.evidence.size()) + " shown";
+      if (!f.ranks.empty()) out += ", ranks " + RankText(f.ranks);
+      out += "):\n";
+      for (const Evidence& e : f.evidence) out += "     " + std::to_string(e.line_number) + ": " + e.text + "\n";
+    }
     for (const std::string& a : f.advice) out += "   - " + a + "\n";
   }
   if (report.lines_truncated > 0) {

@@ -1,0 +1,192 @@
+#include "learned_layer.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+// data/explain_learned_layer.json, embedded by src/explain/CMakeLists.txt (learned_layer_data.S).
+extern "C" {
+extern const char oomguard_explain_learned_layer_begin[];
+extern const char oomguard_explain_learned_layer_end[];
+}
+
+namespace oomguard::explain {
+
+namespace {
+
+constexpr size_t kClasses = 4;  // gpu, host, none, healthy: the order of the data file's "classes"
+constexpr size_t kGpu = 0, kHost = 1, kNone = 2, kHealthy = 3;
+
+struct Model {
+  LearnedModelInfo info;
+  std::array<double, kClasses> prior{};
+  std::unordered_map<std::string, std::array<double, kClasses>> weights;
+};
+
+const Model& TheModel() {
+  static const Model model = [] {
+    Model m;
+    std::string_view raw(oomguard_explain_learned_layer_begin,
+                         static_cast<size_t>(oomguard_explain_learned_layer_end - oomguard_explain_learned_layer_begin));
+    nlohmann::json j = nlohmann::json::parse(raw, nullptr, false);
+    if (j.is_discarded() || !j.is_object() ||
+        j.value("classes", nlohmann::json()) != nlohmann::json({"gpu", "host", "none", "healthy"}) ||
+        !j.contains("prior") || !j["prior"].is_array() || j["prior"].size() != kClasses || !j.contains("tokens") ||
+        !j["tokens"].is_object()) {
+      return m;  // not loaded: the layer stays silent
+    }
+    for (size_t c = 0; c < kClasses; ++c) m.prior[c] = j["prior"][c].get<double>();
+    for (const auto& [token, w] : j["tokens"].items()) {
+      if (!w.is_array() || w.size() != kClasses) return Model{};
+      std::array<double, kClasses>& to = m.weights[token];
+      for (size_t c = 0; c < kClasses; ++c) to[c] = w[c].get<double>();
+    }
+    m.info.loaded = true;
+    m.info.tokens = m.weights.size();
+    m.info.threshold_not_memory = j.value("threshold_not_memory", 0.0);
+    m.info.trained_on = j.value("trained_on", "");
+    return m;
+  }();
+  return model;
+}
+
+bool AsciiLetter(unsigned char b) { return (b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z'); }
+bool WordByte(unsigned char b) { return AsciiLetter(b) || (b >= '0' && b <= '9') || b == '_'; }
+
+// The posterior, and (when `words` is set) the at most three tokens that weigh most for `toward` against
+// not memory.
+LearnedPosterior Posterior(std::string_view text, size_t toward, std::vector<std::string>* words) {
+  const Model& m = TheModel();
+  if (!m.info.loaded) return {};
+  std::array<double, kClasses> score = m.prior;
+  std::vector<std::pair<double, std::string>> weighing;
+  for (const std::string& token : LearnedTokens(text)) {
+    auto it = m.weights.find(token);
+    if (it == m.weights.end()) continue;  // outside the vocabulary: says nothing
+    const std::array<double, kClasses>& w = it->second;
+    for (size_t c = 0; c < kClasses; ++c) score[c] += w[c];
+    const double against = std::max(w[kNone], w[kHealthy]);
+    if (words && w[toward] > against) weighing.emplace_back(against - w[toward], token);
+  }
+  if (words) {
+    std::sort(weighing.begin(), weighing.end());
+    for (size_t i = 0; i < weighing.size() && i < 3; ++i) words->push_back(weighing[i].second);
+  }
+  const double top = *std::max_element(score.begin(), score.end());
+  std::array<double, kClasses> p{};
+  double z = 0;
+  for (size_t c = 0; c < kClasses; ++c) z += p[c] = std::exp(score[c] - top);
+  return {p[kGpu] / z, p[kHost] / z, (p[kNone] + p[kHealthy]) / z};
+}
+
+}  // namespace
+
+std::vector<std::string> LearnedTokens(std::string_view text) {
+  std::unordered_set<std::string> seen;
+  std::vector<std::string> out;
+  auto add = [&](std::string token) {
+    if (seen.insert(token).second) out.push_back(std::move(token));
+  };
+  size_t i = 0;
+  const size_t n = text.size();
+  while (i < n) {
+    const unsigned char b = static_cast<unsigned char>(text[i]);
+    if (b < 0x80) {
+      if (!WordByte(b)) {
+        ++i;
+        continue;
+      }
+      // A run of letters, digits and '_': with a '_' it is an identifier (a snake_case name, a setting's key),
+      // code rather than the log's words, and is skipped; otherwise its runs of 2 to 24 letters are tokens
+      // (digits dropped, so numbers, sizes and hex are masked), lower-cased.
+      size_t j = i;
+      bool identifier = false;
+      while (j < n && WordByte(static_cast<unsigned char>(text[j]))) identifier |= text[j++] == '_';
+      for (size_t k = i; !identifier && k < j;) {
+        if (!AsciiLetter(static_cast<unsigned char>(text[k]))) {
+          ++k;
+          continue;
+        }
+        size_t e = k;
+        while (e < j && AsciiLetter(static_cast<unsigned char>(text[e]))) ++e;
+        if (e - k >= 2 && e - k <= 24) {
+          std::string token(text.substr(k, e - k));
+          for (char& c : token) c = static_cast<char>(c | 0x20);  // ASCII letters only: lower case
+          add(std::move(token));
+        }
+        k = e;
+      }
+      i = j;
+      continue;
+    }
+    // Every non-ASCII UTF-8 character is a token of its own (CJK text has no spaces).
+    const size_t length = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+    add(std::string(text.substr(i, std::min(length, n - i))));
+    i += length;
+  }
+  return out;
+}
+
+void LogSample::Add(std::string_view text) {
+  if (head_.size() < kSampleBytes) {
+    const size_t take = std::min(text.size(), kSampleBytes - head_.size());
+    head_.append(text.substr(0, take));
+    text.remove_prefix(take);
+  }
+  if (text.empty()) return;
+  if (text.size() >= kSampleBytes) {
+    tail_.assign(text.substr(text.size() - kSampleBytes));
+    return;
+  }
+  tail_.append(text);
+  if (tail_.size() > 2 * kSampleBytes) tail_.erase(0, tail_.size() - kSampleBytes);
+}
+
+std::string LogSample::Text() const {
+  if (tail_.empty()) return head_;
+  std::string_view tail(tail_);
+  if (tail.size() > kSampleBytes) tail.remove_prefix(tail.size() - kSampleBytes);
+  return head_ + "\n" + std::string(tail);
+}
+
+const LearnedModelInfo& LearnedModel() { return TheModel().info; }
+
+LearnedPosterior LearnedPosteriorOf(std::string_view text) { return Posterior(text, kGpu, nullptr); }
+
+std::optional<Finding> LearnedFinding(std::string_view text) {
+  const Model& m = TheModel();
+  if (!m.info.loaded) return std::nullopt;
+  const LearnedPosterior p = LearnedPosteriorOf(text);
+  if (!(p.not_memory < m.info.threshold_not_memory)) return std::nullopt;
+  const bool gpu = p.gpu >= p.host;
+  std::vector<std::string> words;
+  Posterior(text, gpu ? kGpu : kHost, &words);
+  std::string weigh;
+  for (const std::string& w : words) weigh += (weigh.empty() ? "'" : ", '") + w + "'";
+  Finding f;
+  f.cause = gpu ? Cause::kGpuDeviceOom : Cause::kHostRamOom;
+  f.domain = gpu ? Domain::kGpu : Domain::kHost;
+  f.confidence = Confidence::kLow;
+  f.summary = std::string(kLearnedSummaryPrefix) + ", not from a recognised message: probably " +
+              (gpu ? "GPU memory" : "host memory (RAM)") + " ran short.";
+  f.advice.push_back(gpu ? "This is an estimate: find the error itself (run nvidia-smi while the job runs, keep the "
+                           "whole traceback) and rerun oomguard explain on the fuller log."
+                         : "This is an estimate: find the error itself (free -g while the job runs, dmesg for the "
+                           "kernel's OOM killer, the whole traceback) and rerun oomguard explain on the fuller log.");
+  f.alternatives = {gpu ? Cause::kHostRamOom : Cause::kGpuDeviceOom, Cause::kNotMemory};
+  char odds[160];
+  std::snprintf(odds, sizeof odds, "P(GPU) %.2f, P(host) %.2f, P(not memory) %.1e", p.gpu, p.host, p.not_memory);
+  f.undecided_because = "no rule recognised the log; a naive Bayes model of the development corpus's words "
+                        "(data/explain_learned_layer.json) gives " + std::string(odds) +
+                        (weigh.empty() ? "" : " (the words that weigh most: " + weigh + ")");
+  return f;
+}
+
+}  // namespace oomguard::explain

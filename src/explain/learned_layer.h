@@ -1,0 +1,60 @@
+// The learned last layer: a naive Bayes model of the development corpus's words
+// (data/explain_learned_layer.json, written by tools/explain_learned_layer.py
+// train) that estimates which memory a log is about when no rule gives any
+// finding. Four classes: gpu, host, none (a failure that is not about memory)
+// and healthy (a log in which nothing failed: corpus_healthy.jsonl's
+// development rows); P(not memory) = P(none) + P(healthy). It runs once per
+// log, in Finish(), on a bounded sample of the log's text (its first and last
+// LogSample::kSampleBytes), so a log of any size costs the same.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "oomguard/explain/finding.h"
+
+namespace oomguard::explain {
+
+// The first and last kSampleBytes of a log: what the learned layer reads.
+class LogSample {
+ public:
+  static constexpr size_t kSampleBytes = 16 * 1024;
+  void Add(std::string_view text);
+  // The head, then (when the log was longer) a newline and the tail.
+  std::string Text() const;
+
+ private:
+  std::string head_;
+  std::string tail_;  // the last kSampleBytes once trimmed (up to twice that between trims)
+};
+
+// The model as loaded from the embedded data file.
+struct LearnedModelInfo {
+  bool loaded = false;
+  size_t tokens = 0;
+  double threshold_not_memory = 0;  // a finding only when P(not memory) is below this
+  std::string trained_on;
+};
+const LearnedModelInfo& LearnedModel();
+
+// The tokens the model reads (tools/explain_learned_layer.py's tokens()), each once.
+std::vector<std::string> LearnedTokens(std::string_view text);
+
+// P(gpu), P(host), P(not memory) of `text` under the model (all 0 when no model is loaded).
+struct LearnedPosterior {
+  double gpu = 0, host = 0, not_memory = 0;
+};
+LearnedPosterior LearnedPosteriorOf(std::string_view text);
+
+// The layer's finding for a log the rules leave without any: a low, undecided
+// gpu_device_oom or host_ram_oom whose summary says it is an estimate from the
+// words; nullopt when P(not memory) is not below the model's threshold.
+std::optional<Finding> LearnedFinding(std::string_view text);
+
+// The summary of every learned finding starts with this.
+inline constexpr std::string_view kLearnedSummaryPrefix = "Estimated from the log's words";
+
+}  // namespace oomguard::explain
