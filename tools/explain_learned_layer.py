@@ -21,9 +21,10 @@ bench/results/explain_learned_layer_round13.txt (round 11's: bench/results/expla
   explain_learned_layer.py train [--through corpus-NNNN] [--out data/explain_learned_layer.json]
       trains the shipped model on the development rows through --through (default: the last one) and the
       healthy development rows, and writes the weights.
-  explain_learned_layer.py check [--weights data/explain_learned_layer.json]
+  explain_learned_layer.py check [--weights data/explain_learned_layer.json] [--self-test]
       retrains from the committed corpus with the weights file's own `through` and exits 1 when the result
-      differs from the file (ctest explain_learned_layer_weights).
+      differs from the file (ctest explain_learned_layer_weights; --self-test also checks that a weight
+      changed by 0.001 is told apart).
 
 The rules' answers come from `OOMGUARD explain --json -` (one process per row; a finding of this layer,
 whose summary starts with LEARNED_PREFIX, is dropped, so the figures are those of the rules alone). Only the
@@ -375,6 +376,16 @@ def check(args):
     have = open(args.weights, encoding="utf-8").read()
     through = number(json.loads(have)["through"])
     want, _ = weights_text(through)
+    if args.self_test:
+        # The check itself: one weight changed by 0.001 must be told apart.
+        data = json.loads(want)
+        token = sorted(data["tokens"])[0]
+        data["tokens"][token][0] = round(data["tokens"][token][0] + 0.001, 3)
+        tampered = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+        if tampered == want:
+            print("check --self-test: a changed weight was not told apart", file=sys.stderr)
+            return 1
+        print("check --self-test: a changed weight is told apart")
     if have != want:
         print(f"{args.weights} differs from what `tools/explain_learned_layer.py train --through corpus-{through:04d}` "
               "writes from the committed corpus: rerun it and rebuild", file=sys.stderr)
@@ -403,6 +414,7 @@ def main():
     t.set_defaults(func=write_weights)
     k = sub.add_parser("check")
     k.add_argument("--weights", default=WEIGHTS)
+    k.add_argument("--self-test", action="store_true", help="also check that a changed weight is told apart")
     k.set_defaults(func=check)
     args = ap.parse_args()
     sys.exit(args.func(args) or 0)
