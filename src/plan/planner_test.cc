@@ -1309,6 +1309,22 @@ TEST(Planner, CpuDropoutKeepsAFloatNoiseTensorAndRatioZeroIsAView) {
   EXPECT_EQ(MustPlan(build(0), Cpu(4)).bytes.activations_saved, 160u + 80u);
 }
 
+// Below opset 12 Dropout's ratio is an attribute (torch.onnx.export with opset_version=11 writes
+// ratio=0.0 for nn.Dropout(p=0), as in torchvision's ViT): p = 0 is a view there too.
+TEST(Planner, DropoutRatioAttributeOfOpsetElevenIsRead) {
+  auto build = [](float ratio) {
+    GraphBuilder g;
+    g.Opset(11).Input("input", {10}).Weight("scale", {10}).Weight("fc.weight", {5, 10});
+    g.Node("Mul", {"input", "scale"}, {"x"}, "scale");
+    GraphBuilder::FloatAttr(g.Node("Dropout", {"x"}, {"dropped", "mask"}, "drop"), "ratio", ratio);
+    GraphBuilder::IntAttr(g.Node("Gemm", {"dropped", "fc.weight"}, {"logits"}, "fc"), "transB", 1);
+    g.Output("logits");
+    return g.Bytes();
+  };
+  EXPECT_EQ(MustPlan(build(0.5f), Cpu(4)).bytes.activations_saved, 160u + 160u + 80u);
+  EXPECT_EQ(MustPlan(build(0.0f), Cpu(4)).bytes.activations_saved, 160u + 80u);
+}
+
 TEST(Planner, ReshapeTargetComputedFromShapeResolves) {
   // Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])) -> [B, 12]
   GraphBuilder g;

@@ -1099,7 +1099,10 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     // (one intra-op thread; measured 128 B at N = 16, 256 B at N = 32).
     if (cpu && op.inputs.size() > 1 && rg(in(1))) r.backward_temp_bytes += 2 * last * 4;
   } else if (k == "Dropout") {
+    // The ratio is an input from opset 12, an attribute before.
     double ratio = 0.5;
+    const NodeInfo& node = m.nodes[op.nodes[0]];
+    if (auto it = node.float_attrs.find("ratio"); it != node.float_attrs.end()) ratio = it->second;
     if (in(1) >= 0 && T[in(1)].has_value && !T[in(1)].value.empty()) ratio = T[in(1)].value[0];
     bool training = true;
     if (in(2) >= 0 && T[in(2)].has_value && !T[in(2)].value.empty()) training = T[in(2)].value[0] != 0;

@@ -87,6 +87,16 @@ class GraphBuilder {
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(v);
   }
+  static void FloatAttr(onnx::NodeProto& n, const std::string& name, float v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+  GraphBuilder& Opset(int64_t version) {
+    model_.mutable_opset_import(0)->set_version(version);
+    return *this;
+  }
   static void IntsAttr(onnx::NodeProto& n, const std::string& name, std::vector<int64_t> v) {
     auto* a = n.add_attribute();
     a->set_name(name);
