@@ -34,30 +34,76 @@ def _as_tuple(example_inputs: Any) -> Tuple[Any, ...]:
     return (example_inputs,)
 
 
+_SELU_ALPHA = 1.7580993408473766  # alpha_dropout's constant (ATen's Dropout.cpp)
+
+
+def _random_mask_replacements(torch: Any) -> Dict[Tuple[Any, str], Any]:
+    """(owner, attribute) -> an exportable equivalent of a random-mask op torch.onnx.export refuses in
+    training mode. Each makes the tensors a real training step makes: a mask drawn as
+    `rand_like(src) < keep` (RandomUniformLike, Less, Cast), scaled, and the input multiplied by it, so
+    autograd keeps the mask (one element per sample for stochastic depth, per sample and channel for
+    Dropout1d/2d/3d, per element for AlphaDropout) as it does in the step."""
+    F = torch.nn.functional
+
+    def draw(src: Any, keep: float) -> Any:
+        return (torch.rand_like(src) < keep).to(src.dtype)
+
+    def masked(x: Any, p: float, feature: bool, alpha: bool, inplace: bool) -> Any:
+        if p == 1:
+            return x.mul_(0) if inplace else x * 0
+        src = x[(slice(None), slice(None)) + (slice(0, 1),) * (x.dim() - 2)] if feature else x
+        keep = draw(src, 1 - p)
+        if not alpha:
+            noise = keep / (1 - p)
+            return x.mul_(noise) if inplace else x * noise
+        a = 1.0 / ((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p)) ** 0.5
+        b = (keep - 1) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p
+        return (x.mul_(keep * a) if inplace else x * (keep * a)) + b
+
+    def dropout_like(original: Any, feature: bool, alpha: bool) -> Any:
+        def replacement(input: Any, p: float = 0.5, training: bool = not alpha, inplace: bool = False) -> Any:
+            if not torch.jit.is_tracing() and not torch.onnx.is_in_onnx_export():
+                return original(input, p, training, inplace)
+            if not training or p == 0:
+                return input
+            return masked(input, p, feature, alpha, inplace)
+        return replacement
+
+    bernoulli_original = torch.Tensor.bernoulli_
+
+    def bernoulli_(self: Any, p: Any = 0.5, *, generator: Any = None) -> Any:
+        if not torch.jit.is_tracing() and not torch.onnx.is_in_onnx_export():
+            return bernoulli_original(self, p, generator=generator)
+        return self.copy_(draw(self, p))  # in place, as the caller expects
+
+    out = {(torch.Tensor, "bernoulli_"): bernoulli_}
+    for name, feature, alpha in (("dropout1d", True, False), ("dropout2d", True, False),
+                                 ("dropout3d", True, False), ("alpha_dropout", False, True),
+                                 ("feature_alpha_dropout", True, True)):
+        if hasattr(F, name):
+            out[(F, name)] = dropout_like(getattr(F, name), feature, alpha)
+    return out
+
+
 @contextlib.contextmanager
 def _exportable_random_masks() -> Iterator[None]:
-    """While exporting: Tensor.bernoulli_ as an exportable equivalent.
-
-    Stochastic depth (torchvision's StochasticDepth in EfficientNet, ConvNeXt, Swin...; timm's
-    drop_path) and DropBlock draw their masks with `torch.empty(...).bernoulli_(p)`, which the
-    TorchScript exporter refuses in training mode ("ONNX export of operator Bernoulli, out
-    parameter is not supported"). Here the mask is `rand_like(t) < p` copied into t, in place as
-    before: RandomUniformLike, Less, Cast and the multiply by the mask that follows, the same
-    tensors and bytes a real training step makes (a mask of one element per sample)."""
+    """While exporting: the random-mask ops torch.onnx.export refuses in training mode, as exportable
+    equivalents (_random_mask_replacements). Stochastic depth (torchvision's EfficientNet, ConvNeXt,
+    Swin; timm's drop_path) and DropBlock draw masks with `torch.empty(...).bernoulli_(p)` ("ONNX export
+    of operator Bernoulli, out parameter is not supported"); nn.Dropout1d/2d/3d and nn.AlphaDropout
+    call feature_dropout / alpha_dropout ("Unsupported: ONNX export of operator aten::feature_dropout,
+    training mode"). Everything is restored when the export returns or fails."""
     import torch
 
-    original = torch.Tensor.bernoulli_
-
-    def bernoulli_(self, p=0.5, *, generator=None):  # noqa: ARG001 (the export draws no numbers)
-        if not torch.jit.is_tracing() and not torch.onnx.is_in_onnx_export():
-            return original(self, p, generator=generator)
-        return self.copy_((torch.rand_like(self) < p).to(self.dtype))
-
-    torch.Tensor.bernoulli_ = bernoulli_
+    replacements = _random_mask_replacements(torch)
+    originals = {key: getattr(*key) for key in replacements}
     try:
+        for (owner, name), replacement in replacements.items():
+            setattr(owner, name, replacement)
         yield
     finally:
-        torch.Tensor.bernoulli_ = original
+        for (owner, name), original in originals.items():
+            setattr(owner, name, original)
 
 
 def export_onnx(model: Any, example_inputs: Any, input_names: Optional[List[str]] = None,

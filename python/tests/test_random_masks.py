@@ -1,5 +1,6 @@
-"""Stochastic depth and DropBlock draw masks with Tensor.bernoulli_, which torch's exporter refuses in
-training mode; oomguard's export turns it into an exportable mask of the same shape (real torch)."""
+"""Random masks torch's exporter refuses in training mode — stochastic depth and DropBlock (Tensor.bernoulli_),
+nn.Dropout1d/2d/3d (feature_dropout), nn.AlphaDropout — are exported by oomguard as exportable masks of the
+same shape, and the plan keeps what torch keeps (real torch)."""
 
 import io
 import os
@@ -60,6 +61,23 @@ def net():
         torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(16, 10))
 
 
+def channel_dropout_net(dims):
+    torch.manual_seed(0)
+    conv = {1: torch.nn.Conv1d, 2: torch.nn.Conv2d, 3: torch.nn.Conv3d}[dims]
+    drop = {1: torch.nn.Dropout1d, 2: torch.nn.Dropout2d, 3: torch.nn.Dropout3d}[dims]
+    return torch.nn.Sequential(conv(3, 8, 3, padding=1), torch.nn.ReLU(), drop(0.3), conv(8, 8, 3, padding=1),
+                               torch.nn.Flatten(), torch.nn.LazyLinear(10))
+
+
+def alpha_net(feature):
+    torch.manual_seed(0)
+    if feature:
+        return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.SELU(),
+                                   torch.nn.FeatureAlphaDropout(0.2), torch.nn.Conv2d(8, 4, 1), torch.nn.Flatten())
+    return torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.SELU(), torch.nn.AlphaDropout(0.2),
+                               torch.nn.Linear(64, 10))
+
+
 class StochasticDepthExportTest(unittest.TestCase):
     def setUp(self):
         warnings.simplefilter("ignore")
@@ -81,6 +99,25 @@ class StochasticDepthExportTest(unittest.TestCase):
         self.assertEqual(j["uncovered"], [])
         # What autograd keeps, masks included (one float per sample, or per sample and pixel).
         self.assertEqual(j["bytes"]["activations_saved"], saved_bytes(net(), x))
+
+    def test_channel_and_alpha_dropout_export_and_keep_what_torch_keeps(self):
+        cases = [(channel_dropout_net(1), torch.randn(4, 3, 20)), (channel_dropout_net(2), torch.randn(4, 3, 12, 12)),
+                 (channel_dropout_net(3), torch.randn(2, 3, 4, 6, 6)), (alpha_net(False), torch.randn(8, 32)),
+                 (alpha_net(True), torch.randn(4, 3, 8, 8))]
+        for i, (model, x) in enumerate(cases):
+            model(x)  # LazyLinear takes its shape
+            path = os.path.join(self.dir.name, "drop%d.onnx" % i)
+            oomguard.export(model, x, path)
+            self.assertIn("RandomUniformLike", [n.op_type for n in onnx.load(path).graph.node], i)
+            rc, j, err = cli("plan", path, "--batch", str(x.shape[0]), "--target", "cpu", "--loss", "none", "--json")
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(j["warnings"], [], i)
+            self.assertEqual(j["bytes"]["activations_saved"], saved_bytes(model, x), i)
+        # Outside an export the functions are torch's own: a channel is dropped whole.
+        torch.manual_seed(0)
+        y = torch.nn.functional.dropout2d(torch.ones(64, 16, 5, 5), 0.5, True)
+        per_channel = y.sum(dim=(2, 3))
+        self.assertTrue(bool(((per_channel == 0) | (per_channel == 50)).all()))
 
     def test_plan_of_a_live_module_with_stochastic_depth(self):
         r = oomguard.plan(net(), torch.randn(8, 3, 16, 16), target="cpu", loss="none")
