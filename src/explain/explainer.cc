@@ -236,15 +236,15 @@ void Explainer::State::Segment(std::string_view text) {
   }
   // Healthy output with a trouble word in a zero count, a status field's key or an advising "if" (round 12):
   // a family or last-layer match that does not survive erasing them is no finding; the line's contexts stay.
+  // An OOM named as what a setting avoids (round 13) is erased whatever the tier.
   // The erased line goes through the shape cache (a log repeats such lines with other numbers); when a match
   // survives, the original line is matched again (a cache hit) so that DomainOf reads its shape, not the erased one.
-  if (table[signal_index].tier != Tier::kSpecific) {
-    if (std::optional<std::string> edited = EraseHealthyNoise(text)) {
-      std::vector<int> again;
-      shapes.Match(*edited, &again);
-      if (std::all_of(again.begin(), again.end(), [&](int index) { return IsContext(table[index].signal); })) return;
-      shapes.Match(text, &again);
-    }
+  if (std::optional<std::string> edited =
+          table[signal_index].tier != Tier::kSpecific ? EraseHealthyNoise(text) : EraseAvoidedOom(text)) {
+    std::vector<int> again;
+    shapes.Match(*edited, &again);
+    if (std::all_of(again.begin(), again.end(), [&](int index) { return IsContext(table[index].signal); })) return;
+    shapes.Match(text, &again);
   }
   // A message whose memory is certain ("exit code 137", an OOM-killer line, a device OOM with its numbers)
   // is evidence of that memory for the wordings around it, even when it names no domain word.

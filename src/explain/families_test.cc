@@ -637,5 +637,124 @@ TEST(Families, EnomemFromRegisteringMemoryIsPinnedHostMemory) {
   ExpectTop("OSError: [Errno 12] Cannot allocate memory\n", Cause::kHostRamOom, Domain::kHost);
 }
 
+// Round 13: the development rows added in round 13 (corpus-1754 and above) that no rule read, each kind with its
+// real line, a second wording and a line it must leave alone.
+
+TEST(Families, OllamasSystemMemoryRefusalIsHostRam) {
+  // corpus-1810 and corpus-1812; ollama's llm/server.go prints it with the two amounts.
+  ExpectTop("\"model requires more system memory (4.1 GiB) than is available (3.1 GiB)\"\n", Cause::kHostRamOom,
+            Domain::kHost);
+  ExpectTop("Its saying in the logs \"model requires more system memory (19.5 GiB) than is available (15.4 GiB)\", but "
+            "when I run the model just in cmd or powershell, it works just fine.\n",
+            Cause::kHostRamOom, Domain::kHost);
+  // Without the amounts, as an API error.
+  ExpectTop("Error: 500 Internal Server Error: model requires more system memory than is currently available\n",
+            Cause::kHostRamOom, Domain::kHost);
+}
+
+TEST(Families, TinygradsAllocatorMemoryErrorIsTheDevices) {
+  // corpus-1796: tinygrad's TLSF allocator (runtime/support/allocator.py) over the GPU's memory.
+  ExpectTop("- `python train.py --batch_size=6 --compile=False` cause Out of memory on a single 3090, `MemoryError: "
+            "Can't allocate 1073741824 bytes` on tiny10, gonna test on tiny18 when it's idle\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop("MemoryError: can't allocate 2097152 bytes of Xe VA space\n", Cause::kGpuDeviceOom, Domain::kGpu);
+  // Python's own MemoryError stays the host's.
+  ExpectTop("MemoryError: Unable to allocate 41.2 GiB for an array with shape (172928, 32001)\n", Cause::kHostRamOom,
+            Domain::kHost);
+}
+
+TEST(Families, MemoryKeptAfterEachInferenceOrRequestIsGrowth) {
+  // corpus-1772, corpus-1776, corpus-1779, corpus-1774 and corpus-1859.
+  ExpectTop("The key of the problem is that gpu memory is not released after every inference, which can be tested "
+            "using the method mentioned above,  gpu memory usage keeps adding up.\n",
+            Cause::kLeakGrowth, Domain::kGpu);
+  ExpectTop("The used vram is not removed after inference unless close the program entirely.\n", Cause::kLeakGrowth,
+            Domain::kGpu);
+  ExpectTop("In theory, the GPU usage should go back to 0% between each request, but in practice, after the first "
+            "request, the GPU memory usage stays at 1100Mb used.\n",
+            Cause::kLeakGrowth, Domain::kGpu);
+  ExpectTop("the next request if I only send 1 image, the GPU memory is not released and kept at 14G\n",
+            Cause::kLeakGrowth, Domain::kGpu);
+  ExpectTop("[Issue]: Multiple models sometimes remain loaded in VRAM and clog it\n", Cause::kLeakGrowth, Domain::kGpu);
+  // corpus-1857: consumed with each sample and not cleaned up.
+  ExpectTop("but with each sample frame during training some VRAM is consumed (and seems not cleaned up), so after "
+            "about 4-5 images the speed is dramatically slow...\n",
+            Cause::kLeakGrowth, Domain::kGpu);
+  // Memory kept after the process was killed or the run ended is another process's (corpus-1014).
+  ExpectTop("I have a problem that the memory held by a process is not released after killing the process.\n",
+            Cause::kOtherProcessHoldsMemory, Domain::kGpu);
+  ExpectTop("The GPU memory was not released after the run.\n", Cause::kOtherProcessHoldsMemory, Domain::kGpu);
+}
+
+TEST(Families, MemoryThatWillIncreaseUntilTheSystemRunsOutIsTheHostsGrowth) {
+  // corpus-1782: "will increase", and the system (the OS) out of memory.
+  ExpectTop("Switching to RL, after every epoch training, the memory usage will increase. Finally, the system will be "
+            "out of memory, and kill process.\n",
+            Cause::kLeakGrowth, Domain::kHost);
+}
+
+TEST(Families, EveryRankOnGpuZeroOrOneGpuForAllIsTheWrongDevice) {
+  // corpus-1834 (every rank loads onto cuda:0) and corpus-1852 (ExLlama's gpu-split ignored).
+  ExpectTop("With safetensors 0.8.0, `load_file(..., device=\"cuda\")` materializes tensors on physical `cuda:0` on "
+            "every rank, even though Accelerate and `torch.cuda.current_device()` are correctly rank-local. All eight "
+            "ranks therefore load parts of the 24.08 GB fp32 full-state model on GPU 0 and exhaust a 140 GiB H200.\n",
+            Cause::kWrongDevice, Domain::kGpu);
+  ExpectTop("When loading a model (TheBloke/WizardLM-33B-V1.0-Uncensored-SuperHOT-8K-GPTQ) with ExLlama, the system "
+            "only uses 1 GPU.\n",
+            Cause::kWrongDevice, Domain::kGpu);
+  ExpectTop("device_map=\"auto\" only loads to the first GPU and it runs out of memory\n", Cause::kWrongDevice,
+            Domain::kGpu);
+}
+
+TEST(Families, ALoadThatExhaustsAGpuNamedByItsModelIsTheGpus) {
+  // corpus-1836: an H100 named by its model, no "GPU" word.
+  ExpectTop("For example, loading Qwen3.5-27B with FP32 parameters and CP8 can exhaust an 80 GB H100 before "
+            "sharding.\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop("the full model copy on each rank exhausted the GPU memory\n", Cause::kGpuDeviceOom, Domain::kGpu);
+  // Exhausted retries are not memory.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("exhausted all retries while connecting to the server\n")));
+}
+
+TEST(Families, ANotebookKernelThatIsRestartingIsHostRam) {
+  // corpus-1822.
+  ExpectTop("I'm constantly getting an error saying the kernel is restarting automatically. And it is happening at the "
+            "same code block in the entire notebook.\n",
+            Cause::kHostRamOom, Domain::kHost);
+}
+
+TEST(Families, TwoNotebookKernelsUsingTheGpuLibraryIsAnotherProcess) {
+  // corpus-1826: the second kernel's pool needs what the first one's holds.
+  ExpectTop("it only comes up if I have 2 kernels running and I am using cudf in both\n",
+            Cause::kOtherProcessHoldsMemory, Domain::kGpu);
+}
+
+TEST(Families, AnOomNamedAsWhatASettingAvoidsIsNoReport) {
+  // corpus-1846: the failure is an unspecified launch failure.
+  const Report r = ExplainText(
+      "I reduced my dataset as hmdb51,and training process started.To avoid cuda out of memory error, I set 1 to "
+      "batch size.\nBut after 17 epochs, sometimes even most of the time, I am getting cuda error. \n"
+      "RuntimeError: CUDA error: unspecified launch failure**\n");
+  EXPECT_FALSE(HasMemoryFinding(r));
+  // The OOM that came anyway is still read.
+  ExpectTop("I set the batch size to 1 to avoid OOM, but still got RuntimeError: CUDA out of memory.\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+}
+
+TEST(Families, OneRequestRefusedOnAnEmptyDeviceIsAnImpossibleRequest) {
+  // corpus-1828: an Intel XPU with all its 5.65 GiB free refuses one 4.66 GiB allocation (its 4 GiB limit).
+  const Finding f = Top(ExplainText(
+      "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 4.66 GiB. GPU 0 has a total capacity of 5.65 GiB "
+      "of which 5.65 GiB is free. Of the allocated memory 195.50 KiB is allocated by PyTorch, and 1.81 MiB is "
+      "reserved by PyTorch but unallocated. Please use `empty_cache` to release all unoccupied cached memory.\n"));
+  EXPECT_EQ(f.cause, Cause::kImpossibleRequest);
+  EXPECT_EQ(f.domain, Domain::kGpu);
+  // A cache that holds more than the request while free memory is short stays fragmentation.
+  ExpectTop("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+            "23.65 GiB of which 1.10 GiB is free. Of the allocated memory 14.20 GiB is allocated by PyTorch, and 7.90 "
+            "GiB is reserved by PyTorch but unallocated.\n",
+            Cause::kFragmentation, Domain::kGpu);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

@@ -168,6 +168,11 @@ bool IsCodeErrorLine(std::string_view line);
 // none; the explainer reads a family or last-layer match that does not survive the erasure as no finding.
 std::optional<std::string> EraseHealthyNoise(std::string_view line);
 
+// An out-of-memory error named as what a setting is meant to avoid ("To avoid cuda out of memory error, I set 1
+// to batch size", round 13): the line with that phrase erased, or nullopt when it has none. Unlike
+// EraseHealthyNoise it is asked for every tier: a framework's own wording quoted as the thing avoided is no report.
+std::optional<std::string> EraseAvoidedOom(std::string_view line);
+
 // The verdict line of oomguard's OOM report: 0 none, else the OomVerdict + 1
 // (1 cap_too_low, 2 fragmentation, 3 truly_full, 4 upstream_failed).
 int OomguardVerdictOfLine(std::string_view line);

@@ -177,6 +177,22 @@ struct Decider {
     // runtime keep a few percent that no allocation gets, so the slack is at
     // least 5% of the device.
     uint64_t slack = std::max<uint64_t>(256 * kMiB, T ? *T / 20 : 0);
+    // The device is (nearly) all free and the allocator holds less than the request, yet the request failed:
+    // nothing is there to fragment, so a limit on one allocation or on the process refused the size (Intel
+    // XPUs serve at most 4 GiB in one allocation without relaxed limits; a MIG slice; a memory fraction).
+    // Round 13, corpus-1828.
+    if (R && F && T && *F <= *T && *F + slack >= *T && *F >= *R && (!Rs || *Rs < *R)) {
+      f.cause = Cause::kImpossibleRequest;
+      f.summary = "The GPU reports " + B(*F) + " of its " + B(*T) + " free, yet one request of " + B(*R) +
+                  " failed: nothing is there to fragment, so a limit on one allocation or on the process refused it.";
+      f.advice.push_back("Look for a per-allocation or per-process limit: Intel XPUs serve at most 4 GiB in one "
+                         "allocation unless relaxed allocation limits are enabled; a MIG slice; "
+                         "torch.cuda.set_per_process_memory_fraction or XLA_PYTHON_CLIENT_MEM_FRACTION.");
+      f.advice.push_back("Split the " + B(*R) + " buffer (chunk the batch or the sequence) so no single allocation "
+                         "reaches the limit.");
+      Undecided(f, {Cause::kGpuDeviceOom}, "the limit that refused the request is not in the message");
+      return f;
+    }
     if (R && F && *F >= *R + slack) {
       f.cause = Cause::kFragmentation;
       f.summary = "The GPU reports " + B(*F) + " free, more than the " + B(*R) +
