@@ -756,5 +756,19 @@ TEST(Families, OneRequestRefusedOnAnEmptyDeviceIsAnImpossibleRequest) {
             Cause::kFragmentation, Domain::kGpu);
 }
 
+TEST(Families, MlxsMetalBufferAboveTheMaximumIsAnImpossibleRequest) {
+  // MLX's Metal allocator (mlx/backend/metal/allocator.cpp), as an mlx-vlm user's traceback printed it: one buffer
+  // above the device's maxBufferLength fails whatever unified memory is free.
+  const Finding f = Top(ExplainText(
+      "RuntimeError: [metal::malloc] Attempting to allocate 135383101952 bytes which is greater than the maximum "
+      "allowed buffer size of 86586540032 bytes.\n"));
+  EXPECT_EQ(f.cause, Cause::kImpossibleRequest);
+  EXPECT_EQ(f.domain, Domain::kGpu);
+  // MLX's command buffer that ran out of memory stays a device OOM.
+  ExpectTop("[METAL] Command buffer execution failed: Insufficient Memory "
+            "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

@@ -95,6 +95,13 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)exceeds the base limit|indicates an error in the calculation)re",
      "E external/xla/xla/service/gpu/gpu_hlo_schedule.cc:654] The byte size of input/output arguments "
      "(1374526449600) exceeds the base limit (25554419712). This indicates an error in the calculation!"},
+    // MLX refuses one Metal buffer above the device's maxBufferLength, however much unified memory is free
+    // (mlx/backend/metal/allocator.cpp: "[metal::malloc] Attempting to allocate %zu bytes which is greater than
+    // the maximum allowed buffer size of %zu bytes."); the line below is mlx-vlm's traceback as a user posted it.
+    {"metal_over_max_buffer", S::kImpossibleHint, "mlx",
+     R"re(\[metal::malloc\] Attempting to allocate \d+ bytes which is greater than the maximum allowed buffer size)re",
+     "RuntimeError: [metal::malloc] Attempting to allocate 135383101952 bytes which is greater than the maximum "
+     "allowed buffer size of 86586540032 bytes."},
 
     // ---------------------------------------------------------------- GPU OOM that is only a warning
     {"tf_bfc_not_a_failure", S::kGpuOomWarning, "tensorflow",
