@@ -105,17 +105,19 @@ TEST(DataSet, AddedExcerptsAreClassifiedAndCoverEveryClassTwice) {
 // gated), so that running the tests does not turn it into a tuning target.
 // The targets are 90% top cause, 98% domain and no memory log without a
 // finding; the gate holds what this code measured on the whole development file
-// minus one point (1157 rows after round 13, whose 72 new rows were scored before any rule was written from them,
-// with the learned last layer: 95.6 % top cause, 95.2 % domain, 29 of 826 = 3.5 % memory logs without a finding;
+// minus one point (1157 rows after round 13's rules and the learned layer retrained through corpus-1862: 97.1 %
+// top cause, 96.5 % domain, 19 of 826 = 2.3 % memory logs without a finding; before those rules, with round 13's
+// 72 new rows scored before any rule was written from them, with the learned last layer: 95.6 % top cause, 95.2 %
+// domain, 29 of 826 = 3.5 % memory logs without a finding;
 // 910 rows after round 6: 96.9 % top cause, 96.6 % domain, 13 of 633 = 2.1 % memory
 // logs without a finding; after round 5: 94.6 %, 94.2 %, 22 of 633; before round 5, with round 4's data added:
 // 93.7 %, 93.3 %, 27 of 633; round 5 tuned on the 467 rows of sha256(source)[16:24] parity 0 only, round 6 on
 // the whole file; docs/explain.md states both), in per mille so that the margin is one point and not a
 // rounding, and says which target is not met yet.
 constexpr int kTargetDomainPercent = 98;
-constexpr int kFloorTopCausePerMille = 946;
-constexpr int kFloorDomainPerMille = 942;
-constexpr int kCeilingUnexplainedPerMille = 45;  // of the memory logs
+constexpr int kFloorTopCausePerMille = 961;
+constexpr int kFloorDomainPerMille = 955;
+constexpr int kCeilingUnexplainedPerMille = 33;  // of the memory logs
 
 std::filesystem::path CorpusDir() { return std::filesystem::path(OOMGUARD_SOURCE_DIR) / "tests/data/explain"; }
 
