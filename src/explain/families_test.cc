@@ -770,5 +770,19 @@ TEST(Families, MlxsMetalBufferAboveTheMaximumIsAnImpossibleRequest) {
             Cause::kGpuDeviceOom, Domain::kGpu);
 }
 
+TEST(Families, VulkansBufferAboveTheMaximumAllocationIsAnImpossibleRequest) {
+  // llama.cpp's Vulkan backend (ggml-vulkan.cpp), as a user's llama-server log printed it beside the failed
+  // allocation: one buffer above maxMemoryAllocationSize, not a full device.
+  const Finding f = Top(ExplainText(
+      "ggml_vulkan: Device memory allocation of size 2166360064 failed.\n"
+      "ggml_vulkan: Requested buffer size exceeds device memory allocation limit: ErrorOutOfDeviceMemory\n"
+      "ggml_gallocr_reserve_n: failed to allocate Vulkan0 buffer of size 2166360064\n"
+      "llama_init_from_model: failed to initialize the context: failed to allocate compute pp buffers\n"));
+  EXPECT_EQ(f.cause, Cause::kImpossibleRequest);
+  EXPECT_EQ(f.domain, Domain::kGpu);
+  // Vulkan's out-of-device-memory code alone stays a device OOM.
+  ExpectTop("vk::Device::allocateMemory: ErrorOutOfDeviceMemory\n", Cause::kGpuDeviceOom, Domain::kGpu);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

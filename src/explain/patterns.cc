@@ -102,6 +102,12 @@ constexpr Pattern kPatterns[] = {
      R"re(\[metal::malloc\] Attempting to allocate \d+ bytes which is greater than the maximum allowed buffer size)re",
      "RuntimeError: [metal::malloc] Attempting to allocate 135383101952 bytes which is greater than the maximum "
      "allowed buffer size of 86586540032 bytes."},
+    // llama.cpp's Vulkan backend refuses one buffer above the device's maxMemoryAllocationSize (ggml-vulkan.cpp:
+    // throw vk::OutOfDeviceMemoryError("Requested buffer size exceeds device memory allocation limit"), printed with
+    // the error's name), however much the device has free; the line is from a user's llama-server log.
+    {"vulkan_over_max_allocation", S::kImpossibleHint, "llama.cpp",
+     R"re((?i)Requested buffer size exceeds device memory allocation limit)re",
+     "ggml_vulkan: Requested buffer size exceeds device memory allocation limit: ErrorOutOfDeviceMemory"},
 
     // ---------------------------------------------------------------- GPU OOM that is only a warning
     {"tf_bfc_not_a_failure", S::kGpuOomWarning, "tensorflow",
