@@ -57,6 +57,15 @@ struct NodeInfo {
   // Weights a Loop's body gathers rows from (Gather's data input): torch exports
   // EmbeddingBag as a Loop, one bag per iteration, gathering rows of the weight.
   std::vector<int> body_gathers;
+  // An If branch that is one view of a tensor of the enclosing graph (torch's dynamic squeeze:
+  // If(Equal(dim, 1), Squeeze(x, axes), Identity(x))), per branch name: the op ("Identity",
+  // "Squeeze" or "Unsqueeze"), the position of x in `inputs`, and the axes.
+  struct BranchView {
+    std::string op;
+    size_t input = 0;
+    std::vector<int64_t> axes;
+  };
+  std::map<std::string, BranchView> branch_views;
 };
 
 class Model {

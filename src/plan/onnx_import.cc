@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <functional>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -109,6 +111,44 @@ bool DecodeValue(const onnx::TensorProto& t, std::vector<double>* out) {
     default:
       return false;
   }
+}
+
+// A branch of an If that is one Identity, Squeeze or Unsqueeze of a tensor `outer` names (Constants
+// for the axes aside), or nothing. `axes` come from the attribute (before opset 13) or a Constant.
+std::optional<NodeInfo::BranchView> ReadBranchView(const onnx::GraphProto& g,
+                                                   const std::function<int(const std::string&)>& outer_position) {
+  if (g.output_size() != 1) return std::nullopt;
+  std::unordered_map<std::string, std::vector<double>> constants;
+  const onnx::NodeProto* view = nullptr;
+  for (const auto& bn : g.node()) {
+    if (bn.op_type() == "Constant" && bn.output_size() == 1) {
+      for (const auto& a : bn.attribute()) {
+        std::vector<double> v;
+        if (a.name() == "value" && a.has_t() && DecodeValue(a.t(), &v)) constants[bn.output(0)] = std::move(v);
+      }
+      continue;
+    }
+    if (view || (bn.op_type() != "Identity" && bn.op_type() != "Squeeze" && bn.op_type() != "Unsqueeze")) {
+      return std::nullopt;
+    }
+    view = &bn;
+  }
+  if (!view || view->input_size() < 1 || view->output_size() != 1 || view->output(0) != g.output(0).name()) {
+    return std::nullopt;
+  }
+  const int position = outer_position(view->input(0));
+  if (position < 0) return std::nullopt;
+  NodeInfo::BranchView out{view->op_type(), static_cast<size_t>(position), {}};
+  for (const auto& a : view->attribute()) {
+    if (a.name() == "axes") out.axes.assign(a.ints().begin(), a.ints().end());
+  }
+  if (view->input_size() > 1) {
+    auto c = constants.find(view->input(1));
+    if (c == constants.end()) return std::nullopt;
+    for (double v : c->second) out.axes.push_back(static_cast<int64_t>(v));
+  }
+  if (out.op != "Identity" && out.axes.empty()) return std::nullopt;
+  return out;
 }
 
 void ReadType(const onnx::TypeProto& type, TensorInfo* t) {
@@ -293,6 +333,17 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
       node.inputs.push_back(id);
       m.tensors[id].consumers.push_back(ni);
       ++node.implicit_inputs;
+    }
+    if (n.op_type() == "If") {
+      auto position = [&](const std::string& name) -> int {
+        const int id = b.Find(name);
+        auto it = std::find(node.inputs.begin(), node.inputs.end(), id);
+        return id < 0 || it == node.inputs.end() ? -1 : static_cast<int>(it - node.inputs.begin());
+      };
+      for (const auto& a : n.attribute()) {
+        if (!a.has_g() || (a.name() != "then_branch" && a.name() != "else_branch")) continue;
+        if (auto v = ReadBranchView(a.g(), position)) node.branch_views[a.name()] = std::move(*v);
+      }
     }
     for (const auto& a : n.attribute()) {
       if (a.name() != "body" || !a.has_g()) continue;

@@ -1325,6 +1325,68 @@ TEST(Planner, DropoutRatioAttributeOfOpsetElevenIsRead) {
   EXPECT_EQ(MustPlan(build(0.0f), Cpu(4)).bytes.activations_saved, 160u + 80u);
 }
 
+// torch exports x.squeeze(d), where it cannot prove dim d is 1 (shapes that went through Shape ops,
+// as in nn.LocalResponseNorm), as If(Equal(dim d, 1), Squeeze(x, [d]), Identity(x)). The If is planned
+// as the view it is: the same plan as a plain Squeeze, at a batch where the dim is 1 and where it is not.
+TEST(Planner, DynamicSqueezeExportedAsIfIsAView) {
+  auto build = [](bool as_if, int64_t dim2) {
+    GraphBuilder g;
+    g.Input("input", {4, dim2, 6}).Weight("scale", {4, dim2, 6});
+    g.Weight("fc.weight", {5, 4 * dim2 * 6});
+    g.Node("Mul", {"input", "scale"}, {"x"}, "scale");
+    g.Constant("axes", {2}, {1});
+    if (!as_if) {
+      g.Node(dim2 == 1 ? "Squeeze" : "Identity", dim2 == 1 ? std::vector<std::string>{"x", "axes"}
+                                                          : std::vector<std::string>{"x"}, {"y"}, "squeeze");
+    } else {
+      g.Node("Shape", {"x"}, {"shape"});
+      g.Constant("two", {2}, {});
+      g.Node("Gather", {"shape", "two"}, {"dim"});
+      g.Constant("one", {1}, {});
+      g.Node("Equal", {"dim", "one"}, {"is_one"});
+      onnx::NodeProto& node = g.Node("If", {"is_one"}, {"y"}, "squeeze_if");
+      auto branch = [&](const char* name, const char* op) {
+        auto* a = node.add_attribute();
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::GRAPH);
+        onnx::GraphProto* b = a->mutable_g();
+        b->set_name(name);
+        auto* c = b->add_node();
+        c->set_op_type("Constant");
+        c->add_output(std::string(name) + "_axes");
+        auto* v = c->add_attribute();
+        v->set_name("value");
+        v->set_type(onnx::AttributeProto::TENSOR);
+        v->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+        v->mutable_t()->add_dims(1);
+        v->mutable_t()->add_int64_data(2);
+        auto* view = b->add_node();
+        view->set_op_type(op);
+        view->add_input("x");
+        if (std::string(op) == "Squeeze") view->add_input(std::string(name) + "_axes");
+        view->add_output(std::string(name) + "_y");
+        auto* out = b->add_output();
+        out->set_name(std::string(name) + "_y");
+        out->mutable_type()->mutable_tensor_type()->set_elem_type(1);
+      };
+      branch("then_branch", "Squeeze");
+      branch("else_branch", "Identity");
+    }
+    g.Node("Flatten", {"y"}, {"flat"});
+    GraphBuilder::IntAttr(g.Node("Gemm", {"flat", "fc.weight"}, {"logits"}, "fc"), "transB", 1);
+    g.Output("logits");
+    return g.Bytes();
+  };
+  for (int64_t dim2 : {1, 3}) {
+    StepPlan plain = MustPlan(build(false, dim2), Cpu(4));
+    StepPlan via_if = MustPlan(build(true, dim2), Cpu(4));
+    EXPECT_EQ(via_if.peak_allocated_bytes, plain.peak_allocated_bytes) << dim2;
+    EXPECT_EQ(via_if.bytes.activations_saved, plain.bytes.activations_saved) << dim2;
+    EXPECT_TRUE(via_if.warnings.empty()) << dim2 << ": " << (via_if.warnings.empty() ? "" : via_if.warnings[0]);
+    EXPECT_TRUE(via_if.uncovered.empty()) << dim2;
+  }
+}
+
 TEST(Planner, ReshapeTargetComputedFromShapeResolves) {
   // Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])) -> [B, 12]
   GraphBuilder g;

@@ -1136,6 +1136,11 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
       if (in(i) >= 0 && out(0) >= 0 && T[in(i)].dims == T[out(0)].dims && k != "Sub") r.grad_alias_output[i] = 0;
       if (k == "Sub" && i == 0 && in(i) >= 0 && T[in(i)].dims == T[out(0)].dims) r.grad_alias_output[i] = 0;
     }
+  } else if (k == "If" && IfViewInput(m.nodes[op.nodes[0]]) >= 0) {
+    // torch's dynamic squeeze, If(dim == 1, Squeeze(x), Identity(x)): either branch is a view of x.
+    const size_t x = static_cast<size_t>(IfViewInput(m.nodes[op.nodes[0]]));
+    r.output_view_of[0] = in(x);
+    r.grad_alias_output[x] = 0;
   } else if (k == "Reshape" || k == "Flatten" || k == "Squeeze" || k == "Unsqueeze" || k == "Identity") {
     // A view, unless the input is a non-contiguous view (transpose, inner slice): then reshape copies.
     int src = in(0);
@@ -1324,6 +1329,16 @@ bool RecurrentWeightSources(const Model& m, int id, std::vector<int>* params) {
 
 bool NonContiguousInTorch(const Model& model, const ConcreteShapes& shapes, int id) {
   return NonContiguous(model, shapes, id);
+}
+
+int IfViewInput(const NodeInfo& n) {
+  auto then_view = n.branch_views.find("then_branch"), else_view = n.branch_views.find("else_branch");
+  if (n.op_type != "If" || n.outputs.size() != 1 || then_view == n.branch_views.end() ||
+      else_view == n.branch_views.end() || then_view->second.input != else_view->second.input ||
+      then_view->second.input >= n.inputs.size()) {
+    return -1;
+  }
+  return static_cast<int>(then_view->second.input);
 }
 
 bool NotDifferentiable(const std::string& k) {

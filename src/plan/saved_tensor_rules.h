@@ -88,4 +88,8 @@ bool RecurrentWeightSources(const Model& model, int id, std::vector<int>* params
 // they keep nothing for backward and stop the gradient's walk.
 bool NotDifferentiable(const std::string& kind);
 
+// For an If whose two branches are views of one tensor of the enclosing graph (torch's dynamic
+// squeeze), that tensor's position in n.inputs; -1 otherwise.
+int IfViewInput(const NodeInfo& n);
+
 }  // namespace oomguard::plan

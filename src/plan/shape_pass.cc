@@ -282,6 +282,7 @@ class ShapePass {
       {"LSTM", &ShapePass::Recurrent}, {"GRU", &ShapePass::Recurrent}, {"RNN", &ShapePass::Recurrent},
       {"Range", &ShapePass::Range}, {"Pad", &ShapePass::Pad}, {"Resize", &ShapePass::Resize},
       {"Upsample", &ShapePass::Resize}, {"Tile", &ShapePass::Tile}, {"Loop", &ShapePass::LoopShape},
+      {"If", &ShapePass::IfShape},
     });
     return *rules;
   }
@@ -480,8 +481,30 @@ class ShapePass {
     if (a->has_value) TransposeValues(n, *a, perm);
   }
 
+  // Squeeze's or Unsqueeze's output dims (`op`), or nothing for an axis out of range.
+  static std::optional<Dims> ViewDims(const std::string& op, const Dims& d, std::vector<int64_t> axes) {
+    if (op == "Identity") return d;
+    if (op == "Unsqueeze") {
+      Dims out = d;
+      size_t r = d.size() + axes.size();
+      for (int64_t& x : axes) x = NormAxis(x, r);
+      std::sort(axes.begin(), axes.end());
+      for (int64_t x : axes) {
+        if (x < 0 || x > static_cast<int64_t>(out.size())) return std::nullopt;
+        out.insert(out.begin() + x, 1);
+      }
+      return out;
+    }
+    Dims out;
+    for (size_t i = 0; i < d.size(); ++i) {
+      bool drop = axes.empty() ? d[i] == 1 : false;
+      for (int64_t x : axes) drop = drop || NormAxis(x, d.size()) == static_cast<int64_t>(i);
+      if (!drop) out.push_back(d[i]);
+    }
+    return out;
+  }
+
   void SqueezeOrUnsqueeze(const NodeInfo& n) {
-    const std::string& op = n.op_type;
     ConcreteTensor* a = In(n, 0);
     if (!a) return;
     std::vector<int64_t> axes;
@@ -492,25 +515,24 @@ class ShapePass {
     } else if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
       return;
     }
-    Dims d = a->dims;
-    if (op == "Unsqueeze") {
-      size_t r = d.size() + axes.size();
-      for (int64_t& x : axes) x = NormAxis(x, r);
-      std::sort(axes.begin(), axes.end());
-      for (int64_t x : axes) {
-        if (x < 0 || x > static_cast<int64_t>(d.size())) return;
-        d.insert(d.begin() + x, 1);
-      }
-    } else {
-      Dims out;
-      for (size_t i = 0; i < d.size(); ++i) {
-        bool drop = axes.empty() ? d[i] == 1 : false;
-        for (int64_t x : axes) drop = drop || NormAxis(x, d.size()) == static_cast<int64_t>(i);
-        if (!drop) out.push_back(d[i]);
-      }
-      d = out;
-    }
-    Set(n, 0, d, a->dtype);
+    std::optional<Dims> d = ViewDims(n.op_type, a->dims, std::move(axes));
+    if (!d) return;
+    Set(n, 0, *d, a->dtype);
+    if (a->has_value) SetValue(n, 0, a->value);
+  }
+
+  // If(cond) whose taken branch is one view of an outer tensor (NodeInfo::branch_views): torch's
+  // export of a squeeze whose dim it cannot prove is 1. Known when the condition's value is.
+  void IfShape(const NodeInfo& n) {
+    const std::vector<double>* cond = InValue(n, 0);
+    if (!cond || cond->size() != 1) return;
+    auto branch = n.branch_views.find((*cond)[0] != 0 ? "then_branch" : "else_branch");
+    if (branch == n.branch_views.end()) return;
+    ConcreteTensor* a = In(n, branch->second.input);
+    if (!a) return;
+    std::optional<Dims> d = ViewDims(branch->second.op, a->dims, branch->second.axes);
+    if (!d) return;
+    Set(n, 0, *d, a->dtype);
     if (a->has_value) SetValue(n, 0, a->value);
   }
 
