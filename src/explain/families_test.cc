@@ -684,13 +684,17 @@ TEST(Families, MemoryKeptAfterEachInferenceOrRequestIsGrowth) {
   ExpectTop("I have a problem that the memory held by a process is not released after killing the process.\n",
             Cause::kOtherProcessHoldsMemory, Domain::kGpu);
   ExpectTop("The GPU memory was not released after the run.\n", Cause::kOtherProcessHoldsMemory, Domain::kGpu);
+  // Memory that is steady after a request, as expected, is no finding.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("After the warmup request, GPU memory stays at 20GB as expected.\n")));
 }
 
 TEST(Families, MemoryThatWillIncreaseUntilTheSystemRunsOutIsTheHostsGrowth) {
-  // corpus-1782: "will increase", and the system (the OS) out of memory.
+  // corpus-1782: "will increase" after every epoch, and the system (the OS) out of memory.
   ExpectTop("Switching to RL, after every epoch training, the memory usage will increase. Finally, the system will be "
             "out of memory, and kill process.\n",
             Cause::kLeakGrowth, Domain::kHost);
+  // "will increase" as advice is no finding.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("Note: memory usage will increase with larger batch sizes\n")));
 }
 
 TEST(Families, EveryRankOnGpuZeroOrOneGpuForAllIsTheWrongDevice) {
@@ -727,6 +731,8 @@ TEST(Families, TwoNotebookKernelsUsingTheGpuLibraryIsAnotherProcess) {
   // corpus-1826: the second kernel's pool needs what the first one's holds.
   ExpectTop("it only comes up if I have 2 kernels running and I am using cudf in both\n",
             Cause::kOtherProcessHoldsMemory, Domain::kGpu);
+  // A launcher's processes, one per GPU, are no other process.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("torchrun: 8 processes running, 1 in each GPU slot\n")));
 }
 
 TEST(Families, AnOomNamedAsWhatASettingAvoidsIsNoReport) {
