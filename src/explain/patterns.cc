@@ -362,12 +362,13 @@ constexpr Pattern kPatterns[] = {
 
     // ---------------------------------------------------------------- growth over time
     // Round 13: memory a live process keeps after each use ("not released after every inference", "not removed
-    // after inference unless I close the program", "after the first request ... stays at 1100Mb", "with each sample
-    // ... some VRAM is consumed", "models remain loaded in VRAM"): it accumulates (a leak, or a cache that never
-    // gives back). After the process ends, or after it was killed, it is another process's (other_process_prose).
+    // after inference unless I close the program", "after the first request ... stays at 1100Mb used", "with each
+    // sample ... some VRAM is consumed", "multiple models remain loaded in VRAM"): it accumulates (a leak, or a
+    // cache that never gives back). After the process ends, or after it was killed, it is another process's
+    // (other_process_prose).
     // corpus-1772, 1773, 1774, 1776, 1779, 1780, 1857, 1859:
     {"memory_retained_after_use_prose", S::kLeakGrowth, "",
-     R"re((?i)\b(?:memory|VRAM|RAM)\b[^.!?\n]{0,40}\b(?:not|never|isn'?t|wasn'?t) (?:\w+ )?(?:released|freed|removed|cleared|cleaned up|deallocated|returned)\b[^.!?\n]{0,30}\b(?:after|between|until|unless)\b[^.!?\n]{0,40}?(?:inferenc|request|predict|generat|session|(?:program|process|app\w*) (?:exits|ends|is closed)|clos\w* (?:the )?(?:program|app\w*|process))|\b(?:memory|VRAM)\b[^.!?\n]{0,40}\b(?:not|never) (?:\w+ )?(?:released|freed|cleared) (?:and|but) (?:is |gets )?(?:kept|stays?|remains?) at [\d.]+ ?[GM]|\bafter\b[^.!?\n]{0,40}\b(?:inferenc|request|predict|generat)\w*\W{1,3}(?:\w+ ){0,3}(?:memory|VRAM)\b[^.!?\n]{0,20}\b(?:is still|stays?|remains?) (?:at [\d.]+ ?[KMG]?i?[Bb]?\w* (?:used|occupied|allocated|taken|reserved)\b|in (?:the )?(?:GPU|VRAM|device))|\b(?:with|after|for) (?:each|every) [^.!?\n]{0,50}\b(?:some |more |extra )?(?:memory|VRAM|RAM) (?:is |gets |are )?(?:consumed|eaten|added|lost)\b|\b(?:remain|stay|linger)\w* (?:loaded |resident |cached )?in (?:the )?(?:VRAM|GPU memory|video memory)\b)re",
+     R"re((?i)\b(?:memory|VRAM|RAM)\b[^.!?\n]{0,40}\b(?:not|never|isn'?t|wasn'?t) (?:\w+ )?(?:released|freed|removed|cleared|cleaned up|deallocated|returned)\b[^.!?\n]{0,30}\b(?:after|between|until|unless)\b[^.!?\n]{0,40}?(?:inferenc|request|predict|generat|session|(?:program|process|app\w*) (?:exits|ends|is closed)|clos\w* (?:the )?(?:program|app\w*|process))|\b(?:memory|VRAM)\b[^.!?\n]{0,40}\b(?:not|never) (?:\w+ )?(?:released|freed|cleared) (?:and|but) (?:is |gets )?(?:kept|stays?|remains?) at [\d.]+ ?[GM]|\bafter\b[^.!?\n]{0,40}\b(?:inferenc|request|predict|generat)\w*\W{1,3}(?:\w+ ){0,3}(?:memory|VRAM)\b[^.!?\n]{0,20}\b(?:is still|stays?|remains?) (?:at [\d.]+ ?[KMG]?i?[Bb]?\w* (?:used|occupied|allocated|taken|reserved)\b|in (?:the )?(?:GPU|VRAM|device))|\b(?:with|after|for) (?:each|every) [^.!?\n]{0,50}\b(?:some |more |extra )?(?:memory|VRAM|RAM) (?:is |gets |are )?(?:consumed|eaten|added|lost)\b|\b(?:multiple|several|old|previous|other|all|both|unused|earlier) (?:\w+ ){0,2}(?:models?|checkpoints?|weights|tensors|LoRAs?|pipelines?)\b[^.!?\n]{0,30}\b(?:remain|stay|linger)\w* (?:loaded |resident |cached )?in (?:the )?(?:VRAM|GPU memory|video memory)\b)re",
      "The key of the problem is that gpu memory is not released after every inference, which can be tested using the "
      "method mentioned above,  gpu memory usage keeps adding up.",
      Tier::kProse},
