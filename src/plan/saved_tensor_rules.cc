@@ -7,6 +7,7 @@
 #include <set>
 
 #include "conv_scratch_table.h"
+#include "elementwise_scratch.h"
 #include "op_table.h"
 #include "op_table_match.h"
 
@@ -1286,6 +1287,19 @@ OpRule RuleWithoutGradientCopy(const LogicalOp& op, const RuleContext& ctx) {
 OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   OpRule r = RuleWithoutGradientCopy(op, ctx);
   const int y = op.outputs.empty() ? -1 : op.outputs[0];
+  // The temporaries of the op's derivative formula (data/elementwise_scratch.json), for a one-node op
+  // whose inputs needing a gradient are those of a measured row.
+  if (op.nodes.size() == 1 && y >= 0 && ctx.shapes.tensors[y].known) {
+    std::vector<int> grads;
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      if (op.inputs[i] >= 0 && ctx.requires_grad[op.inputs[i]]) grads.push_back(static_cast<int>(i));
+    }
+    const double k = grads.empty() ? 0 : EmbeddedElementwiseScratchTable().ScratchOutputs(op.kind, grads);
+    if (k > 0) {
+      const auto scratch = static_cast<uint64_t>(k * static_cast<double>(ctx.shapes.tensors[y].Bytes()));
+      r.backward_temp_bytes = std::max(r.backward_temp_bytes, scratch);
+    }
+  }
   if (ctx.target == Target::kCpu && y >= 0 && ctx.shapes.tensors[y].known &&
       CopiesAStridedOutputGradient(op.kind, ctx.shapes.tensors[y].dims.size()) &&
       GradientIsConcatSlice(ctx.model, ctx.shapes, y)) {
