@@ -3,7 +3,7 @@
 
     /usr/bin/python3 tools/opset_invariance.py [--oomguard build/oomguard] [--seeds 800000-800099]
         [--kinds classic,modern2d,window,tagger] [--opsets 11,13,14,17] [--torchvision]
-        [--work DIR] [--out bench/results/opset_invariance.json] [--quiet]
+        [--example-batches 2,5] [--work DIR] [--out bench/results/opset_invariance.json] [--quiet]
 
 The same module exported with opset_version 11, 13, 14 or 17 is the same training step: PyTorch runs it
 the same way whatever the file says. The exporter writes different graphs (Dropout's ratio an attribute
@@ -11,7 +11,9 @@ below 12, Split/Squeeze/Reduce* axes as attributes below 13 or 18, Hardswish as 
 LayerNormalization from 17), so a plan that changes with the opset reads one of the forms wrong. Every
 network of tools/random_nets.py for the seeds (each kind), and with --torchvision a few torchvision models,
 is exported (training mode, no constant folding, dynamic batch) at each opset and planned with
-`oomguard plan --target cpu` at its batch and optimizer; peak and saved bytes must be equal. No PyTorch step
+`oomguard plan --target cpu` at its batch and optimizer; peak and saved bytes must be equal. With
+--example-batches each opset is also exported from example inputs of each of those batch sizes (the batch axis
+is dynamic, so a plan must not depend on the example it was traced with). No PyTorch step
 is measured: this finds disagreements, not which form is right (tools/random_nets.py measures that).
 Exit status: 0 every network agrees, 1 a disagreement or a plan failure, 2 bad usage.
 """
@@ -55,13 +57,13 @@ def plan(oomguard: str, path: str, batch: int, optimizer: str) -> dict:
 
 
 def cases(args):
-    """(name, build, example inputs, input names, batch, optimizer) for every network asked for."""
+    """(name, build, example inputs of a batch size, input names, batch, optimizer) for every network."""
     import torch
     for kind in args.kinds:
         for seed in args.seeds:
             net = random_nets.describe_kind(kind, seed)
             spec = random_nets.make_spec(net)
-            yield (random_nets.record_name(kind, seed), spec.build, spec.example_inputs(net["batch"]),
+            yield (random_nets.record_name(kind, seed), spec.build, spec.example_inputs,
                    [i.name for i in spec.inputs], net["batch"], net["optimizer"])
     if args.torchvision:
         import torchvision
@@ -69,7 +71,7 @@ def cases(args):
             def build(fn=fn):
                 torch.manual_seed(0)
                 return getattr(torchvision.models, fn)(weights=None, num_classes=10)
-            yield fn, build, [torch.randn(2, 3, px, px)], ["input"], 2, "momentum"
+            yield fn, build, lambda n, px=px: [torch.randn(n, 3, px, px)], ["input"], 2, "momentum"
 
 
 def main() -> int:
@@ -79,6 +81,7 @@ def main() -> int:
     parser.add_argument("--kinds", default="classic")
     parser.add_argument("--opsets", default="11,13,14,17")
     parser.add_argument("--torchvision", action="store_true")
+    parser.add_argument("--example-batches", help="also export from example inputs of these batch sizes")
     parser.add_argument("--work", default="/tmp/oomguard_opsets")
     parser.add_argument("--out")
     parser.add_argument("--quiet", action="store_true")
@@ -87,12 +90,16 @@ def main() -> int:
         args.seeds = random_nets.parse_seeds(args.seeds)
         args.opsets = [int(o) for o in args.opsets.split(",")]
         args.kinds = [k for k in args.kinds.split(",") if k]
+        args.example_batches = [int(b) for b in args.example_batches.split(",")] if args.example_batches else []
+        if any(b < 1 for b in args.example_batches):
+            raise ValueError("example batches must be positive")
     except ValueError as e:
         print("opset_invariance: %s" % e, file=sys.stderr)
         return 2
     unknown = [k for k in args.kinds if k not in random_nets.KINDS]
-    if unknown or len(args.opsets) < 2 or not os.access(args.oomguard, os.X_OK):
-        print("opset_invariance: need known --kinds (%s), two opsets or more and an oomguard binary"
+    if unknown or len(args.opsets) * max(1, len(args.example_batches)) < 2 or not os.access(args.oomguard, os.X_OK):
+        print("opset_invariance: need known --kinds (%s), two variants or more (opsets x example batches) and an "
+              "oomguard binary"
               % ",".join(random_nets.KINDS), file=sys.stderr)
         return 2
     import warnings
@@ -103,15 +110,17 @@ def main() -> int:
     load_before = os.getloadavg()
     start = time.time()
     rows, disagree, failed = [], 0, 0
-    for name, build, inputs, names, batch, optimizer in cases(args):
+    for name, build, make_inputs, names, batch, optimizer in cases(args):
         row = {"net": name, "batch": batch, "optimizer": optimizer, "plans": {}, "not_exported": {}}
         for opset in args.opsets:
-            path = os.path.join(args.work, "%s_op%d.onnx" % (name, opset))
-            why = export(build(), inputs, names, path, opset)
-            if why:
-                row["not_exported"][str(opset)] = why
-                continue
-            row["plans"][str(opset)] = plan(args.oomguard, path, batch, optimizer)
+            for example in args.example_batches or [batch]:
+                variant = str(opset) if not args.example_batches else "%d/b%d" % (opset, example)
+                path = os.path.join(args.work, "%s_op%d_b%d.onnx" % (name, opset, example))
+                why = export(build(), make_inputs(example), names, path, opset)
+                if why:
+                    row["not_exported"][variant] = why
+                    continue
+                row["plans"][variant] = plan(args.oomguard, path, batch, optimizer)
         planned = [p for p in row["plans"].values() if "error" not in p]
         errors = [p for p in row["plans"].values() if "error" in p]
         row["agree"] = not errors and len({(p["peak"], p["saved"]) for p in planned}) <= 1
