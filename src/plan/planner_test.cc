@@ -643,6 +643,45 @@ TEST(Planner, ModuleArgumentsLiveUntilTheCallReturns) {
   EXPECT_LE(held.peak_allocated_bytes, freed.peak_allocated_bytes + kv_in);
 }
 
+// q = kv[:, :16] projected after nn.MultiheadAttention's batch_first transpose: matmul() folds q to
+// [16 * N, C] by reshape(), which copies (the slice leaves a gap between the dims it merges), and mm
+// keeps that copy, not kv's storage (cross-attention probe xa_slice, tools/measure_xattn.py: the
+// plan was 10 % high). Sliced along the last dim and not transposed, the fold is a view of kv.
+std::string SlicedQueryGraph(bool rows) {
+  GraphBuilder g;
+  g.Input("input", {128, 64}).Weight("inp.weight", {64, 64}).Weight("q.weight", {rows ? 64 : 16, 64});
+  g.Weight("fc.weight", {5, 64});
+  g.Constant("s0", {0}, {1}).Constant("s1", {16}, {1}).Constant("axis", {rows ? 1 : 2}, {1});
+  g.Node("MatMul", {"input", "inp.weight"}, {"kv"}, "/inp/MatMul");
+  g.Node("Slice", {"kv", "s0", "s1", "axis"}, {"q"}, "/Slice");
+  if (rows) {
+    GraphBuilder::IntsAttr(g.Node("Transpose", {"q"}, {"qt"}, "/att/Transpose"), "perm", {1, 0, 2});
+  } else {
+    g.Node("Identity", {"q"}, {"qt"}, "/att/Identity");
+  }
+  g.Node("MatMul", {"qt", "q.weight"}, {"proj"}, "/att/MatMul");
+  auto& mean = g.Node("ReduceMean", {"proj"}, {"pooled"}, "/ReduceMean");
+  GraphBuilder::IntsAttr(mean, "axes", {0});
+  GraphBuilder::IntAttr(mean, "keepdims", 0);
+  GraphBuilder::IntAttr(g.Node("Gemm", {"pooled", "fc.weight"}, {"logits"}, "/fc/Gemm"), "transB", 1);
+  g.Output("logits");
+  return g.Bytes();
+}
+
+TEST(Planner, MatmulFoldOfASlicedViewKeepsACopy) {
+  auto saved = [](const StepPlan& p, const std::string& name) -> uint64_t {
+    for (const LayerMemory& l : p.layers) {
+      if (l.name == name) return l.saved_bytes;
+    }
+    ADD_FAILURE() << "no layer " << name;
+    return 0;
+  };
+  const StepPlan rows = MustPlan(SlicedQueryGraph(true), Cpu(4));
+  EXPECT_EQ(saved(rows, "/att/MatMul"), 4u * 16 * 64 * 4);  // the folded copy of q, not kv (4 x 128 x 64)
+  const StepPlan columns = MustPlan(SlicedQueryGraph(false), Cpu(4));
+  EXPECT_EQ(saved(columns, "/att/MatMul"), 4u * 128 * 64 * 4);  // a view of kv: kv's storage is kept
+}
+
 // The rule itself for one convolution (tools/probe_scratch.py measured each case at batches 2/4/8).
 OpRule ConvRule(int dims, int64_t c_in, int64_t c_out, int64_t k, int64_t groups, int64_t size, int64_t batch,
                 int64_t stride = 1, int64_t dilation = 1) {

@@ -313,6 +313,93 @@ bool ExpandedView(const Model& m, const ConcreteShapes& s, int id) {
   return false;
 }
 
+// The element strides of a view in PyTorch, traced back through view ops (Transpose, Slice, Split,
+// Squeeze, Unsqueeze, Identity, Expand) to a tensor laid out densely in its own order; nullopt where
+// a link is none of these or the source is not dense. A Slice or Split keeps its source's strides
+// (a piece along an axis leaves a gap the outer dims step over); Expand gives a broadcast dim stride 0.
+std::optional<std::vector<int64_t>> ViewStrides(const Model& m, const ConcreteShapes& s, int id, int depth = 0) {
+  if (id < 0 || !s.tensors[id].known || depth > 16) return std::nullopt;
+  const std::vector<int64_t>& dims = s.tensors[id].dims;
+  auto dense = [&] {
+    std::vector<int64_t> st(dims.size(), 1);
+    for (size_t i = dims.size(); i-- > 1;) st[i - 1] = st[i] * std::max<int64_t>(dims[i], 1);
+    return st;
+  };
+  const int p = m.tensors[id].producer;
+  if (p < 0) return dense();
+  const NodeInfo& n = m.nodes[p];
+  static const std::set<std::string> kViews = {"Transpose", "Slice", "Split", "Squeeze", "Unsqueeze", "Identity",
+                                               "Expand"};
+  const int in = n.inputs.empty() ? -1 : n.inputs[0];
+  if (!kViews.count(n.op_type) || in < 0 || !s.tensors[in].known) {
+    auto order = DimOrder(m, s).Of(id);
+    if (order && IsDenseOrder(dims, *order)) return dense();
+    return std::nullopt;
+  }
+  auto from = ViewStrides(m, s, in, depth + 1);
+  if (!from) return std::nullopt;
+  const std::vector<int64_t>& in_dims = s.tensors[in].dims;
+  const std::string& k = n.op_type;
+  if (k == "Slice" || k == "Split") {
+    if (in_dims.size() != dims.size()) return std::nullopt;
+    return from;
+  }
+  if (k == "Transpose") {
+    std::vector<int64_t> perm;
+    if (auto it = n.ints_attrs.find("perm"); it != n.ints_attrs.end()) perm = it->second;
+    if (perm.empty()) {
+      for (size_t i = dims.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+    }
+    if (perm.size() != dims.size() || from->size() != dims.size()) return std::nullopt;
+    std::vector<int64_t> st(dims.size());
+    for (size_t j = 0; j < perm.size(); ++j) {
+      if (perm[j] < 0 || perm[j] >= static_cast<int64_t>(perm.size())) return std::nullopt;
+      st[j] = (*from)[static_cast<size_t>(perm[j])];
+    }
+    return st;
+  }
+  if (k == "Expand") {  // numpy broadcasting: dims aligned from the right
+    if (dims.size() < in_dims.size()) return std::nullopt;
+    const size_t lead = dims.size() - in_dims.size();
+    std::vector<int64_t> st(dims.size(), 0);
+    for (size_t i = 0; i < in_dims.size(); ++i) {
+      st[lead + i] = in_dims[i] == dims[lead + i] ? (*from)[i] : 0;
+    }
+    return st;
+  }
+  // Squeeze, Unsqueeze, Identity: the dims larger than 1 keep their strides in order; a size-1
+  // dim's stride never matters.
+  std::vector<int64_t> big;
+  for (size_t i = 0; i < in_dims.size(); ++i) {
+    if (in_dims[i] != 1) big.push_back((*from)[i]);
+  }
+  std::vector<int64_t> st(dims.size(), 1);
+  size_t next = 0;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 1) continue;
+    if (next >= big.size()) return std::nullopt;
+    st[i] = big[next++];
+  }
+  if (next != big.size()) return std::nullopt;
+  return st;
+}
+
+// Whether reshape() of a view with `dims` and `strides` to [product of all but the last dim, last]
+// must copy: the leading dims larger than 1 cannot be merged into one stride (PyTorch's
+// computeStride).
+bool LeadingFoldCopies(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides) {
+  int inner = -1;  // the innermost leading dim larger than 1 seen so far, walking outwards
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
+    if (dims[static_cast<size_t>(i)] == 1) continue;
+    if (inner >= 0 && strides[static_cast<size_t>(i)] !=
+                          strides[static_cast<size_t>(inner)] * dims[static_cast<size_t>(inner)]) {
+      return true;
+    }
+    inner = i;
+  }
+  return false;
+}
+
 // matmul() of two batched operands runs bmm on each reshaped to [batch, n, m]: a view where the
 // batch dims lie next to one another in memory, in their own order; a copy otherwise (q, k and v
 // permuted out of one qkv projection, k transposed), and bmm keeps that copy, not the storage it
@@ -963,6 +1050,13 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
       // A broadcast input (a learned query expanded over the batch) is copied whole by the fold
       // (cross-attention probes, tools/measure_xattn.py: the saved bytes were one [N, L, C] short).
       folded_copy = folded_copy || (!order && ExpandedView(m, ctx.shapes, in(0)));
+      // A piece of the keys (kv[:, :L] as the query) leaves a gap between the dims the fold merges:
+      // reshape() copies it too (cross-attention probe xa_slice: the plan kept the whole of kv).
+      if (!order && !folded_copy) {
+        if (auto strides = ViewStrides(m, ctx.shapes, in(0))) {
+          folded_copy = LeadingFoldCopies(T[in(0)].dims, *strides);
+        }
+      }
     }
     const bool batched = in(0) >= 0 && in(1) >= 0 && T[in(0)].dims.size() >= 4 &&
                          T[in(0)].dims.size() == T[in(1)].dims.size() &&
