@@ -792,5 +792,29 @@ TEST(Families, VulkansBufferAboveTheMaximumAllocationIsAnImpossibleRequest) {
   ExpectTop("vk::Device::allocateMemory: ErrorOutOfDeviceMemory\n", Cause::kGpuDeviceOom, Domain::kGpu);
 }
 
+TEST(Families, AMappingTheHostRefusedIsHostMemory) {
+  // corpus-1924 (ExLlama, a 33 GB safetensors file on a 32 GB machine; adding swap fixed it) and PyTorch's
+  // MapAllocator wording for a file on disk.
+  ExpectTop("I get an error like: `RuntimeError: unable to mmap 33484977464 bytes`\n", Cause::kHostRamOom,
+            Domain::kHost);
+  ExpectTop("RuntimeError: unable to mmap 26843545600 bytes from file <model.bin>: Cannot allocate memory (12)\n",
+            Cause::kHostRamOom, Domain::kHost);
+  // PyTorch's shared-memory files stay /dev/shm's.
+  ExpectTop("RuntimeError: unable to mmap 1048576 bytes from file </torch_2234_1733213371>: Cannot allocate memory\n",
+            Cause::kShmExhausted, Domain::kHost);
+}
+
+TEST(Families, RamMaxedOutOrRunThroughIsMemoryPressure) {
+  // corpus-1919 (ExLlama loading a 40 GB model with 32 GB of RAM) and corpus-1905 (BitNet's GGUF conversion).
+  ExpectTop("When I try to load a 70B model ~ 40GB, my system stalls out. I see the system RAM max out at ~30/32GB, "
+            "which doesn't make a lot of sense.\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("This was for the 8B param model in the instructions - quickly ran through the 32GB RAM on my Linux PC.\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("The conversion is maxing out my RAM and swap.\n", Cause::kHostRamOom, Domain::kHost);
+  // Going through memory is not running out of it.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("The copy goes through host memory before the GPU.\n")));
+}
+
 }  // namespace
 }  // namespace oomguard::explain
