@@ -812,8 +812,11 @@ TEST(Families, RamMaxedOutOrRunThroughIsMemoryPressure) {
   ExpectTop("This was for the 8B param model in the instructions - quickly ran through the 32GB RAM on my Linux PC.\n",
             Cause::kHostRamOom, Domain::kHost);
   ExpectTop("The conversion is maxing out my RAM and swap.\n", Cause::kHostRamOom, Domain::kHost);
-  // Going through memory is not running out of it.
+  // Going or running through memory, or maxing out its bandwidth, is not running out of it.
   EXPECT_FALSE(HasMemoryFinding(ExplainText("The copy goes through host memory before the GPU.\n")));
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("The prefetcher runs through the memory pages in order.\n")));
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("I ran through the memory profiler and the peak is fine.\n")));
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("This kernel maxes out GPU memory bandwidth at 2 TB/s.\n")));
 }
 
 }  // namespace
