@@ -819,5 +819,36 @@ TEST(Families, RamMaxedOutOrRunThroughIsMemoryPressure) {
   EXPECT_FALSE(HasMemoryFinding(ExplainText("This kernel maxes out GPU memory bandwidth at 2 TB/s.\n")));
 }
 
+TEST(Families, RamThatKeepsRisingInChineseIsGrowth) {
+  // corpus-1934, 1935 (VRAM steady, RAM rising: host) and 1938 (PaddleOCR's host memory, round 14's second batch).
+  ExpectTop("paddleOCR \xe8\xaf\x86\xe5\x88\xab\xef\xbc\x8c\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x80\xe7\x9b\xb4"
+            "\xe4\xb8\x8a\xe6\xb6\xa8\n",
+            Cause::kLeakGrowth, Domain::kHost);  // "paddleOCR 识别，内存一直上涨"
+  ExpectTop("\xe6\x98\xbe\xe5\xad\x98\xe7\xa8\xb3\xe5\xae\x9a\xe5\x9c\xa8" "6G\xe5\xa4\x9a\xe4\xb8\x80\xe7\x82\xb9"
+            "\xe3\x80\x82\xe5\x86\x85\xe5\xad\x98\xe4\xb8\x8d\xe6\x96\xad\xe5\x9c\xa8\xe5\xa2\x9e\xe5\x8a\xa0\n",
+            Cause::kLeakGrowth, Domain::kHost);  // "显存稳定在6G多一点。内存不断在增加"
+  ExpectTop("\xe8\xbf\x90\xe8\xa1\x8c 36 \xe5\x88\x86\xe9\x92\x9f\xef\xbc\x8c\xe4\xbb\x8e 2.8GB "
+            "\xe5\x8d\xa0\xe7\x94\xa8\xe5\x88\xb0 4.2GB\xef\xbc\x8c\xe5\xb9\xb6\xe4\xb8\x94\xe6\xb2\xa1\xe6\x9c\x89"
+            "\xe4\xbb\xbb\xe4\xbd\x95\xe9\x87\x8a\xe6\x94\xbe\xe5\x86\x85\xe5\xad\x98\xe6\x9c\xac\xe8\xba\xab\xe7\x9a\x84"
+            "\xe8\xbf\xb9\xe8\xb1\xa1\n",
+            Cause::kLeakGrowth, Domain::kHost);  // "运行 36 分钟，从 2.8GB 占用到 4.2GB，并且没有任何释放内存本身的迹象"
+  // RAM added as a fix is no growth: "内存增加到32G后就可以正常运行了", "把内存从16G升级到32G就好了".
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "\xe5\x86\x85\xe5\xad\x98\xe5\xa2\x9e\xe5\x8a\xa0\xe5\x88\xb0" "32G\xe5\x90\x8e\xe5\xb0\xb1\xe5\x8f\xaf"
+      "\xe4\xbb\xa5\xe6\xad\xa3\xe5\xb8\xb8\xe8\xbf\x90\xe8\xa1\x8c\xe4\xba\x86\n")));
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "\xe6\x8a\x8a\xe5\x86\x85\xe5\xad\x98\xe4\xbb\x8e" "16G\xe5\x8d\x87\xe7\xba\xa7\xe5\x88\xb0" "32G\xe5\xb0\xb1"
+      "\xe5\xa5\xbd\xe4\xba\x86\n")));
+}
+
+TEST(Families, AGgmlBuildWithoutTheGpusArchitectureIsALibraryMismatch) {
+  // corpus-1943 (LocalAI's bundled whisper.cpp) and ggml-cuda.cu's per-kernel wording.
+  ExpectTop("whisper.cpp ggml-cuda was compiled without support for the current GPU architecture\n",
+            Cause::kCudaLibraryMismatch, Domain::kNone);
+  ExpectTop("ERROR: CUDA kernel mul_mat_q has no device code compatible with CUDA arch 520. ggml-cuda.cu was compiled "
+            "for: 600,610,700\n",
+            Cause::kCudaLibraryMismatch, Domain::kNone);
+}
+
 }  // namespace
 }  // namespace oomguard::explain
