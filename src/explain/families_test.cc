@@ -850,5 +850,18 @@ TEST(Families, AGgmlBuildWithoutTheGpusArchitectureIsALibraryMismatch) {
             Cause::kCudaLibraryMismatch, Domain::kNone);
 }
 
+TEST(Families, SystemdsSigkillIsAKill) {
+  // corpus-1959: a service killed by the OOM killer, as systemd reports it.
+  const Report killed = ExplainText(
+      "2026-09-15T18:37:21+00:00 hostB systemd[1408]: pond-serve.service: Main process exited, code=killed, "
+      "status=9/KILL\n"
+      "2026-09-15T18:37:21+00:00 hostB systemd[1408]: pond-serve.service: Failed with result 'signal'.\n");
+  ASSERT_TRUE(HasMemoryFinding(killed));
+  EXPECT_EQ(Top(killed).domain, Domain::kHost);
+  // A service stopped by its manager is not killed.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "systemd[1]: pond-serve.service: Main process exited, code=exited, status=0/SUCCESS\n")));
+}
+
 }  // namespace
 }  // namespace oomguard::explain

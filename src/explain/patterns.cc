@@ -359,8 +359,9 @@ constexpr Pattern kPatterns[] = {
     {"process_killed", S::kProcessKilled, "os",
      R"re(\bKilled\b|(?i:["'\x60*]killed\b)|^\s*\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb|(?i:Signal 9 \(SIGKILL\)|exit(?:ed with)? (?:code|status) 137\b|exit_?code\W{0,4}137\b|exitcode\s*:\s*-9\b|(?:return|run|exit) ?code ?[=:]? ?-9\b|died with <Signals\.SIGKILL: 9>|killed by signal 9\b))re",
      "Killed"},
+    // Round 14 (corpus-1959): systemd's "Main process exited, code=killed, status=9/KILL".
     {"process_killed_status", S::kProcessKilled, "os",
-     R"re((?i)exit(?:ed)?(?: with)?[ _]?(?:code|status)\W{0,8}(?:is |was |of )?(?:137|-9)\b|\bExited \(137\)|\bcode[:=]? ?137\b|(?:exited on|terminated by|died with|received|got|by) signal:? 9\b|\bsignal: killed\b|(?:zsh|bash|fish|sh): killed\b|^\[\d+\]\s*[+-]?\s*\d+ killed\b|\bSIGKILL\b)re",
+     R"re((?i)exit(?:ed)?(?: with)?[ _]?(?:code|status)\W{0,8}(?:is |was |of )?(?:137|-9)\b|\bExited \(137\)|\bcode[:=]? ?137\b|(?:exited on|terminated by|died with|received|got|by) signal:? 9\b|\bcode=killed, status=9/KILL\b|\bsignal: killed\b|(?:zsh|bash|fish|sh): killed\b|^\[\d+\]\s*[+-]?\s*\d+ killed\b|\bSIGKILL\b)re",
      "      Exit Code:    137"},
     {"launcher_killed_workers", S::kLauncherKilled, "",
      R"re(Killing subprocess \d+|sigkill_handler)re",
