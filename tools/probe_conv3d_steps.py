@@ -12,6 +12,8 @@ Two fixed lists:
 
     /usr/bin/python3 tools/probe_conv3d_steps.py [--set dev|heldout] [--oomguard build/oomguard]
         [--work DIR] [--out bench/results/conv3d_steps_<set>.json]
+    /usr/bin/python3 tools/probe_conv3d_steps.py --replan bench/results/conv3d_steps_<set>.json [--oomguard ...]
+        # plans the measured rows again (the exported files in --work) and rewrites the planned fields
 Exit status: 0 measured, 1 a row failed, 2 bad usage.
 """
 import argparse
@@ -105,12 +107,58 @@ def child(layer: str, batch: int) -> int:
     return 0
 
 
+def plan(exe: str, work: str, name: str, batch: int) -> dict:
+    p = subprocess.run([exe, "plan", os.path.join(work, name + ".onnx"), "--target", "cpu", "--batch", str(batch),
+                        "--optimizer", "sgd", "--json"], capture_output=True, text=True)
+    return json.loads(p.stdout)
+
+
+def summarize(rows: list, failed: int) -> dict:
+    errs = sorted(abs(r["peak_error_pct"]) for r in rows)
+    summary = {"rows": len(rows), "failed": failed}
+    if errs:
+        summary.update({"median_abs_pct": errs[len(errs) // 2], "p90_abs_pct": errs[int(0.9 * (len(errs) - 1))],
+                        "max_abs_pct": errs[-1]})
+    print("rows %d, failed %d; |error| median %.2f%%, p90 %.2f%%, max %.2f%%" % (
+        len(rows), failed, summary.get("median_abs_pct", 0), summary.get("p90_abs_pct", 0),
+        summary.get("max_abs_pct", 0)))
+    return summary
+
+
+def git_head() -> str:
+    head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                           text=True)
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+
+
+def replan(path: str, exe: str, work: str, out: str) -> int:
+    with open(path) as f:
+        result = json.load(f)
+    for r in result["rows"]:
+        if not os.path.exists(os.path.join(work, r["name"] + ".onnx")):
+            sys.path.insert(0, HERE)
+            import export_zoo
+            export_zoo.export_one(spec(r["layer"]), work, 14, require_inferred_output=False)
+        planned = plan(exe, work, r["name"], r["batch"])
+        r["planned_peak"], r["planned_phase"] = planned["peak_allocated_bytes"], planned["peak_phase"]
+        r["peak_error_pct"] = round(100.0 * (r["planned_peak"] - r["measured_peak"]) / r["measured_peak"], 3)
+        r["warnings"] = planned.get("warnings", [])
+    result["summary"] = summarize(result["rows"], result["summary"].get("failed", 0))
+    result["replanned"] = {"command": " ".join(sys.argv), "git": git_head()}
+    with open(out, "w") as f:
+        json.dump(result, f, indent=1)
+        f.write("\n")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", default="dev", choices=sorted(SETS))
     parser.add_argument("--oomguard", default=os.path.join(ROOT, "build", "oomguard"))
     parser.add_argument("--work", default="/tmp/oomguard_conv3d_steps")
     parser.add_argument("--out")
+    parser.add_argument("--replan", help="a result file whose measured rows are planned again (no measurement)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -118,6 +166,8 @@ def main() -> int:
     if not os.access(args.oomguard, os.X_OK):
         print("probe_conv3d_steps: %s is not an executable oomguard" % args.oomguard, file=sys.stderr)
         return 2
+    if args.replan:
+        return replan(args.replan, args.oomguard, args.work, args.out or args.replan)
     out = args.out or os.path.join(ROOT, "bench", "results", "conv3d_steps_%s.json" % args.set)
     sys.path.insert(0, HERE)
     import warnings
@@ -133,14 +183,12 @@ def main() -> int:
         for batch in BATCHES:
             m = subprocess.run([sys.executable, __file__, "--child", json.dumps(c), str(batch)], capture_output=True,
                                text=True)
-            p = subprocess.run([args.oomguard, "plan", os.path.join(args.work, name + ".onnx"), "--target", "cpu",
-                                "--batch", str(batch), "--optimizer", "sgd", "--json"], capture_output=True, text=True)
             try:
                 measured = json.loads(m.stdout.strip().splitlines()[-1])
-                planned = json.loads(p.stdout)
+                planned = plan(args.oomguard, args.work, name, batch)
             except (ValueError, IndexError):
                 failed += 1
-                print("%s batch %d: failed (%s)" % (name, batch, (m.stderr or p.stderr).strip()[-200:]), file=sys.stderr)
+                print("%s batch %d: failed (%s)" % (name, batch, m.stderr.strip()[-200:]), file=sys.stderr)
                 continue
             err = 100.0 * (planned["peak_allocated_bytes"] - measured["peak_live_bytes"]) / measured["peak_live_bytes"]
             rows.append({"layer": c, "name": name, "batch": batch, "measured_peak": measured["peak_live_bytes"],
@@ -149,15 +197,8 @@ def main() -> int:
                          "warnings": planned.get("warnings", [])})
             print("%-44s b=%d  peak %11d  plan %11d  (%+.2f%%)" % (name, batch, measured["peak_live_bytes"],
                                                                    planned["peak_allocated_bytes"], err), flush=True)
-    errs = sorted(abs(r["peak_error_pct"]) for r in rows)
-    summary = {"rows": len(rows), "failed": failed}
-    if errs:
-        summary.update({"median_abs_pct": errs[len(errs) // 2], "p90_abs_pct": errs[int(0.9 * (len(errs) - 1))],
-                        "max_abs_pct": errs[-1]})
-    print("rows %d, failed %d; |error| median %.2f%%, p90 %.2f%%, max %.2f%%" % (
-        len(rows), failed, summary.get("median_abs_pct", 0), summary.get("p90_abs_pct", 0),
-        summary.get("max_abs_pct", 0)))
-    git = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    summary = summarize(rows, failed)
+    git = git_head()
     with open(out, "w") as f:
         json.dump({"what": __doc__.splitlines()[0], "set": args.set, "command": " ".join(sys.argv),
                    "date": measure_step.now_utc(), "machine": measure_step.machine(),

@@ -188,9 +188,36 @@ def pack_panels(rows: int, cols: int, depth: int, fixed: int = 0) -> int:
     return 4 * block * (-(-rows // PACK_ROUND) * PACK_ROUND + -(-cols // PACK_COL_ROUND) * PACK_COL_ROUND) + fixed
 
 
-def pack_bytes(rule: dict, rows: int, cols: int, depth: int) -> int:
+def gemm3d_leading(spec: dict) -> int:
+    """The output gradient's leading dimension in that gemm: every output position of a sample."""
+    k, stride, size = spec.get("k", 3), spec.get("stride", 1), spec.get("S", 32)
+    out = (size + 2 * (k // 2) - k) // stride + 1
+    return out ** 3
+
+
+def sgemm_skips_packing(m: int, n: int, k: int, leading: int) -> bool:
+    """oneDNN's choice (AVX-512, one thread: gemm_driver's nocopy_checker_avx512) to run
+    sgemm("T", "N", m, n, k) with lda = k, ldb = leading, ldc = m without packing; the planner's
+    SgemmSkipsPacking (src/plan/conv_scratch_table.h)."""
+    if m == 0 or n == 0:
+        return False
+    lda_bad, ldb_bad, ldc_bad = k % 256 == 0, leading % 256 == 0, m % 256 == 0
+    if m > 100 and ((m < 1200 and n < 200 and k < 1200) or (lda_bad and ldb_bad)):
+        return False
+    if 1.0 / m + 1.0 / n >= 0.00196:
+        return True
+    if (lda_bad or ldb_bad or ldc_bad) and m >= 32 and n >= 16:
+        return False
+    if m <= 378 and n <= 378 and k >= 378:
+        return False
+    if m >= 378 and k >= 378:
+        return False
+    return m <= 28 or n <= 28 or k <= 1
+
+
+def pack_bytes(rule: dict, rows: int, cols: int, depth: int, leading: int) -> int:
     """The packing buffer data/conv_scratch.json gives (the planner's PackBytes)."""
-    if rows > rule["pack_max_shallow_rows"] and depth <= rule["pack_min_depth"]:
+    if sgemm_skips_packing(rows, cols, depth, leading):
         return rule["pack_beyond_bytes"]
     blocks = -(-depth // rule["pack_max_depth"])
     block = max(rule["pack_min_depth"], -(-depth // blocks))
@@ -256,16 +283,17 @@ def fit_table(probe_files: list) -> dict:
     # gemm of rows = in_channels x kernel volume, cols = out_channels, depth = out_h x out_w; AVX-512
     # sgemm packs both operands for one depth block: 4 x block x (rows rounded up to PACK_ROUND +
     # cols rounded up to PACK_COL_ROUND), the block being the depth, at least PACK_MIN_DEPTH, a
-    # depth above PACK_MAX_DEPTH split in equal blocks. Many rows at a shallow depth take another
-    # path of one constant size.
+    # depth above PACK_MAX_DEPTH split in equal blocks. Where sgemm does not pack (sgemm_skips_packing,
+    # oneDNN's own choice) it takes one constant size. pack_max_shallow_rows records the most rows
+    # seen packed at a shallow depth (an observation; the choice is sgemm_skips_packing's).
     packs = []
     for t, y, layer in wide:
         spec = parse(layer)
-        packs.append((gemm3d_dims(spec), y - (col_copies * t[0] + weight_copies * t[1] + fixed)))
-    panels = [(dims, v - pack_panels(*dims)) for dims, v in packs]
+        packs.append((gemm3d_dims(spec), y - (col_copies * t[0] + weight_copies * t[1] + fixed), gemm3d_leading(spec)))
+    panels = [(dims, v - pack_panels(*dims)) for dims, v, _ in packs]
     # The constant path: far below what the panels need.
     on_panels = [(d, r) for d, r in panels if r > -pack_panels(*d) // 2]
-    beyond = [(d, v) for (d, v), (_, r) in zip(packs, panels) if r <= -pack_panels(*d) // 2]
+    beyond = [(d, v) for (d, v, _), (_, r) in zip(packs, panels) if r <= -pack_panels(*d) // 2]
     pack_fixed = round(statistics.median(r for _, r in on_panels)) if on_panels else 0
     shallow_rows = [d[0] for d, _ in on_panels if d[2] <= PACK_MIN_DEPTH]
     max_rows = max(shallow_rows, default=0)
@@ -273,7 +301,7 @@ def fit_table(probe_files: list) -> dict:
     rule = {"pack_row_round": PACK_ROUND, "pack_col_round": PACK_COL_ROUND, "pack_min_depth": PACK_MIN_DEPTH,
             "pack_max_depth": PACK_MAX_DEPTH, "pack_fixed_bytes": pack_fixed, "pack_max_shallow_rows": max_rows,
             "pack_beyond_bytes": beyond_bytes}
-    spread = max((abs(pack_bytes(rule, *d) - v) for d, v in packs), default=0)
+    spread = max((abs(pack_bytes(rule, *d, lead) - v) for d, v, lead in packs), default=0)
     return {"col_copies": col_copies, "weight_copies": weight_copies, "fixed_bytes": fixed,
             "narrow_layers": len(rows), "narrow_worst_rel_error": round(worst, 4),
             "pack_min_out_channels": 16, **rule,
@@ -288,7 +316,7 @@ def table_scratch(rule: dict, spec: dict):
         return None
     total = rule["col_copies"] * terms[0] + rule["weight_copies"] * terms[1] + rule["fixed_bytes"]
     if spec.get("cout", 16) >= rule["pack_min_out_channels"]:
-        total += pack_bytes(rule, *gemm3d_dims(spec))
+        total += pack_bytes(rule, *gemm3d_dims(spec), gemm3d_leading(spec))
     return total
 
 

@@ -38,12 +38,11 @@ Result<ConvScratchTable> ParseConvScratchTable(std::string_view text) {
       !count("fixed_bytes", &r.fixed_bytes) || !count("pack_min_out_channels", &r.pack_min_out_channels) ||
       !count("pack_row_round", &r.pack_row_round) || !count("pack_col_round", &r.pack_col_round) ||
       !count("pack_min_depth", &r.pack_min_depth) || !count("pack_max_depth", &r.pack_max_depth) ||
-      !count("pack_fixed_bytes", &r.pack_fixed_bytes) || !count("pack_max_shallow_rows", &r.pack_max_shallow_rows) ||
-      !count("pack_beyond_bytes", &r.pack_beyond_bytes) || !count("pack_worst_abs_error", &r.pack_worst_abs_error)) {
+      !count("pack_fixed_bytes", &r.pack_fixed_bytes) || !count("pack_beyond_bytes", &r.pack_beyond_bytes) || !count("pack_worst_abs_error", &r.pack_worst_abs_error)) {
     return MakeError("malformed convolution scratch table: gemm_weight_gradient_3d needs non-negative integers "
                      "min_in_channels, max_in_channels, col_copies, weight_copies, fixed_bytes, pack_min_out_channels, "
                      "pack_row_round, pack_col_round, pack_min_depth, pack_max_depth, pack_fixed_bytes, "
-                     "pack_max_shallow_rows, pack_beyond_bytes, pack_worst_abs_error");
+                     "pack_beyond_bytes, pack_worst_abs_error");
   }
   if (r.pack_row_round == 0 || r.pack_col_round == 0 || r.pack_max_depth == 0) {
     return MakeError("malformed convolution scratch table: pack_row_round, pack_col_round and pack_max_depth must be "

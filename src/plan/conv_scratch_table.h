@@ -18,6 +18,26 @@ namespace oomguard::plan {
 // bytes + fixed_bytes. From pack_min_out_channels output channels on, sgemm adds its packing buffer
 // (see PackBytes). Those numbers follow the sgemm blocking of the CPU's ISA (measured on AVX-512):
 // the planner warns with them.
+// Whether oneDNN's sgemm (AVX-512, one thread, as PyTorch 1.13 bundles it: gemm_driver's
+// nocopy_checker_avx512) runs the weight gradient's gemm without packing its operands. The gemm
+// is sgemm("T", "N", m = in_channels x kernel volume, n = out_channels, k = output positions of one
+// depth slice) with lda = k, ldb = `leading`, ldc = m. The thresholds are oneDNN's; the committed
+// probes (bench/results/conv_scratch_probes.json, 156 layers of 4-15 channels) and dev probes of
+// 16-512 channels agree with it everywhere.
+inline bool SgemmSkipsPacking(uint64_t m, uint64_t n, uint64_t k, uint64_t leading) {
+  if (m == 0 || n == 0) return false;
+  constexpr uint64_t kBadLeading = 256;
+  const bool lda_bad = k % kBadLeading == 0, ldb_bad = leading % kBadLeading == 0, ldc_bad = m % kBadLeading == 0;
+  // Sequential transposed-A gemms with a small n pack; so do those with two bad leading dims.
+  if (m > 100 && ((m < 1200 && n < 200 && k < 1200) || (lda_bad && ldb_bad))) return false;
+  // Copying costs too much against a thin m or n.
+  if (1.0 / static_cast<double>(m) + 1.0 / static_cast<double>(n) >= 0.00196) return true;
+  if ((lda_bad || ldb_bad || ldc_bad) && m >= 32 && n >= 16) return false;
+  if (m <= 378 && n <= 378 && k >= 378) return false;
+  if (m >= 378 && k >= 378) return false;
+  return m <= 28 || n <= 28 || k <= 1;
+}
+
 struct GemmWeightGradient3d {
   int64_t min_in_channels = 0;
   int64_t max_in_channels = -1;  // empty range: no rule
@@ -30,17 +50,17 @@ struct GemmWeightGradient3d {
   uint64_t pack_min_depth = 0;
   uint64_t pack_max_depth = 1;
   uint64_t pack_fixed_bytes = 0;
-  uint64_t pack_max_shallow_rows = 0;
-  uint64_t pack_beyond_bytes = 0;
+  uint64_t pack_beyond_bytes = 0;  // the buffer of a gemm sgemm runs without packing (SgemmSkipsPacking)
   uint64_t pack_worst_abs_error = 0;  // the largest miss of the packing rule over the probes
 
   // The packing buffer of a gemm of `rows` = in_channels x kernel volume, `cols` = out_channels and
   // `depth` = output height x width: both operands packed for one depth block, 4 bytes x block x
   // (rows rounded up to pack_row_round + cols rounded up to pack_col_round) + pack_fixed_bytes; the
   // block is the depth, at least pack_min_depth, split in equal blocks above pack_max_depth. More
-  // than pack_max_shallow_rows rows at a depth of at most pack_min_depth: pack_beyond_bytes.
-  uint64_t PackBytes(uint64_t rows, uint64_t cols, uint64_t depth) const {
-    if (rows > pack_max_shallow_rows && depth <= pack_min_depth) return pack_beyond_bytes;
+  // `leading` is the output gradient's leading dimension (output positions of every depth slice).
+  // Where sgemm does not pack at all (SgemmSkipsPacking): pack_beyond_bytes.
+  uint64_t PackBytes(uint64_t rows, uint64_t cols, uint64_t depth, uint64_t leading) const {
+    if (SgemmSkipsPacking(rows, cols, depth, leading)) return pack_beyond_bytes;
     const uint64_t blocks = std::max<uint64_t>(1, (depth + pack_max_depth - 1) / pack_max_depth);
     const uint64_t block = std::max(pack_min_depth, (depth + blocks - 1) / blocks);
     const uint64_t rows_padded = (rows + pack_row_round - 1) / pack_row_round * pack_row_round;

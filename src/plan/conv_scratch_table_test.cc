@@ -17,11 +17,16 @@ TEST(ConvScratchTable, EmbeddedTableParsesWithTheFittedRule) {
   EXPECT_EQ(EmbeddedConvScratchTable().gemm_weight_gradient_3d.fixed_bytes, g.fixed_bytes);
   // Measured packing buffers (tools/probe_scratch.py, rows x cols x depth): 324 x 24 x 100 -> 200992
   // bytes; 270 x 16 x 256 -> 327936 (one deeper block); 270 x 16 x 400 -> 259840 (two blocks);
-  // 1250 x 24 x 64 -> 73984 (the other path).
-  EXPECT_NEAR(static_cast<double>(g.PackBytes(324, 24, 100)), 200992.0, 64.0);
-  EXPECT_NEAR(static_cast<double>(g.PackBytes(270, 16, 256)), 327936.0, 0.02 * 327936);
-  EXPECT_NEAR(static_cast<double>(g.PackBytes(270, 16, 400)), 259840.0, 0.02 * 259840);
-  EXPECT_EQ(g.PackBytes(1250, 24, 64), 73984u);
+  // 1250 x 24 x 64 -> 73984 (sgemm does not pack). The last argument: every output position.
+  EXPECT_NEAR(static_cast<double>(g.PackBytes(324, 24, 100, 1000)), 200992.0, 64.0);
+  EXPECT_NEAR(static_cast<double>(g.PackBytes(270, 16, 256, 4096)), 327936.0, 0.02 * 327936);
+  EXPECT_NEAR(static_cast<double>(g.PackBytes(270, 16, 400, 8000)), 259840.0, 0.02 * 259840);
+  EXPECT_EQ(g.PackBytes(1250, 24, 64, 512), 73984u);
+  // Dev probes of 16-512 input channels through oneDNN's gemm (whole steps exact to 4 bytes): a
+  // 3x3x3 kernel from 64 to 64 channels over 14x14 (1728 rows, 196 deep) is not packed; from 48 to
+  // 32 over 16x16 (1296 rows) it is, both leading dimensions being multiples of 256.
+  EXPECT_EQ(g.PackBytes(64 * 27, 64, 196, 196), 73984u);
+  EXPECT_GT(g.PackBytes(48 * 27, 32, 256, 256), 1000000u);
 }
 
 TEST(ConvScratchTable, MalformedTablesAreRefusedWithAReason) {
@@ -33,7 +38,7 @@ TEST(ConvScratchTable, MalformedTablesAreRefusedWithAReason) {
   const char* rule = R"({"gemm_weight_gradient_3d": {"min_in_channels": 4, "max_in_channels": 15, "col_copies": 1,
       "weight_copies": WC, "fixed_bytes": 0, "pack_min_out_channels": 16, "pack_row_round": RR,
       "pack_col_round": 8, "pack_min_depth": 128, "pack_max_depth": 384, "pack_fixed_bytes": 100,
-      "pack_max_shallow_rows": 1000, "pack_beyond_bytes": 7, "pack_worst_abs_error": 0}})";
+      "pack_beyond_bytes": 7, "pack_worst_abs_error": 0}})";
   auto with = [&](const char* wc, const char* rr) {
     std::string s = rule;
     s.replace(s.find("WC"), 2, wc);
@@ -46,15 +51,16 @@ TEST(ConvScratchTable, MalformedTablesAreRefusedWithAReason) {
   ASSERT_FALSE(zero.ok());
   EXPECT_NE(zero.error().find("pack_row_round"), std::string::npos);
   // The packing rule: rows and columns rounded up to panels, the depth at least 128, split in equal
-  // blocks above 384; many rows at a shallow depth: the constant.
+  // blocks above 384; where sgemm does not pack: the constant.
   Result<ConvScratchTable> ok = with("4", "48");
   ASSERT_TRUE(ok.ok()) << ok.error();
   const GemmWeightGradient3d& g = ok.value().gemm_weight_gradient_3d;
-  EXPECT_EQ(g.PackBytes(1, 1, 9), 4u * 128 * (48 + 8) + 100);
-  EXPECT_EQ(g.PackBytes(49, 9, 200), 4u * 200 * (96 + 16) + 100);
-  EXPECT_EQ(g.PackBytes(48, 8, 400), 4u * 200 * (48 + 8) + 100);
-  EXPECT_EQ(g.PackBytes(1001, 8, 128), 7u);
-  EXPECT_EQ(g.PackBytes(1001, 8, 129), 4u * 129 * (1008 + 8) + 100);
+  EXPECT_EQ(g.PackBytes(101, 1, 9, 9), 4u * 128 * (144 + 8) + 100);
+  EXPECT_EQ(g.PackBytes(145, 9, 200, 200), 4u * 200 * (192 + 16) + 100);
+  EXPECT_EQ(g.PackBytes(144, 8, 400, 400), 4u * 200 * (144 + 8) + 100);
+  EXPECT_EQ(g.PackBytes(1250, 8, 128, 1024), 7u);                           // not packed
+  EXPECT_EQ(g.PackBytes(1250, 8, 256, 1024), 4u * 256 * (1296 + 8) + 100);  // two leading dims of 256k
+  EXPECT_EQ(g.PackBytes(60, 8, 9, 9), 7u);                                  // few rows: not packed
 }
 
 }  // namespace

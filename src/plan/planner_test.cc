@@ -847,7 +847,7 @@ TEST(ConvScratch, ThreeDimensionalWeightGradientTakesOneDnnsGemmScratch) {
   // 5368, and from 16 output channels on the sgemm packing buffer (data/conv_scratch.json).
   const uint64_t col = 12u * 27 * 36 * 4;
   EXPECT_EQ(ConvBackwardScratch(3, 12, 12, 3, 1, 6, 2), col + 4 * (12u * 12 * 27 * 4) + 5368);
-  const uint64_t pack = EmbeddedConvScratchTable().gemm_weight_gradient_3d.PackBytes(12 * 27, 24, 36);
+  const uint64_t pack = EmbeddedConvScratchTable().gemm_weight_gradient_3d.PackBytes(12 * 27, 24, 36, 216);
   EXPECT_GT(pack, 100000u);
   EXPECT_EQ(ConvBackwardScratch(3, 12, 24, 3, 1, 6, 2), col + 4 * (24u * 12 * 27 * 4) + 5368 + pack);
   // Batch-independent: the same at batch 8.
@@ -858,6 +858,53 @@ TEST(ConvScratch, ThreeDimensionalWeightGradientTakesOneDnnsGemmScratch) {
   EXPECT_NEAR(static_cast<double>(ConvBackwardScratch(3, 4, 6, 3, 1, 10, 4)), 478928.0, 0.02 * 478928);
   // 16 input channels take oneDNN's blocked kernel: no gemm scratch, no packing buffer.
   EXPECT_LT(ConvBackwardScratch(3, 16, 24, 3, 1, 6, 2), pack);
+}
+
+// One 3-D convolution over a [c_in, D, H, W] volume (its input needs a gradient).
+OpRule Conv3dRule(int64_t c_in, int64_t c_out, std::vector<int64_t> volume, std::vector<int64_t> kernel,
+                  std::vector<int64_t> pads, int64_t batch, std::vector<int64_t> strides = {1, 1, 1}) {
+  GraphBuilder g;
+  volume.insert(volume.begin(), c_in);
+  std::vector<int64_t> w = {c_out, c_in};
+  w.insert(w.end(), kernel.begin(), kernel.end());
+  g.Input("input", volume).Weight("conv.weight", w);
+  g.Node("Mul", {"input", "input"}, {"x"}, "pre");
+  auto& conv = g.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv");
+  pads.insert(pads.end(), pads.begin(), pads.end());
+  GraphBuilder::IntsAttr(conv, "pads", pads);
+  GraphBuilder::IntsAttr(conv, "strides", strides);
+  g.Output("logits");
+  return RuleOf(g.Bytes(), batch, "Conv");
+}
+
+// tools/probe_conv3d_steps.py (whole steps, exact to 4 bytes with these rules; before them up to 66 %
+// low on held-out video-net shapes): oneDNN's direct weight gradient refuses a 3x3x3 kernel over 1
+// or 2 frames (kd >= depth + front padding), and its gemm weight gradient keeps the weights 4 times
+// whatever the batch; sgemm does not pack these operands (1 / m + 1 / n >= 0.00196).
+TEST(ConvScratch, ThreeDimensionalKernelDeeperThanItsFramesTakesTheGemmWeightGradient) {
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  const uint64_t col = 512u * 27 * 16 * 4, weights = 512u * 512 * 27 * 4;
+  const uint64_t gemm = col + 4 * weights + g.fixed_bytes + g.pack_beyond_bytes;
+  EXPECT_EQ(Conv3dRule(512, 512, {1, 4, 4}, {3, 3, 3}, {1, 1, 1}, 2).backward_temp_bytes, gemm);
+  EXPECT_EQ(Conv3dRule(512, 512, {2, 4, 4}, {3, 3, 3}, {1, 1, 1}, 4).backward_temp_bytes, gemm);
+  // Over 4 frames the direct kernel runs: its weight gradient is one blocked copy of the weights.
+  const uint64_t direct = Conv3dRule(512, 512, {4, 4, 4}, {3, 3, 3}, {1, 1, 1}, 2).backward_temp_bytes;
+  EXPECT_GE(direct, weights);
+  EXPECT_LT(direct, 2 * weights);
+  // A stride-2 direct kernel whose weights outweigh its reorders (96 -> 192 over 3 x 12 x 12,
+  // measured 1996824 bytes at batches 2 and 4).
+  EXPECT_NEAR(static_cast<double>(Conv3dRule(96, 192, {3, 12, 12}, {3, 3, 3}, {1, 1, 1}, 2, {2, 2, 2}).backward_temp_bytes),
+              1996824.0, 1024.0);
+}
+
+// A temporal kernel (R(2+1)D's 3x1x1) at a batch below 16 is not oneDNN's: slow_conv3d unfolds the
+// whole batch into columns of in_channels x 3 x output positions, in forward and again in backward
+// (measured 393216 bytes for 32 channels over 2 x 16 x 16 at batch 2, both phases).
+TEST(ConvScratch, SlowConv3dUnfoldsTheWholeBatch) {
+  const OpRule r = Conv3dRule(32, 32, {2, 16, 16}, {3, 1, 1}, {1, 0, 0}, 2);
+  EXPECT_EQ(r.forward_temp_bytes, 393216u);
+  EXPECT_EQ(r.backward_temp_bytes, 393216u);
+  EXPECT_EQ(Conv3dRule(32, 32, {2, 16, 16}, {3, 1, 1}, {1, 0, 0}, 4).backward_temp_bytes, 2 * 393216u);
 }
 
 // The input-gradient phase of a 3-D convolution with 4-15 input channels holds the blocked input
@@ -887,16 +934,27 @@ TEST(Planner, GemmPackingBufferOfA3dConvolutionIsAWarningWithTheBytesAtRisk) {
   };
   // 24 output channels: sgemm packs 12 x 27 rows (its blocking is the CPU's): a warning that says so.
   StepPlan wide = MustPlan(build(24), Cpu(2));
-  const uint64_t pack = EmbeddedConvScratchTable().gemm_weight_gradient_3d.PackBytes(12 * 27, 24, 36);
+  const uint64_t pack = EmbeddedConvScratchTable().gemm_weight_gradient_3d.PackBytes(12 * 27, 24, 36, 216);
   const uint64_t at_risk = pack + EmbeddedConvScratchTable().gemm_weight_gradient_3d.pack_worst_abs_error;
-  ASSERT_EQ(wide.warnings.size(), 1u);
+  ASSERT_EQ(wide.warnings.size(), 2u);
   EXPECT_NE(wide.warnings[0].find("packing buffer, a strided 1x1 kernel's 16-channel blocks, a channels-last "
                                   "depthwise kernel's weight-gradient copies) depends on the CPU's ISA"),
             std::string::npos)
       << wide.warnings[0];
   EXPECT_NE(wide.warnings[0].find(" " + std::to_string(at_risk) + " bytes"), std::string::npos) << wide.warnings[0];
-  // 12 output channels: no packing buffer, nothing machine-dependent to warn about.
-  EXPECT_TRUE(MustPlan(build(12), Cpu(2)).warnings.empty());
+  // The gemm weight gradient is planned for one thread; each extra one keeps its own weight-gradient
+  // copy and im2col slice.
+  const uint64_t per_thread = 12u * 27 * 36 * 4 + 24u * 12 * 27 * 4;
+  EXPECT_NE(wide.warnings[1].find(" " + std::to_string(per_thread) + " bytes more per extra thread"),
+            std::string::npos)
+      << wide.warnings[1];
+  ASSERT_EQ(wide.risks.size(), 2u);
+  EXPECT_EQ(wide.risks[1].what, "cpu_thread_scratch");
+  EXPECT_EQ(wide.risks[1].bytes, per_thread);
+  // 12 output channels: no packing buffer, nothing ISA-dependent to warn about; the threads still count.
+  const StepPlan narrow = MustPlan(build(12), Cpu(2));
+  ASSERT_EQ(narrow.risks.size(), 1u);
+  EXPECT_EQ(narrow.risks[0].what, "cpu_thread_scratch");
   // A strided 1x1 convolution: its 16-channel blocks and unit-stride buffer are AVX-512's.
   GraphBuilder g;
   g.Input("input", {12, 16, 16}).Weight("conv.weight", {24, 12, 1, 1});

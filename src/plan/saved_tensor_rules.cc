@@ -690,6 +690,31 @@ constexpr uint64_t kConv2dWeightGradientFixedBytes = 5400;
 // kernel wider than 3 reorders only the input). Without oneDNN, a 1x1 convolution is a plain
 // matrix product (no scratch) and a transposed one unfolds one sample at a time (columns of
 // out_channels x kernel x input positions, the same for any batch).
+// Whether oneDNN's direct (jit) weight gradient refuses a 3-D convolution, which then runs the gemm
+// implementation: the boundary checks of its configuration (oneDNN 2.6, as in PyTorch 1.13) refuse
+// a dilated depth, a padding as wide as the dilated kernel, more than half of it above or below,
+// and a padded kernel that reaches past the input's depth (kd >= id + front padding: the last
+// blocks of a video net, where time has shrunk to 1 or 2 frames under a 3-deep kernel).
+bool DirectWeightGradientRefuses3d(const NodeInfo& n, const std::vector<int64_t>& xd, const std::vector<int64_t>& wd,
+                                   const std::vector<int64_t>& yd) {
+  if (xd.size() != 5 || wd.size() != 5 || yd.size() != 5) return false;
+  auto attr = [&](const char* name, size_t i, int64_t fallback) {
+    auto it = n.ints_attrs.find(name);
+    return it != n.ints_attrs.end() && i < it->second.size() ? it->second[i] : fallback;
+  };
+  if (attr("dilations", 0, 1) != 1) return true;
+  for (size_t d = 0; d < 3; ++d) {
+    const int64_t in = xd[2 + d], out = yd[2 + d], k = wd[2 + d];
+    const int64_t ext = (k - 1) * attr("dilations", d, 1) + 1;
+    const int64_t begin = attr("pads", d, 0);
+    const int64_t end = std::max<int64_t>(0, (out - 1) * attr("strides", d, 1) + ext - in - begin);
+    if (d == 0 && (begin >= ext || end >= ext || (begin > 0 && k >= in + begin))) return true;
+    if (d == 1 && (begin > ext / 2 || end > ext / 2)) return true;
+    if (d == 2 && (begin >= ext || end >= ext)) return true;
+  }
+  return false;
+}
+
 void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   const Model& m = ctx.model;
   const ConcreteShapes& shapes = ctx.shapes;
@@ -740,6 +765,15 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     // slow_conv3d's backward forms the input gradient through columns of the input's size even
     // for a 1x1x1 kernel (measured: input bytes at every batch; 2-D and 1-D 1x1 need none).
     if (spatial == 3 && input_grad) r->backward_temp_bytes = T[x].Bytes();
+    // A wider kernel unfolds the whole batch at once, in forward and again in backward (for the
+    // weight gradient too): columns of in_channels x kernel volume x output positions per sample
+    // (dev probes of (3,1,1) and (5,1,1) temporal kernels, R(2+1)D's, and 3x3x3 at batch 1: exactly
+    // that, with or without an input gradient, at batches 1-4).
+    if (spatial == 3 && groups == 1 && kernel > 1 && T[y].dims.size() == 5) {
+      const uint64_t columns = eb * static_cast<uint64_t>(xd[1]) * kernel * (T[y].Elements() / static_cast<uint64_t>(std::max<int64_t>(1, T[y].dims[1])));
+      r->forward_temp_bytes = std::max(r->forward_temp_bytes, columns);
+      r->backward_temp_bytes = columns;
+    }
     // slow_conv2d's backward unfolds one sample at a time: columns of in_channels x kernel x output
     // positions (probes conv2d_weight_gradient at batch 1: 64-960 channels, 3x3 on 2x2-8x8 maps, exact).
     if (spatial == 2 && groups == 1 && kernel > 1 && T[y].dims.size() == 4) {
@@ -835,13 +869,21 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     r->backward_temp_bytes += weight_padding(block);
   }
   const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
-  // oneDNN's gemm weight gradient over `positions` output positions of one sample: the im2col
-  // columns, copies of the weights and the sgemm packing buffer (data/conv_scratch.json).
+  // oneDNN's gemm weight gradient over `positions` output positions of one depth slice (all of them
+  // in 2-D): the im2col columns, copies of the weights and the sgemm packing buffer
+  // (data/conv_scratch.json). The output gradient's leading dimension is every output position of
+  // a sample.
+  const uint64_t sample_positions =
+      T[y].Elements() / std::max<uint64_t>(1, samples * static_cast<uint64_t>(std::max<int64_t>(1, c_out)));
   auto gemm_weight_gradient = [&](uint64_t positions) {
     const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
     uint64_t gemm = g.col_copies * col + g.weight_copies * T[w].Bytes() + g.fixed_bytes;
+    // With several threads it reduces per-thread copies of the weight gradient, each with its own
+    // columns (oneDNN's gemm convolution, outer threading over the batch).
+    r->per_thread_bytes = col + T[w].Bytes();
     if (c_out >= g.pack_min_out_channels) {
-      const uint64_t pack = g.PackBytes(static_cast<uint64_t>(c_in) * kernel, static_cast<uint64_t>(c_out), positions);
+      const uint64_t pack =
+          g.PackBytes(static_cast<uint64_t>(c_in) * kernel, static_cast<uint64_t>(c_out), positions, sample_positions);
       gemm += pack;
       r->machine_dependent_bytes = pack + g.pack_worst_abs_error;
     }
@@ -873,6 +915,23 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       r->backward_temp_bytes = std::max(input_phase, gemm_weight_gradient(positions));
     } else if (input_grad) {
       r->backward_temp_bytes = input_phase;
+    }
+  }
+  if (spatial == 3 && groups == 1 && kernel > 1 && c_in > g.max_in_channels && T[y].dims.size() == 5) {
+    if (DirectWeightGradientRefuses3d(n, xd, wd, T[y].dims)) {
+      // Wider inputs take oneDNN's direct weight gradient unless its checks refuse the layer; then
+      // the gemm one runs, with the scratch of the narrow 3-D rule above, which does not grow with
+      // the batch and grows with the weights (a 3x3x3 kernel from 512 to 512 channels over 1 frame
+      // of 4x4 keeps 4 copies of its 28 MiB weights: 113 MiB; tools/probe_conv3d_steps.py, dev
+      // layers of 16-512 channels over 1-2 frames).
+      const uint64_t positions = static_cast<uint64_t>(T[y].dims[3]) * static_cast<uint64_t>(T[y].dims[4]);
+      r->backward_temp_bytes = std::max(r->backward_temp_bytes, gemm_weight_gradient(positions));
+    } else {
+      // The direct one forms the weight gradient in a blocked buffer once the other reorders are
+      // gone, as in 2-D below (probed: 96 -> 192 and 32 -> 64 channels, stride 2: the weights +
+      // 5.5-6 KiB whatever the batch, the larger of the two phases).
+      r->backward_temp_bytes =
+          std::max(r->backward_temp_bytes, T[w].Bytes() + weight_padding(16) + kConv2dWeightGradientFixedBytes);
     }
   }
   if (spatial == 2 && groups == 1 && kernel > 1 && c_in >= 16) {

@@ -49,6 +49,9 @@ struct OpRule {
   // Of that scratch, bytes whose size depends on the CPU (oneDNN's sgemm blocking and channel blocks
   // for the ISA): the plan warns with the largest such figure.
   uint64_t machine_dependent_bytes = 0;
+  // Of that scratch, bytes oneDNN keeps once per intra-op thread where it threads over the batch (the
+  // gemm weight gradient's weight copy and im2col slice): planned for one thread, as measured.
+  uint64_t per_thread_bytes = 0;
   // A contiguous copy of the output gradient made by a view's backward of its own before this op's
   // (linear over [N, L, C] views its output gradient as [N*L, C]); the gradient it copied goes then,
   // unless something else holds it.

@@ -99,11 +99,11 @@ bool AutocastFloat(const std::string& k) {
 // The warnings that carry bytes, as data: the name in the JSON's risks, the way the step may
 // differ from the plan, and the words ({bytes}: the bytes at risk, {where}: the op it concerns).
 enum class Risk { kShapeInferenceStopped, kMeanCentredOnce, kCpuIsaScratch, kInplaceAfterInstanceNorm, kDropoutInputHeldByCaller,
-                  kLocalsHeldUntilForwardReturns };
+                  kLocalsHeldUntilForwardReturns, kCpuThreadScratch };
 struct RiskText {
   std::string_view what, direction, text;
 };
-constexpr std::array<RiskText, 6> kRiskTexts = {{
+constexpr std::array<RiskText, 7> kRiskTexts = {{
     {"shape_inference_stopped", "higher",
      "shape inference stopped at {where}: the layers after it are planned without their saved tensors and scratch; "
      "at least {bytes} bytes (the inputs where it stopped) per layer more than planned"},
@@ -126,8 +126,13 @@ constexpr std::array<RiskText, 6> kRiskTexts = {{
      "tensors the model's forward() passes between its layers are planned as freed after their last read; where "
      "forward binds them to names (kv = self.inp(x)), Python keeps them until forward returns: the peak up to "
      "{bytes} bytes higher than planned"},
+    {"cpu_thread_scratch", "higher",
+     "oneDNN's gemm weight gradient (3-D convolutions of few input channels or a kernel deeper than their frames, "
+     "dilated 2-D kernels wider than their input) is planned for one intra-op thread, as measured; threading over "
+     "the batch, it keeps a copy of the weight gradient and of its columns per thread: up to {bytes} bytes more per "
+     "extra thread"},
 }};
-static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kLocalsHeldUntilForwardReturns) + 1);
+static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kCpuThreadScratch) + 1);
 
 // Adds the risk and its warning to the plan; nothing when no bytes are at risk.
 void AddRisk(StepPlan* plan, Risk risk, uint64_t bytes, const std::string& where = "") {
@@ -719,6 +724,7 @@ Result<StepPlan> Simulator::Run() {
   std::set<int> counted_saved;  // buffers already attributed to a layer
   std::set<std::string> unknown_ops;
   uint64_t machine_dependent_at_risk = 0;
+  uint64_t per_thread_at_risk = 0;
   uint64_t centred_at_risk = 0;  // the second copies of x - mean planned (CentredTwice)
   std::set<std::string> ambiguities;  // OpRule::ambiguity, once each
   plan.layers.reserve(ops.size());
@@ -750,6 +756,7 @@ Result<StepPlan> Simulator::Run() {
       not_in_place.push_back("'" + m_.nodes[op.nodes[0]].name + "' (" + op.kind + ")");
     }
     machine_dependent_at_risk = std::max(machine_dependent_at_risk, rule.machine_dependent_bytes);
+    per_thread_at_risk = std::max(per_thread_at_risk, rule.per_thread_bytes);
     if (!rule.ambiguity.empty()) ambiguities.insert(rule.ambiguity);
     if (CentredTwice(op)) {
       rule.saved_extra.push_back({TensorBytes(op.outputs[0]), "second x - mean"});
@@ -903,6 +910,7 @@ Result<StepPlan> Simulator::Run() {
   AddRisk(&plan, Risk::kMeanCentredOnce, centred_at_risk);
   const uint64_t view_inplace_at_risk = inplace_hint.known() ? 0 : InplaceAfterInstanceNormAtRisk(ops);
   AddRisk(&plan, Risk::kCpuIsaScratch, machine_dependent_at_risk);
+  AddRisk(&plan, Risk::kCpuThreadScratch, per_thread_at_risk);
   AddRisk(&plan, Risk::kInplaceAfterInstanceNorm, view_inplace_at_risk);
 
   // Loss.
