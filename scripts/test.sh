@@ -40,9 +40,11 @@ JOBS=$JOBS ./scripts/check_thread_safety.py build
 # Parts whose tests also run under sanitizers: test binary and ctest label (explain_score: the explain
 # label's corpus check, explain_healthy_dev, runs it).
 asan_targets=(oomguard_mr_tests oomguard_feed_tests oomguard_explain_tests explain_score)
-tsan_targets=(oomguard_mr_tests oomguard_feed_tests oomguard_doctor_tests)
-# Under TSan: the guard's concurrency tests, feed's pipeline (reader, decoders, budget, cache) and
-# watch's sampler (Watcher), by test name.
+tsan_targets=(oomguard_mr_tests oomguard_feed_tests oomguard_doctor_tests oomguard_plan_tests oomguard_fit_tests)
+# Under TSan: the guard's concurrency tests, feed's pipeline (reader, decoders, budget, cache), watch's
+# sampler (Watcher) and the planner's option sets planned from several threads (fit's what-ifs), by
+# test name. (A test of these labels whose binary is not built here must not match: it would be
+# "Not Run".)
 tsan_tests='Thread|Concurren|Parallel|^Feed\.|^FeedThreads\.|^ByteBudget\.|^BufferCache\.|^Watcher\.'
 
 step "ASan+UBSan build"

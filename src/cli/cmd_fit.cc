@@ -88,24 +88,34 @@ int RunFit(int argc, char** argv) {
   Result<fit::FitResult> found = fit::FindMaxBatch(planner, resolved->options, options);
   if (!found) return UsageError(kCommand, found.error());
   fit::FitResult& r = *found;
-  // Unsure whether activations ran in place: the largest batch if every candidate did.
-  std::optional<int64_t> max_batch_in_place;
-  if (r.plan.inplace.Unsure()) {
-    plan::PlanOptions all = resolved->options;
-    all.inplace = plan::InplaceHint::kAll;
-    Result<fit::FitResult> in_place = fit::FindMaxBatch(planner, all, options);
-    if (!in_place) return UsageError(kCommand, in_place.error());
-    max_batch_in_place = in_place->max_batch;
-  }
   if (values.strict) {
     if (auto failure = StrictFailure(r.plan)) return UsageError(kCommand, *failure);
   }
-
-  // Advice at the answer (or at batch 1 when nothing fits): what each change buys.
+  // Then, each an option set of its own planned on a thread of its own (--threads): unsure whether
+  // activations ran in place, the largest batch if every candidate did; and the advice at the answer
+  // (or at batch 1 when nothing fits), what each change buys.
+  const int threads = PlanThreads(values);
   plan::PlanOptions at_answer = resolved->options;
   at_answer.batch = std::max<int64_t>(1, r.max_batch);
-  if (Status s = plan::AddInplaceRange(batch_planner, at_answer, &r.plan); !s) return UsageError(kCommand, s.error());
-  std::vector<fit::AdviceItem> items = AdviseStep(m, batch_planner, at_answer, *budget, r.plan);
+  const bool unsure = r.plan.inplace.Unsure();  // (read before the advice's thread fills the range in)
+  std::optional<Result<fit::FitResult>> in_place;
+  std::vector<fit::AdviceItem> items;
+  Status range = Status::Ok();
+  fit::ForEachOnThreads(2, threads, [&](size_t task) {
+    if (task == 0) {
+      if (!unsure) return;
+      plan::PlanOptions all = resolved->options;
+      all.inplace = plan::InplaceHint::kAll;
+      in_place = fit::FindMaxBatch(planner, all, options);
+      return;
+    }
+    range = plan::AddInplaceRange(batch_planner, at_answer, &r.plan);
+    if (range) items = AdviseStep(m, batch_planner, at_answer, *budget, r.plan, std::max(1, threads - 1));
+  });
+  std::optional<int64_t> max_batch_in_place;
+  if (in_place && !*in_place) return UsageError(kCommand, in_place->error());
+  if (in_place) max_batch_in_place = (*in_place)->max_batch;
+  if (!range) return UsageError(kCommand, range.error());
   // The host side at the answer's batch: the input pipeline must fit too.
   auto host = ResolveHostSection(host_values, m, at_answer, r.plan, *doctor::MakeRealSystem());
   if (!host) return UsageError(kCommand, host.error());

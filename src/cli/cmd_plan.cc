@@ -51,7 +51,7 @@ int RunPlan(int argc, char** argv) {
   // What-ifs need a capacity to judge against; each is re-planned.
   std::vector<fit::AdviceItem> advice;
   if (resolved->capacity_bytes) {
-    advice = AdviseStep(**model, planner, resolved->options, *resolved->capacity_bytes, *result);
+    advice = AdviseStep(**model, planner, resolved->options, *resolved->capacity_bytes, *result, PlanThreads(values));
   }
   if (!values.html.empty()) {
     Result<PlanPage> page = PlanPageFor(planner, *resolved, *result, advice);

@@ -230,13 +230,14 @@ int RunSplit(int argc, char** argv) {
     }
   }
   if (!clamp_note.empty()) shown.warnings.push_back(clamp_note);
-  std::vector<fit::AdviceItem> items;
-  if (Result<std::vector<fit::AdviceItem>> a = fit::AdviseStrategies(planner, request, s)) items = *a;
   std::vector<fit::ModelInput> inputs;
   for (const auto& [name, dims] : plan::Summarize(m).inputs) {
     if (!dims.empty()) inputs.push_back({name, std::vector<int64_t>(dims.begin() + 1, dims.end())});
   }
-  if (Result<std::vector<fit::AdviceItem>> a = fit::AdviseSplitWhatIfs(planner, request, s, inputs)) {
+  const int threads = PlanThreads(values);
+  std::vector<fit::AdviceItem> items;
+  if (Result<std::vector<fit::AdviceItem>> a = fit::AdviseStrategies(planner, request, s, threads)) items = *a;
+  if (Result<std::vector<fit::AdviceItem>> a = fit::AdviseSplitWhatIfs(planner, request, s, inputs, threads)) {
     items.insert(items.end(), a->begin(), a->end());
   }
   fit::RankAdvice(items);

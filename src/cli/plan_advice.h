@@ -19,7 +19,7 @@ std::vector<fit::ModelInput> PerSampleInputs(const plan::Model& model);
 // empty when the planner cannot plan any. `planner` plans `model`.
 std::vector<fit::AdviceItem> AdviseStep(const plan::Model& model, plan::BatchPlanner& planner,
                                         const plan::PlanOptions& options,
-                                        uint64_t budget_bytes, const plan::StepPlan& baseline);
+                                        uint64_t budget_bytes, const plan::StepPlan& baseline, int threads = 1);
 
 // "  1. <description>\n     saves X -> Y, fits; largest batch N\n" per item.
 void PrintAdvice(std::ostream& out, const std::vector<fit::AdviceItem>& items);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <thread>
 
 #include "common.h"
 #include "oomguard/units.h"
@@ -66,6 +67,15 @@ void AddPlanOptions(CLI::App& app, PlanCliValues* v, PlanOptionsSpec spec) {
       ->type_name("NODES")
       ->allow_extra_args(false);
   if (spec.with_html) app.add_option("--html", v->html, "also write a self-contained HTML report")->type_name("FILE");
+  ShowDefault(AddNumberOption(app, "--threads", &v->threads, 1, 256,
+                              "plan what-ifs and searches on up to N threads (the answer is the same for any N)"),
+              "the CPUs, at most 8");
+}
+
+int PlanThreads(const PlanCliValues& values) {
+  if (values.threads > 0) return values.threads;
+  const unsigned cpus = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp<unsigned>(cpus, 1, kDefaultMaxThreads));
 }
 
 Result<std::pair<std::string, std::vector<int64_t>>> ParseInputOverride(const std::string& text) {

@@ -34,6 +34,7 @@ struct PlanCliValues {
   std::string html;
   bool strict = false;
   std::vector<std::string> inplace;  // --inplace NODE[,NODE...] | all | none (repeatable)
+  int threads = 0;  // --threads: what-ifs planned at once; 0: the CPUs, at most kDefaultMaxThreads
   std::string cuda_alloc_conf;  // PYTORCH_CUDA_ALLOC_CONF, e.g. "expandable_segments:True,max_split_size_mb:128"  // warnings (eval-mode export, operators without a rule) are errors, exit 2
 };
 
@@ -41,6 +42,11 @@ struct PlanOptionsSpec {
   bool with_batch = true;  // fit searches the batch, split has --global-batch
   bool with_html = true;
 };
+
+// The what-ifs and searches fit, split and plan --memory run at once: --threads, else the CPUs up to
+// kDefaultMaxThreads (each holds a plan of the whole graph while it runs).
+inline constexpr int kDefaultMaxThreads = 8;
+int PlanThreads(const PlanCliValues& values);
 
 // Registers the shared options on `app`, writing into *values.
 void AddPlanOptions(CLI::App& app, PlanCliValues* values, PlanOptionsSpec spec = {});

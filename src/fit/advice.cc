@@ -1,7 +1,12 @@
 #include "oomguard/fit/advice.h"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
+#include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "advice_json.h"
 #include "oomguard/units.h"
@@ -20,6 +25,23 @@ std::string Dims(const std::vector<int64_t>& dims, char sep) {
 }
 
 }  // namespace
+
+void ForEachOnThreads(size_t count, int threads, const std::function<void(size_t)>& work) {
+  const size_t workers = std::min(count, static_cast<size_t>(std::max(1, threads)));
+  if (workers <= 1) {
+    for (size_t i = 0; i < count; ++i) work(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  auto run = [&] {
+    for (size_t i = next++; i < count; i = next++) work(i);
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(workers - 1);
+  for (size_t t = 1; t < workers; ++t) pool.emplace_back(run);
+  run();
+  for (std::thread& t : pool) t.join();
+}
 
 std::vector<WhatIf> WhatIfs(const plan::PlanOptions& base, const std::vector<ModelInput>& inputs,
                             const plan::StepPlan& baseline) {
@@ -170,14 +192,22 @@ Result<AdviceList> Advise(const PlanFunction& plan, const AdviceRequest& request
     }
   }
 
-  for (WhatIf& w : WhatIfs(request.base, request.inputs, baseline)) {
+  // Each what-if is its own option set: planned on up to request.threads threads, collected in order.
+  std::vector<WhatIf> what_ifs = WhatIfs(request.base, request.inputs, baseline);
+  struct Outcome {
+    std::optional<AdviceItem> item;
+    std::string skipped;
+  };
+  std::vector<Outcome> outcomes(what_ifs.size());
+  auto evaluate = [&](size_t i) {
+    WhatIf& w = what_ifs[i];
     // The largest-batch search follows at these options: the hint lets one check cover both.
     Result<uint64_t> p = plan.RequiredBytes(w.options, request.search_max_batch ? FitOptions{}.max_batch_limit : 0);
     if (!p) {
-      list.skipped.push_back(w.action + ": " + p.error());
-      continue;
+      outcomes[i].skipped = w.action + ": " + p.error();
+      return;
     }
-    if (*p >= baseline.required_bytes) continue;  // saves nothing here
+    if (*p >= baseline.required_bytes) return;  // saves nothing here
     AdviceItem item;
     item.action = w.action;
     item.description = std::move(w.description);
@@ -187,7 +217,12 @@ Result<AdviceList> Advise(const PlanFunction& plan, const AdviceRequest& request
     item.max_batch = max_batch_for(w.options);
     item.layer = std::move(w.layer);
     item.layer_parameter_bytes = w.layer_parameter_bytes;
-    list.items.push_back(std::move(item));
+    outcomes[i].item = std::move(item);
+  };
+  ForEachOnThreads(what_ifs.size(), request.threads, evaluate);
+  for (Outcome& o : outcomes) {
+    if (!o.skipped.empty()) list.skipped.push_back(std::move(o.skipped));
+    if (o.item) list.items.push_back(*std::move(o.item));
   }
   RankAdvice(list.items);
   return list;

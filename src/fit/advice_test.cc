@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <mutex>
+#include <vector>
+
 #include "advice_json.h"
 #include "fake_planner.h"
 
@@ -173,6 +177,33 @@ TEST_F(AdviceTest, JsonHasIntegerBytesAndTheDesignFields) {
     EXPECT_EQ(j[i]["action"], r->items[i].action);
     EXPECT_EQ(j[i]["saves_bytes"].get<uint64_t>(), r->items[i].saves_bytes);
   }
+}
+
+// On several threads the what-ifs are planned at once and collected in order: the same advice.
+TEST_F(AdviceTest, ThreadsGiveTheSameAdvice) {
+  const plan::StepPlan baseline = *fake_.Plan(request_.base);
+  request_.budget_bytes = baseline.required_bytes - 1;
+  std::mutex mu;  // the fake counts its calls; the planner it stands for locks per option set
+  PlanFunction locked = [&](const plan::PlanOptions& o) {
+    std::lock_guard<std::mutex> lock(mu);
+    return fake_.Plan(o);
+  };
+  Result<AdviceList> one = Advise(locked, request_, baseline);
+  request_.threads = 4;
+  Result<AdviceList> four = Advise(locked, request_, baseline);
+  ASSERT_TRUE(one.ok() && four.ok());
+  ASSERT_GE(one->items.size(), 4u);
+  EXPECT_EQ(ToJson(one->items).dump(), ToJson(four->items).dump());
+  EXPECT_EQ(one->skipped, four->skipped);
+}
+
+TEST(ForEachOnThreads, RunsEveryIndexOnce) {
+  for (int threads : {1, 3, 16}) {
+    std::vector<std::atomic<int>> runs(10);
+    ForEachOnThreads(runs.size(), threads, [&](size_t i) { ++runs[i]; });
+    for (size_t i = 0; i < runs.size(); ++i) EXPECT_EQ(runs[i].load(), 1) << i << " on " << threads;
+  }
+  ForEachOnThreads(0, 4, [](size_t) { ADD_FAILURE() << "no index to run"; });
 }
 
 TEST(Advise, NeedsABatch) {

@@ -121,6 +121,25 @@ TEST(FitCli, HumanOutputNamesTheBatchAndTheBudget) {
   EXPECT_NE(r.out.find("what-ifs (each re-planned at batch "), std::string::npos);
 }
 
+// fit and split plan their what-ifs, strategies and in-place range on --threads threads: the JSON
+// is the same byte for byte whatever the count.
+TEST(FitCli, WorkerCountDoesNotChangeTheAnswer) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"fit", "mobilenet_v2", "--memory", "4GiB", "--json"},
+        std::vector<std::string>{"split", "resnet18", "--gpus", "2", "--memory", "4GiB", "--maximize", "--json"}}) {
+    std::vector<std::string> one = args, four = args;
+    one.insert(one.end(), {"--threads", "1"});
+    four.insert(four.end(), {"--threads", "4"});
+    auto a = RunCli(OOMGUARD_EXE, one);
+    auto b = RunCli(OOMGUARD_EXE, four);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    EXPECT_EQ(a.out, b.out) << args[0];
+    EXPECT_FALSE(json::parse(a.out)["advice"].empty()) << args[0];
+  }
+  auto bad = RunCli(OOMGUARD_EXE, {"fit", "resnet18", "--memory", "4GiB", "--threads", "0"});
+  EXPECT_EQ(bad.exit_code, 2);
+}
+
 TEST(FitCli, NothingFitsExits1WithTheNumbers) {
   auto r = RunCli(OOMGUARD_EXE, {"fit", "vgg16", "--memory", "2GiB", "--optimizer", "adam"});
   EXPECT_EQ(r.exit_code, 1) << r.err;

@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
-#include <tuple>
+#include <optional>
 #include <string>
+#include <tuple>
 
 #include "oomguard/fit/advice.h"
 #include "oomguard/units.h"
@@ -342,7 +343,7 @@ Result<SplitResult> PlanSplit(const PlanFunction& plan, const SplitRequest& requ
 
 Result<std::vector<AdviceItem>> AdviseStrategies(const PlanFunction& plan,
                                                  const SplitRequest& request,
-                                                 const SplitResult& baseline) {
+                                                 const SplitResult& baseline, int threads) {
   const Strategy order[] = {Strategy::kDp, Strategy::kDdp, Strategy::kZero1, Strategy::kZero2,
                             Strategy::kZero3};
   const int64_t n = std::max<int64_t>(baseline.global_batch, baseline.gpus);
@@ -353,15 +354,24 @@ Result<std::vector<AdviceItem>> AdviseStrategies(const PlanFunction& plan,
   if (!base) return MakeError(base.error());
   const uint64_t base_worst = WorstEvenPeak(*base);
 
-  std::vector<AdviceItem> items;
+  std::vector<Strategy> others;
   bool after = false;
   for (Strategy s : order) {
     if (s == request.strategy) { after = true; continue; }
-    if (!after) continue;
+    if (after) others.push_back(s);
+  }
+  // Each strategy is its own option set: split on up to `threads` threads, read in order.
+  std::vector<std::optional<Result<SplitResult>>> alts(others.size());
+  ForEachOnThreads(others.size(), threads, [&](size_t i) {
     SplitRequest r = request;
-    r.strategy = s;
+    r.strategy = others[i];
     r.global_batch = n;
-    Result<SplitResult> alt = PlanSplit(plan, r);
+    alts[i] = PlanSplit(plan, r);
+  });
+  std::vector<AdviceItem> items;
+  for (size_t i = 0; i < others.size(); ++i) {
+    const Strategy s = others[i];
+    Result<SplitResult>& alt = *alts[i];
     if (!alt) return MakeError(alt.error());
     AdviceItem item;
     item.action = "strategy_" + std::string(Name(s));
@@ -385,7 +395,7 @@ Result<std::vector<AdviceItem>> AdviseStrategies(const PlanFunction& plan,
 
 Result<std::vector<AdviceItem>> AdviseSplitWhatIfs(const PlanFunction& plan, const SplitRequest& request,
                                                    const SplitResult& baseline,
-                                                   const std::vector<ModelInput>& inputs) {
+                                                   const std::vector<ModelInput>& inputs, int threads) {
   const int64_t n = std::max<int64_t>(baseline.global_batch, baseline.gpus);
   SplitRequest base_req = request;
   base_req.global_batch = n;
@@ -397,11 +407,17 @@ Result<std::vector<AdviceItem>> AdviseSplitWhatIfs(const PlanFunction& plan, con
   Result<plan::StepPlan> at_one = plan(one);
   if (!at_one) return MakeError(at_one.error());
 
-  std::vector<AdviceItem> items;
-  for (WhatIf& w : WhatIfs(request.base, inputs, *at_one)) {
+  std::vector<WhatIf> what_ifs = WhatIfs(request.base, inputs, *at_one);
+  std::vector<std::optional<Result<SplitResult>>> alts(what_ifs.size());
+  ForEachOnThreads(what_ifs.size(), threads, [&](size_t i) {
     SplitRequest r = base_req;
-    r.base = w.options;
-    Result<SplitResult> alt = PlanSplit(plan, r);
+    r.base = what_ifs[i].options;
+    alts[i] = PlanSplit(plan, r);
+  });
+  std::vector<AdviceItem> items;
+  for (size_t i = 0; i < what_ifs.size(); ++i) {
+    WhatIf& w = what_ifs[i];
+    Result<SplitResult>& alt = *alts[i];
     if (!alt) continue;  // the planner cannot plan this change for this model
     AdviceItem item;
     item.action = w.action;

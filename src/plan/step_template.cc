@@ -363,11 +363,15 @@ struct BatchPlanner::Impl {
     int64_t lo = 0, hi = 0;
     bool checked = false;
   };
+  // One option set's state. Option sets are planned concurrently (fit's what-ifs on several threads),
+  // each under its own lock; the planner's lock (mu) guards only the maps and caches they share and
+  // is taken after an entry's lock, never before.
   struct Entry {
-    std::vector<Segment> segments;
-    std::vector<Point> loose;  // traced plans no segment explains (the last two)
-    int recordings = 0;
-    std::map<int64_t, uint64_t> required;  // what RequiredBytes answered, per batch
+    Mutex mu;
+    std::vector<Segment> segments GUARDED_BY(mu);
+    std::vector<Point> loose GUARDED_BY(mu);  // traced plans no segment explains (the last two)
+    int recordings GUARDED_BY(mu) = 0;
+    std::map<int64_t, uint64_t> required GUARDED_BY(mu);  // what RequiredBytes answered, per batch
   };
   // Recordings made per option set at most (one per stretch of batches where
   // the rules choose the same kernels; a batch threshold starts another).
@@ -376,25 +380,36 @@ struct BatchPlanner::Impl {
   // The shapes at a batch (they depend on the input overrides and the batch
   // alone, so option sets share them); batches 1 and 2 are kept (every search
   // plans them), and the last few others.
+  // (Shared: a shape set another thread evicts stays alive while in use.)
   static constexpr size_t kRecentShapes = 3;
-  Result<const ConcreteShapes*> Shapes(const PlanOptions& o) REQUIRES(mu) {
+  Result<std::shared_ptr<const ConcreteShapes>> Shapes(const PlanOptions& o) EXCLUDES(mu) {
     const std::string key = ShapeKey(o, *o.batch);
-    if (auto it = shapes.find(key); it != shapes.end()) return &it->second;
-    for (auto& [k, s] : recent_shapes) {
-      if (k == key) return s.get();
+    {
+      MutexLock lock(mu);
+      if (auto it = shapes.find(key); it != shapes.end()) return it->second;
+      for (auto& [k, s] : recent_shapes) {
+        if (k == key) return s;
+      }
     }
-    Result<ConcreteShapes> s = InferConcreteShapes(model, o);
+    Result<ConcreteShapes> s = InferConcreteShapes(model, o);  // outside the lock: other option sets go on
     if (!s) return MakeError(s.error());
-    if (*o.batch <= 2) return &shapes.emplace(key, std::move(s).value()).first->second;
+    auto inferred = std::make_shared<const ConcreteShapes>(std::move(s).value());
+    MutexLock lock(mu);
+    if (*o.batch <= 2) return shapes.emplace(key, std::move(inferred)).first->second;  // the first one kept
     if (recent_shapes.size() == kRecentShapes) recent_shapes.erase(recent_shapes.begin());
-    recent_shapes.emplace_back(key, std::make_unique<ConcreteShapes>(std::move(s).value()));
-    return recent_shapes.back().second.get();
+    recent_shapes.emplace_back(key, inferred);
+    return inferred;
   }
 
-  Result<StepPlan> Full(const PlanOptions& o, StepTrace* trace) REQUIRES(mu) {
-    ++stats.full_plans;
+  void Count(int BatchPlanner::Stats::*field) EXCLUDES(mu) {
+    MutexLock lock(mu);
+    ++(stats.*field);
+  }
+
+  Result<StepPlan> Full(const PlanOptions& o, StepTrace* trace) EXCLUDES(mu) {
+    Count(&BatchPlanner::Stats::full_plans);
     if (Status valid = CheckShardCounts(o); !valid) return MakeError(valid.error());
-    Result<const ConcreteShapes*> s = Shapes(o);
+    Result<std::shared_ptr<const ConcreteShapes>> s = Shapes(o);
     if (!s) return MakeError(s.error());
     return PlanFromShapes(model, **s, o, trace);
   }
@@ -403,15 +418,17 @@ struct BatchPlanner::Impl {
 
   // The option set's entry. A plan with the timeline shares the entry of the
   // same options without it (the timeline is the only difference).
-  Entry& EntryFor(const PlanOptions& o) REQUIRES(mu) {
-    if (!o.record_timeline) return entries[OptionSetKey(o)];
+  // (std::map keeps an entry where it is while others are added.)
+  Entry& EntryFor(const PlanOptions& o) EXCLUDES(mu) {
     PlanOptions without = o;
     without.record_timeline = false;
-    return entries[OptionSetKey(without)];
+    const std::string key = OptionSetKey(without);
+    MutexLock lock(mu);
+    return entries[key];
   }
 
   // A checked segment's answer at `n`, or nullptr.
-  const Segment* Covering(const Entry& e, int64_t n) const {
+  const Segment* Covering(const Entry& e, int64_t n) const REQUIRES(e.mu) {
     for (const Segment& s : e.segments) {
       if (s.checked && n >= s.lo && n <= s.hi) return &s;
     }
@@ -420,7 +437,7 @@ struct BatchPlanner::Impl {
 
   // Whether a recording of `e` could be checked at batch `n` (one that covers it already answers
   // without a plan).
-  static bool MayExplain(const Entry& e, int64_t n) {
+  static bool MayExplain(const Entry& e, int64_t n) REQUIRES(e.mu) {
     for (const Segment& s : e.segments) {
       if (n >= 1 && n <= s.recording.valid_hi) return true;
     }
@@ -429,7 +446,7 @@ struct BatchPlanner::Impl {
 
   // Whether a recording of `e` predicts `p` (planned in full at batch n, without its timeline)
   // exactly: the first that does now covers n. One never checked that does not is dropped.
-  bool Explain(Entry& e, int64_t n, const PlanOptions& o, const StepPlan& p) REQUIRES(mu) {
+  bool Explain(Entry& e, int64_t n, const PlanOptions& o, const StepPlan& p) REQUIRES(e.mu) EXCLUDES(mu) {
     for (size_t i = 0; i < e.segments.size();) {
       Segment& s = e.segments[i];
       std::optional<StepPlan> replayed = Replay(s.recording, o, n);
@@ -440,7 +457,7 @@ struct BatchPlanner::Impl {
         return true;
       }
       if (!s.checked) {
-        ++stats.rejected;
+        Count(&BatchPlanner::Stats::rejected);
         e.segments.erase(e.segments.begin() + static_cast<std::ptrdiff_t>(i));
         continue;
       }
@@ -453,7 +470,8 @@ struct BatchPlanner::Impl {
   // exactly now covers its batch, one never checked that does not is dropped,
   // and a plan no segment explains is fitted with the nearest loose one. Fills
   // `plan` (when given) and `required`.
-  Status FullAndLearn(const PlanOptions& o, Entry& e, StepPlan* plan, uint64_t* required) REQUIRES(mu) {
+  Status FullAndLearn(const PlanOptions& o, Entry& e, StepPlan* plan, uint64_t* required) REQUIRES(e.mu)
+      EXCLUDES(mu) {
     const int64_t n = *o.batch;
     // A traced plan no recording explains yet is this batch's full plan already (without the
     // timeline): split asks a batch's plan, then its required bytes.
@@ -516,7 +534,7 @@ struct BatchPlanner::Impl {
       r->trace = std::move(x.trace);
       CompileRequired(&*r);
       ++e.recordings;
-      ++stats.recordings;
+      Count(&BatchPlanner::Stats::recordings);
       e.segments.push_back({std::move(*r), lo, hi, false});
       e.loose.clear();
       return Status::Ok();
@@ -529,27 +547,45 @@ struct BatchPlanner::Impl {
   // Searches and advice ask the same plan again (split's strategies, the
   // answer's plan and its range): the last few plans are kept whole.
   static constexpr size_t kRecentPlans = 4;
-  Result<StepPlan> Plan(const PlanOptions& o) REQUIRES(mu) {
-    std::string key = OptionSetKey(o) + "batch=" + (o.batch ? std::to_string(*o.batch) : "none");
+  static std::string PlanKey(const PlanOptions& o) {
+    return OptionSetKey(o) + "batch=" + (o.batch ? std::to_string(*o.batch) : "none");
+  }
+  std::optional<StepPlan> Recent(const std::string& key) EXCLUDES(mu) {
+    MutexLock lock(mu);
     for (const auto& [k, p] : recent_plans) {
       if (k == key) return p;
     }
-    Result<StepPlan> p = NewPlan(o);
-    if (!p) return p;
+    return std::nullopt;
+  }
+  void Remember(std::string key, const StepPlan& p) EXCLUDES(mu) {
+    MutexLock lock(mu);
     if (recent_plans.size() == kRecentPlans) recent_plans.erase(recent_plans.begin());
-    recent_plans.emplace_back(std::move(key), *p);
+    recent_plans.emplace_back(std::move(key), p);
+  }
+
+  Result<StepPlan> Plan(const PlanOptions& o) EXCLUDES(mu) {
+    if (!Replayable(o)) return Full(o, nullptr);
+    Entry& e = EntryFor(o);
+    MutexLock lock(e.mu);
+    return PlanLocked(o, e);
+  }
+
+  // Plan() with the option set's entry locked.
+  Result<StepPlan> PlanLocked(const PlanOptions& o, Entry& e) REQUIRES(e.mu) EXCLUDES(mu) {
+    std::string key = PlanKey(o);
+    if (std::optional<StepPlan> p = Recent(key)) return *std::move(p);
+    Result<StepPlan> p = NewPlan(o, e);
+    if (p) Remember(std::move(key), *p);
     return p;
   }
 
-  Result<StepPlan> NewPlan(const PlanOptions& o) REQUIRES(mu) {
-    if (!Replayable(o)) return Full(o, nullptr);
+  Result<StepPlan> NewPlan(const PlanOptions& o, Entry& e) REQUIRES(e.mu) EXCLUDES(mu) {
     const int64_t n = *o.batch;
-    Entry& e = EntryFor(o);
     if (!o.record_timeline) {
       for (const Segment& s : e.segments) {
         if (!s.checked || n < s.lo || n > s.hi) continue;
         if (std::optional<StepPlan> p = Replay(s.recording, o, n)) {
-          ++stats.replayed_plans;
+          Count(&BatchPlanner::Stats::replayed_plans);
           return *std::move(p);
         }
       }
@@ -560,7 +596,7 @@ struct BatchPlanner::Impl {
     return plan;
   }
 
-  Result<uint64_t> RequiredBytes(const PlanOptions& o, int64_t reach) REQUIRES(mu) {
+  Result<uint64_t> RequiredBytes(const PlanOptions& o, int64_t reach) EXCLUDES(mu) {
     if (!Replayable(o) || o.record_timeline) {
       Result<StepPlan> p = Plan(o);
       if (!p) return MakeError(p.error());
@@ -568,6 +604,7 @@ struct BatchPlanner::Impl {
     }
     const int64_t n = *o.batch;
     Entry& e = EntryFor(o);
+    MutexLock lock(e.mu);
     // Searches ask the same batches again (split re-plans a split per strategy, the page searches twice).
     if (auto it = e.required.find(n); it != e.required.end()) return it->second;
     Result<uint64_t> r = NewRequiredBytes(o, e, reach);
@@ -575,14 +612,14 @@ struct BatchPlanner::Impl {
     return r;
   }
 
-  Result<uint64_t> NewRequiredBytes(const PlanOptions& o, Entry& e, int64_t reach) REQUIRES(mu) {
+  Result<uint64_t> NewRequiredBytes(const PlanOptions& o, Entry& e, int64_t reach) REQUIRES(e.mu) EXCLUDES(mu) {
     const int64_t n = *o.batch;
     if (const Segment* s = Covering(e, n)) {
       if (std::optional<uint64_t> r = ReplayRequired(s->recording, o, n)) {
-        ++stats.replayed_plans;
+        Count(&BatchPlanner::Stats::replayed_plans);
         return *r;
       }
-      Result<StepPlan> p = Plan(o);  // tries every segment, then plans in full
+      Result<StepPlan> p = PlanLocked(o, e);  // tries every segment, then plans in full
       if (!p) return MakeError(p.error());
       return p->required_bytes;
     }
@@ -598,7 +635,7 @@ struct BatchPlanner::Impl {
         if (Status st = FullAndLearn(far, e, nullptr, &ignored); !st) break;
         if (const Segment* c = Covering(e, n)) {
           if (std::optional<uint64_t> r = ReplayRequired(c->recording, o, n)) {
-            ++stats.replayed_plans;
+            Count(&BatchPlanner::Stats::replayed_plans);
             return *r;
           }
         }
@@ -613,8 +650,8 @@ struct BatchPlanner::Impl {
   const Model& model;
   Mutex mu;
   std::map<std::string, Entry> entries GUARDED_BY(mu);
-  std::map<std::string, ConcreteShapes> shapes GUARDED_BY(mu);
-  std::vector<std::pair<std::string, std::unique_ptr<ConcreteShapes>>> recent_shapes GUARDED_BY(mu);
+  std::map<std::string, std::shared_ptr<const ConcreteShapes>> shapes GUARDED_BY(mu);
+  std::vector<std::pair<std::string, std::shared_ptr<const ConcreteShapes>>> recent_shapes GUARDED_BY(mu);
   std::vector<std::pair<std::string, StepPlan>> recent_plans GUARDED_BY(mu);
   BatchPlanner::Stats stats GUARDED_BY(mu);
 };
@@ -622,13 +659,9 @@ struct BatchPlanner::Impl {
 BatchPlanner::BatchPlanner(const Model& model) : impl_(std::make_unique<Impl>(model)) {}
 BatchPlanner::~BatchPlanner() = default;
 
-Result<StepPlan> BatchPlanner::Plan(const PlanOptions& options) {
-  MutexLock lock(impl_->mu);
-  return impl_->Plan(options);
-}
+Result<StepPlan> BatchPlanner::Plan(const PlanOptions& options) { return impl_->Plan(options); }
 
 Result<uint64_t> BatchPlanner::RequiredBytes(const PlanOptions& options, int64_t reach) {
-  MutexLock lock(impl_->mu);
   return impl_->RequiredBytes(options, reach);
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "oomguard/plan/planner.h"
@@ -286,6 +287,49 @@ TEST(BatchPlanner, OptionSetsDoNotShareARecording) {
   }
   EXPECT_EQ(planner.stats().recordings, 2);
   EXPECT_GE(planner.stats().replayed_plans, 2);
+}
+
+// fit and split plan their what-ifs on several threads through one planner: option sets run at
+// once (one at a time each), sharing the shapes. Every answer must be the one planned alone.
+TEST(BatchPlanner, OptionSetsPlannedFromSeveralThreadsGiveTheSequentialAnswers) {
+  auto model = LoadModel("resnet18");
+  ASSERT_TRUE(model.ok()) << model.error();
+  std::vector<PlanOptions> sets(4);
+  sets[1].optimizer = Optimizer::kSgd;
+  sets[2].precision = Precision::kAmpFp16;
+  sets[3].activation_checkpointing = true;
+  const std::vector<int64_t> batches = {1, 2, 40, 39, 7, 64};
+  BatchPlanner planner(**model);
+  std::vector<std::vector<uint64_t>> required(sets.size()), peak(sets.size());
+  std::vector<std::thread> threads;
+  // Two threads per option set: the same set from two threads waits for its own lock.
+  for (size_t t = 0; t < 2 * sets.size(); ++t) {
+    threads.emplace_back([&, t] {
+      const size_t i = t % sets.size();
+      for (int64_t b : batches) {
+        PlanOptions o = sets[i];
+        o.batch = b;
+        Result<uint64_t> r = planner.RequiredBytes(o, 1000);
+        Result<StepPlan> p = planner.Plan(o);
+        if (t < sets.size()) {
+          required[i].push_back(r.ok() ? *r : 0);
+          peak[i].push_back(p.ok() ? p->peak_allocated_bytes : 0);
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < sets.size(); ++i) {
+    for (size_t k = 0; k < batches.size(); ++k) {
+      PlanOptions o = sets[i];
+      o.batch = batches[k];
+      Result<StepPlan> alone = PlanStep(**model, o);
+      ASSERT_TRUE(alone.ok()) << alone.error();
+      EXPECT_EQ(required[i][k], alone->required_bytes) << "set " << i << " batch " << batches[k];
+      EXPECT_EQ(peak[i][k], alone->peak_allocated_bytes) << "set " << i << " batch " << batches[k];
+    }
+  }
+  EXPECT_GE(planner.stats().replayed_plans, 1);
 }
 
 TEST(BatchPlanner, ErrorsAndHugeBatchesComeFromTheFullPlan) {

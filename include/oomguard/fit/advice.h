@@ -2,12 +2,14 @@
 // re-planned with the planner (never guessed), with the bytes it saves, the
 // resulting verdict and the largest batch that fits after the change.
 //
-// Thread safety: Advise is reentrant and calls `plan` from the calling thread.
+// Thread safety: Advise is reentrant; it calls `plan` from the calling thread, and with
+// AdviceRequest::threads > 1 from that many threads at once.
 // It never prints or exits; a what-if the planner cannot plan is left out and
 // named in AdviceList::skipped.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,11 +26,18 @@ struct ModelInput {
   std::vector<int64_t> per_sample_dims;  // e.g. {3, 224, 224}
 };
 
+// Calls work(0) .. work(count - 1), on up to `threads` threads (this one included); returns when all
+// are done. Each index runs exactly once; what the calls share they must guard themselves.
+void ForEachOnThreads(size_t count, int threads, const std::function<void(size_t)>& work);
+
 struct AdviceRequest {
   plan::PlanOptions base;  // the step as the user asked for it; REQUIRES: base.batch set
   uint64_t budget_bytes = 0;
   std::vector<ModelInput> inputs;  // for the resolution what-if; empty: skip it
   bool search_max_batch = true;    // also find each what-if's largest batch (a fit search each)
+  // What-ifs planned at once, each on its own thread (the plan function must then be safe to call
+  // from several threads, as PlanWith(BatchPlanner) is). The advice is the same for any count.
+  int threads = 1;
 };
 
 struct AdviceItem {

@@ -81,6 +81,10 @@ struct SplitResult {
 // planner errors; an impossible split is a result with possible == false.
 Result<SplitResult> PlanSplit(const PlanFunction& plan, const SplitRequest& request);
 
+// With threads > 1 the two below plan their alternatives on that many threads at once (the plan
+// function must then be safe to call from several threads, as PlanWith(BatchPlanner) is); the
+// answer is the same.
+//
 // For each other strategy (dp -> ddp, zero1..3; ddp -> zero1..3; ...), the
 // split re-planned with it: action "strategy_<name>", required_bytes the
 // largest per-GPU peak, max_batch the largest global batch.
@@ -88,7 +92,7 @@ struct AdviceItem;
 struct ModelInput;
 Result<std::vector<AdviceItem>> AdviseStrategies(const PlanFunction& plan,
                                                  const SplitRequest& request,
-                                                 const SplitResult& baseline);
+                                                 const SplitResult& baseline, int threads = 1);
 
 // The single-GPU what-ifs (AMP, checkpointing, lighter optimizer, halved
 // resolution, FC layer -> pooling), each applied to every GPU and the whole
@@ -97,6 +101,6 @@ Result<std::vector<AdviceItem>> AdviseStrategies(const PlanFunction& plan,
 // What-ifs the planner cannot plan are left out.
 Result<std::vector<AdviceItem>> AdviseSplitWhatIfs(const PlanFunction& plan, const SplitRequest& request,
                                                    const SplitResult& baseline,
-                                                   const std::vector<ModelInput>& inputs);
+                                                   const std::vector<ModelInput>& inputs, int threads = 1);
 
 }  // namespace oomguard::fit
