@@ -69,7 +69,7 @@ void AddPlanOptions(CLI::App& app, PlanCliValues* v, PlanOptionsSpec spec) {
   if (spec.with_html) app.add_option("--html", v->html, "also write a self-contained HTML report")->type_name("FILE");
   ShowDefault(AddNumberOption(app, "--threads", &v->threads, 1, 256,
                               "plan what-ifs and searches on up to N threads (the answer is the same for any N)"),
-              "the CPUs, at most 8");
+              "the CPUs, at most 4");
 }
 
 int PlanThreads(const PlanCliValues& values) {

@@ -45,7 +45,7 @@ struct PlanOptionsSpec {
 
 // The what-ifs and searches fit, split and plan --memory run at once: --threads, else the CPUs up to
 // kDefaultMaxThreads (each holds a plan of the whole graph while it runs).
-inline constexpr int kDefaultMaxThreads = 8;
+inline constexpr int kDefaultMaxThreads = 4;
 int PlanThreads(const PlanCliValues& values);
 
 // Registers the shared options on `app`, writing into *values.
