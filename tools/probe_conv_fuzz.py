@@ -13,8 +13,8 @@ the same generator, so a seed always names the same row.
 
 Seed ranges, fixed before any row of the held-out range was planned or measured:
   dev      0-199            rows studied while writing rules (tuning data)
-  heldout  900000-900079    measured once blind with the build before any rule change, and once
-                            more at the end; never looked at row by row in between
+  heldout  900000-900079    measured once, planned blind with the build before any rule change, and
+                            planned once more (--replan) at the end; not looked at row by row in between
 
     /usr/bin/python3 tools/probe_conv_fuzz.py [--set dev|heldout | --seeds A:B] [--jobs 2]
         [--oomguard build-conv/oomguard] [--work DIR] [--out bench/results/conv_fuzz_<set>.json]

@@ -934,6 +934,41 @@ TEST(ConvScratch, GroupedTransposedConvolutionRunsGroupByGroup) {
   EXPECT_EQ(ConvTransposeRule(1, 2).backward_temp_bytes, 294912u);
 }
 
+// oneDNN 2.6.3's direct 2-D weight gradients (AVX-512, then AVX2) refuse padding as wide as the
+// kernel and a dilated, strided height; the gemm one runs (DNNL_VERBOSE on
+// tools/probe_conv_fuzz.py dev seeds 107 and 118: x64:gemm:jit backward_weights; planned 49 % and
+// 28 % low with the direct kernel's blocked weights).
+OpRule Conv2dRule(int64_t c_in, int64_t c_out, std::vector<int64_t> size, int64_t k, std::vector<int64_t> pads,
+                  int64_t stride, int64_t dilation, int64_t batch) {
+  GraphBuilder g;
+  g.Input("input", {c_in, size[0], size[1]}).Weight("conv.weight", {c_out, c_in, k, k});
+  g.Node("Mul", {"input", "input"}, {"x"}, "pre");
+  auto& conv = g.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv");
+  pads.insert(pads.end(), pads.begin(), pads.end());
+  GraphBuilder::IntsAttr(conv, "pads", pads);
+  GraphBuilder::IntsAttr(conv, "strides", {stride, stride});
+  GraphBuilder::IntsAttr(conv, "dilations", {dilation, dilation});
+  g.Output("logits");
+  return RuleOf(g.Bytes(), batch, "Conv");
+}
+
+TEST(ConvScratch, TwoDimensionalPaddingTheDirectKernelRefusesTakesTheGemmWeightGradient) {
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  // 128 -> 40, k6, stride 2, padding (2, 6) over 4 x 50: the output is 2 x 28.
+  const uint64_t weights = 40u * 128 * 36 * 4, col = 128u * 36 * 2 * 28 * 4;
+  const OpRule wide = Conv2dRule(128, 40, {4, 50}, 6, {2, 6}, 2, 1, 3);
+  EXPECT_GE(wide.backward_temp_bytes, col + g.weight_copies * weights + g.fixed_bytes);
+  // Padding (2, 2) is within the direct kernel's bounds: its blocked weights only.
+  const OpRule within = Conv2dRule(128, 40, {4, 50}, 6, {2, 2}, 2, 1, 3);
+  EXPECT_LT(within.backward_temp_bytes, 2 * weights);
+  // A dilated height with a stride (40 -> 40, k4, dilation 2, stride 2 over 34 x 97).
+  EXPECT_GE(Conv2dRule(40, 40, {34, 97}, 4, {4, 0}, 2, 2, 2).backward_temp_bytes, g.weight_copies * 40u * 40 * 16 * 4);
+  // Top padding 5 under a 6-tall kernel is past the AVX-512 kernel's half but within the AVX2 one's,
+  // which runs with the direct rule's memory (dev seed 33: 32 -> 320 over 8 x 8, exact before).
+  const uint64_t w33 = 320u * 32 * 36 * 4;
+  EXPECT_LT(Conv2dRule(32, 320, {8, 8}, 6, {5, 0}, 2, 1, 7).backward_temp_bytes, 2 * w33);
+}
+
 // The input-gradient phase of a 3-D convolution with 4-15 input channels holds the blocked input
 // and output gradients and the weights' block padding, not the whole blocked weights (probe
 // gemm3d_grid: conv3d 10 -> 12, k3, 12 wide measured 324664 at batch 2 and 628792 at batch 4;

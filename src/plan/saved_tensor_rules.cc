@@ -715,6 +715,36 @@ bool DirectWeightGradientRefuses3d(const NodeInfo& n, const std::vector<int64_t>
   return false;
 }
 
+// Whether both of oneDNN 2.6.3's direct 2-D weight-gradient kernels refuse a convolution, which then
+// runs the gemm one. jit_avx512_common_conv_bwd_weights_kernel_f32::init_conf refuses a dilated
+// height with a stride, a dilated kernel taller than the input, top or bottom padding past half the
+// dilated kernel and left or right padding as wide as it; the AVX2 kernel it falls back to
+// (jit_avx2_conv_bwd_weights_kernel_f32::init_conf) refuses any dilation, padding as wide as the
+// kernel on any side, a kernel taller than the input, 14 or more columns wide (the end paddings are
+// what the output's last position reaches past the input). Dev seed 33 of tools/probe_conv_fuzz.py
+// (top padding 5 under a 6-tall kernel) ran the AVX2 kernel, with the direct rule's memory.
+bool DirectWeightGradientRefuses2d(const NodeInfo& n, const std::vector<int64_t>& xd, const std::vector<int64_t>& wd,
+                                   const std::vector<int64_t>& yd) {
+  if (xd.size() != 4 || wd.size() != 4 || yd.size() != 4) return false;
+  auto attr = [&](const char* name, size_t i, int64_t fallback) {
+    auto it = n.ints_attrs.find(name);
+    return it != n.ints_attrs.end() && i < it->second.size() ? it->second[i] : fallback;
+  };
+  bool avx512 = attr("dilations", 0, 1) != 1 &&
+                (attr("strides", 0, 1) != 1 || (wd[2] - 1) * attr("dilations", 0, 1) + 1 > xd[2]);
+  bool avx2 = attr("dilations", 0, 1) != 1 || attr("dilations", 1, 1) != 1 || wd[3] >= 14 || wd[2] > xd[2];
+  for (size_t d = 0; d < 2; ++d) {
+    const int64_t in = xd[2 + d], out = yd[2 + d], k = wd[2 + d];
+    const int64_t ext = (k - 1) * attr("dilations", d, 1) + 1;
+    const int64_t begin = attr("pads", d, 0);
+    const int64_t end = std::max<int64_t>(0, (out - 1) * attr("strides", d, 1) + ext - in - begin);
+    if (d == 0) avx512 = avx512 || begin > ext / 2 || end > ext / 2;
+    if (d == 1) avx512 = avx512 || begin >= ext || end >= ext;
+    avx2 = avx2 || begin >= ext || end >= ext;
+  }
+  return avx512 && avx2;
+}
+
 void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   const Model& m = ctx.model;
   const ConcreteShapes& shapes = ctx.shapes;
@@ -973,6 +1003,10 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     for (size_t i = 0; dilated && i < 2 && dilations != n.ints_attrs.end() && i < dilations->second.size(); ++i) {
       beyond_input = beyond_input || (wd[2 + i] - 1) * dilations->second[i] + 1 > xd[2 + i];
     }
+    // The same gemm weight gradient runs wherever both direct kernels' boundary checks refuse the
+    // layer (padding as wide as the kernel, a dilated and strided height: tools/probe_conv_fuzz.py
+    // dev seeds 51, 107, 118 ran x64:gemm:jit backward_weights under DNNL_VERBOSE).
+    if (DirectWeightGradientRefuses2d(n, xd, wd, T[y].dims)) beyond_input = true;
     if (beyond_input && T[y].dims.size() == 4) {
       const uint64_t positions = static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
       weight_phase = std::max(weight_phase, gemm_weight_gradient(positions));
