@@ -683,6 +683,12 @@ constexpr uint64_t kChannelsLastDepthwiseFixedBytes = 3136;
 // beside 64-960 channels of weights).
 constexpr uint64_t kConv2dWeightGradientFixedBytes = 5400;
 
+// Element i of a node's ints attribute (pads, strides, dilations), or `fallback` where it is absent.
+int64_t IntsAttrAt(const NodeInfo& n, const char* name, size_t i, int64_t fallback) {
+  auto it = n.ints_attrs.find(name);
+  return it != n.ints_attrs.end() && i < it->second.size() ? it->second[i] : fallback;
+}
+
 // Scratch of a CPU convolution, following PyTorch 1.13's choice of kernel (ConvParams::use_mkldnn,
 // one intra-op thread): oneDNN reorders the input and the weight into its blocked layout in forward,
 // and the input and the output gradient in backward (measured with the allocation tracker:
@@ -698,10 +704,7 @@ constexpr uint64_t kConv2dWeightGradientFixedBytes = 5400;
 bool DirectWeightGradientRefuses3d(const NodeInfo& n, const std::vector<int64_t>& xd, const std::vector<int64_t>& wd,
                                    const std::vector<int64_t>& yd) {
   if (xd.size() != 5 || wd.size() != 5 || yd.size() != 5) return false;
-  auto attr = [&](const char* name, size_t i, int64_t fallback) {
-    auto it = n.ints_attrs.find(name);
-    return it != n.ints_attrs.end() && i < it->second.size() ? it->second[i] : fallback;
-  };
+  auto attr = [&](const char* name, size_t i, int64_t fallback) { return IntsAttrAt(n, name, i, fallback); };
   if (attr("dilations", 0, 1) != 1) return true;
   for (size_t d = 0; d < 3; ++d) {
     const int64_t in = xd[2 + d], out = yd[2 + d], k = wd[2 + d];
@@ -726,10 +729,7 @@ bool DirectWeightGradientRefuses3d(const NodeInfo& n, const std::vector<int64_t>
 bool DirectWeightGradientRefuses2d(const NodeInfo& n, const std::vector<int64_t>& xd, const std::vector<int64_t>& wd,
                                    const std::vector<int64_t>& yd) {
   if (xd.size() != 4 || wd.size() != 4 || yd.size() != 4) return false;
-  auto attr = [&](const char* name, size_t i, int64_t fallback) {
-    auto it = n.ints_attrs.find(name);
-    return it != n.ints_attrs.end() && i < it->second.size() ? it->second[i] : fallback;
-  };
+  auto attr = [&](const char* name, size_t i, int64_t fallback) { return IntsAttrAt(n, name, i, fallback); };
   bool avx512 = attr("dilations", 0, 1) != 1 &&
                 (attr("strides", 0, 1) != 1 || (wd[2] - 1) * attr("dilations", 0, 1) + 1 > xd[2]);
   bool avx2 = attr("dilations", 0, 1) != 1 || attr("dilations", 1, 1) != 1 || wd[3] >= 14 || wd[2] > xd[2];
