@@ -109,6 +109,16 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)Requested buffer size exceeds device memory allocation limit)re",
      "ggml_vulkan: Requested buffer size exceeds device memory allocation limit: ErrorOutOfDeviceMemory"},
 
+    // Round 15: a Triton kernel whose tile configuration asks for more on-chip shared memory per block than the GPU
+    // has ("out of resource: shared memory, Required: 98304, Hardware limit: 49152. Reducing block sizes or
+    // `num_stages` may help."): one request above a hard per-block limit, like Metal's maxBufferLength above; no
+    // amount of freed memory serves it, smaller blocks or fewer stages do. (Until round 15 it was not_memory, with
+    // register and launch limits, which stay so.) The line is vLLM's on a Tesla P40, corpus-2022:
+    {"triton_shared_memory_over_limit", S::kImpossibleHint, "triton",
+     R"re((?i)out of resource: shared memory)re",
+     "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: 49152. "
+     "Reducing block sizes or `num_stages` may help."},
+
     // ---------------------------------------------------------------- GPU OOM that is only a warning
     {"tf_bfc_not_a_failure", S::kGpuOomWarning, "tensorflow",
      R"re((?i)the caller indicates that this is not a failure)re",
@@ -224,6 +234,12 @@ constexpr Pattern kPatterns[] = {
      R"re(\bCL_OUT_OF_RESOURCES\b|(?i:\bout[ _]of[ _]resources\b.{0,40}\b(?:ocl|opencl|clEnqueue\w*|clCreate\w*)\b))re",
      "onednn_verbose,v1,primitive,error,ocl,errcode -5,CL_OUT_OF_RESOURCES,src/gpu/intel/ocl/ocl_gpu_kernel.cpp:250",
      Tier::kFamily, LineDomain::kGpu},
+    // Round 15: MLX's Metal allocator refusing an allocation, in its own bracketed wording ("[metal::malloc]",
+    // "[malloc_or_wait]": mlx/backend/metal/allocator.cpp): unified memory the GPU could not get, or more live
+    // buffers than Metal's resource limit. The host words would read "malloc" as the host's. corpus-2055:
+    {"mlx_metal_malloc_failed", S::kGpuOom, "mlx",
+     R"re(\[(?:metal::)?malloc(?:_or_wait)?\] (?:Unable to allocate|Resource limit \(\d+\) exceeded))re",
+     "    [metal::malloc] Resource limit (499000) exceeded."},
     {"gpu_oom_prose", S::kGpuOom, "",
      R"re((?i)\b(?:GPU|VRAM|cuda) (?:ran )?out of memory|out of (?:GPU|video) memory|\bGPU OOM\b|OOM on (?:the )?GPU)re",
      "The model runs out of GPU memory after the first epoch."},
@@ -257,6 +273,12 @@ constexpr Pattern kPatterns[] = {
     {"shm_no_space", S::kShmExhausted, "",
      R"re((?i)/dev/shm.{0,120}(?:no space left|not enough|too small|full|fill|insufficient)|(?:no space left on device|not enough space).{0,120}/dev/shm)re",
      "OSError: [Errno 28] No space left on device: '/dev/shm/psm_5a2f1c'"},
+    // Round 15: Python's ENOSPC with no file named after it: multiprocessing's SemLock, a Queue's lock or joblib's
+    // semaphore could not be created, and those live in /dev/shm (a file written to a full disk is named: "No space
+    // left on device: '/data/ckpt.pt'"). A family wording: the disk stays possible. corpus-2037:
+    {"enospc_without_a_file", S::kShmExhausted, "python",
+     R"re(\[Errno 28\] No space left on device\s*(?:$|[^:\s]))re",
+     "OSError: [Errno 28] No space left on device", Tier::kFamily},
     {"bus_error", S::kShmExhausted, "", R"re((?i)\bbus error\b|\bSIGBUS\b)re", "Bus error (core dumped)",
      Tier::kFamily},
     {"torch_shm_object", S::kShmExhausted, "pytorch",
@@ -582,7 +604,7 @@ constexpr Pattern kPatterns[] = {
      "timed out after 278220 ms",
      Tier::kProse},
     {"process_killed_prose", S::kProcessKilled, "os",
-     R"re((?i)\b(?:process|processes|job|jobs|training|program|script|worker|workers|run|container|pod|executor|executors)\b (?:\w+ ){0,2}(?:get|gets|got|was|were|is|are|being|getting) (?:\w+ )?killed\b)re",
+     R"re((?i)\b(?:process|processes|job|jobs|training|program|script|worker|workers|run|container|pod|executor|executors)\b (?:\w+ ){0,2}(?:get|gets|got|was|were|is|are|be|been|being|getting) (?:\w+ )?killed\b)re",
      "Many times (about 1/10) I saw my training process was killed but there is no tensorflow or horovod error in the "
      "log.", Tier::kProse},
 
@@ -627,7 +649,7 @@ constexpr Pattern kPatterns[] = {
     // so it speaks before prose on the same line ("Terminated. Because you tried to allocate too many memory
     // regions" is no person's "killed because of memory"). corpus-1540:
     {"program_sized_pool_or_launch_limit", S::kNotMemory, "",
-     R"re((?i)not enough space in the (?:context'?s? memory pool|scratch (?:memory|buffer)|buffer)\b|tried to allocate too many memory regions|out of resource: shared memory|OutOfResources: out of resource|too many resources requested for launch|cudaErrorLaunchOutOfResources|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)re",
+     R"re((?i)not enough space in the (?:context'?s? memory pool|scratch (?:memory|buffer)|buffer)\b|tried to allocate too many memory regions|too many resources requested for launch|cudaErrorLaunchOutOfResources|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)re",
      "ggml_new_tensor_impl: not enough space in the scratch memory"},
 
     // ---------------------------------------------------------------- GPU status tables
@@ -729,7 +751,7 @@ constexpr const char* kPrefilter =
     R"re(\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98|reserved|cgroup|\brss\b|heap|slurmstepd|)re"
     R"re(\bsrun\b|ulimit|memlock|kills|worker|grid ?search|hyper-?param|sweep|even (?:\w+ ){0,3}batch|shm[_-]size|ipc.host|)re"
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
-    R"re(outofhostmemory|out_of_host_memory|out_of_me|ioaf|not enough space|jetsam|out of resource|resources requested|launchoutofresources|launch_out_of_resources|)re"
+    R"re(outofhostmemory|out_of_host_memory|out_of_me|ioaf|not enough space|no space left|jetsam|out of resource|resources requested|launchoutofresources|launch_out_of_resources|)re"
     R"re(jvm|arena_extend|mmap (?:of )?\d+ bytes|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b|)re"
     R"re(out_of_resources|locked memory|executor|\bper (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|loop|round|hour|minute|day)s?\b)re";
 
