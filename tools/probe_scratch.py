@@ -173,6 +173,23 @@ PACK_ROUND = 48        # rows per sgemm panel (AVX-512 f32 sgemm micro-kernel: 4
 PACK_COL_ROUND = 8     # columns per panel
 PACK_MIN_DEPTH = 128   # the packed depth is at least this (measured: the same size for depths 9-128)
 PACK_MAX_DEPTH = 384   # deeper is split in equal blocks (measured: 256 in one block, 400 in two)
+# Which per-group channel counts oneDNN 2.6.3's direct (jit) f32 kernels take for a grouped, not
+# depthwise convolution in PyTorch 1.13's plain layout; a group they refuse runs x64:gemm:jit. Read
+# from oneDNN's source, not fitted (written into the table as it is): forward and input gradient,
+# jit_avx512_common_conv_fwd_kernel / _bwd_data_kernel_f32::init_conf take in and out channels per
+# group divisible by 16, else (ok_to_try_lower_zmm, ngroups > 1: no channel padding) by 8, then 4;
+# the weight gradient has no lower zmm (jit_avx512_common_conv_bwd_weights_kernel_f32: 16), then
+# jit_avx2_conv_bwd_weights_kernel_f32 wants 8. AVX-512's blocks: machine-dependent.
+GROUPED_DIRECT_KERNELS = {
+    "data_channel_blocks": [16, 8, 4],
+    "weight_gradient_channel_blocks": [16, 8],
+    # gemm forward of a 1-D/2-D layer unfolds a block of output positions sized to the per-core L2
+    # oneDNN reads (gemm_convolution_utils init_conf, one thread): dev seed 74's 376448-byte
+    # columns (2 channels x 49 x 960 positions) are the third blocking it tries for 512 KiB.
+    "gemm_forward_l2_bytes": 524288,
+    "checked": "DNNL_VERBOSE on tools/probe_conv_fuzz.py dev seeds 70, 74, 79, 89, 96, 99, 114, 147, 154 "
+               "(x64:gemm:jit in all three directions), 150 (forward jit:avx512_core 4-blocked, backward gemm)",
+}
 
 
 def gemm3d_dims(spec: dict) -> tuple:
@@ -417,9 +434,11 @@ def main() -> int:
                             "torch_version": "1.13", "onednn": "2.6.3", "threads": 1,
                             "isa": "avx512_core (AVX-512 with DL Boost and bf16)",
                             "machine_dependent": ["pack_row_round", "pack_col_round", "pack_min_depth", "pack_max_depth",
-                                                  "pack_fixed_bytes", "pack_max_shallow_rows", "pack_beyond_bytes"],
+                                                  "pack_fixed_bytes", "pack_max_shallow_rows", "pack_beyond_bytes",
+                                                  "grouped_direct_kernels"],
                             "command": "tools/probe_scratch.py --fit " + " ".join(args.fit)},
-                 "gemm_weight_gradient_3d": dict(rule, min_in_channels=4, max_in_channels=15)}
+                 "gemm_weight_gradient_3d": dict(rule, min_in_channels=4, max_in_channels=15),
+                 "grouped_direct_kernels": GROUPED_DIRECT_KERNELS}
         if args.verify:
             try:
                 with open(args.verify) as f:

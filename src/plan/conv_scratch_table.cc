@@ -48,6 +48,30 @@ Result<ConvScratchTable> ParseConvScratchTable(std::string_view text) {
     return MakeError("malformed convolution scratch table: pack_row_round, pack_col_round and pack_max_depth must be "
                      "positive");
   }
+  // Optional: a table without it plans grouped convolutions with the dense rules.
+  if (auto k = j.find("grouped_direct_kernels"); k != j.end()) {
+    auto blocks = [&](const char* key, std::vector<int64_t>* out) -> bool {
+      auto f = k->is_object() ? k->find(key) : k->end();
+      if (f == k->end() || !f->is_array() || f->empty()) return false;
+      for (const json& v : *f) {
+        if (!v.is_number_integer() || v.get<int64_t>() <= 0) return false;
+        out->push_back(v.get<int64_t>());
+      }
+      return true;
+    };
+    GroupedDirectKernels& gk = t.grouped_direct_kernels;
+    if (!blocks("data_channel_blocks", &gk.data_channel_blocks) ||
+        !blocks("weight_gradient_channel_blocks", &gk.weight_gradient_channel_blocks)) {
+      return MakeError("malformed convolution scratch table: grouped_direct_kernels needs non-empty lists of positive "
+                       "integers data_channel_blocks and weight_gradient_channel_blocks");
+    }
+    if (auto l2 = k->find("gemm_forward_l2_bytes"); l2 != k->end()) {
+      if (!l2->is_number_integer() || l2->get<int64_t>() < 0) {
+        return MakeError("malformed convolution scratch table: gemm_forward_l2_bytes must be a non-negative integer");
+      }
+      gk.gemm_forward_l2_bytes = l2->get<uint64_t>();
+    }
+  }
   return t;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "oomguard/result.h"
 
@@ -69,8 +70,47 @@ struct GemmWeightGradient3d {
   }
 };
 
+// Which per-group channel counts oneDNN's direct (jit) f32 kernels take for a grouped convolution
+// that is not depthwise (data/conv_scratch.json grouped_direct_kernels, read from oneDNN 2.6.3's
+// init_conf checks): a group whose input and output channels both divide by one of the blocks runs
+// a direct kernel; any other runs x64:gemm:jit on plain buffers. Empty lists: no rule.
+struct GroupedDirectKernels {
+  std::vector<int64_t> data_channel_blocks;            // forward and input gradient
+  std::vector<int64_t> weight_gradient_channel_blocks;  // weight gradient
+  uint64_t gemm_forward_l2_bytes = 0;                   // 0: forward unfolds all output positions
+
+  bool Known() const { return !data_channel_blocks.empty() && !weight_gradient_channel_blocks.empty(); }
+  // The first block that divides both channel counts of a group (0: none does).
+  static int64_t FirstBlock(const std::vector<int64_t>& blocks, int64_t in_per_group, int64_t out_per_group) {
+    for (int64_t b : blocks) {
+      if (b > 0 && in_per_group % b == 0 && out_per_group % b == 0) return b;
+    }
+    return 0;
+  }
+  // The block the direct forward / input-gradient kernel uses (0: it refuses, gemm runs).
+  int64_t DataBlock(int64_t in_per_group, int64_t out_per_group) const {
+    return FirstBlock(data_channel_blocks, in_per_group, out_per_group);
+  }
+  bool WeightGradientDirect(int64_t in_per_group, int64_t out_per_group) const {
+    return FirstBlock(weight_gradient_channel_blocks, in_per_group, out_per_group) != 0;
+  }
+  // How many output positions (of `positions`) the gemm forward of a 1-D/2-D group unfolds at once:
+  // oneDNN's (gemm_convolution_utils init_conf, one thread) blocking that keeps a group's columns,
+  // input rows and weights in the per-core L2: (L2 - kernel x out x in) / ((strides + kernel) x in +
+  // out) floats, rounded down to 16, at least 16. 3-D layers are not blocked.
+  uint64_t ForwardColumnPositions(int64_t in_per_group, int64_t out_per_group, int64_t kernel, int64_t stride_area,
+                                  uint64_t positions) const {
+    if (gemm_forward_l2_bytes == 0) return positions;
+    const int64_t l2 = static_cast<int64_t>(gemm_forward_l2_bytes / 4);
+    const int64_t fit = (l2 - kernel * out_per_group * in_per_group) / ((stride_area + kernel) * in_per_group + out_per_group);
+    const uint64_t block = static_cast<uint64_t>(std::max<int64_t>(16, fit / 16 * 16));
+    return std::min(block, positions);
+  }
+};
+
 struct ConvScratchTable {
   GemmWeightGradient3d gemm_weight_gradient_3d;
+  GroupedDirectKernels grouped_direct_kernels;
 };
 
 // Parses a table; refuses a malformed one.

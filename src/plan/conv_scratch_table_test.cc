@@ -29,6 +29,24 @@ TEST(ConvScratchTable, EmbeddedTableParsesWithTheFittedRule) {
   EXPECT_GT(g.PackBytes(48 * 27, 32, 256, 256), 1000000u);
 }
 
+// Grouped layers: which per-group channel counts oneDNN 2.6.3's direct kernels take (init_conf), and
+// the L2 blocking of the gemm forward's columns.
+TEST(ConvScratchTable, GroupedDirectKernelsFollowOneDnnsChannelBlocks) {
+  const GroupedDirectKernels& k = EmbeddedConvScratchTable().grouped_direct_kernels;
+  ASSERT_TRUE(k.Known());
+  EXPECT_EQ(k.DataBlock(32, 64), 16);
+  EXPECT_EQ(k.DataBlock(40, 64), 8);   // dev seed 102: jit:avx512_core, 8-blocked
+  EXPECT_EQ(k.DataBlock(156, 4), 4);   // dev seed 150's forward: 4-blocked
+  EXPECT_EQ(k.DataBlock(6, 48), 0);    // dev seed 79: x64:gemm:jit
+  EXPECT_EQ(k.DataBlock(1, 2), 0);     // a channel multiplier (dev seeds 89, 96, 154)
+  EXPECT_TRUE(k.WeightGradientDirect(40, 64));   // AVX2's 8
+  EXPECT_FALSE(k.WeightGradientDirect(156, 4));  // dev seed 150's weight gradient: gemm
+  // Dev seed 74 (8 -> 128, 4 groups, 7x7 over 86 x 86 = 7396 positions): 960 positions unfolded,
+  // 376448 bytes of columns in its allocation trace (2 x 49 x 960 floats + 128).
+  EXPECT_EQ(k.ForwardColumnPositions(2, 32, 49, 1, 7396), 960u);
+  EXPECT_EQ(k.ForwardColumnPositions(6, 48, 9, 1, 576), 576u);  // all of a small map
+}
+
 TEST(ConvScratchTable, MalformedTablesAreRefusedWithAReason) {
   EXPECT_FALSE(ParseConvScratchTable("").ok());
   EXPECT_FALSE(ParseConvScratchTable("[1, 2]").ok());

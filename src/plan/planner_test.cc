@@ -969,6 +969,55 @@ TEST(ConvScratch, TwoDimensionalPaddingTheDirectKernelRefusesTakesTheGemmWeightG
   EXPECT_LT(Conv2dRule(32, 320, {8, 8}, 6, {5, 0}, 2, 1, 7).backward_temp_bytes, 2 * w33);
 }
 
+// A dense 2-D layer of 4-15 input channels is refused by oneDNN's AVX-512 weight gradient (a first
+// convolution of more than 3 channels); where the AVX2 one refuses it too (a kernel taller than the
+// input), gemm runs (dev seed 35: 8 -> 32, k5, stride 2 over 3 x 3, batch 1, planned 80 % low).
+TEST(ConvScratch, NarrowInputTheAvx2KernelRefusesTakesTheGemmWeightGradient) {
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  const uint64_t w = 32u * 8 * 25 * 4, col = 8u * 25 * 4 * 4;
+  const uint64_t gemm = col + g.weight_copies * w + g.fixed_bytes + g.PackBytes(8 * 25, 32, 4, 4);
+  EXPECT_EQ(Conv2dRule(8, 32, {3, 3}, 5, {2, 2}, 2, 1, 1).backward_temp_bytes, gemm);
+  // Over 8 x 8 the AVX2 kernel takes it: its blocked rule, far less than four weight copies.
+  EXPECT_LT(Conv2dRule(8, 32, {8, 8}, 5, {2, 2}, 2, 1, 1).backward_temp_bytes, g.weight_copies * w);
+}
+
+// A grouped 1x1 convolution below batch 16 runs slow_conv2d (no oneDNN), which has no groups:
+// PyTorch 1.13 runs it group by group and concatenates (dev seed 75: a depthwise 1x1 over 160
+// channels planned 18 % low with no scratch at all).
+TEST(ConvScratch, GroupedSlowConv2dRunsGroupByGroup) {
+  // 32 -> 32, 4 groups, 1x1, 16 x 16, batch 2: the concatenation holds the input and weight
+  // gradients' pieces beside the results; each group's input and output-gradient copies are less.
+  const uint64_t x = 2u * 32 * 256 * 4, w = 32u * 8 * 4;
+  const OpRule r = ConvRule(2, 32, 32, 1, 4, 16, 2);
+  EXPECT_EQ(r.backward_temp_bytes, x + w);
+  EXPECT_EQ(r.forward_temp_bytes, x);  // the group outputs beside their concatenation (output = input size)
+}
+
+// A grouped convolution whose per-group channel counts oneDNN's direct kernels refuse (not 16, 8 or
+// 4 in and out for forward and the input gradient, not 16 or 8 for the weight gradient; oneDNN 2.6.3
+// init_conf) runs x64:gemm:jit on plain buffers: no reorders, ideep's own output / input-gradient
+// buffer and one group's im2col columns (DNNL_VERBOSE on tools/probe_conv_fuzz.py dev seeds 79, 89).
+TEST(ConvScratch, GroupedConvolutionOneDnnRefusesRunsGemmPerGroup) {
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  const uint64_t fixed = 7 * 1024;
+  // 24 -> 192, 4 groups (6 -> 48 each), k3, 24 x 24, batch 8.
+  const uint64_t x = 8u * 24 * 576 * 4, y = 8u * 192 * 576 * 4, w = 192u * 6 * 9 * 4;
+  const uint64_t col = 6u * 9 * 576 * 4;
+  const uint64_t weight_phase = col + g.weight_copies * w + g.fixed_bytes + g.PackBytes(6 * 9, 48, 576, 576);
+  const OpRule r = ConvRule(2, 24, 192, 3, 4, 24, 8);
+  // ideep's input gradient stands in for the result during the gemm (its columns and sgemm's own
+  // buffer beside it), then is copied out; the weight gradient's gemm is the larger here.
+  EXPECT_EQ(r.backward_temp_bytes, std::max(std::max(col + g.pack_beyond_bytes, x) + fixed, weight_phase));
+  EXPECT_EQ(r.forward_temp_bytes, y + fixed);  // ideep's output beside the result, while it is copied
+  EXPECT_LT(r.backward_temp_bytes, y);  // the old rule: the input and the output gradient blocked, > 3.9 MB
+  // A channel multiplier (32 -> 64, 32 groups: 1 -> 2 each) is no depthwise kernel's either: 1-D, k3.
+  const uint64_t x1 = 3u * 32 * 128 * 4, col1 = 1u * 3 * 128 * 4, w1 = 64u * 3 * 4;
+  EXPECT_EQ(ConvRule(1, 32, 64, 3, 32, 128, 3).backward_temp_bytes,
+            std::max(std::max(col1 + g.pack_beyond_bytes, x1) + fixed, col1 + g.weight_copies * w1 + g.fixed_bytes));
+  // 32 -> 64 in 2 groups (16 -> 32 each) keeps the direct kernels' blocked rule.
+  EXPECT_GT(ConvRule(2, 32, 64, 3, 2, 24, 8).backward_temp_bytes, 8u * (32 + 64) * 576 * 4);
+}
+
 // The input-gradient phase of a 3-D convolution with 4-15 input channels holds the blocked input
 // and output gradients and the weights' block padding, not the whole blocked weights (probe
 // gemm3d_grid: conv3d 10 -> 12, k3, 12 wide measured 324664 at batch 2 and 628792 at batch 4;

@@ -725,13 +725,17 @@ bool DirectWeightGradientRefuses3d(const NodeInfo& n, const std::vector<int64_t>
 // (jit_avx2_conv_bwd_weights_kernel_f32::init_conf) refuses any dilation, padding as wide as the
 // kernel on any side, a kernel taller than the input, 14 or more columns wide (the end paddings are
 // what the output's last position reaches past the input). Dev seed 33 of tools/probe_conv_fuzz.py
-// (top padding 5 under a 6-tall kernel) ran the AVX2 kernel, with the direct rule's memory.
+// (top padding 5 under a 6-tall kernel) ran the AVX2 kernel, with the direct rule's memory. A dense
+// layer of fewer than 16 input channels is a first convolution to the AVX-512 kernel, whose
+// src_ok takes only 1-3 of them: 4-15 are the AVX2 kernel's or gemm's (dev seeds 35 and 95, 8 and
+// 14 channels under a kernel taller than the input, ran x64:gemm:jit backward_weights).
 bool DirectWeightGradientRefuses2d(const NodeInfo& n, const std::vector<int64_t>& xd, const std::vector<int64_t>& wd,
                                    const std::vector<int64_t>& yd) {
   if (xd.size() != 4 || wd.size() != 4 || yd.size() != 4) return false;
   auto attr = [&](const char* name, size_t i, int64_t fallback) { return IntsAttrAt(n, name, i, fallback); };
-  bool avx512 = attr("dilations", 0, 1) != 1 &&
-                (attr("strides", 0, 1) != 1 || (wd[2] - 1) * attr("dilations", 0, 1) + 1 > xd[2]);
+  bool avx512 = (xd[1] >= 4 && xd[1] < 16) ||
+                (attr("dilations", 0, 1) != 1 &&
+                 (attr("strides", 0, 1) != 1 || (wd[2] - 1) * attr("dilations", 0, 1) + 1 > xd[2]));
   bool avx2 = attr("dilations", 0, 1) != 1 || attr("dilations", 1, 1) != 1 || wd[3] >= 14 || wd[2] > xd[2];
   for (size_t d = 0; d < 2; ++d) {
     const int64_t in = xd[2 + d], out = yd[2 + d], k = wd[2 + d];
@@ -743,6 +747,16 @@ bool DirectWeightGradientRefuses2d(const NodeInfo& n, const std::vector<int64_t>
     avx2 = avx2 || begin >= ext || end >= ext;
   }
   return avx512 && avx2;
+}
+
+// Whether a convolution needs no im2col columns: a 1x1 kernel, unit strides, the output the input's
+// size (no padding) - oneDNN's gemm_convolution_utils and slow_conv2d both skip the unfolding then.
+bool KeepsSize(uint64_t kernel, bool strided, const std::vector<int64_t>& xd, const std::vector<int64_t>& yd) {
+  if (kernel != 1 || strided || xd.size() != yd.size()) return false;
+  for (size_t i = 2; i < xd.size(); ++i) {
+    if (xd[i] != yd[i]) return false;
+  }
+  return true;
 }
 
 void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
@@ -827,6 +841,23 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     if (spatial == 2 && groups == 1 && kernel > 1 && T[y].dims.size() == 4) {
       r->backward_temp_bytes = eb * static_cast<uint64_t>(xd[1]) * kernel * static_cast<uint64_t>(T[y].dims[2]) *
                                static_cast<uint64_t>(T[y].dims[3]);
+    }
+    if (spatial <= 2 && groups > 1 && T[y].dims.size() == xd.size()) {
+      // slow_conv2d has no groups (a grouped 1x1 kernel below batch 16: PyTorch 1.13's
+      // _select_conv_backend gives Slow2d): _convolution runs it group by group, as the grouped
+      // transposed convolution above, on contiguous copies of each group's input and, in backward,
+      // of its output gradient (copies only where the batch makes the channel slice strided), then
+      // concatenates outputs, input and weight gradients. Columns: one sample's, where the kernel
+      // reads past the input (padding or a stride); forward unfolds the whole batch (dev seed 75).
+      const uint64_t g = static_cast<uint64_t>(groups);
+      const bool copies = xd[0] > 1;
+      const uint64_t group_input = copies ? T[x].Bytes() / g : 0, group_grad = copies ? T[y].Bytes() / g : 0;
+      const bool keeps_size = KeepsSize(kernel, strided, xd, T[y].dims);
+      const uint64_t sample_positions = T[y].Elements() / std::max<uint64_t>(1, static_cast<uint64_t>(T[y].dims[0] * T[y].dims[1]));
+      const uint64_t columns = keeps_size ? 0 : eb * static_cast<uint64_t>(xd[1] / groups) * kernel * sample_positions;
+      r->forward_temp_bytes = std::max(T[y].Bytes(), group_input + columns * static_cast<uint64_t>(std::max<int64_t>(1, xd[0])));
+      r->backward_temp_bytes =
+          std::max(group_grad + group_input + columns, (input_grad ? T[x].Bytes() : 0) + T[w].Bytes());
     }
     return;
   }
@@ -923,15 +954,18 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   // a sample.
   const uint64_t sample_positions =
       T[y].Elements() / std::max<uint64_t>(1, samples * static_cast<uint64_t>(std::max<int64_t>(1, c_out)));
-  auto gemm_weight_gradient = [&](uint64_t positions) {
-    const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
+  // A grouped layer runs one gemm per group, over the group's channels (`in_channels`, `out_channels`).
+  auto gemm_weight_gradient = [&](uint64_t positions, int64_t in_channels = -1, int64_t out_channels = -1) {
+    if (in_channels < 0) in_channels = c_in;
+    if (out_channels < 0) out_channels = c_out;
+    const uint64_t col = eb * static_cast<uint64_t>(in_channels) * kernel * positions;
     uint64_t gemm = g.col_copies * col + g.weight_copies * T[w].Bytes() + g.fixed_bytes;
     // With several threads it reduces per-thread copies of the weight gradient, each with its own
     // columns (oneDNN's gemm convolution, outer threading over the batch).
     r->per_thread_bytes = col + T[w].Bytes();
-    if (c_out >= g.pack_min_out_channels) {
-      const uint64_t pack =
-          g.PackBytes(static_cast<uint64_t>(c_in) * kernel, static_cast<uint64_t>(c_out), positions, sample_positions);
+    if (out_channels >= g.pack_min_out_channels) {
+      const uint64_t pack = g.PackBytes(static_cast<uint64_t>(in_channels) * kernel, static_cast<uint64_t>(out_channels),
+                                        positions, sample_positions);
       gemm += pack;
       r->machine_dependent_bytes = pack + g.pack_worst_abs_error;
     }
@@ -1013,10 +1047,57 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     }
     r->backward_temp_bytes = std::max(r->backward_temp_bytes, weight_phase);
   }
+  if (spatial == 2 && groups == 1 && kernel > 1 && c_in < 16 && T[y].dims.size() == 4 &&
+      DirectWeightGradientRefuses2d(n, xd, wd, T[y].dims)) {
+    // Narrower inputs take the same gemm weight gradient where both direct kernels refuse them (for
+    // 4-15 channels the AVX2 kernel's checks alone decide).
+    const uint64_t positions = static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
+    r->backward_temp_bytes = std::max(r->backward_temp_bytes, gemm_weight_gradient(positions));
+  }
   if (spatial == 1 && input_grad) {
     // conv1d: the weight gradient is formed in a blocked buffer and reordered, at a moment when the
     // other reorders are gone (measured 16-64 channels, 16-64 wide: the larger of the two).
     r->backward_temp_bytes = std::max(r->backward_temp_bytes, T[w].Bytes() + fixed);
+  }
+  // A grouped convolution that is not depthwise (a channel multiplier counts: 1 input and 2 output
+  // channels per group) runs oneDNN's direct kernels only for the per-group channel counts their
+  // init_conf checks take (data/conv_scratch.json grouped_direct_kernels); otherwise
+  // x64:gemm:jit on plain buffers (DNNL_VERBOSE on tools/probe_conv_fuzz.py dev seeds 70, 79, 89,
+  // 96, 99, 114, 147, 154). No reorders then: ideep computes the output and the input gradient into
+  // buffers of its own before copying them out, and oneDNN's scratchpad holds the im2col columns of
+  // one group (in_channels / groups x kernel volume x output positions of one sample, or of one depth
+  // slice in 3-D; none for a 1x1 kernel that keeps the size) and, for the weight gradient, what
+  // data/conv_scratch.json's gemm rule gives (the same gemm_convolution_utils init_conf), per group.
+  const GroupedDirectKernels& gk = EmbeddedConvScratchTable().grouped_direct_kernels;
+  const bool one_channel_groups = groups > 1 && c_in == groups && c_out == groups;
+  if (groups > 1 && !one_channel_groups && gk.Known() && T[y].dims.size() == xd.size()) {
+    const int64_t in_g = c_in / groups, out_g = c_out / groups;
+    const bool data_gemm = gk.DataBlock(in_g, out_g) == 0;
+    const bool weight_gemm = !gk.WeightGradientDirect(in_g, out_g);
+    const auto& yd = T[y].dims;
+    const uint64_t positions = spatial == 1 ? static_cast<uint64_t>(yd[2])
+                                            : static_cast<uint64_t>(yd[yd.size() - 2]) * static_cast<uint64_t>(yd.back());
+    const bool keeps_size = KeepsSize(kernel, strided, xd, yd);
+    const uint64_t col = keeps_size ? 0 : eb * static_cast<uint64_t>(in_g) * kernel * positions;
+    const uint64_t weight_phase = weight_gemm ? gemm_weight_gradient(positions, in_g, out_g) : 0;
+    if (data_gemm) {
+      // Each of the forward and input-gradient sgemm calls takes sgemm's own buffer (allocation
+      // traces of dev seeds 70 and 74: 73984 bytes a call, the size the weight gradient's gemm takes
+      // where it does not pack). 1-D and 2-D forward unfolds an L2-sized block of positions.
+      int64_t stride_area = 1;
+      for (size_t i = 0; i + 2 < xd.size(); ++i) stride_area *= IntsAttrAt(n, "strides", i, 1);
+      const uint64_t forward_positions =
+          spatial == 3 ? positions
+                       : gk.ForwardColumnPositions(in_g, out_g, static_cast<int64_t>(kernel), stride_area, positions);
+      const uint64_t forward_col = keeps_size ? 0 : eb * static_cast<uint64_t>(in_g) * kernel * forward_positions;
+      // ideep's own output (input gradient) stands in for the result while the gemm runs, then both
+      // live while it is copied out: the larger of columns + sgemm's buffer and one more result.
+      r->forward_temp_bytes = std::max(forward_col + g.pack_beyond_bytes, T[y].Bytes()) + fixed;
+      r->backward_temp_bytes =
+          std::max(input_grad ? std::max(col + g.pack_beyond_bytes, T[x].Bytes()) + fixed : 0, weight_phase);
+    } else if (weight_gemm) {
+      r->backward_temp_bytes = std::max(r->backward_temp_bytes, weight_phase);
+    }
   }
   // oneDNN runs a 2-D convolution of a channels-last input in channels-last: neither the input nor
   // an output gradient that arrives channels-last is copied (ConvNeXt's depthwise conv after the
