@@ -105,7 +105,10 @@ TEST(DataSet, AddedExcerptsAreClassifiedAndCoverEveryClassTwice) {
 // gated), so that running the tests does not turn it into a tuning target.
 // The targets are 90% top cause, 98% domain and no memory log without a
 // finding; the gate holds what this code measured on the whole development file
-// minus one point (1227 rows after round 14's rules with the layer retrained through corpus-1957: 96.8 % top cause,
+// minus one point (1285 rows after round 15's rules, layer unchanged: 96.7 % top cause, 96.1 % domain, 25 of 930 =
+// 2.7 % memory logs without a finding, so the floors stay; round 15's 58 new rows, scored before any change, left the
+// file at 96.3 %, 95.2 %, 37 of 930, under the domain floor until round 15's rules;
+// 1227 rows after round 14's rules with the layer retrained through corpus-1957: 96.8 % top cause,
 // 96.3 % domain, 22 of 878 = 2.5 % memory logs without a finding, so the floors stay; retrained through corpus-1973
 // the layer gave a memory finding to "内存增加到32G后就可以正常运行了" (RAM added as a fix), so it was not shipped; round 14's first 39 new rows,
 // scored before any change, left the 1196-row file at 96.7 %, 96.3 %, 23 of 853, its second 20, scored with
