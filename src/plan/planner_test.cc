@@ -981,6 +981,15 @@ TEST(ConvScratch, NarrowInputTheAvx2KernelRefusesTakesTheGemmWeightGradient) {
   EXPECT_LT(Conv2dRule(8, 32, {8, 8}, 5, {2, 2}, 2, 1, 1).backward_temp_bytes, g.weight_copies * w);
 }
 
+// oneDNN's AVX-512 input gradient pads fewer than 16 input channels to 16 and blocks the weights
+// 16 x 16: 2 -> 320, k5, stride 2 over 8 x 8, batch 4 (dev seed 97, planned 57 % low) holds 512000
+// bytes of blocked weights beside the blocked output and input gradients (its allocation trace).
+TEST(ConvScratch, NarrowInputGradientBlocksTheWeightsSixteenBySixteen) {
+  const uint64_t y16 = 4u * 320 * 16 * 4, x16 = 4u * 16 * 64 * 4, w16 = 320u * 16 * 25 * 4;
+  const uint64_t x = 4u * 2 * 64 * 4, w = 320u * 2 * 25 * 4;
+  EXPECT_EQ(Conv2dRule(2, 320, {8, 8}, 5, {2, 2}, 2, 1, 4).backward_temp_bytes, y16 + x16 + w16 - x - w + 7 * 1024);
+}
+
 // A grouped 1x1 convolution below batch 16 runs slow_conv2d (no oneDNN), which has no groups:
 // PyTorch 1.13 runs it group by group and concatenates (dev seed 75: a depthwise 1x1 over 160
 // channels planned 18 % low with no scratch at all).

@@ -1047,6 +1047,20 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     }
     r->backward_temp_bytes = std::max(r->backward_temp_bytes, weight_phase);
   }
+  if (spatial <= 2 && groups == 1 && kernel > 1 && c_in < 16 && !(c_in <= 8 && c_out <= 8) && input_grad && !dilated) {
+    // oneDNN's AVX-512 input gradient pads the input channels to 16 (ok_to_pad_channels): it holds
+    // the output gradient and the input gradient blocked by 16 and the weights blocked 16 x 16
+    // (ABcd16a16b), 16 / in_channels times their size - 8 x for 2 channels (allocation trace of dev
+    // seed 97: 2 -> 320, k5: 512000 bytes of blocked weights beside 81920 + 16384; 1-D too, dev
+    // seed 127: jit:avx512_core backward_data with ABcd16a16b for 4 channels). A dilated layer may
+    // run the gemm input gradient instead (dev seed 108: x64:gemm:jit backward_data): not counted.
+    // Layers of at most 8 channels on both sides keep the probes' rule above.
+    const uint64_t w16 = eb * kernel * static_cast<uint64_t>((c_out + 15) / 16 * 16) * 16;
+    // The blocked input gradient and weights stand beside the plain results the plan already holds.
+    const uint64_t blocked = padded_to(y, 16) + padded_to(x, 16) + w16;
+    r->backward_temp_bytes =
+        std::max(r->backward_temp_bytes, blocked - std::min(blocked, T[x].Bytes() + T[w].Bytes()) + fixed);
+  }
   if (spatial == 2 && groups == 1 && kernel > 1 && c_in < 16 && T[y].dims.size() == 4 &&
       DirectWeightGradientRefuses2d(n, xd, wd, T[y].dims)) {
     // Narrower inputs take the same gemm weight gradient where both direct kernels refuse them (for
