@@ -988,6 +988,10 @@ TEST(ConvScratch, NarrowInputGradientBlocksTheWeightsSixteenBySixteen) {
   const uint64_t y16 = 4u * 320 * 16 * 4, x16 = 4u * 16 * 64 * 4, w16 = 320u * 16 * 25 * 4;
   const uint64_t x = 4u * 2 * 64 * 4, w = 320u * 2 * 25 * 4;
   EXPECT_EQ(Conv2dRule(2, 320, {8, 8}, 5, {2, 2}, 2, 1, 4).backward_temp_bytes, y16 + x16 + w16 - x - w + 7 * 1024);
+  // 1 -> 2, k7 over 112 x 112, batch 3 (dev seed 166): the blocked input and output gradients by 16,
+  // not the 4-8-channel probes' extra padded and plain input (planned 49 % high with them).
+  const uint64_t p16 = 3u * 16 * 12544 * 4;
+  EXPECT_EQ(Conv2dRule(1, 2, {112, 112}, 7, {3, 3}, 1, 1, 3).backward_temp_bytes, 2 * p16 + 7 * 1024);
 }
 
 // A grouped 1x1 convolution below batch 16 runs slow_conv2d (no oneDNN), which has no groups:

@@ -915,11 +915,13 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     r->backward_temp_bytes = 2 * padded(x) - T[x].Bytes() + fixed;
   } else {
     r->backward_temp_bytes = input_reorder + padded(y) + fixed;
-    if (!depthwise && input_grad && c_in <= 8 && c_out <= 8 && strided && spatial <= 2) {
+    // (Probed from 4 input channels on; 1-3 are first convolutions, blocked by 16: below.)
+    const bool narrow_both = !depthwise && input_grad && c_in >= 4 && c_in <= 8 && c_out <= 8;
+    if (narrow_both && strided && spatial <= 2) {
       // Strided, its scratch is two blocked input-sized buffers, nothing output-sized (probes
       // conv_strided_small_channels: 4-8 channels, kernels 3-5, 1-D and 2-D, stride 2).
       r->backward_temp_bytes = 2 * padded(x) + fixed;
-    } else if (!depthwise && input_grad && c_in <= 8 && c_out <= 8) {
+    } else if (narrow_both) {
       r->backward_temp_bytes += padded(x) + (c_in < 8 ? T[x].Bytes() : 0);
     }
   }
@@ -1047,14 +1049,18 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     }
     r->backward_temp_bytes = std::max(r->backward_temp_bytes, weight_phase);
   }
-  if (spatial <= 2 && groups == 1 && kernel > 1 && c_in < 16 && !(c_in <= 8 && c_out <= 8) && input_grad && !dilated) {
+  if (spatial <= 2 && groups == 1 && kernel > 1 && c_in < 16 && !(c_in >= 4 && c_in <= 8 && c_out <= 8) &&
+      input_grad && !dilated) {
     // oneDNN's AVX-512 input gradient pads the input channels to 16 (ok_to_pad_channels): it holds
     // the output gradient and the input gradient blocked by 16 and the weights blocked 16 x 16
     // (ABcd16a16b), 16 / in_channels times their size - 8 x for 2 channels (allocation trace of dev
     // seed 97: 2 -> 320, k5: 512000 bytes of blocked weights beside 81920 + 16384; 1-D too, dev
     // seed 127: jit:avx512_core backward_data with ABcd16a16b for 4 channels). A dilated layer may
     // run the gemm input gradient instead (dev seed 108: x64:gemm:jit backward_data): not counted.
-    // Layers of at most 8 channels on both sides keep the probes' rule above.
+    // Layers of 4-8 input and at most 8 output channels keep the probes' rule above; 1-3 input
+    // channels into at most 8 take this one (dev seed 166, 1 -> 2 over 112 x 112: planned 49 % high
+    // with the 8-blocked rule's extra padded input; its trace: blocked output and input gradients
+    // by 16 and the 16 x 16 weights).
     const uint64_t w16 = eb * kernel * static_cast<uint64_t>((c_out + 15) / 16 * 16) * 16;
     // The blocked input gradient and weights stand beside the plain results the plan already holds.
     const uint64_t blocked = padded_to(y, 16) + padded_to(x, 16) + w16;
