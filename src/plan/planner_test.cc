@@ -994,6 +994,19 @@ TEST(ConvScratch, NarrowInputGradientBlocksTheWeightsSixteenBySixteen) {
   EXPECT_EQ(Conv2dRule(1, 2, {112, 112}, 7, {3, 3}, 1, 1, 3).backward_temp_bytes, 2 * p16 + 7 * 1024);
 }
 
+// A dilated, strided axis is refused by both direct input-gradient kernels (oneDNN 2.6.3 bwd_data
+// init_conf); with the weight gradient refused too, the whole backward runs gemm, without reorders
+// (dev seed 100: 12 -> 64, dilation 3, stride 3; planned 23 % high with the blocked reorders).
+TEST(ConvScratch, DilatedStridedLayerRunsTheGemmInputGradient) {
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  // 12 -> 64, k3, padding 3, stride 3, dilation 3 over 53 x 37, batch 6: the output is 18 x 13.
+  const uint64_t x = 6u * 12 * 53 * 37 * 4, w = 64u * 12 * 9 * 4, col = 12u * 9 * 234 * 4;
+  const uint64_t weight_phase = col + g.weight_copies * w + g.fixed_bytes + g.PackBytes(108, 64, 234, 234);
+  const uint64_t backward = Conv2dRule(12, 64, {53, 37}, 3, {3, 3}, 3, 3, 6).backward_temp_bytes;
+  EXPECT_EQ(backward, std::max(std::max(col + g.pack_beyond_bytes, x) + 7 * 1024, weight_phase));
+  EXPECT_LT(backward, x / 12 * 16);  // no input blocked by 8 (the old rule held it and more)
+}
+
 // A grouped 1x1 convolution below batch 16 runs slow_conv2d (no oneDNN), which has no groups:
 // PyTorch 1.13 runs it group by group and concatenates (dev seed 75: a depthwise 1x1 over 160
 // channels planned 18 % low with no scratch at all).

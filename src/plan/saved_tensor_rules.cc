@@ -718,6 +718,15 @@ bool DirectWeightGradientRefuses3d(const NodeInfo& n, const std::vector<int64_t>
   return false;
 }
 
+// Whether some spatial axis is both dilated and strided, which oneDNN 2.6.3's direct input-gradient
+// kernels (AVX-512 and AVX2 bwd_data init_conf) both refuse.
+bool DilatedAxisStrided(const NodeInfo& n, size_t spatial) {
+  for (size_t i = 0; i < spatial; ++i) {
+    if (IntsAttrAt(n, "dilations", i, 1) != 1 && IntsAttrAt(n, "strides", i, 1) != 1) return true;
+  }
+  return false;
+}
+
 // Whether both of oneDNN 2.6.3's direct 2-D weight-gradient kernels refuse a convolution, which then
 // runs the gemm one. jit_avx512_common_conv_bwd_weights_kernel_f32::init_conf refuses a dilated
 // height with a stride, a dilated kernel taller than the input, top or bottom padding past half the
@@ -1073,6 +1082,17 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     // 4-15 channels the AVX2 kernel's checks alone decide).
     const uint64_t positions = static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
     r->backward_temp_bytes = std::max(r->backward_temp_bytes, gemm_weight_gradient(positions));
+  }
+  if (spatial == 2 && groups == 1 && kernel > 1 && T[y].dims.size() == 4 && DilatedAxisStrided(n, 2) &&
+      DirectWeightGradientRefuses2d(n, xd, wd, T[y].dims)) {
+    // Both direct input-gradient kernels (jit_avx512_common_conv_bwd_data_kernel_f32 and the AVX2
+    // one, oneDNN 2.6.3 init_conf) refuse a dilated axis with a stride: the input gradient runs gemm
+    // too (dev seeds 100 and 108: x64:gemm:jit backward_data and backward_weights). No reorders then:
+    // the grouped gemm rule below with one group.
+    const uint64_t positions = static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
+    const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
+    r->backward_temp_bytes = std::max(input_grad ? std::max(col + g.pack_beyond_bytes, T[x].Bytes()) + fixed : 0,
+                                      gemm_weight_gradient(positions));
   }
   if (spatial == 1 && input_grad) {
     // conv1d: the weight gradient is formed in a blocked buffer and reordered, at a moment when the
