@@ -18,6 +18,10 @@ bench/results/explain_learned_layer_round13.txt (round 11's: bench/results/expla
       fold), the healthy unit-test lines (U: the model trained on everything), and, with --new-rules, the
       development rows after --through (D: read by the rules before this layer, the model trained on the rows
       through --through only: fresh to both). Several models and thresholds.
+  explain_learned_layer.py gates [--rules CACHE.json] [--healthy-rules CACHE.json] [--out FILE]
+      round 16: the gates' thresholds (OOM_VOCABULARY, MEMORY_NOUNS) by 10-fold cross-validation by thread on all
+      development rows (A), the fresh rows of rounds 13-15 as the engine before each round read them (F) and the
+      healthy development rows (H) (bench/results/explain_learned_layer_round16.txt).
   explain_learned_layer.py train [--through corpus-NNNN] [--out data/explain_learned_layer.json]
       trains the shipped model on the development rows through --through (default: the last one) and the
       healthy development rows, and writes the weights.
@@ -42,6 +46,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -67,6 +72,77 @@ FAILURE_WORDS = frozenset({
     "freezes", "froze", "broken", "breaks",
     "错", "败", "崩", "溃", "爆", "死"})
 FAILURE_SUFFIXES = ("error", "exception", "failure")
+# Round 16: gates. A log that holds a phrase of a gate's list is held to the gate's threshold (the largest of
+# those it passes) instead of the strict THRESHOLD: one that plainly speaks of memory running out
+# (OOM_VOCABULARY) to THRESHOLD_VOCABULARY, one that names memory at all (MEMORY_NOUNS) to THRESHOLD_MEMORY_NOUNS.
+# The thresholds are chosen by cross-validation by thread (bench/results/explain_learned_layer_round16.txt). The
+# lists are written from the wordings of frameworks, runtimes, kernels and schedulers (docs/explain.md's layer 2)
+# and from the words for memory, not row by row. Matched on the phrase text: lower-cased, every run of ASCII
+# characters that are not letters or digits ('_' included) made one space, padded with a space (so
+# "CUDA_ERROR_OUT_OF_MEMORY" holds " out of memory ", "return code -9" " code 9 "); a phrase with a non-ASCII
+# character is matched as it stands. learned_layer.cc reads the gates from the weights file.
+OOM_VOCABULARY = [
+    "out of memory", "outofmemory", "outofmemoryerror", "oom", "ooms", "oomed", "ooming", "oomkilled", "oom killer",
+    "oom kill", "out of vram", "out of ram", "out of gpu memory", "out of device memory", "out of host memory",
+    "resource exhausted", "memory exhausted", "exhausted memory",
+    "failed to allocate", "failed to alloc", "fail to allocate", "cannot allocate", "can not allocate", "can t allocate",
+    "could not allocate", "couldn t allocate", "unable to allocate", "allocation failed", "allocation failure",
+    "failed allocation", "failed to reserve", "unable to mmap", "bad alloc", "enomem", "memoryerror", "memory error",
+    "insufficient memory", "insufficient gpu memory", "insufficient vram", "not enough memory", "not enough vram",
+    "not enough ram", "not enough gpu memory", "no enough memory", "enough memory resources", "than is available",
+    "than available", "memory limit", "limit exceeded", "memory exceeded", "exceeded memory", "exceeds memory",
+    "ran out of", "run out of", "runs out of", "running out of", "runs out", "ran out", "max out", "maxed out",
+    "killed", "sigkill", "signal 9", "code 137", "status 137", "code 9", "oom score",
+    "显存不足", "内存不足", "显存溢出", "内存溢出", "爆显存", "显存爆", "爆内存", "无法分配", "内存耗尽", "显存耗尽",
+    "メモリ不足", "메모리 부족", "недостаточно памяти", "нехватка памяти",
+]
+MEMORY_NOUNS = [
+    "memory", "vram", "ram", "gpu memory", "system memory", "swap", "shm", "dev shm", "rss", "pinned", "page locked",
+    "显存", "内存", "メモリ", "메모리", "памяти", "память", "speicher", "mémoire",
+]
+# The memory a finding of this layer names: where the log's words name only the GPU's memory or only the host's,
+# that one; else the model's larger of P(gpu) and P(host).
+DOMAIN_NOUNS = {
+    "gpu": ["vram", "gpu memory", "gpu ram", "cuda memory", "device memory", "video memory", "graphics memory", "显存"],
+    "host": ["ram", "system memory", "system ram", "cpu memory", "cpu ram", "host memory", "swap", "shm", "rss", "内存"],
+}
+THRESHOLD_VOCABULARY = 1e-3
+THRESHOLD_MEMORY_NOUNS = 1e-3
+THRESHOLDS_VOCABULARY = [1.0001, 0.9, 0.5, 0.1, 1e-2, 1e-3]
+THRESHOLDS_MEMORY_NOUNS = [0.1, 1e-2, 1e-3, 1e-4, 1e-5]
+
+
+def gates(vocabulary=None, nouns=None):
+    """The (phrases, threshold, needs a failure word) gates. The memory nouns gate also needs one of round 11's
+    FAILURE_WORDS (a log that names memory and that something failed; "内存增加到32G后就可以正常运行了", a fix that
+    worked, names memory and nothing that failed)."""
+    vocabulary = THRESHOLD_VOCABULARY if vocabulary is None else vocabulary
+    nouns = THRESHOLD_MEMORY_NOUNS if nouns is None else nouns
+    return [(OOM_VOCABULARY, vocabulary, False), (MEMORY_NOUNS, nouns, True)]
+
+
+def phrase_text(text):
+    """The text the vocabulary is matched on (see OOM_VOCABULARY)."""
+    out, space = [" "], True
+    for ch in text.lower() if text.isascii() else "".join(c.lower() if c.isascii() else c for c in text):
+        if ch.isascii() and not ch.isalnum():
+            if not space:
+                out.append(" ")
+                space = True
+            continue
+        out.append(ch)
+        space = False
+    if not space:
+        out.append(" ")
+    return "".join(out)
+
+
+def holds_phrase(text, phrases=OOM_VOCABULARY):
+    """Whether the text holds one of `phrases` (see OOM_VOCABULARY)."""
+    t = phrase_text(text)
+    return any((" " + v + " ") in t if v.isascii() else v in t for v in phrases)
+
+
 SPAN = {"host_pinned_oom": "host", "host_ram_oom": "host", "shm_exhausted": "host",
         "driver_mismatch": "none", "cuda_library_mismatch": "none", "not_memory": "none"}
 # Healthy lines of the unit tests that must get no memory finding (U): each alone gets no rule finding.
@@ -199,14 +275,19 @@ def reports_trouble(text):
     return any(t in FAILURE_WORDS or t.endswith(FAILURE_SUFFIXES) for t in tokens(text))
 
 
-def estimate(model, text, threshold, gate):
-    """The finding the layer adds to a log without one (as the rules' JSON has it), or None."""
+def estimate(model, text, threshold, gate, phrase_gates=()):
+    """The finding the layer adds to a log without one (as the rules' JSON has it), or None. A log that holds
+    a phrase of one of `phrase_gates` (see gates()) is held to the largest such threshold."""
     if gate and not reports_trouble(text):
         return None
     p = posterior(model, text)
+    for phrases, t, needs_failure in phrase_gates:
+        if t > threshold and holds_phrase(text, phrases) and (not needs_failure or reports_trouble(text)):
+            threshold = t
     if not p["none"] < threshold:
         return None
-    gpu = p["gpu"] >= p["host"]
+    gpu_words, host_words = holds_phrase(text, DOMAIN_NOUNS["gpu"]), holds_phrase(text, DOMAIN_NOUNS["host"])
+    gpu = gpu_words if gpu_words != host_words else p["gpu"] >= p["host"]
     return {"cause": "gpu_device_oom" if gpu else "host_ram_oom", "domain": "gpu" if gpu else "host",
             "confidence": "low"}
 
@@ -343,6 +424,72 @@ def cv(args):
     sys.stdout.write(text)
 
 
+FRESH_BATCHES = [("13", 1756, 1862), ("14", 1863, 1927), ("14b", 1928, 1957), ("14c", 1958, 1973), ("15", 1974, 2067)]
+
+
+def fresh_answers(rows, today):
+    """Round 16's F: the fresh development rows of rounds 13-15 as the engine before each round's rules read them.
+    bench/results/explain_fresh_round<N>_dev.txt lists each batch's misses with the answer then ("got CAUSE/DOMAIN
+    [CONFIDENCE]"; no confidence: no finding at all); a row it does not list was answered right then and keeps
+    today's answer (`today`: id -> findings)."""
+    old = {}
+    for tag, _, _ in FRESH_BATCHES:
+        for text in open(os.path.join(ROOT, f"bench/results/explain_fresh_round{tag}_dev.txt")):
+            m = re.match(r"\s+miss (corpus-\d+) \([^)]*\): got (\w+)/(\w+)( \w+)?,", text)
+            if m:
+                rid, cause, domain, confidence = m.groups()
+                old[rid] = [] if confidence is None else [{"cause": cause, "domain": domain,
+                                                           "confidence": confidence.strip()}]
+    fresh = [r for r in rows if any(lo <= number(r["id"]) <= hi for _, lo, hi in FRESH_BATCHES)]
+    return fresh, [old.get(r["id"], today[r["id"]]) for r in fresh]
+
+
+def study_gates(args):
+    """Round 16: the gates' thresholds by cross-validation by thread (each row read by a model not trained on its
+    thread's fold) on A (all development rows, today's rules), F (fresh_answers) and H (healthy development rows)."""
+    dev = read_dev()
+    healthy = read_healthy_dev()
+    rules = rules_answers(args.oomguard, dev, args.rules)
+    hrules = rules_answers(args.oomguard, healthy, args.healthy_rules)
+    fresh, fresh_rules = fresh_answers(dev, {r["id"]: f for r, f in zip(dev, rules)})
+    folds = {k: train([r for r in dev if fold_of(r) != k], [r for r in healthy if fold_of(r) != k], SHIPPED_CLASSES)
+             for k in range(FOLDS)}
+
+    def layer(rows, answers, phrase_gates):
+        return [f if f else [g for g in [estimate(folds[fold_of(r)], r["excerpt"], THRESHOLD, False, phrase_gates)]
+                             if g] for r, f in zip(rows, answers)]
+
+    def figures(name, phrase_gates):
+        a = score(dev, layer(dev, rules, phrase_gates))
+        f = score(fresh, layer(fresh, fresh_rules, phrase_gates))
+        h = sum(1 for x in layer(healthy, hrules, phrase_gates) if any(y["domain"] != "none" for y in x))
+        return (f"  {name:34s} A {a['cause']:4d} {a['domain']:4d} {a['no_finding']:3d} {a['fp']:3d}   "
+                f"F {f['cause']:3d} {f['domain']:3d} {f['no_finding']:3d} {f['fp']:2d}   H {h}")
+
+    a0, f0 = score(dev, rules), score(fresh, fresh_rules)
+    out = [f"explain learned last layer, round 16: gates. {FOLDS}-fold cross-validation by thread (folds sha256(source) "
+           f"% {FOLDS}); the model of each fold is trained on the other folds' development rows and healthy rows",
+           f"A: {os.path.relpath(DEV, ROOT)}, all {len(dev)} development rows, read by today's rules "
+           f"({a0['memory_logs']} memory logs, {a0['not_memory_logs']} not memory)",
+           f"F: the {len(fresh)} fresh development rows of rounds 13-15 (corpus-1756..2067) as read by the engine "
+           f"before each round's rules (bench/results/explain_fresh_round*_dev.txt; {f0['memory_logs']} memory logs, "
+           f"{f0['not_memory_logs']} not memory)",
+           f"H: the {len(healthy)} healthy development rows (corpus_healthy.jsonl, split dev)",
+           "columns: top cause right, domain right, memory logs without a finding, not-memory logs given a memory "
+           f"finding; H: healthy logs given a memory finding. Strict threshold P(not memory) < {THRESHOLD:g} always.",
+           f"  {'rules alone':34s} A {a0['cause']:4d} {a0['domain']:4d} {a0['no_finding']:3d} {a0['fp']:3d}   "
+           f"F {f0['cause']:3d} {f0['domain']:3d} {f0['no_finding']:3d} {f0['fp']:2d}",
+           figures("no gates (strict threshold only)", ())]
+    for v in THRESHOLDS_VOCABULARY:
+        for m in THRESHOLDS_MEMORY_NOUNS:
+            shipped = v == THRESHOLD_VOCABULARY and m == THRESHOLD_MEMORY_NOUNS
+            out.append(figures(f"vocabulary < {v:g}, nouns < {m:g}" + (" SHIPPED" if shipped else ""), gates(v, m)))
+    text = "\n".join(out) + "\n"
+    if args.out:
+        open(args.out, "w").write(text)
+    sys.stdout.write(text)
+
+
 def weights_text(through):
     dev = [r for r in read_dev() if number(r["id"]) <= through]
     healthy = read_healthy_dev()
@@ -356,6 +503,11 @@ def weights_text(through):
         "through": f"corpus-{through:04d}",
         "classes": list(SHIPPED_CLASSES),
         "threshold_not_memory": THRESHOLD,
+        "gates": [{"name": name, "threshold_not_memory": t, "needs_failure_word": needs, "phrases": phrases}
+                  for name, (phrases, t, needs) in zip(("oom_vocabulary", "memory_nouns"), gates())],
+        "failure_words": sorted(FAILURE_WORDS),
+        "failure_suffixes": list(FAILURE_SUFFIXES),
+        "domain_nouns": DOMAIN_NOUNS,
         "prior": [round(model["prior"][c], 4) for c in SHIPPED_CLASSES],
         "tokens": {t: [round(model["weights"][c][i], 3) for c in SHIPPED_CLASSES]
                    for i, t in enumerate(model["vocab"])},
@@ -408,6 +560,13 @@ def main():
     c.add_argument("--new-rules", help="cache of the rules' answers on the rows after --through (D)")
     c.add_argument("--out")
     c.set_defaults(func=cv)
+    g = sub.add_parser("gates")
+    g.add_argument("--oomguard", default=OOMGUARD, help="the binary whose rules are measured (before this layer)")
+    g.add_argument("--rules", help="cache of the rules' answers on the development rows (JSON), written when missing")
+    g.add_argument("--healthy-rules", help="the same for the healthy development rows")
+    g.add_argument("--out")
+    g.set_defaults(func=study_gates)
+
     t = sub.add_parser("train")
     t.add_argument("--through", help="last development row trained on (default: the last one)")
     t.add_argument("--out", default=WEIGHTS)

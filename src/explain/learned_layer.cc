@@ -28,7 +28,34 @@ struct Model {
   LearnedModelInfo info;
   std::array<double, kClasses> prior{};
   std::unordered_map<std::string, std::array<double, kClasses>> weights;
+  // Round 16's gates: a log that holds one of a gate's phrases (ASCII ones padded with a space each side, as
+  // they are matched on PhraseText) is held to its threshold when that is larger than the strict one.
+  struct Gate {
+    std::string name;
+    double threshold = 0;
+    bool needs_failure_word = false;  // ... and, with this, one of failure_words (or a word ending in a suffix)
+    std::vector<std::string> phrases;
+  };
+  std::vector<Gate> gates;
+  std::unordered_set<std::string> failure_words;
+  std::vector<std::string> failure_suffixes;
+  std::array<std::vector<std::string>, 2> domain_nouns;  // the words for the GPU's memory [kGpu], the host's [kHost]
 };
+
+// A phrase as PhraseText's output holds it.
+std::string Padded(const std::string& phrase) {
+  const bool ascii = std::all_of(phrase.begin(), phrase.end(), [](char c) { return (c & 0x80) == 0; });
+  return ascii ? " " + phrase + " " : phrase;
+}
+
+bool Phrases(const nlohmann::json& list, std::vector<std::string>& out) {
+  if (!list.is_array()) return false;
+  for (const auto& v : list) {
+    if (!v.is_string()) return false;
+    out.push_back(Padded(v.get<std::string>()));
+  }
+  return true;
+}
 
 const Model& TheModel() {
   static const Model model = [] {
@@ -48,6 +75,25 @@ const Model& TheModel() {
       std::array<double, kClasses>& to = m.weights[token];
       for (size_t c = 0; c < kClasses; ++c) to[c] = w[c].get<double>();
     }
+    for (const auto& g : j.value("gates", nlohmann::json::array())) {
+      Model::Gate gate;
+      if (!g.is_object() || !Phrases(g.value("phrases", nlohmann::json()), gate.phrases)) return Model{};
+      gate.name = g.value("name", "");
+      gate.threshold = g.value("threshold_not_memory", 0.0);
+      gate.needs_failure_word = g.value("needs_failure_word", false);
+      m.gates.push_back(std::move(gate));
+    }
+    for (const auto& w : j.value("failure_words", nlohmann::json::array())) {
+      if (!w.is_string()) return Model{};
+      m.failure_words.insert(w.get<std::string>());
+    }
+    for (const auto& w : j.value("failure_suffixes", nlohmann::json::array())) {
+      if (!w.is_string()) return Model{};
+      m.failure_suffixes.push_back(w.get<std::string>());
+    }
+    const nlohmann::json nouns = j.value("domain_nouns", nlohmann::json::object());
+    if (nouns.contains("gpu") && !Phrases(nouns["gpu"], m.domain_nouns[kGpu])) return Model{};
+    if (nouns.contains("host") && !Phrases(nouns["host"], m.domain_nouns[kHost])) return Model{};
     m.info.loaded = true;
     m.info.tokens = m.weights.size();
     m.info.threshold_not_memory = j.value("threshold_not_memory", 0.0);
@@ -87,6 +133,44 @@ LearnedPosterior Posterior(std::string_view text, size_t toward, std::vector<std
 }
 
 }  // namespace
+
+std::string PhraseText(std::string_view text) {
+  std::string out = " ";
+  out.reserve(text.size() + 2);
+  for (const char ch : text) {
+    const unsigned char b = static_cast<unsigned char>(ch);
+    if (b < 0x80 && (!WordByte(b) || b == '_')) {  // not a letter or digit ('_' included): one space
+      if (out.back() != ' ') out.push_back(' ');
+      continue;
+    }
+    out.push_back(b >= 'A' && b <= 'Z' ? static_cast<char>(b | 0x20) : ch);
+  }
+  if (out.back() != ' ') out.push_back(' ');
+  return out;
+}
+
+namespace {
+
+bool HoldsPhrase(const std::string& phrase_text, const std::vector<std::string>& phrases) {
+  return std::any_of(phrases.begin(), phrases.end(),
+                     [&](const std::string& p) { return phrase_text.find(p) != std::string::npos; });
+}
+
+// Whether the text says something failed: one of the model's failure words, or a word ending in a suffix.
+bool ReportsTrouble(const Model& m, std::string_view text) {
+  for (const std::string& token : LearnedTokens(text)) {
+    if (m.failure_words.count(token)) return true;
+    for (const std::string& suffix : m.failure_suffixes) {
+      if (token.size() >= suffix.size() && token.compare(token.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 
 std::vector<std::string> LearnedTokens(std::string_view text) {
   std::unordered_set<std::string> seen;
@@ -164,8 +248,23 @@ std::optional<Finding> LearnedFinding(std::string_view text) {
   const Model& m = TheModel();
   if (!m.info.loaded) return std::nullopt;
   const LearnedPosterior p = LearnedPosteriorOf(text);
-  if (!(p.not_memory < m.info.threshold_not_memory)) return std::nullopt;
-  const bool gpu = p.gpu >= p.host;
+  double threshold = m.info.threshold_not_memory;
+  std::string gate;  // the gate that let the finding through, if one did
+  const std::string phrases = PhraseText(text);
+  if (!(p.not_memory < threshold)) {
+    for (const auto& g : m.gates) {
+      if (g.threshold > threshold && HoldsPhrase(phrases, g.phrases) &&
+          (!g.needs_failure_word || ReportsTrouble(m, text))) {
+        threshold = g.threshold;
+        gate = g.name;
+      }
+    }
+    if (!(p.not_memory < threshold)) return std::nullopt;
+  }
+  // The memory: the one the log's words name when they name only one, else the model's.
+  const bool gpu_words = HoldsPhrase(phrases, m.domain_nouns[kGpu]);
+  const bool host_words = HoldsPhrase(phrases, m.domain_nouns[kHost]);
+  const bool gpu = gpu_words != host_words ? gpu_words : p.gpu >= p.host;
   std::vector<std::string> words;
   Posterior(text, gpu ? kGpu : kHost, &words);
   std::string weigh;
@@ -183,7 +282,8 @@ std::optional<Finding> LearnedFinding(std::string_view text) {
   f.alternatives = {gpu ? Cause::kHostRamOom : Cause::kGpuDeviceOom, Cause::kNotMemory};
   char odds[160];
   std::snprintf(odds, sizeof odds, "P(GPU) %.2f, P(host) %.2f, P(not memory) %.1e", p.gpu, p.host, p.not_memory);
-  f.undecided_because = "no rule recognised the log; a naive Bayes model of the development corpus's words "
+  f.undecided_because = std::string(gate.empty() ? "" : "its words pass the '" + gate + "' gate, but ") +
+                        "no rule recognised the log; a naive Bayes model of the development corpus's words "
                         "(data/explain_learned_layer.json) gives " + std::string(odds) +
                         (weigh.empty() ? "" : " (the words that weigh most: " + weigh + ")");
   return f;

@@ -43,6 +43,10 @@ const LearnedModelInfo& LearnedModel();
 // The tokens the model reads (tools/explain_learned_layer.py's tokens()), each once.
 std::vector<std::string> LearnedTokens(std::string_view text);
 
+// The text the out-of-memory vocabulary is matched on (tools/explain_learned_layer.py's phrase_text): lower
+// case, every run of ASCII characters other than letters and digits one space, a space at each end.
+std::string PhraseText(std::string_view text);
+
 // P(gpu), P(host), P(not memory) of `text` under the model (all 0 when no model is loaded).
 struct LearnedPosterior {
   double gpu = 0, host = 0, not_memory = 0;
@@ -51,7 +55,11 @@ LearnedPosterior LearnedPosteriorOf(std::string_view text);
 
 // The layer's finding for a log the rules leave without any: a low, undecided
 // gpu_device_oom or host_ram_oom whose summary says it is an estimate from the
-// words; nullopt when P(not memory) is not below the model's threshold.
+// words; nullopt when P(not memory) is not below the model's threshold, or
+// (round 16) the larger threshold of a gate whose phrases the log holds (the
+// data file's "gates": out-of-memory wordings; memory named beside a failure
+// word). Its memory is the one the log's words name when they name only one
+// ("domain_nouns"), else the more probable.
 std::optional<Finding> LearnedFinding(std::string_view text);
 
 // The summary of every learned finding starts with this.

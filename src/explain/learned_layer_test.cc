@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,36 @@ TEST(LearnedLayer, HealthyLogsGetNoEstimate) {
     EXPECT_FALSE(HasLearned(r)) << line;
     EXPECT_FALSE(HasMemoryFinding(r)) << line;
   }
+}
+
+TEST(LearnedLayer, GatesLowerTheThresholdForLogsThatSpeakOfMemoryRunningOut) {
+  // Round 16. The phrase text the gates are matched on: lower case, punctuation and '_' one space.
+  EXPECT_EQ(PhraseText("CUDA_ERROR_OUT_OF_MEMORY; return code -9"), " cuda error out of memory return code 9 ");
+  // corpus-2047 (huggingface/accelerate): an OOM named in a question; P(not memory) is above the strict
+  // threshold but below the out-of-memory vocabulary's.
+  std::optional<Finding> f = LearnedFinding("How to load checkpoint shards one by one to avoid OOM error?");
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->domain, Domain::kHost);
+  EXPECT_EQ(f->confidence, Confidence::kLow);
+  EXPECT_EQ(f->summary.rfind(std::string(kLearnedSummaryPrefix), 0), 0u);
+  EXPECT_NE(f->undecided_because.find("'oom_vocabulary' gate"), std::string::npos) << f->undecided_because;
+  // corpus-1250 (open-mmlab/mmsegmentation): a worker killed, no rule says why.
+  f = LearnedFinding("RuntimeError: DataLoader worker (pid 8102) is killed by signal: Terminated.");
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->domain, Domain::kHost);
+  // corpus-0591: memory named beside a failure word (the memory nouns gate); "RAM" names the host's memory.
+  f = LearnedFinding("Crash when loading weights [06c50424] from a 7GB size of model.ckpt. It used over 12G RAM and "
+                     "crashed.");
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->domain, Domain::kHost);
+  EXPECT_NE(f->undecided_because.find("'memory_nouns' gate"), std::string::npos) << f->undecided_because;
+  // corpus-1177: the same gate, GPU memory.
+  f = LearnedFinding("The training crashed after several epoch due to GPU memory usage keep increasing.");
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->domain, Domain::kGpu);
+  // Memory named with no failure word passes no gate (a fix that worked), nor does a counter of OOMs at zero.
+  EXPECT_FALSE(LearnedFinding("I increased the memory limit to 16GB and the build passed\n").has_value());
+  EXPECT_FALSE(LearnedFinding("stats: num_out_of_memory_retries 0\n").has_value());
 }
 
 TEST(LearnedLayer, NeverSpeaksBesideARuleFinding) {
