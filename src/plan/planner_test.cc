@@ -994,6 +994,23 @@ TEST(ConvScratch, NarrowInputGradientBlocksTheWeightsSixteenBySixteen) {
   EXPECT_EQ(Conv2dRule(1, 2, {112, 112}, 7, {3, 3}, 1, 1, 3).backward_temp_bytes, 2 * p16 + 7 * 1024);
 }
 
+// A 3-D first convolution (1-3 input channels) pads its input gradient as the 2-D one does: 2 -> 96,
+// 1x3x7, stride 2 over 1 x 8 x 8, batch 6 (dev seed 148, planned 51 % low: its trace holds 129024
+// bytes of 16 x 16-blocked weights beside the blocked gradients). Where the direct kernels' boundary
+// checks refuse it (padding 3 under a 3-deep kernel: dev seed 38, 3 -> 160, planned 41 % low), gemm
+// runs in every direction and the weight gradient keeps the gemm rule's scratch.
+TEST(ConvScratch, ThreeDimensionalFirstConvolutionPadsOrRunsGemm) {
+  const uint64_t y16 = 6u * 96 * 16 * 4, x16 = 6u * 16 * 64 * 4, w16 = 96u * 16 * 21 * 4;
+  const uint64_t x = 6u * 2 * 64 * 4, w = 96u * 2 * 21 * 4;
+  EXPECT_EQ(Conv3dRule(2, 96, {1, 8, 8}, {1, 3, 7}, {0, 1, 3}, 6, {2, 2, 2}).backward_temp_bytes,
+            y16 + x16 + w16 - x - w + 7 * 1024);
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  // Output 3 x 3 x 2: one depth slice's columns are 3 x 27 x 6 floats.
+  const uint64_t col = 3u * 27 * 6 * 4, weights = 160u * 3 * 27 * 4;
+  const uint64_t gemm = col + g.weight_copies * weights + g.fixed_bytes + g.PackBytes(81, 160, 6, 18);
+  EXPECT_EQ(Conv3dRule(3, 160, {3, 4, 4}, {3, 3, 3}, {3, 3, 1}, 7, {3, 3, 3}).backward_temp_bytes, gemm);
+}
+
 // A dilated, strided axis is refused by both direct input-gradient kernels (oneDNN 2.6.3 bwd_data
 // init_conf); with the weight gradient refused too, the whole backward runs gemm, without reorders
 // (dev seed 100: 12 -> 64, dilation 3, stride 3; planned 23 % high with the blocked reorders).

@@ -1010,6 +1010,18 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       r->backward_temp_bytes = input_phase;
     }
   }
+  // A 3-D first convolution (1-3 input channels, oneDNN's is_1stconv) whose boundary checks refuse
+  // the direct kernels runs gemm in every direction: its weight gradient keeps the scratch of the
+  // rule above (dev seed 38 of tools/probe_conv_fuzz.py, 3 -> 160 channels, 3x3x3 padded by 3 on a
+  // 3-frame input: x64:gemm:jit forward, backward_data and backward_weights; its allocation trace:
+  // the weight-gradient scratch of 209560 bytes (4 x the weights + one slice's columns) and sgemm's
+  // 73984-byte buffer beside the weight gradient, planned 41 % low with the blocked rule).
+  const bool first_conv_3d = spatial == 3 && groups == 1 && kernel > 1 && c_in <= 3 && T[y].dims.size() == 5;
+  const bool first_conv_3d_gemm = first_conv_3d && DirectWeightGradientRefuses3d(n, xd, wd, T[y].dims);
+  if (first_conv_3d_gemm) {
+    const uint64_t positions = static_cast<uint64_t>(T[y].dims[3]) * static_cast<uint64_t>(T[y].dims[4]);
+    r->backward_temp_bytes = std::max(r->backward_temp_bytes, gemm_weight_gradient(positions));
+  }
   if (spatial == 3 && groups == 1 && kernel > 1 && c_in > g.max_in_channels && T[y].dims.size() == 5) {
     if (DirectWeightGradientRefuses3d(n, xd, wd, T[y].dims)) {
       // Wider inputs take oneDNN's direct weight gradient unless its checks refuse the layer; then
@@ -1058,8 +1070,12 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     }
     r->backward_temp_bytes = std::max(r->backward_temp_bytes, weight_phase);
   }
-  if (spatial <= 2 && groups == 1 && kernel > 1 && c_in < 16 && !(c_in >= 4 && c_in <= 8 && c_out <= 8) &&
-      input_grad && !dilated) {
+  // A 3-D first convolution that the direct kernels take pads its input gradient the same way (dev
+  // seed 148, 2 -> 96 channels, 1x3x7: jit:avx512_core backward_data with ABcde16a16b weights; its
+  // trace: 129024 bytes of blocked weights beside 36864 + 24576 of blocked gradients, planned 51 %
+  // low without them).
+  if ((spatial <= 2 || (first_conv_3d && !first_conv_3d_gemm)) && groups == 1 && kernel > 1 && c_in < 16 &&
+      !(c_in >= 4 && c_in <= 8 && c_out <= 8) && input_grad && !dilated) {
     // oneDNN's AVX-512 input gradient pads the input channels to 16 (ok_to_pad_channels): it holds
     // the output gradient and the input gradient blocked by 16 and the weights blocked 16 x 16
     // (ABcd16a16b), 16 / in_channels times their size - 8 x for 2 channels (allocation trace of dev
