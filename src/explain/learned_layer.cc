@@ -40,6 +40,7 @@ struct Model {
   std::unordered_set<std::string> failure_words;
   std::vector<std::string> failure_suffixes;
   std::array<std::vector<std::string>, 2> domain_nouns;  // the words for the GPU's memory [kGpu], the host's [kHost]
+  bool drop_zero_count_lines = false;  // round 17: the gates and domain nouns skip GateText's zero-count lines
 };
 
 // A phrase as PhraseText's output holds it.
@@ -83,6 +84,7 @@ const Model& TheModel() {
       gate.needs_failure_word = g.value("needs_failure_word", false);
       m.gates.push_back(std::move(gate));
     }
+    m.drop_zero_count_lines = j.value("drop_zero_count_lines", false);
     for (const auto& w : j.value("failure_words", nlohmann::json::array())) {
       if (!w.is_string()) return Model{};
       m.failure_words.insert(w.get<std::string>());
@@ -147,6 +149,40 @@ std::string PhraseText(std::string_view text) {
   }
   if (out.back() != ' ') out.push_back(' ');
   return out;
+}
+
+bool ZeroCountLine(std::string_view line) {
+  size_t last = std::string_view::npos;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] >= '0' && line[i] <= '9') {
+      if (line[i] != '0') return false;
+      last = i;
+    }
+  }
+  if (last == std::string_view::npos) return false;
+  for (size_t i = last + 1; i < line.size(); ++i) {
+    const unsigned char b = static_cast<unsigned char>(line[i]);
+    if (b < 0x80 && WordByte(b) && b != '_') return false;
+  }
+  return true;
+}
+
+std::string GateText(std::string_view text) {
+  std::string kept;
+  kept.reserve(text.size());
+  bool first = true;
+  for (size_t start = 0; start <= text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    if (!ZeroCountLine(line)) {
+      if (!first) kept.push_back('\n');
+      kept.append(line);
+      first = false;
+    }
+    start = end + 1;
+  }
+  return PhraseText(kept);
 }
 
 namespace {
@@ -250,7 +286,7 @@ std::optional<Finding> LearnedFinding(std::string_view text) {
   const LearnedPosterior p = LearnedPosteriorOf(text);
   double threshold = m.info.threshold_not_memory;
   std::string gate;  // the gate that let the finding through, if one did
-  const std::string phrases = PhraseText(text);
+  const std::string phrases = m.drop_zero_count_lines ? GateText(text) : PhraseText(text);
   if (!(p.not_memory < threshold)) {
     for (const auto& g : m.gates) {
       if (g.threshold > threshold && HoldsPhrase(phrases, g.phrases) &&

@@ -46,6 +46,11 @@ std::vector<std::string> LearnedTokens(std::string_view text);
 // The text the out-of-memory vocabulary is matched on (tools/explain_learned_layer.py's phrase_text): lower
 // case, every run of ASCII characters other than letters and digits one space, a space at each end.
 std::string PhraseText(std::string_view text);
+// Round 17: whether a line counts something at zero ("CUDA OOMs: 0 | cudaMalloc retries: 0 |",
+// "num_out_of_memory_retries 0"): it has a digit, every digit is a 0, and after the last one no ASCII letter or
+// digit. GateText is the PhraseText of the text without such lines (what the gates and domain nouns read).
+bool ZeroCountLine(std::string_view line);
+std::string GateText(std::string_view text);
 
 // P(gpu), P(host), P(not memory) of `text` under the model (all 0 when no model is loaded).
 struct LearnedPosterior {

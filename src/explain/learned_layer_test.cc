@@ -83,7 +83,8 @@ TEST(LearnedLayer, GatesLowerTheThresholdForLogsThatSpeakOfMemoryRunningOut) {
   EXPECT_EQ(f->domain, Domain::kHost);
   EXPECT_EQ(f->confidence, Confidence::kLow);
   EXPECT_EQ(f->summary.rfind(std::string(kLearnedSummaryPrefix), 0), 0u);
-  EXPECT_NE(f->undecided_because.find("'oom_vocabulary' gate"), std::string::npos) << f->undecided_because;
+  // The loosest gate it passes is named: since round 17 that is 'oom_vocabulary_failure_word' ("error").
+  EXPECT_NE(f->undecided_because.find("'oom_vocabulary"), std::string::npos) << f->undecided_because;
   // corpus-1250 (open-mmlab/mmsegmentation): a worker killed, no rule says why.
   f = LearnedFinding("RuntimeError: DataLoader worker (pid 8102) is killed by signal: Terminated.");
   ASSERT_TRUE(f.has_value());
@@ -101,6 +102,48 @@ TEST(LearnedLayer, GatesLowerTheThresholdForLogsThatSpeakOfMemoryRunningOut) {
   // Memory named with no failure word passes no gate (a fix that worked), nor does a counter of OOMs at zero.
   EXPECT_FALSE(LearnedFinding("I increased the memory limit to 16GB and the build passed\n").has_value());
   EXPECT_FALSE(LearnedFinding("stats: num_out_of_memory_retries 0\n").has_value());
+}
+
+TEST(LearnedLayer, Round17GatesProseCuesAndTheVocabularyBesideAFailureWord) {
+  // Round 17's gates (words and thresholds chosen by tools/explain_learned_layer.py prose, cross-validated by thread).
+  // corpus-1950 (harishanand95/diffusers, DirectML): "enough memory resources" beside "Exception" passes the
+  // 'oom_vocabulary_failure_word' gate (< 0.9) although P(not memory) is far above round 16's thresholds.
+  std::optional<Finding> f = LearnedFinding(
+      "2022-10-10 10:05:28.0893026 [E:onnxruntime:, inference_session.cc:1484 "
+      "onnxruntime::InferenceSession::Initialize::<lambda_70debc81dc7538bfc077b449cf61fe32>::operator()] Exception "
+      "during initialization: D:\\a_work\\ 1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\"
+      "BucketizedBufferAllocator.cpp(122)\\onnxruntime_pybind11_state.pyd!00007FFA82D145C8: (caller: "
+      "00007FFA8336D326) Exception(1) 800 7000E to enough memory resources tid(4790) complete this operation.");
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->domain, Domain::kGpu);
+  EXPECT_EQ(f->confidence, Confidence::kLow);
+  EXPECT_NE(f->undecided_because.find("'oom_vocabulary_failure_word' gate"), std::string::npos) << f->undecided_because;
+  // corpus-0724 (growth prose, no OOM word, no failure word): the 'prose_cues' gate ("each epoch").
+  f = LearnedFinding("Using `nvidia-smi -l 1` to monitor GPU during training, I notice that the GPU RAM usage slowly "
+                     "increases during each epoch (at least during the first training run). This adds up to ~ 100 MB / "
+                     "epoch.");
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->domain, Domain::kGpu);
+  EXPECT_NE(f->undecided_because.find("'prose_cues' gate"), std::string::npos) << f->undecided_because;
+  // corpus-1961: the same gate ("memory consumption"), the host's memory.
+  f = LearnedFinding("The Metadata service memory consumption is increasing over time. ");
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->domain, Domain::kHost);
+  // Zero-count lines are not read by the gates: they say that nothing ran out.
+  EXPECT_TRUE(ZeroCountLine("|            CUDA OOMs: 0            |        cudaMalloc retries: 0         |"));
+  EXPECT_TRUE(ZeroCountLine("stats: num_out_of_memory_retries 0"));
+  EXPECT_TRUE(ZeroCountLine("oom_count=0.0,"));
+  EXPECT_FALSE(ZeroCountLine("OOMs: 0.5 GiB lost"));
+  EXPECT_FALSE(ZeroCountLine("GPU 0: out of memory"));
+  EXPECT_FALSE(ZeroCountLine("out of memory"));
+  EXPECT_FALSE(ZeroCountLine("retries: 10"));
+  EXPECT_EQ(GateText("RuntimeError: CUDA out of memory\nnum_out_of_memory_retries 0\n"), " runtimeerror cuda out of memory ");
+  // The unit tests' negatives stay silent (with round 17's looser vocabulary gate too).
+  for (const char* line : {"|            CUDA OOMs: 0            |        cudaMalloc retries: 0         |\n",
+                           "errors: 0, OOM retries: 0\n", "I increased the memory limit to 16GB and the build passed\n",
+                           "stats: num_out_of_memory_retries 0\n"}) {
+    EXPECT_FALSE(LearnedFinding(line).has_value()) << line;
+  }
 }
 
 TEST(LearnedLayer, NeverSpeaksBesideARuleFinding) {
