@@ -1061,6 +1061,36 @@ TEST(ConvScratch, GroupedConvolutionOneDnnRefusesRunsGemmPerGroup) {
   EXPECT_GT(ConvRule(2, 32, 64, 3, 2, 24, 8).backward_temp_bytes, 8u * (32 + 64) * 576 * 4);
 }
 
+// A grouped layer whose input gradient runs oneDNN's 4-channel direct kernel (ok_to_try_lower_zmm)
+// and whose weight gradient runs gemm holds the aBcd4b input gradient beside the plain one, nothing
+// output-sized (dev seed 71: 32 -> 16 in 4 groups, k3, stride 2 over 10 x 10, batch 4; planned 6.6 %
+// high with the 16-blocked reorders). A kernel that the padding puts wholly outside the input (a 1x1
+// kernel padded by 1) is refused by every direct kernel: gemm per group (dev seed 102, 320 -> 512 in
+// 8 groups, planned 6.8 % low with the 8-channel direct kernels).
+TEST(ConvScratch, GroupedFourChannelBlocksAndKernelsOutsideTheInput) {
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  const uint64_t x = 4u * 32 * 100 * 4, w = 16u * 8 * 9 * 4, col = 8u * 9 * 25 * 4;
+  const OpRule four = ConvRule(2, 32, 16, 3, 4, 10, 4, 2);
+  EXPECT_EQ(four.backward_temp_bytes, std::max(x, col + g.weight_copies * w + g.fixed_bytes));
+  auto padded_pointwise = [](int64_t pad) {
+    GraphBuilder b;
+    b.Input("input", {320, 4, 4}).Weight("conv.weight", {512, 40, 1, 1});
+    b.Node("Mul", {"input", "input"}, {"x"}, "pre");
+    auto& conv = b.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv");
+    GraphBuilder::IntAttr(conv, "group", 8);
+    GraphBuilder::IntsAttr(conv, "pads", std::vector<int64_t>(4, pad));
+    GraphBuilder::IntsAttr(conv, "strides", {3, 3});
+    b.Output("logits");
+    return RuleOf(b.Bytes(), 3, "Conv");
+  };
+  // Output 2 x 2: one group's columns are 40 x 4 floats; the weight gradient's gemm is the larger.
+  const uint64_t x8 = 3u * 320 * 16 * 4, w8 = 512u * 40 * 4, col8 = 40u * 4 * 4;
+  const uint64_t weight_phase = col8 + g.weight_copies * w8 + g.fixed_bytes + g.PackBytes(40, 64, 4, 4);
+  EXPECT_EQ(padded_pointwise(1).backward_temp_bytes,
+            std::max(std::max(col8 + g.pack_beyond_bytes, x8) + 7 * 1024, weight_phase));
+  EXPECT_EQ(padded_pointwise(1).forward_temp_bytes, std::max<uint64_t>(col8 + g.pack_beyond_bytes, 3u * 512 * 4 * 4) + 7 * 1024);
+}
+
 // The input-gradient phase of a 3-D convolution with 4-15 input channels holds the blocked input
 // and output gradients and the weights' block padding, not the whole blocked weights (probe
 // gemm3d_grid: conv3d 10 -> 12, k3, 12 wide measured 324664 at batch 2 and 628792 at batch 4;
