@@ -1123,13 +1123,17 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     // the grouped gemm rule below with one group.
     const uint64_t positions = static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
     const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
-    r->backward_temp_bytes = std::max(input_grad ? std::max(col + g.pack_beyond_bytes, T[x].Bytes()) + fixed : 0,
+    r->backward_temp_bytes = std::max(input_grad ? std::max(col + g.pack_beyond_bytes, T[x].Bytes()) + g.fixed_bytes : 0,
                                       gemm_weight_gradient(positions));
   }
   if (spatial == 1 && input_grad) {
     // conv1d: the weight gradient is formed in a blocked buffer and reordered, at a moment when the
-    // other reorders are gone (measured 16-64 channels, 16-64 wide: the larger of the two).
-    r->backward_temp_bytes = std::max(r->backward_temp_bytes, T[w].Bytes() + fixed);
+    // other reorders are gone (measured 16-64 channels, 16-64 wide: the larger of the two). Blocked
+    // in both channel dimensions it carries their padding: by 8 for 4-15 input channels, whose weight
+    // gradient is the AVX2 kernel's (dev seed 72: 12 -> 320, jit:avx2 backward_weights into
+    // ABcd8b8a, planned 7.6 % low without the 15360 bytes of padding).
+    const uint64_t padding = groups == 1 && c_in >= 4 ? weight_padding(block) : 0;
+    r->backward_temp_bytes = std::max(r->backward_temp_bytes, T[w].Bytes() + padding + fixed);
   }
   // A grouped convolution that is not depthwise (a channel multiplier counts: 1 input and 2 output
   // channels per group) runs oneDNN's direct kernels only for the per-group channel counts their
@@ -1168,10 +1172,16 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
                        : gk.ForwardColumnPositions(in_g, out_g, static_cast<int64_t>(kernel), stride_area, positions);
       const uint64_t forward_col = keeps_size ? 0 : eb * static_cast<uint64_t>(in_g) * kernel * forward_positions;
       // ideep's own output (input gradient) stands in for the result while the gemm runs, then both
-      // live while it is copied out: the larger of columns + sgemm's buffer and one more result.
-      r->forward_temp_bytes = std::max(forward_col + g.pack_beyond_bytes, T[y].Bytes()) + fixed;
+      // live while it is copied out: the larger of columns + sgemm's buffer and one more result. The
+      // fixed part is the gemm primitive's (data/conv_scratch.json fixed_bytes, probed for its weight
+      // gradient), not the blocked kernels' 7 KiB: dev seeds 70, 77, 89, 136 and 153, every grouped
+      // gemm row above 1 %, were planned 2.0-4.5 KiB high with 7 KiB, 0.3-2.7 KiB with it.
+      // Does sgemm allocate that buffer for these calls too? Yes, on every call however small the map:
+      // dev seed 70's trace (15 output positions) allocates 73984 bytes in each of its 16 forward and
+      // 16 input-gradient gemm calls, dev seed 38's in each of 21 per direction.
+      r->forward_temp_bytes = std::max(forward_col + g.pack_beyond_bytes, T[y].Bytes()) + g.fixed_bytes;
       r->backward_temp_bytes =
-          std::max(input_grad ? std::max(col + g.pack_beyond_bytes, T[x].Bytes()) + fixed : 0, weight_phase);
+          std::max(input_grad ? std::max(col + g.pack_beyond_bytes, T[x].Bytes()) + g.fixed_bytes : 0, weight_phase);
     } else if (weight_gemm && data_block < 16) {
       // A direct input gradient by blocks of 4 channels (ok_to_try_lower_zmm) reorders nothing for a
       // gemm weight gradient: the blocked input gradient lives beside the plain one it is reordered
