@@ -1091,6 +1091,17 @@ TEST(ConvScratch, GroupedFourChannelBlocksAndKernelsOutsideTheInput) {
   EXPECT_EQ(padded_pointwise(1).forward_temp_bytes, std::max<uint64_t>(col8 + g.pack_beyond_bytes, 3u * 512 * 4 * 4) + g.fixed_bytes);
 }
 
+// A dense layer whose padding puts the kernel wholly outside the input (oneDNN's kernel_outside_src)
+// runs gemm in all three directions, no reorders (dev seed 131: 96 -> 96, 3x3, stride 3, padding 3
+// over 58 x 58, batch 8: x64:gemm:jit forward, backward_data and backward_weights; planned 3.9 % high).
+TEST(ConvScratch, DenseKernelOutsideTheInputRunsGemm) {
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  const uint64_t x = 8u * 96 * 58 * 58 * 4, w = 96u * 96 * 9 * 4, col = 96u * 9 * 441 * 4;
+  const uint64_t weight_phase = col + g.weight_copies * w + g.fixed_bytes + g.PackBytes(864, 96, 441, 441);
+  EXPECT_EQ(Conv2dRule(96, 96, {58, 58}, 3, {3, 3}, 3, 1, 8).backward_temp_bytes,
+            std::max(std::max(col + g.pack_beyond_bytes, x) + g.fixed_bytes, weight_phase));
+}
+
 // A 1-D weight gradient is formed blocked in both channel dimensions: by 8 for 4-15 input channels
 // (AVX2's ABcd8b8a; dev seed 72: 12 -> 320, k3, stride 3 over 1 position, batch 4, planned 7.6 % low
 // without the padding of 12 to 16 input channels).

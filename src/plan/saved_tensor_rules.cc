@@ -1146,12 +1146,15 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   // data/conv_scratch.json's gemm rule gives (the same gemm_convolution_utils init_conf), per group.
   const GroupedDirectKernels& gk = EmbeddedConvScratchTable().grouped_direct_kernels;
   const bool one_channel_groups = groups > 1 && c_in == groups && c_out == groups;
-  if (groups > 1 && !one_channel_groups && gk.Known() && T[y].dims.size() == xd.size()) {
+  // A kernel that the padding puts wholly outside the input is refused by every direct kernel (dev
+  // seed 102: a 1x1 kernel padded by 1, 40 -> 64 channels per group: x64:gemm:jit in all three
+  // directions, planned 6.8 % low with the 8-channel direct kernels). A dense layer so padded runs
+  // the same gemm as one group (dev seed 131: 96 -> 96, 3x3 padded by 3, planned 3.9 % high with the
+  // blocked reorders).
+  const bool outside = KernelOutsideSource(n, xd, wd, T[y].dims);
+  if (((groups > 1 && !one_channel_groups) || (groups == 1 && outside)) && gk.Known() &&
+      T[y].dims.size() == xd.size()) {
     const int64_t in_g = c_in / groups, out_g = c_out / groups;
-    // A kernel that the padding puts wholly outside the input is refused by every direct kernel (dev
-    // seed 102: a 1x1 kernel padded by 1, 40 -> 64 channels per group: x64:gemm:jit in all three
-    // directions, planned 6.8 % low with the 8-channel direct kernels).
-    const bool outside = KernelOutsideSource(n, xd, wd, T[y].dims);
     const int64_t data_block = outside ? 0 : gk.DataBlock(in_g, out_g);
     const bool data_gemm = data_block == 0;
     const bool weight_gemm = outside || !gk.WeightGradientDirect(in_g, out_g);
