@@ -990,8 +990,11 @@ TEST(ConvScratch, NarrowInputGradientBlocksTheWeightsSixteenBySixteen) {
   EXPECT_EQ(Conv2dRule(2, 320, {8, 8}, 5, {2, 2}, 2, 1, 4).backward_temp_bytes, y16 + x16 + w16 - x - w + 7 * 1024);
   // 1 -> 2, k7 over 112 x 112, batch 3 (dev seed 166): the blocked input and output gradients by 16,
   // not the 4-8-channel probes' extra padded and plain input (planned 49 % high with them).
-  const uint64_t p16 = 3u * 16 * 12544 * 4;
-  EXPECT_EQ(Conv2dRule(1, 2, {112, 112}, 7, {3, 3}, 1, 1, 3).backward_temp_bytes, 2 * p16 + 7 * 1024);
+  // Its input gradient is counted once: beside the blocked gradients, the plain one is not there yet
+  // (planned 1.9 % high with both; dev seed 122, 3 -> 24 with a 1x3 kernel, 3.8 % high).
+  const uint64_t p16 = 3u * 16 * 12544 * 4, w16_1 = 16u * 16 * 49 * 4, x_1 = 3u * 12544 * 4, w_1 = 2u * 49 * 4;
+  EXPECT_EQ(Conv2dRule(1, 2, {112, 112}, 7, {3, 3}, 1, 1, 3).backward_temp_bytes,
+            2 * p16 + w16_1 - x_1 - w_1 + 7 * 1024);
 }
 
 // A 3-D first convolution (1-3 input channels) pads its input gradient as the 2-D one does: 2 -> 96,
