@@ -907,5 +907,18 @@ TEST(Families, NoSpaceLeftWithNoFileNamedIsSharedMemory) {
       "OSError: [Errno 28] No space left on device: '/data/checkpoints/step_1000/model.safetensors'\n")));
 }
 
+TEST(Families, DiskQuotaIsNotMemory) {
+  // Round 18, corpus-2075 (an mmdetection checkpoint save): a full disk quota is storage, not memory.
+  ExpectTop("When saving a checkpoint during model training, an OSError: [Errno 122] Disk quota exceeded message "
+            "appears, but there is still space left in the save directory.\n",
+            Cause::kNotMemory, Domain::kNone);
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("OSError: [Errno 122] Disk quota exceeded\n")));
+}
+
+TEST(Families, RayAndDaskNameHostMemory) {
+  // Round 18, corpus-1966: an OOM named with Ray and no memory word is the host's (Ray's memory monitor).
+  ExpectTop("how to process Ray OOM\n", Cause::kHostRamOom, Domain::kHost);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

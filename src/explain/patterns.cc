@@ -634,6 +634,13 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)illegal memory access|Memory access fault by GPU|device-side assert|misaligned address|unspecified launch failure|an illegal instruction|CUDNN_STATUS_(?:NOT_SUPPORTED|EXECUTION_FAILED|BAD_PARAM|MAPPING_ERROR)|CUBLAS_STATUS_(?:EXECUTION_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|INTERNAL_ERROR|NOT_SUPPORTED)|CUDA error: invalid (?:configuration|resource handle|value)|cudaErrorLaunchFailure|CUDA_ERROR_ILLEGAL_ADDRESS|Watchdog caught collective operation timeout|NCCL (?:error|WARN).{0,80}(?:unhandled system error|remote process exited|Connection (?:closed|reset|refused))|Segmentation fault|SIGSEGV|Floating point exception)re",
      "RuntimeError: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous input."},
 
+    // A full disk quota (EDQUOT, errno 122) while a checkpoint or file is written: storage, not memory, though the
+    // line says "exceeded" beside words of space. Round 18, corpus-2075 (an mmdetection checkpoint save):
+    {"disk_quota_exceeded", S::kNotMemory, "",
+     R"re((?i)Disk quota exceeded|\[Errno 122\]|\bEDQUOT\b)re",
+     "When saving a checkpoint during model training, an OSError: [Errno 122] Disk quota exceeded message appears, "
+     "but there is still space left in the save directory."},
+
     // A launcher's or a shell's code for a segmentation fault (return code -11, signal 11, 128 + 11 = 139): the
     // process crashed, nothing killed it for memory; the launcher's own words, so they speak before a person's
     // "the process was killed" on the same line. Round 8, corpus-1579 (a DeepSpeed launcher) and corpus-1356:
@@ -717,8 +724,10 @@ constexpr Pattern kPatterns[] = {
     // Round 8: "a signal that kills its execution" is a kill, the host's (corpus-1572); a worker is a process of
     // the host (a DataLoader's, Dask's, Ray's, Celery's), so a log that names workers and no GPU is the host's
     // (corpus-1632: of the 44 development rows that name a worker and no GPU word, 39 are the host's, 5 not memory).
+    // Round 18: Ray and Dask schedule host processes and watch host memory (Ray's memory monitor, Dask's nanny):
+    // of the 18 development rows that name Ray, raylet or Dask, 17 are the host's (the other names CUDA itself).
     {"host_mentioned", S::kContextHost, "",
-     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:get|gets|got|was|is|being|getting) killed\b|\bJVMs?\b|\bprocess(?:'s)? memory\b|\bmemory of (?:a |the |each |every )?(?:running )?(?:\w+ )?process\b|\bcompil\w+ (?:process|worker|job)(?:es|s)?\b|\bsystem (?:has|have|had) (?:\w+ )?memory\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b|tcmalloc|jemalloc|mimalloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b|\bworkers?\b|\bsignal (?:that |which )?kill(?:s|ed)\b|\bkill(?:s|ed) (?:its|the|my|our|their) (?:execution|process|job|program)\b)re",
+     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:get|gets|got|was|is|being|getting) killed\b|\bJVMs?\b|\bprocess(?:'s)? memory\b|\bmemory of (?:a |the |each |every )?(?:running )?(?:\w+ )?process\b|\bcompil\w+ (?:process|worker|job)(?:es|s)?\b|\bsystem (?:has|have|had) (?:\w+ )?memory\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b|tcmalloc|jemalloc|mimalloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b|\bworkers?\b|\bray\b|raylet|\bdask\b|\bsignal (?:that |which )?kill(?:s|ed)\b|\bkill(?:s|ed) (?:its|the|my|our|their) (?:execution|process|job|program)\b)re",
      "2024-01-01 10:00:00 INFO Using CPUExecutionProvider"},
     {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL\d?\b|microsoft-standard|/usr/lib/wsl/)re",
      "Linux version 5.15.90.1-microsoft-standard-WSL2"},
@@ -753,7 +762,7 @@ constexpr const char* kPrefilter =
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
     R"re(outofhostmemory|out_of_host_memory|out_of_me|ioaf|not enough space|no space left|jetsam|out of resource|resources requested|launchoutofresources|launch_out_of_resources|)re"
     R"re(jvm|arena_extend|mmap (?:of )?\d+ bytes|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b|)re"
-    R"re(out_of_resources|locked memory|executor|\bper (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|loop|round|hour|minute|day)s?\b)re";
+    R"re(out_of_resources|locked memory|executor|disk quota|errno 122|edquot|raylet|\bray\b|\bdask\b|\bper (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|loop|round|hour|minute|day)s?\b)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
 constexpr NumberPattern kNumberPatterns[] = {
