@@ -1064,6 +1064,26 @@ TEST(ConvScratch, GroupedConvolutionOneDnnRefusesRunsGemmPerGroup) {
   EXPECT_GT(ConvRule(2, 32, 64, 3, 2, 24, 8).backward_temp_bytes, 8u * (32 + 64) * 576 * 4);
 }
 
+// On a one-position output map both data gemms of such a layer have m = 1: oneDNN's
+// gemm_threading_driver takes jump_to_gemv before it allocates, so sgemm's buffer is not there
+// (tools/probe_conv_gemv.py dev ids 950000 and 950007: 1 x 1 maps planned 113 % and 562 % high with it;
+// the 2 x 2 and 3 x 3 maps of the same layers hold it).
+TEST(ConvScratch, GroupedGemmOnAOnePositionMapTakesNoSgemmBuffer) {
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  // 24 -> 24, 4 groups (6 -> 6 each), k3 padded by 1 over 1 x 1: output 1 x 1, batch 2.
+  const uint64_t x = 2u * 24 * 1 * 4, w = 24u * 6 * 9 * 4, col = 6u * 9 * 1 * 4;
+  const OpRule one = ConvRule(2, 24, 24, 3, 4, 1, 2);
+  EXPECT_EQ(one.forward_temp_bytes, std::max<uint64_t>(col, 2u * 24 * 4) + g.fixed_bytes);
+  // The backward phase is the weight gradient's (its columns and weight copies), no 73984 bytes.
+  EXPECT_GE(one.backward_temp_bytes, std::max(col, x) + g.fixed_bytes);
+  EXPECT_LT(one.backward_temp_bytes, g.pack_beyond_bytes);
+  EXPECT_GE(one.backward_temp_bytes, col + g.weight_copies * w);
+  // On a 2 x 2 map sgemm's buffer is there in both directions.
+  const OpRule two = ConvRule(2, 24, 24, 3, 4, 2, 2);
+  EXPECT_GE(two.forward_temp_bytes, g.pack_beyond_bytes);
+  EXPECT_GE(two.backward_temp_bytes, g.pack_beyond_bytes);
+}
+
 // A grouped layer whose input gradient runs oneDNN's 4-channel direct kernel (ok_to_try_lower_zmm)
 // and whose weight gradient runs gemm holds the aBcd4b input gradient beside the plain one, nothing
 // output-sized (dev seed 71: 32 -> 16 in 4 groups, k3, stride 2 over 10 x 10, batch 4; planned 6.6 %

@@ -1188,9 +1188,13 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       // Does sgemm allocate that buffer for these calls too? Yes, on every call however small the map:
       // dev seed 70's trace (15 output positions) allocates 73984 bytes in each of its 16 forward and
       // 16 input-gradient gemm calls, dev seed 38's in each of 21 per direction.
-      r->forward_temp_bytes = std::max(forward_col + g.pack_beyond_bytes, T[y].Bytes()) + g.fixed_bytes;
+      // Not on a one-position map: both gemms then have m = 1, and gemm_threading_driver takes
+      // jump_to_gemv before it allocates anything (tools/probe_conv_gemv.py, dev ids 950000 and
+      // 950007: 1 x 1 maps planned 52-71 KB high with the buffer; 2 x 2 and 3 x 3 maps hold it).
+      const uint64_t sgemm_buffer = positions == 1 ? 0 : g.pack_beyond_bytes;
+      r->forward_temp_bytes = std::max(forward_col + sgemm_buffer, T[y].Bytes()) + g.fixed_bytes;
       r->backward_temp_bytes =
-          std::max(input_grad ? std::max(col + g.pack_beyond_bytes, T[x].Bytes()) + g.fixed_bytes : 0, weight_phase);
+          std::max(input_grad ? std::max(col + sgemm_buffer, T[x].Bytes()) + g.fixed_bytes : 0, weight_phase);
     } else if (weight_gemm && data_block < 16) {
       // A direct input gradient by blocks of 4 channels (ok_to_try_lower_zmm) reorders nothing for a
       // gemm weight gradient: the blocked input gradient lives beside the plain one it is reordered
