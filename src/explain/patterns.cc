@@ -401,6 +401,19 @@ constexpr Pattern kPatterns[] = {
      "The key of the problem is that gpu memory is not released after every inference, which can be tested using the "
      "method mentioned above,  gpu memory usage keeps adding up.",
      Tier::kProse},
+    // Round 19: the same family in three more general wordings, from the fresh development rows scored with the start
+    // engine (corpus-2111, 2112, 2113): a negated freeing verb with the memory as its object and a model, a process or
+    // a program as its subject ("Unload model does not free all vram", "the validation process doesn't release the
+    // memory"; a setting that "does not free memory" stays preallocation, corpus-1310; "could not free memory" is a
+    // failed cudaFree, not this), memory that remains occupied after a run ("After the first run ... a lot of memory
+    // remains occupied"), and models left in VRAM after the work ("The models are staying in VRAM after workflow
+    // completes", "44% of VRAM stuck"). A model kept resident between requests by design stays no finding (no
+    // "after"/"unless"/"until" after it).
+    {"memory_kept_after_use_prose", S::kLeakGrowth, "",
+     R"re((?i)\b(?:models?|unload\w*|it|server|process|pipeline|app|program|session|node|worker|script|library)\b (?:\w+ )?(?:does|do|did|will|would)(?:n'?t| not| never) (?:fully |completely |properly |actually |really )?(?:free|release|unload|clear|give back|return)\b (?:up )?(?:all |the |its |any |some )?(?:of )?(?:the |its )?(?:allocated |used |occupied |GPU |video )*(?:memory|VRAM)\b|\bafter (?:the |each |every |a )?(?:first |second |last |previous )?(?:\w+ )?(?:run|request|inference|workflow|generation|prediction|epoch)\b[^.!?\n]{0,60}\b(?:memory|VRAM)\b (?:\w+ ){0,2}(?:remains?|stays?) (?:occupied|allocated|in use|reserved|taken|held|used)\b|\b(?:models?|tensors?|weights|checkpoints?|LoRAs?|pipelines?)\b (?:are |is |were |was )?(?:still )?(?:staying|stay|stays|remain|remains|remaining|stuck|left|persist\w*) (?:loaded |resident |cached )?in (?:the )?(?:VRAM|GPU memory|video memory)\b[^.!?\n]{0,20}\b(?:after|unless|until|once)\b|\b(?:VRAM|GPU memory|video memory) (?:is |are )?(?:stuck|stranded)\b)re",
+     "Unload model does not free all vram, server still using 1.4 gb vram somewhere. i am using gpu z to monitor vram "
+     "usage.",
+     Tier::kProse},
     // Round 8 (corpus-1574): memory named, then "increases with each epoch" (the memory and its growth apart).
     // Round 13 (corpus-1782): "after every epoch ..., the memory usage will increase" (the period first; "will
     // increase" alone is also advice: "memory usage will increase with larger batch sizes").
