@@ -946,5 +946,14 @@ TEST(Families, MemoryNotFreedOrLeftInVramAfterUseIsGrowth) {
   EXPECT_NE(Top(killed).cause, Cause::kLeakGrowth);
 }
 
+TEST(Families, MemoryUsedByOtherProgramsIsAnotherProcesss) {
+  // Round 19, corpus-1952 (round 18's engine gave no finding).
+  ExpectTop("On my test system with an mobile RTX 3000 it is enough to use 1 GB by other programs to reliably see the "
+            "problem.\n",
+            Cause::kOtherProcessHoldsMemory, Domain::kGpu);
+  // Advice to close other programs names no memory held by them: no finding.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("Tip: close other applications before you start the training.\n")));
+}
+
 }  // namespace
 }  // namespace oomguard::explain

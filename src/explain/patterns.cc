@@ -452,6 +452,14 @@ constexpr Pattern kPatterns[] = {
     {"preallocation_set_after_import", S::kPreallocationSetting, "",
      R"re((?i)\bafter \W?import(?:ing)? (?:jax|tensorflow)\b.{0,40}(?:not work|n't work|no effect|ignored|too late))re",
      "However currently this line of code is after `import jax` therefore is not working.", Tier::kProse},
+    // Round 19 (corpus-1952): memory an amount of which is used by other programs ("it is enough to use 1 GB by
+    // other programs to reliably see the problem"), or memory used, taken or held by other processes or
+    // applications: another process holds it.
+    {"other_programs_use_memory_prose", S::kOtherProcessProse, "",
+     R"re((?i)[\d.]+ ?[GM]i?B\b[^.!?\n]{0,20}\b(?:used |taken |occupied |held |consumed )?by (?:the )?other (?:programs?|processes|applications?|apps?)\b|\b(?:memory|VRAM|RAM)\b[^.!?\n]{0,30}\b(?:used|taken|occupied|held|consumed|in use) by (?:the )?other (?:programs?|processes|applications?|apps?)\b)re",
+     "On my test system with an mobile RTX 3000 it is enough to use 1 GB by other programs to reliably see the "
+     "problem.",
+     Tier::kProse},
     // Two notebook kernels (or processes) that each use the GPU library: the first one's pool holds the memory the
     // second needs (RMM, TF and JAX reserve up front). Round 13, corpus-1826:
     {"two_kernels_share_gpu_prose", S::kOtherProcessProse, "",
@@ -769,7 +777,7 @@ constexpr const char* kPrefilter =
     R"re(resource_?exhausted|bad_alloc|error 2|rocm|hip|imbalanced|unbalanced|uneven|than the others?|)re"
     R"re(runs out|bytes\)|nvidia|tensorrt|cuda|paging file|page ?file|swap ?file|1455|\xe9\xa1\xb5\xe9\x9d\xa2|low on memory|threshold|)re"
     R"re(system memory|sigbus|(?-i:Killed)|137|sum total|allocation|\xe6\xb3\x84|fragment|labmate|colleague|)re"
-    R"re(two \w+ processes|another process|\xe4\xbb\x8d\xe7\x84\xb6|fabric|communicate|taken|thrust|cnmem|)re"
+    R"re(two \w+ processes|another process|other (?:programs?|processes|applications?|apps?)|\xe4\xbb\x8d\xe7\x84\xb6|fabric|communicate|taken|thrust|cnmem|)re"
     R"re(\xe6\x97\xa0\xe6\xb3\x95\xe5\x88\x86\xe9\x85\x8d|\xe5\x86\x85\xe5\xad\x98|reserved|cgroup|\brss\b|heap|slurmstepd|)re"
     R"re(\bsrun\b|ulimit|memlock|kills|worker|grid ?search|hyper-?param|sweep|even (?:\w+ ){0,3}batch|shm[_-]size|ipc.host|)re"
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
