@@ -39,6 +39,16 @@ inline bool SgemmSkipsPacking(uint64_t m, uint64_t n, uint64_t k, uint64_t leadi
   return m <= 28 || n <= 28 || k <= 1;
 }
 
+// Whether an sgemm call of oneDNN 2.6.3 (f32, neither operand pre-packed) runs as a matrix-vector
+// product: gemm_threading_driver tries jump_to_gemv (gemv_driver.cpp) before it allocates anything,
+// and that takes every call with n = 1 (transa "T", or "N" unpacked) and every call with m = 1
+// (transb "N", or "T" unpacked) - any call of the gemm convolution with a dimension of 1. The
+// convolution's data gemms are ("N", "N", m = output positions, n = output channels of a group) in
+// forward and ("N", "T", m = output positions, n = input channels of a group x kernel volume) for the
+// input gradient (gemm_convolution.cpp execute_forward_ncsp / execute_backward_data_ncsp): a one-position
+// map, a one-channel output or a one-column input gradient takes no sgemm buffer.
+inline bool SgemmRunsGemv(uint64_t m, uint64_t n) { return m == 1 || n == 1; }
+
 struct GemmWeightGradient3d {
   int64_t min_in_channels = 0;
   int64_t max_in_channels = -1;  // empty range: no rule
@@ -53,6 +63,10 @@ struct GemmWeightGradient3d {
   uint64_t pack_fixed_bytes = 0;
   uint64_t pack_beyond_bytes = 0;  // the buffer of a gemm sgemm runs without packing (SgemmSkipsPacking)
   uint64_t pack_worst_abs_error = 0;  // the largest miss of the packing rule over the probes
+
+  // sgemm's own buffer in one of the convolution's data gemms (m x n, see SgemmRunsGemv): the buffer
+  // of a gemm it runs without packing, none where the call is a matrix-vector product.
+  uint64_t DataGemmBufferBytes(uint64_t m, uint64_t n) const { return SgemmRunsGemv(m, n) ? 0 : pack_beyond_bytes; }
 
   // The packing buffer of a gemm of `rows` = in_channels x kernel volume, `cols` = out_channels and
   // `depth` = output height x width: both operands packed for one depth block, 4 bytes x block x

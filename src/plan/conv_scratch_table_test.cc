@@ -47,6 +47,20 @@ TEST(ConvScratchTable, GroupedDirectKernelsFollowOneDnnsChannelBlocks) {
   EXPECT_EQ(k.ForwardColumnPositions(6, 48, 9, 1, 576), 576u);  // all of a small map
 }
 
+// oneDNN 2.6.3's gemm_threading_driver runs any f32 gemm with m = 1 or n = 1 as gemv (jump_to_gemv),
+// before it allocates: the convolution's data gemms then take no sgemm buffer (dev seed 313, a 1 -> 1
+// layer onto a 1 x 1 map, planned +859 % with it); any other keeps its 73984 bytes.
+TEST(ConvScratchTable, DataGemmsWithADimensionOfOneRunGemvWithoutABuffer) {
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  EXPECT_TRUE(SgemmRunsGemv(1, 16));   // one output position
+  EXPECT_TRUE(SgemmRunsGemv(64, 1));   // one output channel (forward), one column (input gradient)
+  EXPECT_FALSE(SgemmRunsGemv(2, 2));
+  EXPECT_EQ(g.DataGemmBufferBytes(1, 16), 0u);
+  EXPECT_EQ(g.DataGemmBufferBytes(49, 1), 0u);
+  EXPECT_EQ(g.DataGemmBufferBytes(4, 2), 73984u);
+  EXPECT_EQ(g.DataGemmBufferBytes(15, 54), g.pack_beyond_bytes);  // dev seed 70's calls hold it
+}
+
 TEST(ConvScratchTable, MalformedTablesAreRefusedWithAReason) {
   EXPECT_FALSE(ParseConvScratchTable("").ok());
   EXPECT_FALSE(ParseConvScratchTable("[1, 2]").ok());

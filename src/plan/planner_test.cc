@@ -1027,6 +1027,60 @@ TEST(ConvScratch, DilatedStridedLayerRunsTheGemmInputGradient) {
   EXPECT_LT(backward, x / 12 * 16);  // no input blocked by 8 (the old rule held it and more)
 }
 
+// conv1d runs as a 2-D convolution over a unit height: a dilated, strided width is refused by both
+// direct input-gradient kernels as in 2-D (dev seed 221: 4 -> 2, k2, stride 2, padding 1, dilation 3
+// over 16, batch 3; planned 84 % low, 68388 bytes short, with the blocked reorders and no sgemm buffer).
+TEST(ConvScratch, DilatedStridedConv1dRunsTheGemmInputGradient) {
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  GraphBuilder b;
+  b.Input("input", {4, 16}).Weight("conv.weight", {2, 4, 2});
+  b.Node("Mul", {"input", "input"}, {"x"}, "pre");
+  auto& conv = b.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv");
+  GraphBuilder::IntsAttr(conv, "pads", {1, 1});
+  GraphBuilder::IntsAttr(conv, "strides", {2});
+  GraphBuilder::IntsAttr(conv, "dilations", {3});
+  b.Output("logits");
+  const OpRule r = RuleOf(b.Bytes(), 3, "Conv");
+  // Output (16 + 2 - 3 - 1) / 2 + 1 = 8 positions: one sample's columns are 4 x 2 x 8 floats.
+  const uint64_t x = 3u * 4 * 16 * 4, w = 2u * 4 * 2 * 4, col = 4u * 2 * 8 * 4;
+  const uint64_t weight_phase = col + g.weight_copies * w + g.fixed_bytes;  // 2 output channels: no packing
+  EXPECT_EQ(r.backward_temp_bytes, std::max(std::max(col + g.pack_beyond_bytes, x) + g.fixed_bytes, weight_phase));
+  // Undilated, the direct kernels keep it: far less than sgemm's buffer.
+  GraphBuilder u;
+  u.Input("input", {4, 16}).Weight("conv.weight", {2, 4, 2});
+  u.Node("Mul", {"input", "input"}, {"x"}, "pre");
+  auto& plain = u.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv");
+  GraphBuilder::IntsAttr(plain, "pads", {1, 1});
+  GraphBuilder::IntsAttr(plain, "strides", {2});
+  u.Output("logits");
+  EXPECT_LT(RuleOf(u.Bytes(), 3, "Conv").backward_temp_bytes, g.pack_beyond_bytes);
+}
+
+// The same gemm input gradient onto a one-position map is a matrix-vector product (jump_to_gemv): no
+// sgemm buffer (dev seed 313: 1 -> 1, k4, stride 2, padding 3, dilation 2 over 1 x 1, batch 7, planned
+// +859 %, 71612 bytes high, with it).
+TEST(ConvScratch, DilatedStridedLayerOntoOnePositionTakesNoSgemmBuffer) {
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  const uint64_t x = 7u * 1 * 1 * 4, w = 1u * 16 * 4, col = 1u * 16 * 1 * 4;
+  const OpRule r = Conv2dRule(1, 1, {1, 1}, 4, {3, 3}, 2, 2, 7);
+  EXPECT_EQ(r.backward_temp_bytes,
+            std::max(std::max(col, x) + g.fixed_bytes, col + g.weight_copies * w + g.fixed_bytes));
+  // Over 4 x 4 (output 2 x 2) the buffer is there.
+  EXPECT_GE(Conv2dRule(1, 1, {4, 4}, 4, {3, 3}, 2, 2, 7).backward_temp_bytes, g.pack_beyond_bytes);
+}
+
+// A grouped gemm layer with one output channel per group runs its forward gemm (n = 1) as gemv, and
+// one with a 1-wide kernel over one input channel per group its input-gradient gemm (n = 1 x 1).
+TEST(ConvScratch, GroupedGemmWithOneChannelPerGroupTakesNoForwardSgemmBuffer) {
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  // 24 -> 4 in 4 groups (6 -> 1 each), k3 over 8 x 8, batch 2: forward holds its columns, no buffer.
+  const uint64_t y = 2u * 4 * 64 * 4, col = 6u * 9 * 64 * 4;
+  const OpRule r = ConvRule(2, 24, 4, 3, 4, 8, 2);
+  EXPECT_EQ(r.forward_temp_bytes, std::max(col, y) + g.fixed_bytes);
+  // 6 -> 12 in 2 groups (3 -> 6 each) keeps it in forward.
+  EXPECT_GE(ConvRule(2, 6, 12, 3, 2, 8, 2).forward_temp_bytes, g.pack_beyond_bytes);
+}
+
 // A grouped 1x1 convolution below batch 16 runs slow_conv2d (no oneDNN), which has no groups:
 // PyTorch 1.13 runs it group by group and concatenates (dev seed 75: a depthwise 1x1 over 160
 // channels planned 18 % low with no scratch at all).

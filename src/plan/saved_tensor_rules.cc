@@ -754,17 +754,26 @@ bool KernelOutsideSource(const NodeInfo& n, const std::vector<int64_t>& xd, cons
 // layer of fewer than 16 input channels is a first convolution to the AVX-512 kernel, whose
 // src_ok takes only 1-3 of them: 4-15 are the AVX2 kernel's or gemm's (dev seeds 35 and 95, 8 and
 // 14 channels under a kernel taller than the input, ran x64:gemm:jit backward_weights).
+// conv1d is one too: PyTorch 1.13's mkldnn convolution views it as 2-D over [N, C, 1, L] (height 1,
+// undilated, unstrided, unpadded), so a 3-D shape is checked as that 4-D one.
 bool DirectWeightGradientRefuses2d(const NodeInfo& n, const std::vector<int64_t>& xd, const std::vector<int64_t>& wd,
                                    const std::vector<int64_t>& yd) {
-  if (xd.size() != 4 || wd.size() != 4 || yd.size() != 4) return false;
-  auto attr = [&](const char* name, size_t i, int64_t fallback) { return IntsAttrAt(n, name, i, fallback); };
+  const bool one_d = xd.size() == 3 && wd.size() == 3 && yd.size() == 3;
+  if (!one_d && (xd.size() != 4 || wd.size() != 4 || yd.size() != 4)) return false;
+  auto attr = [&](const char* name, size_t i, int64_t fallback) {
+    if (!one_d) return IntsAttrAt(n, name, i, fallback);
+    if (i == 0) return std::string_view(name) == "pads" ? int64_t{0} : int64_t{1};  // the unit height
+    return IntsAttrAt(n, name, i - 1, fallback);
+  };
+  auto dim = [&](const std::vector<int64_t>& v, size_t i) { return one_d ? (i == 2 ? int64_t{1} : v[i - (i > 2)]) : v[i]; };
   bool avx512 = (xd[1] >= 4 && xd[1] < 16) ||
                 (attr("dilations", 0, 1) != 1 &&
-                 (attr("strides", 0, 1) != 1 || (wd[2] - 1) * attr("dilations", 0, 1) + 1 > xd[2]));
-  bool avx2 = attr("dilations", 0, 1) != 1 || attr("dilations", 1, 1) != 1 || wd[3] >= 14 || wd[2] > xd[2];
+                 (attr("strides", 0, 1) != 1 || (dim(wd, 2) - 1) * attr("dilations", 0, 1) + 1 > dim(xd, 2)));
+  bool avx2 = attr("dilations", 0, 1) != 1 || attr("dilations", 1, 1) != 1 || dim(wd, 3) >= 14 || dim(wd, 2) > dim(xd, 2);
   for (size_t d = 0; d < 2; ++d) {
-    const int64_t in = xd[2 + d], out = yd[2 + d], k = wd[2 + d];
+    const int64_t in = dim(xd, 2 + d), out = dim(yd, 2 + d), k = dim(wd, 2 + d);
     const int64_t ext = (k - 1) * attr("dilations", d, 1) + 1;
+    // ONNX pads list every axis's begin first: a 1-D layer's begin is pads[0].
     const int64_t begin = attr("pads", d, 0);
     const int64_t end = std::max<int64_t>(0, (out - 1) * attr("strides", d, 1) + ext - in - begin);
     if (d == 0) avx512 = avx512 || begin > ext / 2 || end > ext / 2;
@@ -1121,15 +1130,22 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     const uint64_t positions = static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
     r->backward_temp_bytes = std::max(r->backward_temp_bytes, gemm_weight_gradient(positions));
   }
-  if (spatial == 2 && groups == 1 && kernel > 1 && T[y].dims.size() == 4 && DilatedAxisStrided(n, 2) &&
+  if (spatial <= 2 && groups == 1 && kernel > 1 && T[y].dims.size() == xd.size() && DilatedAxisStrided(n, spatial) &&
       DirectWeightGradientRefuses2d(n, xd, wd, T[y].dims)) {
     // Both direct input-gradient kernels (jit_avx512_common_conv_bwd_data_kernel_f32 and the AVX2
     // one, oneDNN 2.6.3 init_conf) refuse a dilated axis with a stride: the input gradient runs gemm
     // too (dev seeds 100 and 108: x64:gemm:jit backward_data and backward_weights). No reorders then:
-    // the grouped gemm rule below with one group.
-    const uint64_t positions = static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
+    // the grouped gemm rule below with one group. conv1d is the same 2-D convolution over a unit
+    // height: its dilated, strided width is refused alike (dev seed 221, 4 -> 2 channels, k2 s2 d3
+    // over 16: planned 84 % low with the blocked reorders, 68388 bytes short - sgemm's buffer).
+    // sgemm takes no buffer where the input-gradient gemm is a matrix-vector product (one output
+    // position or one column: SgemmRunsGemv; dev seed 313, 1 -> 1 with k4 s2 d2 onto a 1 x 1 map,
+    // planned +859 %, 71612 bytes high, with the buffer).
+    const uint64_t positions = spatial == 1 ? static_cast<uint64_t>(T[y].dims[2])
+                                            : static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
     const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
-    r->backward_temp_bytes = std::max(input_grad ? std::max(col + g.pack_beyond_bytes, T[x].Bytes()) + g.fixed_bytes : 0,
+    const uint64_t sgemm_buffer = g.DataGemmBufferBytes(positions, static_cast<uint64_t>(c_in) * kernel);
+    r->backward_temp_bytes = std::max(input_grad ? std::max(col + sgemm_buffer, T[x].Bytes()) + g.fixed_bytes : 0,
                                       gemm_weight_gradient(positions));
   }
   if (spatial == 1 && input_grad) {
@@ -1191,10 +1207,13 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       // Not on a one-position map: both gemms then have m = 1, and gemm_threading_driver takes
       // jump_to_gemv before it allocates anything (tools/probe_conv_gemv.py, dev ids 950000 and
       // 950007: 1 x 1 maps planned 52-71 KB high with the buffer; 2 x 2 and 3 x 3 maps hold it).
-      const uint64_t sgemm_buffer = positions == 1 ? 0 : g.pack_beyond_bytes;
-      r->forward_temp_bytes = std::max(forward_col + sgemm_buffer, T[y].Bytes()) + g.fixed_bytes;
+      // The same holds for a one-channel output group in forward (n = out_channels / groups = 1) and a
+      // one-column input gradient (n = in_channels / groups x kernel volume = 1): SgemmRunsGemv.
+      const uint64_t forward_buffer = g.DataGemmBufferBytes(positions, static_cast<uint64_t>(out_g));
+      const uint64_t input_buffer = g.DataGemmBufferBytes(positions, static_cast<uint64_t>(in_g) * kernel);
+      r->forward_temp_bytes = std::max(forward_col + forward_buffer, T[y].Bytes()) + g.fixed_bytes;
       r->backward_temp_bytes =
-          std::max(input_grad ? std::max(col + sgemm_buffer, T[x].Bytes()) + g.fixed_bytes : 0, weight_phase);
+          std::max(input_grad ? std::max(col + input_buffer, T[x].Bytes()) + g.fixed_bytes : 0, weight_phase);
     } else if (weight_gemm && data_block < 16) {
       // A direct input gradient by blocks of 4 channels (ok_to_try_lower_zmm) reorders nothing for a
       // gemm weight gradient: the blocked input gradient lives beside the plain one it is reordered
