@@ -754,7 +754,7 @@ def main() -> int:
     pp.add_argument("--oomguard", required=True)
     pp.add_argument("--references")
     pp.add_argument("--models", help="comma-separated filter")
-    pp.add_argument("--out")
+    pp.add_argument("--out", help="write the result as JSON to this file (default: print only)")
     pe = sub.add_parser("export")
     pe.add_argument("name")
     pe.add_argument("--out", required=True)
@@ -766,7 +766,11 @@ def main() -> int:
     po.add_argument("--tracker")
     args = parser.parse_args()
     use_set(args.set)
+    # The reference folder is where measure writes and where check and compare read; compare's --out
+    # is a JSON file and has no default (the report is printed).
     for attr in ("out", "references"):
+        if attr == "out" and args.cmd == "compare":
+            continue
         if hasattr(args, attr) and getattr(args, attr) is None and args.cmd != "export" and args.cmd != "one":
             setattr(args, attr, REFERENCES)
     if args.cmd in ("export", "one") and args.name not in BY_NAME:
