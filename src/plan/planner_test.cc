@@ -1032,28 +1032,25 @@ TEST(ConvScratch, DilatedStridedLayerRunsTheGemmInputGradient) {
 // over 16, batch 3; planned 84 % low, 68388 bytes short, with the blocked reorders and no sgemm buffer).
 TEST(ConvScratch, DilatedStridedConv1dRunsTheGemmInputGradient) {
   const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
-  GraphBuilder b;
-  b.Input("input", {4, 16}).Weight("conv.weight", {2, 4, 2});
-  b.Node("Mul", {"input", "input"}, {"x"}, "pre");
-  auto& conv = b.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv");
-  GraphBuilder::IntsAttr(conv, "pads", {1, 1});
-  GraphBuilder::IntsAttr(conv, "strides", {2});
-  GraphBuilder::IntsAttr(conv, "dilations", {3});
-  b.Output("logits");
-  const OpRule r = RuleOf(b.Bytes(), 3, "Conv");
+  // The layer's rule at batch 3, with the given dilation.
+  auto rule = [](int64_t dilation) {
+    GraphBuilder b;
+    b.Input("input", {4, 16}).Weight("conv.weight", {2, 4, 2});
+    b.Node("Mul", {"input", "input"}, {"x"}, "pre");
+    auto& conv = b.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv");
+    GraphBuilder::IntsAttr(conv, "pads", {1, 1});
+    GraphBuilder::IntsAttr(conv, "strides", {2});
+    if (dilation != 1) GraphBuilder::IntsAttr(conv, "dilations", {dilation});
+    b.Output("logits");
+    return RuleOf(b.Bytes(), 3, "Conv");
+  };
+  const OpRule r = rule(3);
   // Output (16 + 2 - 3 - 1) / 2 + 1 = 8 positions: one sample's columns are 4 x 2 x 8 floats.
   const uint64_t x = 3u * 4 * 16 * 4, w = 2u * 4 * 2 * 4, col = 4u * 2 * 8 * 4;
   const uint64_t weight_phase = col + g.weight_copies * w + g.fixed_bytes;  // 2 output channels: no packing
   EXPECT_EQ(r.backward_temp_bytes, std::max(std::max(col + g.pack_beyond_bytes, x) + g.fixed_bytes, weight_phase));
   // Undilated, the direct kernels keep it: far less than sgemm's buffer.
-  GraphBuilder u;
-  u.Input("input", {4, 16}).Weight("conv.weight", {2, 4, 2});
-  u.Node("Mul", {"input", "input"}, {"x"}, "pre");
-  auto& plain = u.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv");
-  GraphBuilder::IntsAttr(plain, "pads", {1, 1});
-  GraphBuilder::IntsAttr(plain, "strides", {2});
-  u.Output("logits");
-  EXPECT_LT(RuleOf(u.Bytes(), 3, "Conv").backward_temp_bytes, g.pack_beyond_bytes);
+  EXPECT_LT(rule(1).backward_temp_bytes, g.pack_beyond_bytes);
 }
 
 // The same gemm input gradient onto a one-position map is a matrix-vector product (jump_to_gemv): no
