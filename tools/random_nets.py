@@ -497,10 +497,21 @@ def make_spec(net: dict):
                             in_zoo=False, validation_batches=(net["batch"],))
 
 
+def export_onnx(net: dict, spec, onnx_path: str) -> None:
+    """Exports the net (make_spec(net)) to onnx_path in TRAINING mode with a dynamic batch; torch is imported."""
+    import torch
+    model = spec.build()
+    inputs = spec.example_inputs(net["batch"])
+    names = [i.name for i in spec.inputs]
+    axes = {n: {0: "batch"} for n in names + ["logits"]}
+    torch.onnx.export(model, tuple(inputs), onnx_path, opset_version=net["opset"],
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                      input_names=names, output_names=["logits"], dynamic_axes=axes)
+
+
 def measure_one(seed: int, out_dir: str, kind: str = "classic") -> None:
     """Measures the step, exports the ONNX; writes NAME.json (and NAME.onnx), NAME = record_name().
     torch is imported."""
-    import torch
     import measure_step
     net = describe_kind(kind, seed)
     spec = make_spec(net)
@@ -514,13 +525,7 @@ def measure_one(seed: int, out_dir: str, kind: str = "classic") -> None:
     if ref is not None:
         record["reference"] = ref
         try:
-            model = spec.build()
-            inputs = spec.example_inputs(net["batch"])
-            names = [i.name for i in spec.inputs]
-            axes = {n: {0: "batch"} for n in names + ["logits"]}
-            torch.onnx.export(model, tuple(inputs), onnx_path, opset_version=net["opset"],
-                              training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                              input_names=names, output_names=["logits"], dynamic_axes=axes)
+            export_onnx(net, spec, onnx_path)
             record["onnx"] = onnx_path
         except Exception as e:  # noqa: BLE001
             record["error"] = "export: %s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0][:200])
