@@ -336,6 +336,32 @@ TEST(General, MoreWordingsOfGpuMemory) {
             Cause::kFrameworkPreallocation);
 }
 
+// Round 20 (fresh development rows, scored blind first): the runtimes' "<allocation> of N bytes" carries the size,
+// so an underflowed 2^64-1 request is impossible, not RAM running out (desbma/motd#1, corpus-2165); a 23.4 GB Rust
+// request stays host RAM (mikispag/bitiodine#16).
+TEST(General, RuntimesAllocationOfNBytesCarriesTheSize) {
+  const Finding absurd = Top(ExplainText("memory allocation of 18446744073709551615 bytes failed[1]    32\n"
+                                         "06304 abort (core dumped)  motd\n"));
+  EXPECT_EQ(absurd.cause, Cause::kImpossibleRequest);
+  EXPECT_EQ(absurd.domain, Domain::kHost);
+  const Finding ram = Top(ExplainText("memory allocation of 23400000000 bytes failedAborted\n"));
+  EXPECT_EQ(ram.cause, Cause::kHostRamOom);
+  EXPECT_EQ(ram.domain, Domain::kHost);
+  const Finding go = Top(ExplainText("runtime: VirtualAlloc of 299704320 bytes failed with errno=1455\n"
+                                     "fatal error: out of memory\n"));
+  EXPECT_EQ(go.cause, Cause::kHostRamOom);
+}
+
+// Round 20: about 1 GiB that PyTorch does not count on a 4 GiB GPU is its context, its libraries' workspaces and the
+// display, not another process (microsoft/computervision-recipes#561, corpus-2135; fixed by a smaller batch).
+TEST(General, AGibibyteUncountedOnASmallGpuIsNotAnotherProcess) {
+  const Finding f = Top(ExplainText(
+      "CUDA out of memory. Tried to allocate 36.00 MiB (GPU 0; 4.00 GiB total capacity; 2.88 GiB already allocated; "
+      "627.20 KiB free; 2.95 GiB reserved in total by PyTorch)\n"));
+  EXPECT_EQ(f.cause, Cause::kGpuDeviceOom);
+  EXPECT_EQ(f.domain, Domain::kGpu);
+}
+
 TEST(General, HeldOutCorpusIsOpenedOnlyWhenAskedFor) {
   EXPECT_TRUE(IsHeldOutCorpus("corpus_heldout.jsonl"));
   EXPECT_FALSE(IsHeldOutCorpus("corpus_dev.jsonl"));

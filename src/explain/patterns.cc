@@ -798,6 +798,10 @@ constexpr NumberPattern kNumberPatterns[] = {
     {"requested_bytes", R"re(Tried to allocate (?:more than )?([\d.,]+ ?(?:[KMGTPE]i?B|bytes|B)))re"},
     {"requested_bytes", R"re((?i)failed to alloc(?:ate)? [\d.]+\w* \((\d+) bytes\))re"},
     {"requested_bytes", R"re((?i)failed to alloc(?:ate)? (\d+) bytes)re"},
+    // Round 20: the runtimes' "<an allocation> of N bytes" (Rust's global allocator "memory allocation of N bytes
+    // failed", Go's "runtime: VirtualAlloc of N bytes failed", "alloc of N bytes"): the size decides an impossible
+    // request (an underflowed 2^64-1) from RAM running out. A wording, not a row: corpus-2165 (motd) is one user.
+    {"requested_bytes", R"re((?i)(?:allocation|alloc) of (\d+) bytes)re"},
     {"requested_bytes", R"re((?i)pinned host memory of size:? (\d+))re"},
     {"requested_bytes", R"re((?i)request for [\d.]+\w* \((\d+)B\))re"},
     {"requested_bytes", R"re((?i)(?:trying|tried) to allocate ([\d.,]+ ?(?:[KMGTP]i?B|[KMGTP]|bytes|B)))re"},
