@@ -26,6 +26,10 @@ bench/results/explain_learned_layer_round13.txt (round 11's: bench/results/expla
       round 17: the prose gate (which PROSE_CANDIDATES it keeps, chosen per fold on the other folds' rows) and,
       with --zero, the zero-count lines and a looser vocabulary gate beside a failure word, by the same CV on A, F,
       H and the unit tests' negatives U (bench/results/explain_learned_layer_round17.txt).
+  explain_learned_layer.py domain [--rules CACHE.json] [--healthy-rules CACHE.json] [--out FILE]
+      round 20: whether the model should also arbitrate the memory of the rules' low findings, or speak after
+      not-memory findings, by the same CV on A, F (rounds 13-15 and 18-20) and H
+      (bench/results/explain_learned_layer_round20.txt; neither shipped).
   explain_learned_layer.py train [--through corpus-NNNN] [--out data/explain_learned_layer.json]
       trains the shipped model on the development rows through --through (default: the last one) and the
       healthy development rows, and writes the weights.
@@ -685,6 +689,89 @@ def study_prose(args):
     sys.stdout.write(text)
 
 
+# Round 20: F widened to every fresh batch scored blind since (rounds 18-20's development rows).
+FRESH_BATCHES_R20 = FRESH_BATCHES + [("18", 2068, 2103), ("19", 2104, 2133), ("20", 2134, 2171)]
+DOMAIN_SWAP = {"gpu_device_oom": "host_ram_oom", "host_ram_oom": "gpu_device_oom", "leak_growth": "leak_growth"}
+
+
+def study_domain(args):
+    """Round 20: two ways the model might speak beside the rules, by 10-fold cross-validation by thread (each row read
+    by the model of the other folds). (1) Domain arbitration: where the rules' top finding is low (or low and medium)
+    and a GPU/host OOM or leak, the model's P(other memory) / (P(gpu) + P(host)) above tau swaps its memory (optionally
+    never against DOMAIN_NOUNS that name only the rules' memory). (2) A second finding: where the rules give only
+    not-memory findings, the layer (shipped gates) adds its estimate after them. A: all development rows (today's
+    rules), F: the fresh rows of rounds 13-15 and 18-20 as the engine before each round read them, H: healthy."""
+    global FRESH_BATCHES
+    saved, FRESH_BATCHES = FRESH_BATCHES, FRESH_BATCHES_R20
+    try:
+        dev, healthy, rules, hrules, fresh, fresh_rules, folds = study_rows(args)
+    finally:
+        FRESH_BATCHES = saved
+    pg = gates()
+
+    def arbitrate(rows, answers, tau, confidences, nouns):
+        out = []
+        for r, f in zip(rows, answers):
+            f = [dict(x) for x in f]
+            if f and f[0]["confidence"] in confidences and f[0]["cause"] in DOMAIN_SWAP and f[0]["domain"] in ("gpu", "host"):
+                p = posterior(folds[fold_of(r)], r["excerpt"])
+                now = f[0]["domain"]
+                other = "host" if now == "gpu" else "gpu"
+                named = {d: holds_phrase(r["excerpt"], DOMAIN_NOUNS[d]) for d in ("gpu", "host")}
+                against_words = nouns and named[now] and not named[other]
+                if not against_words and p[other] / (p["gpu"] + p["host"]) > tau:
+                    f[0]["domain"], f[0]["cause"] = other, DOMAIN_SWAP[f[0]["cause"]]
+            out.append(f)
+        return out
+
+    def second(rows, answers):
+        out = []
+        for r, f in zip(rows, answers):
+            if f and all(x["domain"] == "none" for x in f):
+                g = estimate(folds[fold_of(r)], r["excerpt"], THRESHOLD, False, pg)
+                out.append(list(f) + ([g] if g else []))
+            elif not f:
+                g = estimate(folds[fold_of(r)], r["excerpt"], THRESHOLD, False, pg)
+                out.append([g] if g else [])
+            else:
+                out.append(list(f))
+        return out
+
+    def row(name, a, f, h=None):
+        return (f"  {name:40s} A {a['cause']:4d} {a['domain']:4d} {a['no_finding']:3d} {a['fp']:3d}   "
+                f"F {f['cause']:3d} {f['domain']:3d} {f['no_finding']:3d} {f['fp']:2d}" + ("" if h is None else f"   H {h}"))
+
+    a0, f0 = score(dev, rules), score(fresh, fresh_rules)
+    out = [f"explain learned layer, round 20: domain arbitration and a second finding, {FOLDS}-fold cross-validation by "
+           f"thread. A: {len(dev)} development rows read by today's rules ({a0['memory_logs']} memory logs, "
+           f"{a0['not_memory_logs']} not memory); F: {len(fresh)} fresh development rows of rounds 13-15 and 18-20 as the "
+           f"engine before each round read them ({f0['memory_logs']} memory, {f0['not_memory_logs']} not); H: "
+           f"{len(healthy)} healthy development rows. Columns: top cause right, domain right, memory logs without a "
+           "finding, not-memory logs given a memory finding (H: healthy logs given a memory finding).",
+           row("rules alone", a0, f0), "", "(1) domain arbitration of the rules' top finding by the model"]
+    for confidences in (("low",), ("low", "medium")):
+        for nouns in (True, False):
+            for tau in (0.5, 0.8, 0.9, 0.99, 0.999):
+                name = f"{'+'.join(confidences)}, nouns {'kept' if nouns else 'ignored'}, tau {tau:g}"
+                out.append(row(name, score(dev, arbitrate(dev, rules, tau, confidences, nouns)),
+                               score(fresh, arbitrate(fresh, fresh_rules, tau, confidences, nouns))))
+    out += ["", "(2) the layer (shipped gates) where the rules give no finding (shipped), and also after not-memory findings"]
+    shipped = [f if f else [g for g in [estimate(folds[fold_of(r)], r["excerpt"], THRESHOLD, False, pg)] if g]
+               for r, f in zip(dev, rules)]
+    shipped_f = [f if f else [g for g in [estimate(folds[fold_of(r)], r["excerpt"], THRESHOLD, False, pg)] if g]
+                 for r, f in zip(fresh, fresh_rules)]
+    hs = [f if f else [g for g in [estimate(folds[fold_of(r)], r["excerpt"], THRESHOLD, False, pg)] if g]
+          for r, f in zip(healthy, hrules)]
+    out.append(row("no finding only (shipped)", score(dev, shipped), score(fresh, shipped_f),
+                   sum(1 for x in hs if any(y["domain"] != "none" for y in x))))
+    out.append(row("also after not-memory findings", score(dev, second(dev, rules)), score(fresh, second(fresh, fresh_rules)),
+                   sum(1 for x in second(healthy, hrules) if any(y["domain"] != "none" for y in x))))
+    text = "\n".join(out) + "\n"
+    if args.out:
+        open(args.out, "w").write(text)
+    sys.stdout.write(text)
+
+
 def weights_text(through):
     dev = [r for r in read_dev() if number(r["id"]) <= through]
     healthy = read_healthy_dev()
@@ -757,20 +844,20 @@ def main():
     c.add_argument("--new-rules", help="cache of the rules' answers on the rows after --through (D)")
     c.add_argument("--out")
     c.set_defaults(func=cv)
-    g = sub.add_parser("gates")
-    g.add_argument("--oomguard", default=OOMGUARD, help="the binary whose rules are measured (before this layer)")
-    g.add_argument("--rules", help="cache of the rules' answers on the development rows (JSON), written when missing")
-    g.add_argument("--healthy-rules", help="the same for the healthy development rows")
-    g.add_argument("--out")
-    g.set_defaults(func=study_gates)
-    g = sub.add_parser("prose")
-    g.add_argument("--oomguard", default=OOMGUARD, help="the binary whose rules are measured (before this layer)")
-    g.add_argument("--rules", help="cache of the rules' answers on the development rows (JSON), written when missing")
-    g.add_argument("--healthy-rules", help="the same for the healthy development rows")
-    g.add_argument("--out")
-    g.add_argument("--zero", help="MIN,PRECISION,THRESHOLD: the prose gate's settings; then study the zero-count "
-                   "lines and the vocabulary's threshold instead")
-    g.set_defaults(func=study_prose)
+    def study(name, func):
+        g = sub.add_parser(name)
+        g.add_argument("--oomguard", default=OOMGUARD, help="the binary whose rules are measured (before this layer)")
+        g.add_argument("--rules", help="cache of the rules' answers on the development rows (JSON), written when missing")
+        g.add_argument("--healthy-rules", help="the same for the healthy development rows")
+        g.add_argument("--out")
+        g.set_defaults(func=func)
+        return g
+
+    study("gates", study_gates)
+    study("prose", study_prose).add_argument(
+        "--zero", help="MIN,PRECISION,THRESHOLD: the prose gate's settings; then study the zero-count lines and the "
+        "vocabulary's threshold instead")
+    study("domain", study_domain)
 
     t = sub.add_parser("train")
     t.add_argument("--through", help="last development row trained on (default: the last one)")
