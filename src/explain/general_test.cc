@@ -362,6 +362,20 @@ TEST(General, AGibibyteUncountedOnASmallGpuIsNotAnotherProcess) {
   EXPECT_EQ(f.domain, Domain::kGpu);
 }
 
+// Round 20: "被kill了" / "被杀死" ("got killed") is a kill like "the process was killed": host RAM even beside the GPU's
+// size (OpenBMB/CPM-Bee#92, corpus-2146: the model is loaded into RAM first); a leak that runs until the process is
+// killed stays a leak.
+TEST(General, ChineseGotKilledIsAKill) {
+  const Finding f = Top(ExplainText(
+      "ubuntu，显卡4090，显存24G，加载模型：cpm-bee-10b，执行“python text_generation_hf.py”时，程序在加载模型中被kill了，"
+      "没有其他提示信息，是因为显存不够吗？torch版本：1.13.1+cu117\n"));
+  EXPECT_EQ(f.cause, Cause::kHostRamOom);
+  EXPECT_EQ(f.domain, Domain::kHost);
+  const Finding leak = Top(ExplainText("服务运行一段时间之后，内存持续增加，直到进程被杀死。\n"));
+  EXPECT_EQ(leak.cause, Cause::kLeakGrowth);
+  EXPECT_EQ(leak.domain, Domain::kHost);
+}
+
 TEST(General, HeldOutCorpusIsOpenedOnlyWhenAskedFor) {
   EXPECT_TRUE(IsHeldOutCorpus("corpus_heldout.jsonl"));
   EXPECT_FALSE(IsHeldOutCorpus("corpus_dev.jsonl"));

@@ -624,8 +624,10 @@ constexpr Pattern kPatterns[] = {
      "ExecutorLostFailure (executor driver exited caused by one of the running tasks) Reason: Executor heartbeat "
      "timed out after 278220 ms",
      Tier::kProse},
+    // Round 20: the same in Chinese, "被kill了" / "被杀死" / "被杀掉" ("got killed"; corpus-2146: killed while loading a
+    // model onto a 24 GB GPU, which was host RAM).
     {"process_killed_prose", S::kProcessKilled, "os",
-     R"re((?i)\b(?:process|processes|job|jobs|training|program|script|worker|workers|run|container|pod|executor|executors)\b (?:\w+ ){0,2}(?:get|gets|got|was|were|is|are|be|been|being|getting) (?:\w+ )?killed\b)re",
+     R"re((?i)\b(?:process|processes|job|jobs|training|program|script|worker|workers|run|container|pod|executor|executors)\b (?:\w+ ){0,2}(?:get|gets|got|was|were|is|are|be|been|being|getting) (?:\w+ )?killed\b|\xe8\xa2\xab ?(?:kill(?:ed)?\b|\xe6\x9d\x80(?:\xe6\xad\xbb|\xe6\x8e\x89)))re",
      "Many times (about 1/10) I saw my training process was killed but there is no tensorflow or horovod error in the "
      "log.", Tier::kProse},
 
@@ -764,7 +766,7 @@ constexpr Pattern kPatterns[] = {
 constexpr const char* kPrefilter =
     R"re((?i)alloc|memory|xorg|xwayland|gnome-shell|plasmashell|kwin_|compiz|dwm\.exe|no (?:running )?process|max_split_size|memlimit|pbs: job killed|gc overhead|outofdevicememory|out_of_device_memory|\bshm\b|out of|oom|accelerator|nvrtc|nvjpeg|pinned|pin memory|host_bfc|hostregister|base limit|error in the calculation|)re"
     R"re(not a failure|benign|exhaust|nccl|cudnn|blas|not_initialized|dnn library|bus error|sigbus|/dev/shm|)re"
-    R"re(</torch_|killed|\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb|sigkill|exit|enomem|leak|continuous|constant|)re"
+    R"re(</torch_|killed|\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb|\xe8\xa2\xab ?kill|\xe8\xa2\xab\xe6\x9d\x80|sigkill|exit|enomem|leak|continuous|constant|)re"
     R"re(steady|gradual|slow|\xe6\x98\xbe\xe5\xad\x98|device|gpu|cuda:0|map_location|driver|forward compat|ptx|)re"
     R"re(kernel module|error 80|library|shared object|dlopen|kernel image|version|compiled with|compatible|compiled against|built against|linked against|)re"
     R"re(undefined symbol|no_binary|nokernelimage|illegal|assert|misaligned|launch|_status_|invalid|watchdog|)re"
