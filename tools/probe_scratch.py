@@ -191,6 +191,16 @@ GROUPED_DIRECT_KERNELS = {
                "(x64:gemm:jit in all three directions), 150 (forward jit:avx512_core 4-blocked, backward gemm)",
 }
 
+# Which kernel runs a dense 1-D/2-D input gradient (src/plan/conv_scratch_table.cc DirectInputGradientKernel,
+# written from oneDNN 2.6.3's init_conf; conv fuzz round 5): the L1 size its width blocking reads, and other
+# CPUs' (tools/probe_conv_kernels.py checks the model against DNNL_VERBOSE on dev seeds).
+DIRECT_INPUT_GRADIENT = {
+    "l1_bytes": 32768,
+    "other_l1_bytes": [49152],
+    "what": "the per-core L1 data cache oneDNN 2.6.3's jit_avx512_common_conv_bwd_data_kernel_f32::init_conf sizes its width blocking (ur_w) by: platform::get_per_core_cache_size(1), which guesses 32 KiB where xbyak reads no cache hierarchy (xbyak_util.h setCacheHierarchy returns early on non-Intel CPUs; this machine is an AMD EPYC with AVX-512); other_l1_bytes: the per-core L1 data cache other AVX-512 CPUs report to oneDNN (Intel Ice Lake and Sapphire Rapids: 48 KiB), where the plan lists the input gradient's gemm columns and sgemm buffer as machine-dependent bytes if the choice would differ",
+    "checked": "tools/probe_conv_kernels.py --seeds 0:440 (DNNL_VERBOSE, dev seeds only): the model of both direct kernels' refusals names the backward_data implementation of all 223 dense and grouped, non-depthwise, non-1x1 layers (x64:gemm:jit 81, jit:avx2 6, jit:avx512_core 136)",
+}
+
 
 def gemm3d_dims(spec: dict) -> tuple:
     """(rows, cols, depth) of the weight gradient's gemm for one depth slice of a conv3d probe line."""
@@ -435,10 +445,10 @@ def main() -> int:
                             "isa": "avx512_core (AVX-512 with DL Boost and bf16)",
                             "machine_dependent": ["pack_row_round", "pack_col_round", "pack_min_depth", "pack_max_depth",
                                                   "pack_fixed_bytes", "pack_max_shallow_rows", "pack_beyond_bytes",
-                                                  "grouped_direct_kernels"],
+                                                  "grouped_direct_kernels", "direct_input_gradient"],
                             "command": "tools/probe_scratch.py --fit " + " ".join(args.fit)},
                  "gemm_weight_gradient_3d": dict(rule, min_in_channels=4, max_in_channels=15),
-                 "grouped_direct_kernels": GROUPED_DIRECT_KERNELS}
+                 "grouped_direct_kernels": GROUPED_DIRECT_KERNELS, "direct_input_gradient": DIRECT_INPUT_GRADIENT}
         if args.verify:
             try:
                 with open(args.verify) as f:

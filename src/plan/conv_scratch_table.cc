@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "embedded_file.h"
@@ -72,7 +73,149 @@ Result<ConvScratchTable> ParseConvScratchTable(std::string_view text) {
       gk.gemm_forward_l2_bytes = l2->get<uint64_t>();
     }
   }
+  // Optional: a table without it keeps every input gradient on the direct kernels.
+  if (auto d = j.find("direct_input_gradient"); d != j.end()) {
+    auto l1 = d->is_object() ? d->find("l1_bytes") : d->end();
+    if (l1 == d->end() || !l1->is_number_integer() || l1->get<int64_t>() <= 0) {
+      return MakeError("malformed convolution scratch table: direct_input_gradient needs a positive integer l1_bytes");
+    }
+    t.direct_input_gradient.l1_bytes = l1->get<uint64_t>();
+    if (auto other = d->find("other_l1_bytes"); other != d->end()) {
+      if (!other->is_array()) {
+        return MakeError("malformed convolution scratch table: other_l1_bytes must be a list of positive integers");
+      }
+      for (const json& v : *other) {
+        if (!v.is_number_integer() || v.get<int64_t>() <= 0) {
+          return MakeError("malformed convolution scratch table: other_l1_bytes must be a list of positive integers");
+        }
+        t.direct_input_gradient.other_l1_bytes.push_back(v.get<uint64_t>());
+      }
+    }
+  }
   return t;
+}
+
+namespace {
+
+int64_t RoundUp(int64_t v, int64_t b) { return (v + b - 1) / b * b; }
+
+// oneDNN's kernel_outside_src and its end paddings (calculate_end_padding), for both kernels; the
+// dilated, strided axis they both refuse first. Fills the end paddings and extended kernels.
+bool BothRefuseGeometry(const ConvAxis (&a)[3], int64_t (&end)[3], int64_t (&ext)[3]) {
+  for (const ConvAxis& x : a) {
+    if (x.dilation != 1 && x.stride != 1) return true;
+  }
+  bool outside = false;
+  for (int i = 0; i < 3; ++i) {
+    ext[i] = (a[i].kernel - 1) * a[i].dilation + 1;
+    end[i] = (a[i].out - 1) * a[i].stride + ext[i] - (a[i].in + a[i].pad);
+    outside = outside || ext[i] <= a[i].pad || ext[i] <= end[i];
+  }
+  return outside;
+}
+
+// jit_avx512_common_conv_bwd_data_kernel_f32::init_conf (oneDNN 2.6.3), for plain f32 tensors.
+bool Avx512Takes(const ConvAxis (&a)[3], int64_t ic, int64_t oc, int64_t groups, uint64_t l1) {
+  int64_t end[3], ext[3];
+  if (BothRefuseGeometry(a, end, ext)) return false;
+  int64_t simd = 16;
+  if (groups == 1) {  // ok_to_pad_channels
+    ic = RoundUp(ic, 16);
+    oc = RoundUp(oc, 16);
+  } else if (ic % 16 != 0 || oc % 16 != 0) {  // ok_to_try_lower_zmm
+    for (int64_t s : {8, 4}) {
+      if (ic % s == 0 && oc % s == 0) {
+        simd = s;
+        break;
+      }
+    }
+  }
+  if (ic % simd != 0 || oc % simd != 0) return false;
+  const ConvAxis &d = a[0], &h = a[1], &w = a[2];
+  const int64_t nb_ic = ic / simd, iw = w.in, ow = w.out, kw = w.kernel, sw = w.stride, r_pad = end[2];
+  const int64_t dilate_w = w.dilation - 1;  // oneDNN counts the gaps
+  const int64_t l_overflow = std::max<int64_t>(0, ((kw - 1) * (dilate_w + 1) - w.pad) / sw);
+  const bool undilated = d.dilation == 1 && h.dilation == 1 && w.dilation == 1;
+  const bool large_w_filter = kw >= 14 && kw < 20 && ow == 1 && nb_ic > 1 && kw == iw && sw == 1 && undilated;
+  const uint64_t kernel_rows = 4 * static_cast<uint64_t>(iw * simd * 2 * h.kernel);
+  const uint64_t out_row = 4 * static_cast<uint64_t>(ow * simd);
+  const uint64_t weights = 4 * static_cast<uint64_t>(h.kernel * kw * simd * simd * 2);
+  const uint64_t total = kernel_rows + out_row + weights;
+  const bool small = kw == 1 || (kw == 5 && iw < 8) || (kw < 5 && ((iw <= 5 || (iw > 8 && iw <= 13)) || total > l1));
+  const bool embedded_broadcast = !small || h.stride > 1 || d.stride > 1;
+  constexpr int64_t kRegs = 28;
+  int64_t ur_w = 0, nb_ic_blocking = 1;
+  if (embedded_broadcast && !large_w_filter) {
+    ur_w = std::min(iw, kRegs);
+    if (!(kw > 3 || (kw == 3 && total < l1 && ow > 8)) && h.stride == 1 && d.stride == 1 && nb_ic % 2 == 0) {
+      nb_ic_blocking = 2;
+      ur_w = std::min<int64_t>(iw, 31 / 3);
+    }
+  } else {
+    nb_ic_blocking = std::min<int64_t>(large_w_filter ? 2 : 4, nb_ic);
+    while (nb_ic % nb_ic_blocking != 0) --nb_ic_blocking;
+    ur_w = std::min<int64_t>(iw, 31 / (nb_ic_blocking + 1));
+  }
+  if (ur_w <= 0) return false;
+  const int64_t ur_w_tail = iw % ur_w;
+  if (l_overflow * sw > ur_w && !large_w_filter) return false;
+  const int64_t r_overflow = std::max<int64_t>(0, ((kw - 1) * (dilate_w + 1) - std::max<int64_t>(0, r_pad + ur_w_tail)) / sw);
+  if (r_overflow * sw > ur_w || (iw > ur_w && ur_w % sw != 0) || (iw > ur_w && r_pad + ur_w_tail < 0)) return false;
+  const int64_t mult = 1 + (l_overflow > 0) + (r_overflow > 0);
+  const double code_size = static_cast<double>(mult) * static_cast<double>(kw * simd * nb_ic_blocking * ur_w) * 15.0;
+  return !(code_size > 256.0 * 1024 && !large_w_filter);
+}
+
+// jit_avx2_conv_bwd_data_kernel_f32::init_conf (oneDNN 2.6.3), for plain f32 tensors.
+bool Avx2Takes(const ConvAxis (&a)[3], int64_t ic, int64_t oc, int64_t groups) {
+  for (const ConvAxis& x : a) {
+    if (x.dilation != 1 && x.stride != 1) return false;
+  }
+  const ConvAxis &d = a[0], &h = a[1], &w = a[2];
+  if (ic < 8 && w.kernel > 3 && w.stride > 1) return false;  // "gemm performs better"
+  if (groups == 1) {
+    ic = RoundUp(ic, 8);
+    oc = RoundUp(oc, 8);
+  }
+  if (w.stride != h.stride || d.stride != 1 || ic % 8 != 0 || oc % 8 != 0) return false;
+  int64_t end[3], ext[3];
+  if (BothRefuseGeometry(a, end, ext)) return false;
+  const int64_t nb_ic = ic / 8, iw = w.in, sw = w.stride, r_pad = end[2];
+  const int64_t l_overflow = std::max<int64_t>(0, (ext[2] - 1 - w.pad) / sw);
+  constexpr int64_t kMaxRegs = 15;
+  if (sw + 1 > kMaxRegs) return false;
+  int64_t best = 0, ur_w = 1;
+  for (int64_t b = 1; b <= 4; ++b) {
+    if (nb_ic % b != 0) continue;
+    for (int64_t u = sw; u * b + u / sw <= kMaxRegs && u < iw + sw; u += sw) {
+      const int64_t ur = std::min(u, iw);
+      if (l_overflow * sw > ur && ur != iw) continue;
+      const int64_t fmas = (ur + sw - 1) / sw * b;
+      if (fmas > best || (fmas == best && ur_w < ur)) {
+        ur_w = ur;
+        best = fmas;
+      }
+    }
+  }
+  if (best == 0) return false;
+  const int64_t ur_w_tail = iw % ur_w;
+  const int64_t r_overflow = std::max<int64_t>(0, (ext[2] - 1 - r_pad - ur_w_tail) / sw);
+  return !(r_overflow * sw > ur_w || (iw > ur_w && ur_w % sw != 0) || (iw > ur_w && r_pad + ur_w_tail < 0));
+}
+
+}  // namespace
+
+InputGradientKernel DirectInputGradientKernel(const ConvAxis (&axes)[3], int64_t in_per_group, int64_t out_per_group,
+                                              int64_t groups, uint64_t l1_bytes) {
+  for (const ConvAxis& x : axes) {
+    if (x.in < 1 || x.out < 1 || x.kernel < 1 || x.stride < 1 || x.dilation < 1 || x.pad < 0) {
+      return InputGradientKernel::kAvx512;  // not a layer oneDNN runs: keep the default
+    }
+  }
+  if (in_per_group < 1 || out_per_group < 1 || groups < 1) return InputGradientKernel::kAvx512;
+  if (Avx512Takes(axes, in_per_group, out_per_group, groups, l1_bytes)) return InputGradientKernel::kAvx512;
+  if (Avx2Takes(axes, in_per_group, out_per_group, groups)) return InputGradientKernel::kAvx2;
+  return InputGradientKernel::kGemm;
 }
 
 const ConvScratchTable& EmbeddedConvScratchTable() {

@@ -122,9 +122,50 @@ struct GroupedDirectKernels {
   }
 };
 
+// One spatial axis of a convolution as oneDNN's init_conf reads it: input and output size, kernel,
+// stride, begin padding and dilation (ONNX's: 1 is none).
+struct ConvAxis {
+  int64_t in = 1, out = 1, kernel = 1, stride = 1, pad = 0, dilation = 1;
+};
+
+// The f32 input-gradient kernel oneDNN 2.6.3 (as PyTorch 1.13 bundles it, one thread, plain
+// tensors handed over with format "any") picks for a convolution that is neither depthwise nor
+// 1x1: the first of its list whose init_conf takes the layer.
+enum class InputGradientKernel {
+  kAvx512,  // jit_avx512_common_conv_bwd_data_kernel_f32: blocks of 16 (or 8 / 4 channels a group)
+  kAvx2,    // jit_avx2_conv_bwd_data_kernel_f32: blocks of 8
+  kGemm,    // gemm_convolution_bwd_data: im2col columns of one sample on plain buffers
+};
+
+// Which one it is, from the refusals of both direct kernels' init_conf (written from oneDNN
+// 2.6.3's jit_avx512_common_conv_kernel.cpp and jit_avx2_conv_kernel_f32.cpp): a dilated, strided
+// axis; a kernel the padding puts outside the input; channels that do not fill the blocks of a
+// group; and the width blocking (ur_w: the AVX-512 kernel picks it from whether the kernel's rows,
+// 2 input-channel blocks and the weights fit in `l1_bytes`, then refuses an unroll that is no
+// multiple of the stride, left or right overflow past one unroll, and code above 256 KiB; the AVX2
+// kernel needs equal height and width strides, no depth stride, and a blocking of at most 15
+// registers). `axes` are depth, height and width (unit axes for 1-D and 2-D: PyTorch runs conv1d
+// as 2-D over a unit height).
+InputGradientKernel DirectInputGradientKernel(const ConvAxis (&axes)[3], int64_t in_per_group, int64_t out_per_group,
+                                              int64_t groups, uint64_t l1_bytes);
+
+// The per-core L1 data cache oneDNN's init_conf sizes its blocking by (data/conv_scratch.json
+// direct_input_gradient.l1_bytes: oneDNN 2.6.3's guess of 32 KiB where xbyak reads no cache
+// hierarchy, as on AMD CPUs; an Intel CPU reports its own). 0: no rule, the planner keeps the
+// direct kernel.
+// other_l1_bytes: the per-core L1 sizes of other AVX-512 CPUs oneDNN reads (Intel's own cpuid: 48 KiB
+// on Ice Lake and Sapphire Rapids), where the same layer may be refused or taken the other way: the
+// plan lists the gemm's columns and sgemm's buffer as machine-dependent bytes then.
+struct DirectInputGradient {
+  uint64_t l1_bytes = 0;
+  std::vector<uint64_t> other_l1_bytes;
+  bool Known() const { return l1_bytes > 0; }
+};
+
 struct ConvScratchTable {
   GemmWeightGradient3d gemm_weight_gradient_3d;
   GroupedDirectKernels grouped_direct_kernels;
+  DirectInputGradient direct_input_gradient;
 };
 
 // Parses a table; refuses a malformed one.

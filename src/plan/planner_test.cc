@@ -1053,6 +1053,58 @@ TEST(ConvScratch, DilatedStridedConv1dRunsTheGemmInputGradient) {
   EXPECT_LT(rule(1).backward_temp_bytes, g.pack_beyond_bytes);
 }
 
+// Which kernel oneDNN 2.6.3 runs an input gradient on, from both direct kernels' init_conf refusals
+// (each case is a tools/probe_conv_fuzz.py dev seed whose backward_data DNNL_VERBOSE names).
+TEST(ConvScratch, DirectInputGradientKernelFollowsOneDnnsInitConf) {
+  const uint64_t l1 = EmbeddedConvScratchTable().direct_input_gradient.l1_bytes;
+  ASSERT_EQ(l1, 32u * 1024);
+  using K = InputGradientKernel;
+  const ConvAxis unit;
+  // conv1d 12 -> 12, k3, stride 2 over 256 (seed 317): the AVX-512 kernel's unroll, 31 / 2 = 15 with
+  // the rows over L1, is no multiple of the stride; AVX2 needs the unit height's stride too: gemm.
+  // With a 48 KiB L1 the rows fit, the unroll is 28 and the AVX-512 kernel takes it.
+  const ConvAxis s317{256, 127, 3, 2, 0, 1};
+  EXPECT_EQ(DirectInputGradientKernel({unit, unit, s317}, 12, 12, 1, l1), K::kGemm);
+  EXPECT_EQ(DirectInputGradientKernel({unit, unit, s317}, 12, 12, 1, 48 * 1024), K::kAvx512);
+  // conv1d 1 -> 256, k2, stride 2, padding 1 over 1000 (seed 86): gemm.
+  EXPECT_EQ(DirectInputGradientKernel({unit, unit, ConvAxis{1000, 501, 2, 2, 1, 1}}, 1, 256, 1, l1), K::kGemm);
+  // 3 -> 96, k4, stride 3, padding 1 over 14 x 84 (seed 285): gemm.
+  EXPECT_EQ(DirectInputGradientKernel({unit, ConvAxis{14, 5, 4, 3, 1, 1}, ConvAxis{84, 28, 4, 3, 1, 1}}, 3, 96, 1, l1),
+            K::kGemm);
+  // 486 -> 3, k4, stride 3, padding 3 over 39 x 39 (seed 3): the AVX2 kernel.
+  EXPECT_EQ(DirectInputGradientKernel({unit, ConvAxis{39, 14, 4, 3, 3, 1}, ConvAxis{39, 14, 4, 3, 3, 1}}, 486, 3, 1, l1),
+            K::kAvx2);
+  // 16 -> 64, k1x7, stride 3, padding (0, 3) over 64 x 102 (seed 90): the AVX2 kernel.
+  EXPECT_EQ(DirectInputGradientKernel({unit, ConvAxis{64, 22, 1, 3, 0, 1}, ConvAxis{102, 34, 7, 3, 3, 1}}, 16, 64, 1, l1),
+            K::kAvx2);
+  // ResNet's 3x3 layers, stride 1 and 2: the AVX-512 kernel.
+  EXPECT_EQ(DirectInputGradientKernel({unit, ConvAxis{56, 56, 3, 1, 1, 1}, ConvAxis{56, 56, 3, 1, 1, 1}}, 64, 64, 1, l1),
+            K::kAvx512);
+  EXPECT_EQ(DirectInputGradientKernel({unit, ConvAxis{56, 28, 3, 2, 1, 1}, ConvAxis{56, 28, 3, 2, 1, 1}}, 128, 128, 1, l1),
+            K::kAvx512);
+  // A dilated, strided axis: gemm.
+  EXPECT_EQ(DirectInputGradientKernel({unit, ConvAxis{34, 14, 4, 2, 4, 2}, ConvAxis{97, 46, 4, 2, 0, 2}}, 40, 40, 1, l1),
+            K::kGemm);
+}
+
+// A dense conv1d whose input gradient both direct kernels refuse runs it on gemm: one sample's
+// columns and sgemm's buffer on plain buffers, beside the weight gradient's own phase (dev seed 317:
+// 12 -> 12, k3, stride 2 over 256, batch 2; planned 20.9 % low with the blocked reorders, +1.4 % so).
+// Its choice flips on a 48 KiB L1: the columns and buffer are machine-dependent bytes.
+TEST(ConvScratch, InputGradientTheDirectKernelsRefuseRunsGemm) {
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  GraphBuilder b;
+  b.Input("input", {12, 256}).Weight("conv.weight", {12, 12, 3});
+  b.Node("Mul", {"input", "input"}, {"x"}, "pre");
+  auto& conv = b.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv");
+  GraphBuilder::IntsAttr(conv, "strides", {2});
+  b.Output("logits");
+  const OpRule r = RuleOf(b.Bytes(), 2, "Conv");
+  const uint64_t x = 2u * 12 * 256 * 4, col = 12u * 3 * 127 * 4;
+  EXPECT_EQ(r.backward_temp_bytes, std::max(col + g.pack_beyond_bytes, x) + g.fixed_bytes);
+  EXPECT_EQ(r.machine_dependent_bytes, col + g.pack_beyond_bytes);
+}
+
 // The same gemm input gradient onto a one-position map is a matrix-vector product (jump_to_gemv): no
 // sgemm buffer (dev seed 313: 1 -> 1, k4, stride 2, padding 3, dilation 2 over 1 x 1, batch 7, planned
 // +859 %, 71612 bytes high, with it).

@@ -984,6 +984,47 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     r->backward_temp_bytes += weight_padding(block);
   }
   const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  // Which kernel runs a dense layer's input gradient (data/conv_scratch.json direct_input_gradient;
+  // DirectInputGradientKernel reads both direct kernels' init_conf refusals, their width blocking
+  // included). Where both refuse, gemm_convolution_bwd_data runs on plain buffers: no blocked
+  // reorders, one sample's im2col columns (of one depth slice in 3-D) and sgemm's buffer, while
+  // ideep's own input gradient stands in for the result and then beside it as it is copied out: the
+  // phase `gemm_input_phase`. The weight gradient keeps its own kernel and phase. DNNL_VERBOSE on
+  // tools/probe_conv_fuzz.py dev seeds 0-439 (tools/probe_conv_kernels.py, its Python reading of the
+  // same checks): all 223 such input gradients, dense and grouped, as oneDNN chose them (gemm 81,
+  // AVX2 6). Dev seed 317 (conv1d 12 -> 12, k3 s2 over 256: the AVX-512 kernel's unroll of 15 is no
+  // multiple of the stride, the AVX2 kernel needs equal strides) was planned 20.9 % low with the
+  // blocked reorders.
+  const DirectInputGradient& dig = EmbeddedConvScratchTable().direct_input_gradient;
+  bool gemm_input = false;
+  uint64_t gemm_input_phase = 0, l1_dependent_bytes = 0;
+  // 1-D and 2-D only: the 3-D rules above and below were fitted on 3-D steps whose input gradients
+  // ran gemm already (dev seeds 9, 38, 88, 271 within 1 %); adding this phase to them planned the
+  // dilated 3-D first convolution of dev seed 244 26 KB above its measured peak.
+  if (dig.Known() && spatial <= 2 && groups == 1 && kernel > 1 && input_grad && T[y].dims.size() == xd.size()) {
+    const auto& yd = T[y].dims;
+    ConvAxis axes[3];
+    for (size_t i = 0; i < spatial; ++i) {
+      axes[3 - spatial + i] = ConvAxis{xd[2 + i], yd[2 + i], wd[2 + i], IntsAttrAt(n, "strides", i, 1),
+                                       IntsAttrAt(n, "pads", i, 0), IntsAttrAt(n, "dilations", i, 1)};
+    }
+    auto gemm_at = [&](uint64_t l1) {
+      return DirectInputGradientKernel(axes, c_in, c_out, 1, l1) == InputGradientKernel::kGemm;
+    };
+    gemm_input = gemm_at(dig.l1_bytes);
+    const uint64_t positions = spatial == 1 ? static_cast<uint64_t>(yd[2])
+                                            : static_cast<uint64_t>(yd[yd.size() - 2]) * static_cast<uint64_t>(yd.back());
+    const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
+    const uint64_t columns_and_buffer = col + g.DataGemmBufferBytes(positions, static_cast<uint64_t>(c_in) * kernel);
+    gemm_input_phase = std::max(columns_and_buffer, T[x].Bytes()) + g.fixed_bytes;
+    // The AVX-512 kernel's width blocking depends on the L1 size oneDNN reads: where another CPU's
+    // would decide the other way, the gemm's columns and buffer are machine-dependent bytes.
+    for (uint64_t l1 : dig.other_l1_bytes) {
+      if (gemm_at(l1) != gemm_input) {
+        l1_dependent_bytes = columns_and_buffer;
+      }
+    }
+  }
   // oneDNN's gemm weight gradient over `positions` output positions of one depth slice (all of them
   // in 2-D): the im2col columns, copies of the weights and the sgemm packing buffer
   // (data/conv_scratch.json). The output gradient's leading dimension is every output position of
@@ -1114,7 +1155,10 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     const uint64_t w16 = eb * kernel * static_cast<uint64_t>((c_out + 15) / 16 * 16) * 16;
     // The blocked input gradient and weights stand beside the plain results the plan already holds.
     const uint64_t blocked = padded_to(y, 16) + padded_to(x, 16) + w16;
-    const uint64_t input_phase = blocked - std::min(blocked, T[x].Bytes() + T[w].Bytes()) + fixed;
+    // Where both direct kernels refuse it, the gemm input gradient's phase instead (dev seed 86: conv1d
+    // 1 -> 256, k2 s2 over 1000, planned 6.5 % high with the blocked 16 x 16 weights and gradients).
+    const uint64_t input_phase =
+        gemm_input ? gemm_input_phase : blocked - std::min(blocked, T[x].Bytes() + T[w].Bytes()) + fixed;
     // A first convolution (1-3 input channels) reorders no input for its weight gradient (src_ok takes
     // the plain input): that phase holds the blocked output gradient beside the results, and the
     // general rule's blocked input + output gradients beside them count the input gradient twice (dev
@@ -1228,6 +1272,10 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       r->backward_temp_bytes = std::max(r->backward_temp_bytes, weight_phase);
     }
   }
+  // A dense input gradient on gemm: its phase beside the weight gradient's (the rules above that run
+  // the gemm input gradient, and the narrow rule that replaces it, give the same phase or more).
+  if (gemm_input) r->backward_temp_bytes = std::max(r->backward_temp_bytes, gemm_input_phase);
+  r->machine_dependent_bytes = std::max(r->machine_dependent_bytes, l1_dependent_bytes);
   // oneDNN runs a 2-D convolution of a channels-last input in channels-last: neither the input nor
   // an output gradient that arrives channels-last is copied (ConvNeXt's depthwise conv after the
   // permute back from a channels-last LayerNorm: modern2d random nets planned 3-6 % high in
