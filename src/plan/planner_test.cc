@@ -1066,25 +1066,26 @@ TEST(ConvScratch, DirectInputGradientKernelFollowsOneDnnsInitConf) {
   const ConvAxis s317{256, 127, 3, 2, 0, 1};
   EXPECT_EQ(DirectInputGradientKernel({unit, unit, s317}, 12, 12, 1, l1), K::kGemm);
   EXPECT_EQ(DirectInputGradientKernel({unit, unit, s317}, 12, 12, 1, 48 * 1024), K::kAvx512);
-  // conv1d 1 -> 256, k2, stride 2, padding 1 over 1000 (seed 86): gemm.
-  EXPECT_EQ(DirectInputGradientKernel({unit, unit, ConvAxis{1000, 501, 2, 2, 1, 1}}, 1, 256, 1, l1), K::kGemm);
-  // 3 -> 96, k4, stride 3, padding 1 over 14 x 84 (seed 285): gemm.
-  EXPECT_EQ(DirectInputGradientKernel({unit, ConvAxis{14, 5, 4, 3, 1, 1}, ConvAxis{84, 28, 4, 3, 1, 1}}, 3, 96, 1, l1),
-            K::kGemm);
-  // 486 -> 3, k4, stride 3, padding 3 over 39 x 39 (seed 3): the AVX2 kernel.
-  EXPECT_EQ(DirectInputGradientKernel({unit, ConvAxis{39, 14, 4, 3, 3, 1}, ConvAxis{39, 14, 4, 3, 3, 1}}, 486, 3, 1, l1),
-            K::kAvx2);
-  // 16 -> 64, k1x7, stride 3, padding (0, 3) over 64 x 102 (seed 90): the AVX2 kernel.
-  EXPECT_EQ(DirectInputGradientKernel({unit, ConvAxis{64, 22, 1, 3, 0, 1}, ConvAxis{102, 34, 7, 3, 3, 1}}, 16, 64, 1, l1),
-            K::kAvx2);
-  // ResNet's 3x3 layers, stride 1 and 2: the AVX-512 kernel.
-  EXPECT_EQ(DirectInputGradientKernel({unit, ConvAxis{56, 56, 3, 1, 1, 1}, ConvAxis{56, 56, 3, 1, 1, 1}}, 64, 64, 1, l1),
-            K::kAvx512);
-  EXPECT_EQ(DirectInputGradientKernel({unit, ConvAxis{56, 28, 3, 2, 1, 1}, ConvAxis{56, 28, 3, 2, 1, 1}}, 128, 128, 1, l1),
-            K::kAvx512);
-  // A dilated, strided axis: gemm.
-  EXPECT_EQ(DirectInputGradientKernel({unit, ConvAxis{34, 14, 4, 2, 4, 2}, ConvAxis{97, 46, 4, 2, 0, 2}}, 40, 40, 1, l1),
-            K::kGemm);
+  // Height and width of 2-D layers (a unit height for conv1d), channels, and oneDNN's choice.
+  struct Case {
+    const char* what;
+    ConvAxis height, width;
+    int64_t in, out;
+    K kernel;
+  };
+  const Case cases[] = {
+      {"seed 86: conv1d 1 -> 256, k2 s2 p1 over 1000", unit, {1000, 501, 2, 2, 1, 1}, 1, 256, K::kGemm},
+      {"seed 285: 3 -> 96, k4 s3 p1 over 14 x 84", {14, 5, 4, 3, 1, 1}, {84, 28, 4, 3, 1, 1}, 3, 96, K::kGemm},
+      {"seed 3: 486 -> 3, k4 s3 p3 over 39 x 39", {39, 14, 4, 3, 3, 1}, {39, 14, 4, 3, 3, 1}, 486, 3, K::kAvx2},
+      {"seed 90: 16 -> 64, k1x7 s3 p(0, 3) over 64 x 102", {64, 22, 1, 3, 0, 1}, {102, 34, 7, 3, 3, 1}, 16, 64,
+       K::kAvx2},
+      {"ResNet 3x3, stride 1", {56, 56, 3, 1, 1, 1}, {56, 56, 3, 1, 1, 1}, 64, 64, K::kAvx512},
+      {"ResNet 3x3, stride 2", {56, 28, 3, 2, 1, 1}, {56, 28, 3, 2, 1, 1}, 128, 128, K::kAvx512},
+      {"seed 118: a dilated, strided axis", {34, 14, 4, 2, 4, 2}, {97, 46, 4, 2, 0, 2}, 40, 40, K::kGemm},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(DirectInputGradientKernel({unit, c.height, c.width}, c.in, c.out, 1, l1), c.kernel) << c.what;
+  }
 }
 
 // A dense conv1d whose input gradient both direct kernels refuse runs it on gemm: one sample's
