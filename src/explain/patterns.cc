@@ -59,6 +59,15 @@ constexpr Pattern kPatterns[] = {
      "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCCachingHostAllocator.cpp line=271 error=4 : unspecified launch "
      "failure"},
 
+    // TensorFlow Lite's interpreter that cannot be built or cannot size its tensors ("Can not allocate memory for the
+    // interpreter", "Failed to allocate memory for input tensors"): a model or op error (an op the runtime lacks, a
+    // shape it cannot prepare, a corrupt .tflite), not memory running out, though the line says "allocate memory";
+    // before the host patterns ("Cannot allocate memory" is ENOMEM's wording). Round 21, from round 20b's blind
+    // false alarms (corpus-2186, 2188, 2189, 2191):
+    {"tflite_interpreter_not_built", S::kNotMemory, "tflite",
+     R"re((?i)(?:can ?not|can't|could not|unable to) allocate memory for the interpreter|Failed to allocate memory for (?:the )?input tensors)re",
+     " Caused by: java.lang.NullPointerException: Can not allocate memory for the interpreter"},
+
     // ---------------------------------------------------------------- pinned host memory
     {"tf_pinned_pool", S::kHostPinnedOom, "tensorflow",
      R"re((?i)could not allocate pinned host memory|\((?:cuda|gpu)_host_bfc\) ran out of memory)re",
@@ -71,6 +80,11 @@ constexpr Pattern kPatterns[] = {
     {"cuda_host_alloc_failed", S::kHostPinnedOom, "",
      R"re((?i)(?:cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister|cuMemHostRegister|hipHostMalloc|hipHostAlloc|hipMallocHost|hipHostRegister|CachingHostAllocator)\w*.{0,80}(?:fail|out of memory|error)|(?:out of memory|fail\w*|error)\b.{0,80}(?:CachingHostAllocator|cudaHostAlloc|cuMemHostAlloc|cudaMallocHost|cuMemAllocHost|cudaHostRegister|cuMemHostRegister|hipHostMalloc|hipHostAlloc|hipMallocHost|hipHostRegister))re",
      "RuntimeError: cudaHostRegister failed: out of memory"},
+    // JavaCPP's limit on the process's physical memory (maxphysicalbytes: the RSS of the JVM with its native
+    // buffers): host RAM, which speaks before ND4J's "[HOST] memory" on the same line. Round 21, corpus-2214:
+    {"javacpp_physical_memory", S::kHostRamOom, "dl4j", R"re(OutOfMemoryError: Physical memory usage is too high)re",
+     "dl4j java.lang.RuntimeException: Can't allocate [HOST] memory && java.lang.OutOfMemoryError: Physical memory "
+     "usage is too high"},
     // ND4J's CUDA backend allocates its host buffers page-locked; corpus-0984:
     {"nd4j_host_alloc_failed", S::kHostPinnedOom, "dl4j", R"re((?i)(?:can'?t|cannot|could not|failed to|unable to) allocate \[HOST\] memory)re",
      "In both cases \"Can't allocate [HOST] memory\" exception will be thrown."},
@@ -140,6 +154,13 @@ constexpr Pattern kPatterns[] = {
      "[TRT] [W] Skipping tactic 3 due to insufficient memory on requested size of 4294967296 detected for "
      "tactic 0x0000000000000004."},
 
+    // An allocator that frees what it can and tries again (CUDA.jl: "CUDA memory allocation failed; attempting to
+    // free up memory..." then a GC and a retry): the run goes on unless a later line says it failed. Round 21,
+    // corpus-2200:
+    {"alloc_failed_retrying", S::kGpuOomWarning, "julia-cuda",
+     R"re((?i)allocation failed; attempting to free up memory)re",
+     "WARNING: CUDA memory allocation failed; attempting to free up memory..."},
+
     // A training loop that catches the OOM and skips the batch (fairseq, OpenNMT, ...: their source's print).
     {"oom_skipping_batch", S::kGpuOomWarning, "",
      R"re((?i)ran out of memory,? skipping (?:this )?batch|robust to (?:occasional |rare )?OOMs?\b|\bOOMs? by catching\b)re",
@@ -186,6 +207,11 @@ constexpr Pattern kPatterns[] = {
     {"rmm_oom", S::kGpuOom, "rapids", R"re(RMM_ERROR_OUT_OF_MEMORY|rmm::out_of_memory|\bbad_alloc: out_of_memory\b)re",
      "Getting the `rmm.rmm.RMMError: RMM_ERROR_OUT_OF_MEMORY` even with the smallest numpy array when I try to create "
      "a `cudf.DataFrame`."},
+    // Round 21 (corpus-2197): RMM's pool resource at its maximum size, as Python's MemoryError prints it (device
+    // memory, though "MemoryError" alone is the host's).
+    {"rmm_pool_limit", S::kGpuOom, "rapids", R"re(RMM failure at:.{0,200}Maximum pool size exceeded)re",
+     "MemoryError: std::bad_alloc: RMM failure at:/home/adolf/cupoch/third_party/rmm/include/rmm/mr/device/"
+     "pool_memory_resource.hpp:179: Maximum pool size exceeded"},
     // PyTorch's caching allocator, after a failed cudaMalloc, asks NVML which processes hold the device to word
     // its OutOfMemoryError; where NVML cannot answer (Jetson, some containers) the assert fires instead of the
     // OOM message (pytorch/pytorch#112377, #185240). No numbers: undecided. corpus-1361:
@@ -252,6 +278,9 @@ constexpr Pattern kPatterns[] = {
     {"library_alloc_failed", S::kLibraryAllocFailure, "",
      R"re((?:CUBLAS|CUDNN|CUFFT|CUSOLVER|CUSPARSE|CURAND)_STATUS_ALLOC_FAIL\w*|CUFFT_ALLOC_FAILED|Unable to find a valid cuDNN algorithm)re",
      "RuntimeError: CUDNN_STATUS_ALLOC_FAILED"},
+    // Round 21 (corpus-2203): cuFFT's CUFFT_ALLOC_FAILED as CUFFTError words it, which names both memories.
+    {"cufft_alloc_failed_words", S::kLibraryAllocFailure, "cufft", R"re(cuFFT failed to allocate GPU or CPU memory)re",
+     "`CUFFTError(code 2, cuFFT failed to allocate GPU or CPU memory)"},
     {"library_not_initialized", S::kLibraryInitFailure, "",
      R"re(CUBLAS_STATUS_NOT_INITIALIZED|CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_INTERNAL_ERROR|(?i:could not create cudnn handle|cuDNN failed to initialize|Failed to initialize BLAS support|failed to create cublas handle|DNN library initialization failed))re",
      "E tensorflow/stream_executor/cuda/cuda_blas.cc:226] failed to create cublas handle: "
@@ -444,6 +473,12 @@ constexpr Pattern kPatterns[] = {
     {"preallocation_prose", S::kPreallocationProse, "",
      R"re((?i)(?:uses?|using|used|takes?|taking|took|occup\w+|allocat\w+|grabs?|grabbing|grabbed|reserv\w+|consum\w+|eats?|hogs?)\s+(?:up\s+|over\s+)?(?:almost |nearly |about |around |~)?(?:all|most|\d{2}\s?%|the (?:entire|whole))\s+(?:of\s+)?(?:the\s+|my\s+)?(?:available\s+)?(?:GPU|VRAM|video memory|gpu memory|device memory|memory of (?:the |my )?GPU|memory\b)|\d{2}\s?% (?:of (?:the )?)?(?:GPU |gpu )?(?:memory )?allocation|(?:regardless of|whatever|no matter) (?:the |which |what )?(?:model|batch)|[\d.]+\s*[GM]i?B (?:of (?:GPU |VRAM |device )?memory )?(?:is |are |gets? )?(?:already )?(?:taken|used|allocated|occupied|reserved|grabbed) (?:up )?(?:on|at|upon|right after|just by|after)\b|(?:upon|on|after|just by) (?:import|importing|loading) .{0,60}(?:GPU|memory)|\bimport(?:ing)? \S+ (?:\w+ )?(?:consumes?|takes?|uses?|allocates?|occupies|grabs?|eats?|reserves?) (?:up )?(?:about |around |~|over )?[\d.]+ ?[GM]i?B?\b.{0,20}(?:GPU|VRAM|memory)|preallocates anyway|still (?:pre)?allocates|(?:consum\w+|uses?|using|takes?|taking|occup\w+) (?:about |around |~|over |almost |nearly )?[\d.]+ ?[GM]i?B?\b (?:of )?(?:the )?(?:GPU|VRAM|video|device) ?memory\b.{0,40}(?:seems? (?:quite |very |too |rather |really )?(?:high|large|a lot|much)|is (?:this|that|it) (?:normal|expected))|memory (?:is |gets |was )?(?:completely |fully |entirely |almost |nearly )?(?:consumed|occupied|taken|allocated|reserved|used up) (?:as soon as|when|once|right after|upon|at) (?:the )?(?:\w+ ){0,3}(?:is )?(?:start|initiat|launch|begin|import|load)\w*)re",
      "TensorFlow uses 70% of the GPU memory whatever the model I load.", Tier::kProse},
+    // The whole memory taken whatever batch size is set ("I use batch size = 32 or 64, gaudi is occupied all
+    // 32gb/32gb"): the runtime reserves the device up front. Round 21, corpus-2247 (an Intel Gaudi):
+    {"full_whatever_batch_prose", S::kPreallocationProse, "",
+     R"re((?i)\bbatch[ _]?size\b.{0,60}\b(?:is |are |gets? )?(?:occupied|occupies|occupy|uses|used|takes|taken|reserves|reserved|allocates|allocated) (?:all|fully|completely|the (?:whole|entire))\b)re",
+     "I use batch size = 32 or 64, gaudi is occupied all 32gb/32gb. Is it the mechanism of gaudi and Habana ?",
+     Tier::kProse},
     {"preallocation_setting_prose", S::kPreallocationSetting, "",
      R"re((?i)\bpreallocat\w*|XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION)|per_process_gpu_memory_fraction|gpu_memory_fraction|TF_FORCE_GPU_ALLOW_GROWTH|set_memory_growth|allow_growth|arena_extend_strategy)re",
      "setting os.environ[\"XLA_PYTHON_CLIENT_PREALLOCATE\"] = \"false\" does not have any effect.", Tier::kProse},
@@ -560,6 +595,12 @@ constexpr Pattern kPatterns[] = {
     {"bad_alloc_family", S::kMemoryFamily, "",
      R"re((?i)\bbad_alloc\b|\bbad allocation\b|\b(?:_?Array)?MemoryError\b|java heap space|\bmalloc\(?\)? failed|failed to malloc)re",
      "terminate called after throwing an instance of 'std::bad_alloc'", Tier::kFamily, LineDomain::kHost},
+    // "OutOfMemoryError" with no framework's prefix and no memory word: the JVM's class (java.lang.OutOfMemoryError,
+    // DL4J, Spark); PyTorch's and CuPy's say CUDA, HIP or the device on the same line, whose words then decide.
+    // Round 21, corpus-2217 and corpus-2244 (DL4J, read as the GPU's):
+    {"bare_outofmemoryerror", S::kMemoryFamily, "",
+     R"re((?:^|[^\w.])OutOfMemoryError\b)re",
+     "Haven't run this in a while, but when I do I get an OutOfMemoryError.", Tier::kFamily, LineDomain::kHost},
     // Memory asked about as a possible cause ("Is this caused by insufficient graphics memory?"): a person's
     // guess, not a report; weak, so an explicit error on the log's other lines speaks first. corpus-0960:
     {"memory_cause_question", S::kMemoryProse, "",
@@ -587,7 +628,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\b(?:memory|RAM|RSS)\b (?:usage |use |consumption )?(?:hits?|reach(?:es|ed)?|goes to|went to|climbs? to|grows? to|grew to|gets? to) (?:almost |nearly |about |around |over |~|up to )?[\d.]+ ?[GMT]i?B?\b.{0,60}\blimit)re",
      "there are times when memory usage reaches 160GB (which is my current limit).", Tier::kProse, LineDomain::kHost},
     {"memory_pressure_prose", S::kMemoryProse, "",
-     R"re((?i)(?:too much|to much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage |footprint |consumption )?(?:explod|spik|blows? up|skyrocket|shoots? up|balloon|doubl|tripl|quadrupl)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|[\d.]+ ?[GM]i?B (?:more|extra|additional) (?:GPU |CPU |video )?(?:memory|VRAM|RAM)\b|\b(?:need|needs|needed|require|requires|required|take|takes) (?:about |around |over |~)?[\d.]+ ?[GMT]i?B\b.{0,60}\b(?:has|have|had|only|with) (?:only )?[\d.]+ ?[GMT]i?B|(?:reduce|lower|decrease|cut) (?:the )?(?:peak |GPU |CPU |VRAM |RAM |host |device )*memory(?: usage| consumption| footprint)?\b|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:memory|RAM|VRAM|swap) (?:usage )?(?:fills? up|filled up|is filling up|gets filled|max(?:e[sd]|ing)? out)|\bmax(?:e[sd]|ing)? out (?:all )?(?:of )?(?:the |my |its |our )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:system |host |CPU |GPU |video )?(?:RAM|VRAM|swap)\b|\b(?:ran|runs?|running|burn(?:s|ed|t|ing)?|chew(?:s|ed|ing)?|blew|blows?|blowing) through (?:all (?:of )?(?:the |my |its |our )?(?:available )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?|(?:the |my |its |our )?(?:available )?[\d.]+ ?[GMT]i?B (?:of )?)(?:system |host |CPU |GPU |video )?(?:memory|RAM|VRAM|swap)\b|(?:memory|RAM|VRAM|swap) (?:usage |use )?(?:hits|hit|reaches|reached|goes to|went to|climbs to|is at|stays at) (?:almost |nearly |about |~)?\d{2,3} ?%|(?:memory|RAM|VRAM|swap) (?:usage |use |consumption )?(?:hits|hit|reaches|reached|climbs to|climbed to|goes up to|went up to|shoots up to|grows to|grew to) (?:almost |nearly |about |around |over |~)?[\d.]+ ?[GT]i?B?\b|(?:uses?|using|used|takes?|taking|consumes?|consuming|needs?|requires?) (?:over |more than |about |around |~)?[\d.]+ ?[GT](?:i?B)? (?:of )?(?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM)\b|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+|utili[sz]\w*) (?:up )?(?:all|most) (?:of )?(?:the |my )?(?:available )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:RAM|system memory|host memory|CPU memory|swap)\b|(?:memory|VRAM|RAM) (?:costs?|costed) (?:is |was |of )?(?:around |about |almost |nearly |over |~)?[\d.]+ ?[GT]|(?:memory|VRAM|RAM|swap) (?:\w+ ){0,2}to the brim\b)re",
+     R"re((?i)(?:too much|to much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage |footprint |consumption )?(?:explod|spik|blows? up|skyrocket|shoots? up|balloon|doubl|tripl|quadrupl)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|[\d.]+ ?[GM]i?B (?:more|extra|additional) (?:GPU |CPU |video )?(?:memory|VRAM|RAM)\b|\b(?:need|needs|needed|require|requires|required|take|takes) (?:about |around |over |~)?[\d.]+ ?[GMT]i?B\b.{0,60}\b(?:has|have|had|only|with) (?:only )?[\d.]+ ?[GMT]i?B|(?:reduce|lower|decrease|cut) (?:the )?(?:peak |GPU |CPU |VRAM |RAM |host |device )*memory(?: usage| consumption| footprint)?\b|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:memory|RAM|VRAM|swap) (?:usage )?(?:fills? up|filled up|is filling up|gets filled|max(?:e[sd]|ing)? out)|\bmax(?:e[sd]|ing)? out (?:all )?(?:of )?(?:the |my |its |our )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:system |host |CPU |GPU |video )?(?:RAM|VRAM|swap)\b|\b(?:ran|runs?|running|burn(?:s|ed|t|ing)?|chew(?:s|ed|ing)?|blew|blows?|blowing) through (?:all (?:of )?(?:the |my |its |our )?(?:available )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?|(?:the |my |its |our )?(?:available )?[\d.]+ ?[GMT]i?B (?:of )?)(?:system |host |CPU |GPU |video )?(?:memory|RAM|VRAM|swap)\b|(?:memory|RAM|VRAM|swap) (?:usage |use )?(?:hits|hit|reaches|reached|goes to|went to|climbs to|is at|stays at) (?:almost |nearly |about |~)?\d{2,3} ?%|(?:memory|RAM|VRAM|swap) (?:usage |use |consumption )?(?:hits|hit|reaches|reached|climbs to|climbed to|goes up to|went up to|shoots up to|grows to|grew to) (?:almost |nearly |about |around |over |~)?[\d.]+ ?[GT]i?B?\b|(?:uses?|using|used|takes?|taking|consumes?|consuming|needs?|requires?) (?:over |more than |about |around |~)?[\d.]+ ?[GT](?:i?B)? (?:of )?(?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM)\b|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+|utili[sz]\w*) (?:up )?(?:all|most) (?:of )?(?:the |my )?(?:available )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:RAM|system memory|host memory|CPU memory|swap)\b|(?:memory|VRAM|RAM) (?:costs?|costed) (?:is |was |of )?(?:around |about |almost |nearly |over |~)?[\d.]+ ?[GT]|(?:memory|VRAM|RAM|swap) (?:\w+ ){0,2}to the brim\b|(?:memory|VRAM|RAM) (?:cost|consumption|usage|footprint|requirements?) (?:is|are|remains?|becomes?|stays?) (?:still )?(?:a |the )?(?:big |major |main |real |serious |huge )?(?:challenge|problem|issue|bottleneck|concern)\b)re",
      "Inference uses too much GPU memory", Tier::kProse},
     {"batch_of_one_prose", S::kMemoryProse, "",
      R"re((?i)\beven (?:\w+ ){0,3}batch(?:[ _]size)?(?: of|\s*=|:)? ?1\b)re",
@@ -612,6 +653,10 @@ constexpr Pattern kPatterns[] = {
     {"notebook_kernel_died", S::kMemoryProse, "",
      R"re((?i)\bkernel\w* (?:appears to have |has |keeps |always |just |then )?(?:died|dies|dying|crash\w*|keeps restarting)|\bkernel (?:is |was )?restarting\b)re",
      "The kernel appears to have died. It will restart automatically.", Tier::kProse, LineDomain::kHost},
+    // Round 21 (corpus-2238): Colab's "Your session crashed" without its reason (after using all available RAM).
+    {"notebook_session_crashed", S::kMemoryProse, "colab", R"re((?i)\byour session crashed\b)re",
+     "Your session crashed. Automatically restarting. external_polymer_binary.js:1928:55", Tier::kProse,
+     LineDomain::kHost},
 
     // A person saying the process was killed, without a signal or an exit code: weak (who killed it is not
     // said), host RAM; after the wordings and the memory prose, so a line that also names memory
@@ -627,7 +672,7 @@ constexpr Pattern kPatterns[] = {
     // Round 20: the same in Chinese, "被kill了" / "被杀死" / "被杀掉" ("got killed"; corpus-2146: killed while loading a
     // model onto a 24 GB GPU, which was host RAM).
     {"process_killed_prose", S::kProcessKilled, "os",
-     R"re((?i)\b(?:process|processes|job|jobs|training|program|script|worker|workers|run|container|pod|executor|executors)\b (?:\w+ ){0,2}(?:get|gets|got|was|were|is|are|be|been|being|getting) (?:\w+ )?killed\b|\xe8\xa2\xab ?(?:kill(?:ed)?\b|\xe6\x9d\x80(?:\xe6\xad\xbb|\xe6\x8e\x89)))re",
+     R"re((?i)\b(?:process|processes|job|jobs|training|program|script|worker|workers|run|container|pod|executor|executors)\b (?:\w+ ){0,2}(?:get|gets|got|was|were|is|are|be|been|being|getting) (?:\w+ )?killed\b|\b(?:zsh|bash|fish|the shell|the terminal) (?:\w+ )?kill(?:s|ed)? (?:the |my |this |our )?(?:process|program|job|script|run|training)\b|\xe8\xa2\xab ?(?:kill(?:ed)?\b|\xe6\x9d\x80(?:\xe6\xad\xbb|\xe6\x8e\x89)))re",
      "Many times (about 1/10) I saw my training process was killed but there is no tensorflow or horovod error in the "
      "log.", Tier::kProse},
 
@@ -784,7 +829,7 @@ constexpr const char* kPrefilter =
     R"re(\bsrun\b|ulimit|memlock|kills|worker|grid ?search|hyper-?param|sweep|even (?:\w+ ){0,3}batch|shm[_-]size|ipc.host|)re"
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
     R"re(outofhostmemory|out_of_host_memory|out_of_me|ioaf|not enough space|no space left|jetsam|out of resource|resources requested|launchoutofresources|launch_out_of_resources|)re"
-    R"re(jvm|arena_extend|mmap (?:of )?\d+ bytes|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b|)re"
+    R"re(session crashed|\bkill\b|occup|jvm|arena_extend|mmap (?:of )?\d+ bytes|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b|)re"
     R"re(out_of_resources|locked memory|executor|disk quota|errno 122|edquot|raylet|\bray\b|\bdask\b|\bper (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|loop|round|hour|minute|day)s?\b)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
@@ -1018,6 +1063,9 @@ bool ParseGpuRow(std::string_view line, uint64_t* used_bytes, uint64_t* total_by
   static const RE2* smi_util = new RE2(R"re(MiB\s*\|\s*(\d+)%)re");      // nvidia-smi: "| 15000MiB / 16160MiB |  0% "
   static const RE2* gpustat_util = new RE2(R"re((\d+) %\s*\|\s*\d+ / \d+ MB)re");  // gpustat: "0 % | 15836 / 16130 MB"
   re2::StringPiece text(line.data(), line.size());
+  // A garbage collector's report (Android ART/Dalvik: "GC freed 580(74KB) AllocSpace objects, ..., 0% free,
+  // 74MB/74MB"): the Java heap of an app, no GPU's used / total. Round 21, corpus-2219.
+  if (line.find("GC freed") != std::string_view::npos) return false;
   uint64_t used = 0, total = 0;
   if (!RE2::PartialMatch(text, *row, &used, &total)) return false;
   if (used > (uint64_t{1} << 30) || total > (uint64_t{1} << 30)) return false;
@@ -1051,13 +1099,13 @@ constexpr const char* kHostWords =
     R"re(Arbeitsspeicher|\xd0\xbe\xd0\xbf\xd0\xb5\xd1\x80\xd0\xb0\xd1\x82\xd0\xb8\xd0\xb2\xd0\xbd|tcmalloc|jemalloc|mimalloc|aligned_malloc|aligned_alloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b|\bkill(?:s|ed)\b|)re"
     R"re(\b(?:get|gets|got|was|is|being|getting) killed\b|\bJVMs?\b|\bprocess(?:'s)? memory\b|)re"
     R"re(\bmemory of (?:a |the |each |every )?(?:running )?(?:\w+ )?process\b|\bcompil\w+ (?:process|worker|job)(?:es|s)?\b|)re"
-    R"re(\bsystem (?:has|have|had) (?:\w+ )?memory\b|)re"
+    R"re(\bsystem (?:has|have|had) (?:\w+ )?memory\b|\b(?:while|when|during) (?:building|compiling|linking)\b|)re"
     R"re(\bsystem (?:will |would |may )?(?:be |is |was |runs? |ran |went |goes )?(?:running )?out of memory\b|)re"
     R"re(\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b)re";
 constexpr const char* kGpuWords =
     R"re((?i)\bgpu|cuda|\bvram\b|cudnn|cublas|\bdevice\b|device:GPU|\bhip\b|rocm|tensorrt|\bTRT\b|nvjpeg|)re"
     R"re(\bnccl\b|\bxla\b|\bmps\b|cudaMalloc|cudf|\brmm\b|video memory|on device|thrust::|\xe6\x98\xbe\xe5\xad\x98|nvidia|graphics|)re"
-    R"re(\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|Grafikspeicher|\xd0\xb2\xd0\xb8\xd0\xb4\xd0\xb5\xd0\xbe\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|)re"
+    R"re(\b(?:hbm|tpu|xpu|npu|hpu|gaudi\d?)\b|vulkan|opencl|\bmetal\b|Grafikspeicher|\xd0\xb2\xd0\xb8\xd0\xb4\xd0\xb5\xd0\xbe\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|)re"
     R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b|)re"
     // A data-centre GPU named by its model (A100, H100, H200, B200, V100, GH200, MI300X), case kept ("a100" is
     // rarely a GPU); digits only as \d (ShapeCache). Round 13, corpus-1836:

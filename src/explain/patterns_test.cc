@@ -412,5 +412,47 @@ TEST(PatternTable, RoundThreePartCLinesAreClaimedByTheirFamily) {
   ExpectClaimedByTheirFamily(cases);
 }
 
+// Round 21: the general causes of the fresh development rows' blind misses (round 20b and round 21), each line
+// copied verbatim from the corpus row named beside it.
+TEST(PatternTable, RoundTwentyOneLinesAreClaimedByTheirFamily) {
+  const ClaimCase cases[] = {
+      {"corpus-2189 (TensorFlow Lite: a model error, not memory)", "`Error: Failed to allocate memory for input tensors.",
+       "tflite_interpreter_not_built"},
+      {"corpus-2188", "java.lang.RuntimeException: Unable to start activity ComponentInfo{android.example.com.tflitecamerademo/"
+       "com.example.android.tflitecamerademo.CameraActivity}: java.lang.NullPointerException: Internal error: Cannot "
+       "allocate memory for the interpreter", "tflite_interpreter_not_built"},
+      {"corpus-2197", "MemoryError: std::bad_alloc: RMM failure at:/home/adolf/cupoch/third_party/rmm/include/rmm/mr/device/"
+       "pool_memory_resource.hpp:179: Maximum pool size exceeded", "rmm_pool_limit"},
+      {"corpus-2200", "WARNING: CUDA memory allocation failed; attempting to free up memory...", "alloc_failed_retrying"},
+      {"corpus-2203", "`CUFFTError(code 2, cuFFT failed to allocate GPU or CPU memory)", "cufft_alloc_failed_words"},
+      {"corpus-2214", "dl4j java.lang.RuntimeException: Can't allocate [HOST] memory && java.lang.OutOfMemoryError: "
+       "Physical memory usage is too high", "javacpp_physical_memory"},
+      {"corpus-2244", "Haven't run this in a while, but when I do I get an OutOfMemoryError.", "bare_outofmemoryerror"},
+      {"corpus-2226", "After downloading the data, and trying to convert the raw data into ogb data format, Zsh kill the "
+       "process with the following error message:", "process_killed_prose"},
+      {"corpus-2238", "Your session crashed. Automatically restarting. external_polymer_binary.js:1928:55",
+       "notebook_session_crashed"},
+      {"corpus-2247", "I use batch size = 32 or 64, gaudi is occupied all 32gb/32gb. Is it the mechanism of gaudi and "
+       "Habana ?", "full_whatever_batch_prose"},
+      {"corpus-2178", "We implemented the DDP feature, but still the RAM memory cost is a challenge. Any "
+       "thoughts/suggestions how to tackle this issue efficiently?", "memory_pressure_prose"},
+      {"PyTorch's own wording keeps its pattern", "torch.cuda.OutOfMemoryError: CUDA out of memory.",
+       "torch_outofmemoryerror"},
+  };
+  ExpectClaimedByTheirFamily(cases);
+  // The words that decide the memory: a bare OutOfMemoryError is the JVM's unless the line names the GPU; a build
+  // step's memory is the host's; an Intel Gaudi is a device.
+  EXPECT_EQ(DomainOfLine("Release Windows Packages job was failed excessive memory usage error while building rocblas"),
+            LineDomain::kHost);  // corpus-2236
+  EXPECT_EQ(DomainOfLine("I use batch size = 32 or 64, gaudi is occupied all 32gb/32gb."), LineDomain::kGpu);
+  // Android's garbage collector reports the app's Java heap as "74MB/74MB": no GPU row (corpus-2219).
+  uint64_t used = 0, total = 0;
+  int utilization = 0;
+  EXPECT_FALSE(ParseGpuRow("I/art: Background sticky concurrent mark sweep GC freed 580(74KB) AllocSpace objects, 1(20KB) "
+                           "LOS objects, 0% free, 74MB/74MB, paused 287us total 174.102ms",
+                           &used, &total, &utilization));
+  EXPECT_TRUE(ParseGpuRow("[0] Tesla V100-SXM2-16GB | 44'C,   0 % | 15836 / 16130 MB |", &used, &total, &utilization));
+}
+
 }  // namespace
 }  // namespace oomguard::explain
