@@ -996,7 +996,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   // multiple of the stride, the AVX2 kernel needs equal strides) was planned 20.9 % low with the
   // blocked reorders.
   const DirectInputGradient& dig = EmbeddedConvScratchTable().direct_input_gradient;
-  bool gemm_input = false;
+  bool gemm_input = false, avx2_input = false;
   uint64_t gemm_input_phase = 0, l1_dependent_bytes = 0;
   // 1-D and 2-D only: the 3-D rules above and below were fitted on 3-D steps whose input gradients
   // ran gemm already (dev seeds 9, 38, 88, 271 within 1 %); adding this phase to them planned the
@@ -1011,7 +1011,9 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     auto gemm_at = [&](uint64_t l1) {
       return DirectInputGradientKernel(axes, c_in, c_out, 1, l1) == InputGradientKernel::kGemm;
     };
-    gemm_input = gemm_at(dig.l1_bytes);
+    const InputGradientKernel chosen = DirectInputGradientKernel(axes, c_in, c_out, 1, dig.l1_bytes);
+    gemm_input = chosen == InputGradientKernel::kGemm;
+    avx2_input = chosen == InputGradientKernel::kAvx2;
     const uint64_t positions = spatial == 1 ? static_cast<uint64_t>(yd[2])
                                             : static_cast<uint64_t>(yd[yd.size() - 2]) * static_cast<uint64_t>(yd.back());
     const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
@@ -1152,9 +1154,14 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     // channels into at most 8 take this one (dev seed 166, 1 -> 2 over 112 x 112: planned 49 % high
     // with the 8-blocked rule's extra padded input; its trace: blocked output and input gradients
     // by 16 and the 16 x 16 weights).
-    const uint64_t w16 = eb * kernel * static_cast<uint64_t>((c_out + 15) / 16 * 16) * 16;
+    // Where the AVX-512 kernel refuses it and the AVX2 one takes it, all of that is blocked by 8 (dev
+    // seed 371: 4 -> 48, k5x2, stride 3 over 124 x 62, jit:avx2 backward_data; planned 13.5 % high, 261
+    // KB, with blocks of 16; exact with 8).
+    const uint64_t b = avx2_input ? 8 : 16;
+    const uint64_t wb = eb * kernel * ((static_cast<uint64_t>(c_out) + b - 1) / b * b) *
+                        ((static_cast<uint64_t>(c_in) + b - 1) / b * b);
     // The blocked input gradient and weights stand beside the plain results the plan already holds.
-    const uint64_t blocked = padded_to(y, 16) + padded_to(x, 16) + w16;
+    const uint64_t blocked = padded_to(y, b) + padded_to(x, b) + wb;
     // Where both direct kernels refuse it, the gemm input gradient's phase instead (dev seed 86: conv1d
     // 1 -> 256, k2 s2 over 1000, planned 6.5 % high with the blocked 16 x 16 weights and gradients).
     const uint64_t input_phase =
@@ -1271,6 +1278,24 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     } else if (weight_gemm) {
       r->backward_temp_bytes = std::max(r->backward_temp_bytes, weight_phase);
     }
+  }
+  // A dilated depthwise layer: oneDNN's depthwise input- and weight-gradient kernels (jit_uni_dw_conv
+  // bwd_data and bwd_weights init_conf) refuse any dilation, and the general direct kernels refuse one
+  // channel a group, so both run gemm group by group on plain buffers: no blocked reorders, one
+  // channel's columns and sgemm's buffer for the input gradient, the gemm weight gradient's scratch
+  // (dev seed 389: 24 channels, k3, dilation 3 over 3 x 39, batch 7; x64:gemm:jit backward_data and
+  // backward_weights, planned 33 % high with the blocked reorders). Forward keeps the depthwise
+  // kernel, which takes a dilation. Dilated and strided layers run gemm in forward too and keep the
+  // rules above (dev seed 270 within 0.2 %); 3-D depthwise layers have no depthwise kernel at all.
+  if (one_channel_groups && dilated && spatial <= 2 && kernel > 1 && !DilatedAxisStrided(n, spatial) &&
+      T[y].dims.size() == xd.size()) {
+    const auto& yd = T[y].dims;
+    const uint64_t positions = spatial == 1 ? static_cast<uint64_t>(yd[2])
+                                            : static_cast<uint64_t>(yd[2]) * static_cast<uint64_t>(yd[3]);
+    const uint64_t col = eb * kernel * positions;
+    const uint64_t input_phase =
+        input_grad ? std::max(col + g.DataGemmBufferBytes(positions, kernel), T[x].Bytes()) + g.fixed_bytes : 0;
+    r->backward_temp_bytes = std::max(input_phase, gemm_weight_gradient(positions, 1, 1));
   }
   // A dense input gradient on gemm: its phase beside the weight gradient's (the rules above that run
   // the gemm input gradient, and the narrow rule that replaces it, give the same phase or more).
