@@ -16,7 +16,43 @@ uint64_t CudaAllocationSize(uint64_t size) {
   return kRoundLarge * ((size + kRoundLarge - 1) / kRoundLarge);
 }
 
+void* CudaCachingAllocator::NodeRecycler::do_allocate(size_t bytes, size_t align) {
+  if (size_ == 0) {
+    size_ = bytes;
+    align_ = align;
+  }
+  if (bytes == size_ && align == align_ && !free_.empty()) {
+    void* p = free_.back();
+    free_.pop_back();
+    return p;
+  }
+  return upstream_.allocate(bytes, align);
+}
+
+void CudaCachingAllocator::NodeRecycler::do_deallocate(void* p, size_t bytes, size_t align) {
+  if (bytes == size_ && align == align_) free_.push_back(p);  // (anything else goes with the allocator)
+}
+
 CudaCachingAllocator::CudaCachingAllocator(CudaAllocatorConfig config) : config_(config) {}
+
+void CudaCachingAllocator::Reset(CudaAllocatorConfig config) {
+  config_ = config;
+  stats_ = {};
+  blocks_.clear();
+  free_ids_.clear();
+  next_stamp_ = 0;
+  for (Pool* pool : {&small_pool_, &large_pool_}) {
+    for (auto& [size, bucket] : *pool) {
+      bucket.heap.clear();
+      spare_heaps_.push_back(std::move(bucket.heap));
+    }
+    pool->clear();
+  }
+  next_addr_ = 0;
+  last_[0] = last_[1] = -1;
+  has_segment_[0] = has_segment_[1] = false;
+  segment_end_[0] = segment_end_[1] = 0;
+}
 
 int CudaCachingAllocator::NewBlock(const Block& b) {
   Block fresh = b;
@@ -226,8 +262,11 @@ namespace oomguard::plan {
 
 ReplayResult ReplayTrainingStep(const std::vector<AllocationEvent>& events, size_t step_begin, size_t buffers,
                                 CudaAllocatorConfig config) {
-  CudaCachingAllocator a(config);
-  std::vector<int64_t> handle(buffers, -1);
+  // (Kept per thread, storage and all: a fit replays a large step for every batch it asks.)
+  thread_local CudaCachingAllocator a;
+  thread_local std::vector<int64_t> handle;
+  a.Reset(config);
+  handle.assign(buffers, -1);
   auto apply = [&](const AllocationEvent& e) {
     switch (e.kind) {
       case AllocationEvent::kAlloc: handle[e.buffer] = a.Malloc(e.bytes); break;

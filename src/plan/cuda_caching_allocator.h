@@ -69,6 +69,10 @@ class CudaCachingAllocator {
  public:
   explicit CudaCachingAllocator(CudaAllocatorConfig config = {});
 
+  // Forgets every block and segment, as a new allocator with `config` would start, keeping the
+  // storage it grew (a search replays a step for each batch it asks).
+  void Reset(CudaAllocatorConfig config);
+
   // Allocates `requested` bytes; returns a handle for Free(). A request of 0
   // bytes allocates nothing (PyTorch returns a null pointer) and returns -1.
   int64_t Malloc(uint64_t requested);
@@ -127,7 +131,18 @@ class CudaCachingAllocator {
   std::vector<int> free_ids_;
   uint32_t next_stamp_ = 0;
   std::vector<std::vector<HeapEntry>> spare_heaps_;  // storage of buckets that emptied
-  std::pmr::unsynchronized_pool_resource nodes_;
+  // The pools' tree nodes: one size, recycled through a free list (a replay creates and drops a
+  // bucket for most of its allocations and frees; a general pool allocator was a fifth of a replay).
+  class NodeRecycler final : public std::pmr::memory_resource {
+   private:
+    void* do_allocate(size_t bytes, size_t align) override;
+    void do_deallocate(void* p, size_t bytes, size_t align) override;
+    bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override { return this == &other; }
+    std::pmr::monotonic_buffer_resource upstream_;
+    std::vector<void*> free_;  // nodes of size_ bytes and align_ alignment
+    size_t size_ = 0, align_ = 0;
+  };
+  NodeRecycler nodes_;
   Pool small_pool_{&nodes_}, large_pool_{&nodes_};
   uint64_t next_addr_ = 0;
   // Expandable segments, per pool (0 large, 1 small): the last block, and whether the segment exists.

@@ -101,6 +101,7 @@ struct TableIndex {
   std::vector<int> longest_first;  // driving rows with a pattern, most nodes first
   std::map<std::string, std::vector<int>> single_by_op;  // unambiguous one-node rows by op type
   std::map<std::string, std::vector<int>> driving_single_by_op;
+  std::map<std::string, std::vector<int>> inplace_by_op;  // in-place rows by their first node's op type
 };
 
 TableIndex BuildIndex(const OpTable& table) {
@@ -116,6 +117,7 @@ TableIndex BuildIndex(const OpTable& table) {
   for (size_t i = 0; i < table.rows.size(); ++i) {
     if (table.rows[i].inplace) {
       idx.ambiguous[i] = true;
+      if (!table.rows[i].nodes.empty()) idx.inplace_by_op[table.rows[i].nodes[0].op].push_back(static_cast<int>(i));
       continue;
     }
     for (size_t j = 0; j < table.rows.size(); ++j) {
@@ -470,17 +472,18 @@ bool MatchInplaceRow(const Model& model, const ConcreteShapes& shapes, const OpT
   if (op.nodes.empty() || op.outputs.size() != 1) return false;
   std::vector<int> want = op.nodes;
   std::sort(want.begin(), want.end());
-  for (size_t i = 0; i < table.rows.size(); ++i) {
+  const TableIndex& idx = IndexOf(table);
+  auto rows = idx.inplace_by_op.find(model.nodes[want.front()].op_type);
+  if (rows == idx.inplace_by_op.end()) return false;
+  for (int i : rows->second) {
     const OpTableRow& row = table.rows[i];
-    if (!row.inplace || row.nodes.size() != want.size() || row.nodes[0].op != model.nodes[want.front()].op_type) {
-      continue;
-    }
+    if (row.nodes.size() != want.size()) continue;
     TableMatch m;
     if (!RowMatcher(model, shapes, row, nullptr).MatchAt(want.front(), &m)) continue;
     std::vector<int> got = m.nodes;
     std::sort(got.begin(), got.end());
     if (got != want || m.outputs.size() != 1 || m.outputs[0] != op.outputs[0] || m.inputs.empty()) continue;
-    m.row = static_cast<int>(i);
+    m.row = i;
     *match = std::move(m);
     return true;
   }

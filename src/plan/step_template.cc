@@ -60,6 +60,7 @@ struct Recording {
     __int128 At(int64_t batch) const { return a * batch + b; }
   };
   int64_t valid_lo = 1, valid_hi = 0;  // the batches where every count Replay checks is in range
+  size_t buffer_count = 0;             // the trace's buffers (ids are below it)
   Line inplace_bytes;                  // the in-place warning's bytes, unrounded
   std::vector<Line> observed;          // cpu: live bytes + scratch at each observation, one per slope (the highest)
 };
@@ -179,6 +180,7 @@ void CompileRequired(Recording* r) {
   KeepInRange(r->parameter_count, &lo, &hi);
   r->valid_lo = lo;
   r->valid_hi = hi;
+  r->buffer_count = alloc_event.size();
   auto line = [&](int buffer) {
     const Affine& f = r->event_bytes[alloc_event[buffer]];
     return Recording::Line{f.a, f.b};
@@ -288,24 +290,44 @@ std::optional<uint64_t> ReplayRequired(const Recording& r, const PlanOptions& op
     if (peak > std::numeric_limits<int64_t>::max()) return std::nullopt;
     return static_cast<uint64_t>(peak);
   }
-  StepLedger ledger(options.target, nullptr);
-  ledger.buffers.reserve(r.trace.events.size());
-  ledger.events.reserve(r.trace.events.size());
+  // On cuda, the caching allocator's input straight from the trace, as the ledger would give it: each
+  // buffer rounded as the allocator rounds it, scratch as a temporary, and the ledger's own peak beside.
+  // (The storage is kept per thread: a search replays hundreds of thousands of events per batch.)
+  thread_local std::vector<AllocationEvent> events;
+  thread_local std::vector<uint64_t> rounded;  // per buffer
+  events.clear();
+  rounded.assign(r.buffer_count, 0);
+  uint64_t total = 0, peak = 0;
+  size_t step_begin = 0;
   for (size_t i = 0; i < r.trace.events.size(); ++i) {
     const StepTrace::Event& e = r.trace.events[i];
     switch (e.kind) {
-      case StepTrace::kAlloc:
-        ledger.Alloc(static_cast<uint64_t>(r.event_bytes[i].At(batch)), static_cast<Category>(e.category));
+      case StepTrace::kAlloc: {
+        const uint64_t bytes = CudaRoundSize(static_cast<uint64_t>(r.event_bytes[i].At(batch)));
+        rounded[e.buffer] = bytes;
+        total += bytes;
+        events.push_back({AllocationEvent::kAlloc, e.buffer, bytes});
         break;
-      case StepTrace::kFree: ledger.Free(e.buffer); break;
-      case StepTrace::kRecategorize: ledger.Recategorize(e.buffer, static_cast<Category>(e.category)); break;
-      case StepTrace::kObserve: ledger.Observe(e.phase, static_cast<uint64_t>(r.event_bytes[i].At(batch))); break;
-      case StepTrace::kStepBegin: ledger.MarkStepBegin(); break;
+      }
+      case StepTrace::kFree:
+        total -= rounded[e.buffer];
+        events.push_back({AllocationEvent::kFree, e.buffer, rounded[e.buffer]});
+        break;
+      case StepTrace::kObserve: {
+        const uint64_t scratch = CudaRoundSize(static_cast<uint64_t>(r.event_bytes[i].At(batch)));
+        if (scratch > 0) events.push_back({AllocationEvent::kTemporary, -1, scratch});
+        peak = std::max(peak, total + scratch);
+        break;
+      }
+      case StepTrace::kStepBegin: step_begin = events.size(); break;
+      case StepTrace::kRecategorize: break;
     }
   }
-  StepPlan p;
-  FinishStepPlan(ledger, options, r.trace.has_matmul, r.trace.has_conv, 0, &p);
-  return p.required_bytes;
+  const CudaPeaks peaks = CudaStepPeaks(
+      peak, ReplayTrainingStep(events, step_begin, r.buffer_count,
+                               {options.cuda_max_split_size, options.cuda_expandable_segments}));
+  const CudaStepOverheads overheads = CudaOverheads(options, r.trace.has_matmul, r.trace.has_conv);
+  return peaks.reserved + overheads.workspace + overheads.context;
 }
 
 // Everything in the options but the batch. (A new PlanOptions field must be
@@ -503,8 +525,12 @@ struct BatchPlanner::Impl {
       }
       none_explains = true;
     }
+    // (A traced plan of this model has as many events as the last, give or take: reserving them
+    // spares the trace's growth, a large part of a traced plan's time on a large graph.)
+    if (learn) point.trace.events.reserve(TraceSizeHint() + TraceSizeHint() / 8);
     Result<StepPlan> full = Full(o, learn ? &point.trace : nullptr);
     if (!full) return MakeError(full.error());
+    if (learn) NoteTraceSize(point.trace.events.size());
     *required = full->required_bytes;
     if (!learn) {
       if (plan) *plan = std::move(full).value();
@@ -542,6 +568,15 @@ struct BatchPlanner::Impl {
     e.loose.insert(e.loose.begin(), std::move(point));
     if (e.loose.size() > 2) e.loose.pop_back();
     return Status::Ok();
+  }
+
+  size_t TraceSizeHint() EXCLUDES(mu) {
+    MutexLock lock(mu);
+    return trace_size_hint;
+  }
+  void NoteTraceSize(size_t events) EXCLUDES(mu) {
+    MutexLock lock(mu);
+    trace_size_hint = events;
   }
 
   // Searches and advice ask the same plan again (split's strategies, the
@@ -654,6 +689,7 @@ struct BatchPlanner::Impl {
   std::vector<std::pair<std::string, std::shared_ptr<const ConcreteShapes>>> recent_shapes GUARDED_BY(mu);
   std::vector<std::pair<std::string, StepPlan>> recent_plans GUARDED_BY(mu);
   BatchPlanner::Stats stats GUARDED_BY(mu);
+  size_t trace_size_hint GUARDED_BY(mu) = 0;  // the events of the last traced plan
 };
 
 BatchPlanner::BatchPlanner(const Model& model) : impl_(std::make_unique<Impl>(model)) {}

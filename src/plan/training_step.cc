@@ -1135,7 +1135,7 @@ int StepLedger::Alloc(uint64_t bytes, Category c) {
   Count(b, +1);
   int id = static_cast<int>(buffers.size()) - 1;
   if (cuda_) events.push_back({AllocationEvent::kAlloc, id, b.bytes});
-  if (trace_) trace_->events.push_back({StepTrace::kAlloc, static_cast<uint8_t>(c), nullptr, id, bytes});
+  if (trace_) trace_->events.push_back({StepTrace::kAlloc, static_cast<uint8_t>(c), id, nullptr, bytes});
   return id;
 }
 
@@ -1162,7 +1162,7 @@ void StepLedger::Free(int b) {
   buf.refs = 0;
   Count(buf, -1);
   if (cuda_) events.push_back({AllocationEvent::kFree, b, buf.bytes});
-  if (trace_) trace_->events.push_back({StepTrace::kFree, 0, nullptr, b, 0});
+  if (trace_) trace_->events.push_back({StepTrace::kFree, 0, b, nullptr, 0});
 }
 
 void StepLedger::Recategorize(int b, Category c) {
@@ -1174,7 +1174,7 @@ void StepLedger::Recategorize(int b, Category c) {
     live[c] += buf.bytes;
   }
   buf.category = c;
-  if (trace_) trace_->events.push_back({StepTrace::kRecategorize, static_cast<uint8_t>(c), nullptr, b, 0});
+  if (trace_) trace_->events.push_back({StepTrace::kRecategorize, static_cast<uint8_t>(c), b, nullptr, 0});
 }
 
 uint64_t StepLedger::Observe(const char* phase_name, uint64_t temp) {
@@ -1186,13 +1186,24 @@ uint64_t StepLedger::Observe(const char* phase_name, uint64_t temp) {
     at_peak[kTransient] += t;
     phase = phase_name;
   }
-  if (trace_) trace_->events.push_back({StepTrace::kObserve, 0, phase_name, -1, temp});
+  if (trace_) trace_->events.push_back({StepTrace::kObserve, 0, -1, phase_name, temp});
   return t;
 }
 
 void StepLedger::MarkStepBegin() {
   step_begin = events.size();
-  if (trace_) trace_->events.push_back({StepTrace::kStepBegin, 0, nullptr, -1, 0});
+  if (trace_) trace_->events.push_back({StepTrace::kStepBegin, 0, -1, nullptr, 0});
+}
+
+CudaStepOverheads CudaOverheads(const PlanOptions& o, bool has_matmul, bool has_conv) {
+  const uint64_t cublas = has_matmul || has_conv ? (o.cuda_compute_capability >= 90 ? 32 : 8) * kMiB : 0;
+  const uint64_t cudnn = has_conv ? 64 * kMiB : 0;
+  return {cublas + cudnn, CudaContextBytes(o.cuda_compute_capability)};
+}
+
+CudaPeaks CudaStepPeaks(uint64_t ledger_peak, const ReplayResult& replay) {
+  const uint64_t allocated = std::max(ledger_peak, replay.peak_allocated_bytes);
+  return {allocated, std::max(replay.peak_reserved_bytes, allocated)};
 }
 
 void FinishStepPlan(const StepLedger& ledger, const PlanOptions& o, bool has_matmul, bool has_conv,
@@ -1209,14 +1220,14 @@ void FinishStepPlan(const StepLedger& ledger, const PlanOptions& o, bool has_mat
   plan->at_peak = plan->bytes;
   plan->at_peak.activations_saved = at_peak[kSaved];
   if (o.target == Target::kCuda) {
-    ReplayResult replay = ReplayTrainingStep(ledger.events, ledger.step_begin, ledger.buffers.size(),
-                                             {o.cuda_max_split_size, o.cuda_expandable_segments});
-    plan->peak_allocated_bytes = std::max(ledger.peak, replay.peak_allocated_bytes);
-    plan->peak_reserved_bytes = std::max(replay.peak_reserved_bytes, plan->peak_allocated_bytes);
-    uint64_t cublas = has_matmul || has_conv ? (o.cuda_compute_capability >= 90 ? 32 : 8) * kMiB : 0;
-    uint64_t cudnn = has_conv ? 64 * kMiB : 0;
-    plan->bytes.workspace = cublas + cudnn;
-    plan->bytes.context = CudaContextBytes(o.cuda_compute_capability);
+    const CudaPeaks peaks = CudaStepPeaks(
+        ledger.peak, ReplayTrainingStep(ledger.events, ledger.step_begin, ledger.buffers.size(),
+                                        {o.cuda_max_split_size, o.cuda_expandable_segments}));
+    plan->peak_allocated_bytes = peaks.allocated;
+    plan->peak_reserved_bytes = peaks.reserved;
+    const CudaStepOverheads overheads = CudaOverheads(o, has_matmul, has_conv);
+    plan->bytes.workspace = overheads.workspace;
+    plan->bytes.context = overheads.context;
     plan->bytes.allocator_slack = plan->peak_reserved_bytes - ledger.peak;
     plan->required_bytes = plan->peak_reserved_bytes + plan->bytes.workspace + plan->bytes.context;
   } else {

@@ -26,10 +26,12 @@ struct StepTrace {
   struct Event {
     Kind kind = kAlloc;
     uint8_t category = 0;         // kAlloc, kRecategorize
-    const char* phase = nullptr;  // kObserve (a string literal)
     int buffer = -1;              // kAlloc (the new buffer), kFree, kRecategorize
+    const char* phase = nullptr;  // kObserve (a string literal)
     uint64_t bytes = 0;           // kAlloc, kObserve: as requested, before rounding
+    // (24 bytes in this order: a large graph's trace holds millions.)
   };
+  static_assert(sizeof(Event) <= 24);
   std::vector<Event> events;
   std::vector<std::vector<int>> layer_saved;  // per layer: the buffers its saved_bytes sums
   std::vector<int> total_saved;               // the buffers bytes.activations_saved sums
@@ -81,6 +83,19 @@ class StepLedger {
   bool cuda_;
   StepTrace* trace_;
 };
+
+// A cuda step's bytes beyond its tensors: cuBLAS and cuDNN workspaces and the context.
+struct CudaStepOverheads {
+  uint64_t workspace = 0, context = 0;
+};
+CudaStepOverheads CudaOverheads(const PlanOptions& options, bool has_matmul, bool has_conv);
+
+// A cuda step's peaks from the ledger's peak and the caching allocator's replay: what
+// FinishStepPlan reports and what its required bytes rest on.
+struct CudaPeaks {
+  uint64_t allocated = 0, reserved = 0;
+};
+CudaPeaks CudaStepPeaks(uint64_t ledger_peak, const ReplayResult& replay);
 
 // The plan's peak, breakdowns and required bytes from a finished ledger (on
 // cuda, replayed through the caching-allocator model).
