@@ -260,7 +260,7 @@ void CudaCachingAllocator::Free(int64_t handle) {
 
 namespace oomguard::plan {
 
-ReplayResult ReplayTrainingStep(const std::vector<AllocationEvent>& events, size_t step_begin, size_t buffers,
+ReplayResult ReplayTrainingStep(const AllocationEvents& events, size_t step_begin, size_t buffers,
                                 CudaAllocatorConfig config) {
   // (Kept per thread, storage and all: a fit replays a large step for every batch it asks.)
   thread_local CudaCachingAllocator a;
@@ -277,12 +277,13 @@ ReplayResult ReplayTrainingStep(const std::vector<AllocationEvent>& events, size
       case AllocationEvent::kTemporary: a.Free(a.Malloc(e.bytes)); break;
     }
   };
+  const size_t n = events.size();
   for (size_t i = 0; i < step_begin; ++i) apply(events[i]);
   for (int step = 0; step < 2; ++step) {
-    for (size_t i = step_begin; i < events.size(); ++i) apply(events[i]);
+    for (size_t i = step_begin; i < n; ++i) apply(events[i]);
     if (step == 0) {
-      for (size_t i = step_begin; i < events.size(); ++i) {
-        const AllocationEvent& e = events[i];
+      for (size_t i = step_begin; i < n; ++i) {
+        const AllocationEvent e = events[i];
         if (e.kind == AllocationEvent::kAlloc && handle[e.buffer] >= 0) {
           a.Free(handle[e.buffer]);
           handle[e.buffer] = -1;
@@ -291,6 +292,20 @@ ReplayResult ReplayTrainingStep(const std::vector<AllocationEvent>& events, size
     }
   }
   return {a.stats().peak_allocated_bytes, a.stats().peak_reserved_bytes};
+}
+
+ReplayResult ReplayTrainingStep(const std::vector<AllocationEvent>& events, size_t step_begin, size_t buffers,
+                                CudaAllocatorConfig config) {
+  class Stored final : public AllocationEvents {
+   public:
+    explicit Stored(const std::vector<AllocationEvent>& e) : e_(e) {}
+    size_t size() const override { return e_.size(); }
+    AllocationEvent operator[](size_t i) const override { return e_[i]; }
+
+   private:
+    const std::vector<AllocationEvent>& e_;
+  };
+  return ReplayTrainingStep(Stored(events), step_begin, buffers, config);
 }
 
 }  // namespace oomguard::plan

@@ -169,6 +169,15 @@ struct ReplayResult {
   uint64_t peak_reserved_bytes = 0;   // torch.cuda.max_memory_reserved()
 };
 
+// A step's events by index, for a caller that computes them rather than stores them (a recording
+// derives each from its trace at the batch asked).
+class AllocationEvents {
+ public:
+  virtual ~AllocationEvents() = default;
+  virtual size_t size() const = 0;
+  virtual AllocationEvent operator[](size_t i) const = 0;
+};
+
 // Replays events[0, step_begin) once (parameters, optimizer state: what lives
 // across steps), then events[step_begin, end) twice: a warm-up step and the
 // steady-state step that finds the first one's segments cached. What the first
@@ -176,6 +185,8 @@ struct ReplayResult {
 // zero_grad(set_to_none=True) and rebinding the loss do.
 // REQUIRES: buffer ids are below `buffers`; step_begin <= events.size().
 ReplayResult ReplayTrainingStep(const std::vector<AllocationEvent>& events, size_t step_begin, size_t buffers,
+                                CudaAllocatorConfig config = {});
+ReplayResult ReplayTrainingStep(const AllocationEvents& events, size_t step_begin, size_t buffers,
                                 CudaAllocatorConfig config = {});
 
 }  // namespace oomguard::plan

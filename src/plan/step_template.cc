@@ -60,7 +60,7 @@ struct Recording {
     __int128 At(int64_t batch) const { return a * batch + b; }
   };
   int64_t valid_lo = 1, valid_hi = 0;  // the batches where every count Replay checks is in range
-  size_t buffer_count = 0;             // the trace's buffers (ids are below it)
+  std::vector<int> alloc_event;        // per buffer of the trace: the event that allocates it
   Line inplace_bytes;                  // the in-place warning's bytes, unrounded
   std::vector<Line> observed;          // cpu: live bytes + scratch at each observation, one per slope (the highest)
 };
@@ -163,7 +163,7 @@ void KeepInRange(const Affine& f, int64_t* lo, int64_t* hi) {
 void CompileRequired(Recording* r) {
   int64_t lo = 1, hi = kMaxBatch;
   const std::vector<StepTrace::Event>& events = r->trace.events;
-  std::vector<int> alloc_event;  // per buffer
+  std::vector<int>& alloc_event = r->alloc_event;
   for (size_t i = 0; i < events.size(); ++i) {
     const StepTrace::Event& e = events[i];
     if (e.kind == StepTrace::kAlloc || e.kind == StepTrace::kObserve) KeepInRange(r->event_bytes[i], &lo, &hi);
@@ -180,7 +180,6 @@ void CompileRequired(Recording* r) {
   KeepInRange(r->parameter_count, &lo, &hi);
   r->valid_lo = lo;
   r->valid_hi = hi;
-  r->buffer_count = alloc_event.size();
   auto line = [&](int buffer) {
     const Affine& f = r->event_bytes[alloc_event[buffer]];
     return Recording::Line{f.a, f.b};
@@ -290,41 +289,44 @@ std::optional<uint64_t> ReplayRequired(const Recording& r, const PlanOptions& op
     if (peak > std::numeric_limits<int64_t>::max()) return std::nullopt;
     return static_cast<uint64_t>(peak);
   }
-  // On cuda, the caching allocator's input straight from the trace, as the ledger would give it: each
-  // buffer rounded as the allocator rounds it, scratch as a temporary, and the ledger's own peak beside.
-  // (The storage is kept per thread: a search replays hundreds of thousands of events per batch.)
-  thread_local std::vector<AllocationEvent> events;
-  thread_local std::vector<uint64_t> rounded;  // per buffer
-  events.clear();
-  rounded.assign(r.buffer_count, 0);
+  // On cuda, the caching allocator's input straight from the trace at this batch, as the ledger would
+  // give it (each buffer rounded as the allocator rounds it, scratch as a temporary): computed per event,
+  // not stored (a large step has millions), with the ledger's own peak beside.
+  auto rounded = [&](size_t event) { return CudaRoundSize(static_cast<uint64_t>(r.event_bytes[event].At(batch))); };
   uint64_t total = 0, peak = 0;
   size_t step_begin = 0;
   for (size_t i = 0; i < r.trace.events.size(); ++i) {
     const StepTrace::Event& e = r.trace.events[i];
     switch (e.kind) {
-      case StepTrace::kAlloc: {
-        const uint64_t bytes = CudaRoundSize(static_cast<uint64_t>(r.event_bytes[i].At(batch)));
-        rounded[e.buffer] = bytes;
-        total += bytes;
-        events.push_back({AllocationEvent::kAlloc, e.buffer, bytes});
-        break;
-      }
-      case StepTrace::kFree:
-        total -= rounded[e.buffer];
-        events.push_back({AllocationEvent::kFree, e.buffer, rounded[e.buffer]});
-        break;
-      case StepTrace::kObserve: {
-        const uint64_t scratch = CudaRoundSize(static_cast<uint64_t>(r.event_bytes[i].At(batch)));
-        if (scratch > 0) events.push_back({AllocationEvent::kTemporary, -1, scratch});
-        peak = std::max(peak, total + scratch);
-        break;
-      }
-      case StepTrace::kStepBegin: step_begin = events.size(); break;
+      case StepTrace::kAlloc: total += rounded(i); break;
+      case StepTrace::kFree: total -= rounded(r.alloc_event[e.buffer]); break;
+      case StepTrace::kObserve: peak = std::max(peak, total + rounded(i)); break;
+      case StepTrace::kStepBegin: step_begin = i; break;
       case StepTrace::kRecategorize: break;
     }
   }
+  class FromTrace final : public AllocationEvents {
+   public:
+    FromTrace(const StepTrace& trace, const decltype(rounded)& bytes) : trace_(trace), bytes_(bytes) {}
+    size_t size() const override { return trace_.events.size(); }
+    AllocationEvent operator[](size_t i) const override {
+      const StepTrace::Event& e = trace_.events[i];
+      switch (e.kind) {
+        case StepTrace::kAlloc: return {AllocationEvent::kAlloc, e.buffer, bytes_(i)};
+        case StepTrace::kFree: return {AllocationEvent::kFree, e.buffer, 0};
+        case StepTrace::kObserve: return {AllocationEvent::kTemporary, -1, bytes_(i)};  // 0 bytes: nothing
+        case StepTrace::kStepBegin:
+        case StepTrace::kRecategorize: break;
+      }
+      return {AllocationEvent::kTemporary, -1, 0};
+    }
+
+   private:
+    const StepTrace& trace_;
+    const decltype(rounded)& bytes_;
+  };
   const CudaPeaks peaks = CudaStepPeaks(
-      peak, ReplayTrainingStep(events, step_begin, r.buffer_count,
+      peak, ReplayTrainingStep(FromTrace(r.trace, rounded), step_begin, r.alloc_event.size(),
                                {options.cuda_max_split_size, options.cuda_expandable_segments}));
   const CudaStepOverheads overheads = CudaOverheads(options, r.trace.has_matmul, r.trace.has_conv);
   return peaks.reserved + overheads.workspace + overheads.context;
