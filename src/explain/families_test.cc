@@ -955,5 +955,43 @@ TEST(Families, MemoryUsedByOtherProgramsIsAnotherProcesss) {
   EXPECT_FALSE(HasMemoryFinding(ExplainText("Tip: close other applications before you start the training.\n")));
 }
 
+TEST(Families, BrowserAndBeamHostAllocationsAreTheHosts) {
+  // Round 21b's fresh rows read blind by round 21's final engine as the GPU's (corpus-2262, 2267, 2271).
+  ExpectTop("RangeError: Array buffer allocation failed\n", Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("npm ERR! RangeError: WebAssembly.instantiate(): Out of memory: wasm memory\n"
+            "npm ERR! at lazyllhttp (node:internal/deps/undici/undici:7534:32)\n",
+            Cause::kHostRamOom, Domain::kHost);
+  // BEAM's size is an impossible request on any host.
+  ExpectTop("  eheap_alloc: Cannot allocate 976733209832459912 bytes of memory (of type \"heap_frag\").\n",
+            Cause::kImpossibleRequest, Domain::kHost);
+}
+
+TEST(Families, WebGlLimitsAndLostContextsAreTheGpus) {
+  // Round 21b, corpus-2258 and corpus-2256 (no finding with round 21's final engine).
+  ExpectTop("Uncaught (in promise) Error: Requested texture size [19991x2] greater than WebGL maximum on this browser / "
+            "GPU [16384x16384].\n",
+            Cause::kImpossibleRequest, Domain::kGpu);
+  ExpectTop("webgl_util.ts:107 Uncaught (in promise) Error: Failed to compile fragment shader.\n    at kr "
+            "(webgl_util.ts:107)\nWebGL: CONTEXT_LOST_WEBGL: loseContext: context lost\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  // A shader that fails to compile is no memory problem (corpus-2257, corpus-2260).
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("Failed to compile fragment shader when batch size one greater than "
+                                            "WEBGL_MAX_TEXTURES_IN_SHADER\n")));
+}
+
+TEST(Families, LokyWorkerTerminatedIsAKillUnlessItsCodesSayACrash) {
+  // Round 21, corpus-2235: loky's message with no exit codes (round 21's engine: not memory, from its
+  // "segmentation fault").
+  ExpectTop("joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed by the executor "
+            "was unexpectedly terminated. This could be caused by a segmentation fault while calling the function or "
+            "by an excessive memory usage causing the Operating System to kill the worker.\n",
+            Cause::kHostRamOom, Domain::kHost);
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed by the executor was "
+      "unexpectedly terminated. This could be caused by a segmentation fault while calling the function or by an "
+      "excessive memory usage causing the Operating System to kill the worker. The exit codes of the workers are "
+      "{SIGSEGV(-11)}\n")));
+}
+
 }  // namespace
 }  // namespace oomguard::explain

@@ -123,6 +123,14 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)Requested buffer size exceeds device memory allocation limit)re",
      "ggml_vulkan: Requested buffer size exceeds device memory allocation limit: ErrorOutOfDeviceMemory"},
 
+    // Round 22: a texture or buffer size requested above the browser's or the device's maximum (TensorFlow.js'
+    // webgl_util: "Requested texture size [35597x64] greater than WebGL maximum on this browser / GPU
+    // [16384x16384]"): one request above a hard limit of the graphics API, however much memory is free, like
+    // Metal's maxBufferLength above. Round 21b, corpus-2258 (tfjs):
+    {"requested_size_over_maximum", S::kImpossibleHint, "",
+     R"re((?i)\brequested (?:texture|buffer|image|allocation) size\b.{0,60}\b(?:greater|larger|bigger) than (?:the )?(?:\w+ ){0,2}maximum\b)re",
+     "Error: Requested texture size [35597x64] greater than WebGL maximum on this browser / GPU [16384x16384]"},
+
     // Round 15: a Triton kernel whose tile configuration asks for more on-chip shared memory per block than the GPU
     // has ("out of resource: shared memory, Required: 98304, Hardware limit: 49152. Reducing block sizes or
     // `num_stages` may help."): one request above a hard per-block limit, like Metal's maxBufferLength above; no
@@ -397,6 +405,15 @@ constexpr Pattern kPatterns[] = {
     {"host_runtime_oom", S::kHostRamOom, "",
      R"re(java\.lang\.OutOfMemoryError|GC overhead limit exceeded|(?:fatal error: )?runtime: out of memory|runtime: VirtualAlloc of \d+ bytes failed|memory allocation of \d+ bytes failed|cannot allocate vector of size|JavaScript heap out of memory|Reached heap limit)re",
      "memory allocation of 23400000000 bytes failedAborted", Tier::kFamily},
+    // Round 22: more runtimes whose own allocators are the host's, in their words with no memory noun: V8's
+    // "RangeError: Array buffer allocation failed" (an ArrayBuffer the JavaScript heap could not back), a
+    // WebAssembly instance's linear memory ("WebAssembly.instantiate(): Out of memory: wasm memory", which a
+    // browser or Node.js reserves in the process), and the Erlang/Elixir BEAM's allocators ("eheap_alloc: Cannot
+    // allocate N bytes of memory (of type "heap_frag")", erl_alloc's form for each of its *_alloc). Round 21b,
+    // corpus-2267 (transformers.js), corpus-2262 (onnxruntime-web), corpus-2271 (Erlang, an impossible size):
+    {"host_runtime_oom_js_beam", S::kHostRamOom, "",
+     R"re((?i)\bArray ?buffer allocation failed|\bOut of memory: wasm memory\b|WebAssembly\.\w+\(\)(?::| failed:) Out of memory|\b[a-z_]+_alloc: Cannot allocate \d+ bytes of memory \(of type)re",
+     "RangeError: Array buffer allocation failed", Tier::kFamily},
     // Batch schedulers (LSF, PBS/Torque, Grid Engine) that kill a job over its host memory limit.
     {"scheduler_memory_kill", S::kKernelOomKiller, "os",
      R"re(TERM_MEMLIMIT|PBS: job killed: (?:mem|vmem|pmem|pvmem)\b|(?i:Job exceeded a memory resource limit)|(?i:exceeded (?:its|the|their|your) (?:memory|mem|vmem|h_vmem) (?:allocation|request|limit)))re",
@@ -414,6 +431,15 @@ constexpr Pattern kPatterns[] = {
     {"process_killed_status", S::kProcessKilled, "os",
      R"re((?i)exit(?:ed)?(?: with)?[ _]?(?:code|status)\W{0,8}(?:is |was |of )?(?:137|-9)\b|\bExited \(137\)|\bcode[:=]? ?137\b|(?:exited on|terminated by|died with|received|got|by) signal:? 9\b|\bcode=killed, status=9/KILL\b|\bsignal: killed\b|(?:zsh|bash|fish|sh): killed\b|^\[\d+\]\s*[+-]?\s*\d+ killed\b|\bSIGKILL\b)re",
      "      Exit Code:    137"},
+    // Round 22: joblib/loky's TerminatedWorkerError as it ends when no exit code follows ("... or by an excessive
+    // memory usage causing the Operating System to kill the worker."): a worker gone without a word, which loky
+    // itself first blames on memory; weak like any kill nobody explains. With its exit codes the codes decide
+    // (SIGKILL(-9) a kill, SIGSEGV(-11) a crash). Round 21, corpus-2235 (joblib):
+    {"loky_worker_terminated", S::kProcessKilled, "joblib",
+     R"re((?i)excessive memory usage causing the Operating System to kill the worker\.?\s*$)re",
+     "joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed by the executor was "
+     "unexpectedly terminated. This could be caused by a segmentation fault while calling the function or by an "
+     "excessive memory usage causing the Operating System to kill the worker."},
     {"launcher_killed_workers", S::kLauncherKilled, "",
      R"re(Killing subprocess \d+|sigkill_handler)re",
      "[2023-04-14 13:11:27,879] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 13266"},
@@ -654,6 +680,12 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bkernel\w* (?:appears to have |has |keeps |always |just |then )?(?:died|dies|dying|crash\w*|keeps restarting)|\bkernel (?:is |was )?restarting\b)re",
      "The kernel appears to have died. It will restart automatically.", Tier::kProse, LineDomain::kHost},
     // Round 21 (corpus-2238): Colab's "Your session crashed" without its reason (after using all available RAM).
+    // Round 22: a browser that takes the WebGL context away (CONTEXT_LOST_WEBGL, "webglcontextlost"): browsers
+    // drop a page's GPU context when the GPU runs short of memory or its driver resets; weak, the GPU's. Round 21b,
+    // corpus-2256 (tfjs, a batch too large for the GPU):
+    {"webgl_context_lost", S::kMemoryProse, "webgl",
+     R"re((?i)\bCONTEXT_LOST_WEBGL\b|\bwebglcontextlost\b|\bWebGL(?: context)?(?: was)? lost\b|\bWebGL: .{0,40}\bcontext lost\b)re",
+     "WebGL: CONTEXT_LOST_WEBGL: loseContext: context lost", Tier::kProse, LineDomain::kGpu},
     {"notebook_session_crashed", S::kMemoryProse, "colab", R"re((?i)\byour session crashed\b)re",
      "Your session crashed. Automatically restarting. external_polymer_binary.js:1928:55", Tier::kProse,
      LineDomain::kHost},
@@ -829,7 +861,7 @@ constexpr const char* kPrefilter =
     R"re(\bsrun\b|ulimit|memlock|kills|worker|grid ?search|hyper-?param|sweep|even (?:\w+ ){0,3}batch|shm[_-]size|ipc.host|)re"
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
     R"re(outofhostmemory|out_of_host_memory|out_of_me|ioaf|not enough space|no space left|jetsam|out of resource|resources requested|launchoutofresources|launch_out_of_resources|)re"
-    R"re(session crashed|\bkill\b|occup|jvm|arena_extend|mmap (?:of )?\d+ bytes|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b|)re"
+    R"re(session crashed|\bkill\b|texture size|context_lost|context lost|webglcontextlost|wasm|occup|jvm|arena_extend|mmap (?:of )?\d+ bytes|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b|)re"
     R"re(out_of_resources|locked memory|executor|disk quota|errno 122|edquot|raylet|\bray\b|\bdask\b|\bper (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|loop|round|hour|minute|day)s?\b)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
@@ -849,6 +881,8 @@ constexpr NumberPattern kNumberPatterns[] = {
     // failed", Go's "runtime: VirtualAlloc of N bytes failed", "alloc of N bytes"): the size decides an impossible
     // request (an underflowed 2^64-1) from RAM running out. A wording, not a row: corpus-2165 (motd) is one user.
     {"requested_bytes", R"re((?i)(?:allocation|alloc) of (\d+) bytes)re"},
+    // Round 22: erl_alloc's "eheap_alloc: Cannot allocate N bytes of memory (of type ...)" (corpus-2271).
+    {"requested_bytes", R"re((?i)Cannot allocate (\d+) bytes of memory\b)re"},
     {"requested_bytes", R"re((?i)pinned host memory of size:? (\d+))re"},
     {"requested_bytes", R"re((?i)request for [\d.]+\w* \((\d+)B\))re"},
     {"requested_bytes", R"re((?i)(?:trying|tried) to allocate ([\d.,]+ ?(?:[KMGTP]i?B|[KMGTP]|bytes|B)))re"},
@@ -1106,7 +1140,7 @@ constexpr const char* kGpuWords =
     R"re((?i)\bgpu|cuda|\bvram\b|cudnn|cublas|\bdevice\b|device:GPU|\bhip\b|rocm|tensorrt|\bTRT\b|nvjpeg|)re"
     R"re(\bnccl\b|\bxla\b|\bmps\b|cudaMalloc|cudf|\brmm\b|video memory|on device|thrust::|\xe6\x98\xbe\xe5\xad\x98|nvidia|graphics|)re"
     R"re(\b(?:hbm|tpu|xpu|npu|hpu|gaudi\d?)\b|vulkan|opencl|\bmetal\b|Grafikspeicher|\xd0\xb2\xd0\xb8\xd0\xb4\xd0\xb5\xd0\xbe\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|)re"
-    R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b|)re"
+    R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b|webgl|webgpu|)re"
     // A data-centre GPU named by its model (A100, H100, H200, B200, V100, GH200, MI300X), case kept ("a100" is
     // rarely a GPU); digits only as \d (ShapeCache). Round 13, corpus-1836:
     R"re((?-i:\b(?:[ABHV]|GH|GB|MI)\d{3}X?\b))re";

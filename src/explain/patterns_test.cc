@@ -454,5 +454,33 @@ TEST(PatternTable, RoundTwentyOneLinesAreClaimedByTheirFamily) {
   EXPECT_TRUE(ParseGpuRow("[0] Tesla V100-SXM2-16GB | 44'C,   0 % | 15836 / 16130 MB |", &used, &total, &utilization));
 }
 
+TEST(PatternTable, RoundTwentyTwoLinesAreClaimedByTheirFamily) {
+  const ClaimCase cases[] = {
+      {"corpus-2258", "Error: Requested texture size [35597x64] greater than WebGL maximum on this browser / GPU "
+       "[16384x16384]", "requested_size_over_maximum"},
+      {"corpus-2261", "Uncaught (in promise) Error: Requested texture size [4344x4345] greater than WebGL maximum on this "
+       "browser / GPU [4096x4096].", "requested_size_over_maximum"},
+      {"corpus-2256", "WebGL: CONTEXT_LOST_WEBGL: loseContext: context lost", "webgl_context_lost"},
+      {"corpus-2267", "RangeError: Array buffer allocation failed", "host_runtime_oom_js_beam"},
+      {"corpus-2262", "npm ERR! RangeError: WebAssembly.instantiate(): Out of memory: wasm memory",
+       "host_runtime_oom_js_beam"},
+      {"corpus-2271", "  eheap_alloc: Cannot allocate 976733209832459912 bytes of memory (of type \"heap_frag\").",
+       "host_runtime_oom_js_beam"},
+      {"corpus-2235", "joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed by the "
+       "executor was unexpectedly terminated. This could be caused by a segmentation fault while calling the function "
+       "or by an excessive memory usage causing the Operating System to kill the worker.", "loky_worker_terminated"},
+  };
+  ExpectClaimedByTheirFamily(cases);
+  // WebGL and WebGPU are the GPU's words; the shader limit of round 21b's not-memory row stays unclaimed by the
+  // size rule (corpus-2257).
+  EXPECT_EQ(DomainOfLine("[Web] WebGPU device lost"), LineDomain::kGpu);
+  std::vector<int> matches;
+  MatchLine("Failed to compile fragment shader when batch size one greater than WEBGL_MAX_TEXTURES_IN_SHADER", &matches);
+  for (int i : matches) EXPECT_STRNE(Patterns()[i].name, "requested_size_over_maximum");
+  // loky's message followed by its exit codes is left to the codes (the size rule needs the message's own end).
+  MatchLine("... to kill the worker. The exit codes of the workers are {SIGSEGV(-11)}", &matches);
+  for (int i : matches) EXPECT_STRNE(Patterns()[i].name, "loky_worker_terminated");
+}
+
 }  // namespace
 }  // namespace oomguard::explain
