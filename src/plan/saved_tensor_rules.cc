@@ -931,6 +931,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   // batch and volume (measured 4-16 wide): the larger of the two.
   const uint64_t scratchpad_3d = 80 * 1024;
   if (spatial == 3 && depthwise) {
+    // (Where the shapes are known, 3-D depthwise layers take the grouped gemm rule below instead.)
     r->backward_temp_bytes = std::max(T[x].Bytes() + fixed, scratchpad_3d);
   } else if (spatial == 3 && c_in >= 4 && c_in < 8 && !input_grad) {
     r->backward_temp_bytes = padded_to(y, 16) / samples + fixed;
@@ -1225,7 +1226,14 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   // the same gemm as one group (dev seed 131: 96 -> 96, 3x3 padded by 3, planned 3.9 % high with the
   // blocked reorders).
   const bool outside = KernelOutsideSource(n, xd, wd, T[y].dims);
-  if (((groups > 1 && !one_channel_groups) || (groups == 1 && outside)) && gk.Known() &&
+  // 3-D layers of one channel a group too: oneDNN 2.6.3 runs them on x64:gemm:jit in all three
+  // directions on plain buffers (DNNL_VERBOSE, 3-D depthwise layers of 2-32 channels; the general
+  // direct kernels refuse one channel a group, and no depthwise kernel took them). Forward holds no
+  // output blocked by 16 (dev seed 424, 2 -> 2 channels over 4 x 28 x 49, batch 8: planned +120 %
+  // with one, its peak in forward; +0.06 % now), and the input gradient keeps one depth slice's
+  // columns beside ideep's own result (dev pool seeds 1314-2346, 12 such layers of 2-12 channels
+  // measured: old rules -41 % to +193 %, this rule +0.01 % to +4.3 %).
+  if (((groups > 1 && (!one_channel_groups || spatial == 3)) || (groups == 1 && outside)) && gk.Known() &&
       T[y].dims.size() == xd.size()) {
     const int64_t in_g = c_in / groups, out_g = c_out / groups;
     const int64_t data_block = outside ? 0 : gk.DataBlock(in_g, out_g);
