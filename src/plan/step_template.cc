@@ -278,6 +278,34 @@ std::optional<StepPlan> Replay(const Recording& r, const PlanOptions& options, i
   return p;
 }
 
+// A recording's trace at one batch as the caching allocator sees it, as the ledger would give it: each
+// buffer rounded as the allocator rounds it, scratch as a temporary. Computed per event, not stored (a
+// large step has millions, and a search asks many batches).
+class TraceEventsAt final : public AllocationEvents {
+ public:
+  TraceEventsAt(const Recording& r, int64_t batch) : r_(r), batch_(batch) {}
+  // The bytes of event `i` (an allocation or an observation's scratch) at the batch, rounded.
+  uint64_t Rounded(size_t i) const {
+    return CudaRoundSize(static_cast<uint64_t>(r_.event_bytes[i].At(batch_)));
+  }
+  size_t size() const override { return r_.trace.events.size(); }
+  AllocationEvent operator[](size_t i) const override {
+    const StepTrace::Event& e = r_.trace.events[i];
+    switch (e.kind) {
+      case StepTrace::kAlloc: return {AllocationEvent::kAlloc, e.buffer, Rounded(i)};
+      case StepTrace::kFree: return {AllocationEvent::kFree, e.buffer, 0};
+      case StepTrace::kObserve: return {AllocationEvent::kTemporary, -1, Rounded(i)};  // 0 bytes: nothing
+      case StepTrace::kStepBegin:
+      case StepTrace::kRecategorize: break;
+    }
+    return {AllocationEvent::kTemporary, -1, 0};
+  }
+
+ private:
+  const Recording& r_;
+  const int64_t batch_;
+};
+
 // Replay(r, options, batch)->required_bytes without the plan; nullopt where
 // Replay gives none (or the CPU peak leaves what uint64 sums hold exactly).
 std::optional<uint64_t> ReplayRequired(const Recording& r, const PlanOptions& options, int64_t batch) {
@@ -289,47 +317,24 @@ std::optional<uint64_t> ReplayRequired(const Recording& r, const PlanOptions& op
     if (peak > std::numeric_limits<int64_t>::max()) return std::nullopt;
     return static_cast<uint64_t>(peak);
   }
-  // On cuda, the caching allocator's input straight from the trace at this batch, as the ledger would
-  // give it (each buffer rounded as the allocator rounds it, scratch as a temporary): computed per event,
-  // not stored (a large step has millions), with the ledger's own peak beside.
-  auto rounded = [&](size_t event) { return CudaRoundSize(static_cast<uint64_t>(r.event_bytes[event].At(batch))); };
+  // On cuda, the ledger's own peak from the trace, then the caching allocator over the same events.
+  const TraceEventsAt events(r, batch);
   uint64_t total = 0, peak = 0;
   size_t step_begin = 0;
   for (size_t i = 0; i < r.trace.events.size(); ++i) {
     const StepTrace::Event& e = r.trace.events[i];
     switch (e.kind) {
-      case StepTrace::kAlloc: total += rounded(i); break;
-      case StepTrace::kFree: total -= rounded(r.alloc_event[e.buffer]); break;
-      case StepTrace::kObserve: peak = std::max(peak, total + rounded(i)); break;
+      case StepTrace::kAlloc: total += events.Rounded(i); break;
+      case StepTrace::kFree: total -= events.Rounded(r.alloc_event[e.buffer]); break;
+      case StepTrace::kObserve: peak = std::max(peak, total + events.Rounded(i)); break;
       case StepTrace::kStepBegin: step_begin = i; break;
       case StepTrace::kRecategorize: break;
     }
   }
-  class FromTrace final : public AllocationEvents {
-   public:
-    FromTrace(const StepTrace& trace, const decltype(rounded)& bytes) : trace_(trace), bytes_(bytes) {}
-    size_t size() const override { return trace_.events.size(); }
-    AllocationEvent operator[](size_t i) const override {
-      const StepTrace::Event& e = trace_.events[i];
-      switch (e.kind) {
-        case StepTrace::kAlloc: return {AllocationEvent::kAlloc, e.buffer, bytes_(i)};
-        case StepTrace::kFree: return {AllocationEvent::kFree, e.buffer, 0};
-        case StepTrace::kObserve: return {AllocationEvent::kTemporary, -1, bytes_(i)};  // 0 bytes: nothing
-        case StepTrace::kStepBegin:
-        case StepTrace::kRecategorize: break;
-      }
-      return {AllocationEvent::kTemporary, -1, 0};
-    }
-
-   private:
-    const StepTrace& trace_;
-    const decltype(rounded)& bytes_;
-  };
-  const CudaPeaks peaks = CudaStepPeaks(
-      peak, ReplayTrainingStep(FromTrace(r.trace, rounded), step_begin, r.alloc_event.size(),
-                               {options.cuda_max_split_size, options.cuda_expandable_segments}));
-  const CudaStepOverheads overheads = CudaOverheads(options, r.trace.has_matmul, r.trace.has_conv);
-  return peaks.reserved + overheads.workspace + overheads.context;
+  const CudaPeaks peaks = CudaStepPeaks(peak, ReplayTrainingStep(events, step_begin, r.alloc_event.size(),
+                                                                 {options.cuda_max_split_size,
+                                                                  options.cuda_expandable_segments}));
+  return CudaRequiredBytes(peaks, CudaOverheads(options, r.trace.has_matmul, r.trace.has_conv));
 }
 
 // Everything in the options but the batch. (A new PlanOptions field must be
@@ -529,7 +534,10 @@ struct BatchPlanner::Impl {
     }
     // (A traced plan of this model has as many events as the last, give or take: reserving them
     // spares the trace's growth, a large part of a traced plan's time on a large graph.)
-    if (learn) point.trace.events.reserve(TraceSizeHint() + TraceSizeHint() / 8);
+    if (learn) {
+      const size_t hint = TraceSizeHint();
+      point.trace.events.reserve(hint + hint / 8);
+    }
     Result<StepPlan> full = Full(o, learn ? &point.trace : nullptr);
     if (!full) return MakeError(full.error());
     if (learn) NoteTraceSize(point.trace.events.size());

@@ -1206,6 +1206,10 @@ CudaPeaks CudaStepPeaks(uint64_t ledger_peak, const ReplayResult& replay) {
   return {allocated, std::max(replay.peak_reserved_bytes, allocated)};
 }
 
+uint64_t CudaRequiredBytes(const CudaPeaks& peaks, const CudaStepOverheads& overheads) {
+  return peaks.reserved + overheads.workspace + overheads.context;
+}
+
 void FinishStepPlan(const StepLedger& ledger, const PlanOptions& o, bool has_matmul, bool has_conv,
                     uint64_t total_saved, StepPlan* plan) {
   const auto& at_peak = ledger.at_peak;
@@ -1229,7 +1233,7 @@ void FinishStepPlan(const StepLedger& ledger, const PlanOptions& o, bool has_mat
     plan->bytes.workspace = overheads.workspace;
     plan->bytes.context = overheads.context;
     plan->bytes.allocator_slack = plan->peak_reserved_bytes - ledger.peak;
-    plan->required_bytes = plan->peak_reserved_bytes + plan->bytes.workspace + plan->bytes.context;
+    plan->required_bytes = CudaRequiredBytes(peaks, overheads);
   } else {
     plan->peak_reserved_bytes = ledger.peak;
     plan->required_bytes = ledger.peak;

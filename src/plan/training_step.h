@@ -96,6 +96,8 @@ struct CudaPeaks {
   uint64_t allocated = 0, reserved = 0;
 };
 CudaPeaks CudaStepPeaks(uint64_t ledger_peak, const ReplayResult& replay);
+// What a cuda step needs of the device: its reserved peak and the overheads.
+uint64_t CudaRequiredBytes(const CudaPeaks& peaks, const CudaStepOverheads& overheads);
 
 // The plan's peak, breakdowns and required bytes from a finished ledger (on
 // cuda, replayed through the caching-allocator model).
