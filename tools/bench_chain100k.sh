@@ -12,26 +12,7 @@ base=${3:-}
 limit=${4:-900}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-/usr/bin/python3 - "$dir/chain.onnx" <<'PY'
-import sys
-from onnx import TensorProto, helper
-def ext(name, dims):
-    t = TensorProto(); t.name = name; t.data_type = TensorProto.FLOAT; t.dims.extend(dims)
-    t.data_location = TensorProto.EXTERNAL
-    e = t.external_data.add(); e.key = "location"; e.value = "missing.bin"
-    return t
-nodes, inits, x = [], [], "input"
-for b in range(25000):
-    inits += [ext(f"w{b}", [64, 64]), ext(f"b{b}", [64])]
-    nodes += [helper.make_node("MatMul", [x, f"w{b}"], [f"m{b}"], name=f"mm{b}"),
-              helper.make_node("Add", [f"m{b}", f"b{b}"], [f"a{b}"], name=f"add{b}"),
-              helper.make_node("Relu", [f"a{b}"], [f"r{b}"], name=f"relu{b}"),
-              helper.make_node("Add", [f"r{b}", x], [f"s{b}"], name=f"res{b}")]
-    x = f"s{b}"
-g = helper.make_graph(nodes, "chain100k", [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 64])],
-                      [helper.make_tensor_value_info(x, TensorProto.FLOAT, None)], inits)
-open(sys.argv[1], "wb").write(helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)]).SerializeToString())
-PY
+/usr/bin/python3 "$(dirname "$0")/make_chain.py" "$dir/chain.onnx" 25000
 # Runs one command under a time limit; leaves "wall user rss rc" in $dir/<tag>.<name>.time.
 run() {  # tag, name, exe, args...
   tag=$1 name=$2; shift 2
