@@ -26,8 +26,8 @@ nf=$(count "$new" $fit) bf=$(count "$base" $fit) np=$(count "$new" $plan) bp=$(c
   echo "command: tools/callgrind_chain.sh $new $base $out $blocks"
   echo "model: tools/make_chain.py, $blocks blocks = $((4 * blocks)) nodes"
   awk -v nf="$nf" -v bf="$bf" -v np="$np" -v bp="$bp" 'BEGIN {
-    printf "fit --threads 1: baseline %d, new %d instructions (%+.1f %%)\n", bf, nf, 100 * (nf - bf) / bf
-    printf "plan:            baseline %d, new %d instructions (%+.1f %%)\n", bp, np, 100 * (np - bp) / bp
+    printf "fit --threads 1: baseline %.0f, new %.0f instructions (%+.1f %%)\n", bf, nf, 100 * (nf - bf) / bf
+    printf "plan:            baseline %.0f, new %.0f instructions (%+.1f %%)\n", bp, np, 100 * (np - bp) / bp
     printf "fit / plan:      baseline %.1fx, new %.1fx\n", bf / bp, nf / np }'
 } >"$out"
 cat "$out"
