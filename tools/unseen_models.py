@@ -138,17 +138,19 @@ MODELS = [
 
 BY_NAME = {m["name"]: m for m in MODELS}
 SET = "unseen"
+# The later sets, each fixed in a file of its own (plain data plus builders).
+SET_MODULES = {"unseen2": "unseen_set2", "unseen3": "unseen_set3"}
 
 
 def use_set(name: str) -> None:
-    """Points MODELS, BY_NAME, REFERENCES and the builder at one fixed set: "unseen" (the first, above)
-    or "unseen2" (tools/unseen_set2.py, fixed 2026-12-05; bench/reference/unseen2)."""
+    """Points MODELS, BY_NAME, REFERENCES and the builder at one fixed set: "unseen" (the first, above),
+    "unseen2" (tools/unseen_set2.py, fixed 2026-12-05; bench/reference/unseen2) or "unseen3"
+    (tools/unseen_set3.py, fixed 2026-12-06; bench/reference/unseen3)."""
     global MODELS, BY_NAME, REFERENCES, SET
-    if name == "unseen2":
+    if name in SET_MODULES:
         sys.path.insert(0, HERE)
-        import unseen_set2
-        MODELS = unseen_set2.MODELS
-        REFERENCES = os.path.join(ROOT, "bench", "reference", "unseen2")
+        MODELS = __import__(SET_MODULES[name]).MODELS
+        REFERENCES = os.path.join(ROOT, "bench", "reference", name)
     elif name != "unseen":
         raise ValueError(name)
     BY_NAME = {m["name"]: m for m in MODELS}
@@ -296,9 +298,8 @@ def spec_for(model: dict):
     inputs = tuple(models.InputSpec(n, tuple(shape), getattr(torch, dtype), high=high)
                    for n, shape, dtype, high in model["inputs"])
     builder = build
-    if SET == "unseen2":
-        import unseen_set2
-        builder = unseen_set2.build
+    if SET in SET_MODULES:
+        builder = __import__(SET_MODULES[SET]).build
     return models.ModelSpec(model["name"], model["description"], lambda: builder(model), inputs,
                             model["classes"], label_shape=tuple(model.get("label_shape", [])),
                             in_zoo=False, validation_batches=tuple(b for b, _ in model["rows"]))
@@ -737,8 +738,8 @@ def compare_main(args) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", default="unseen", choices=["unseen", "unseen2"],
-                        help="which fixed set: unseen (first) or unseen2 (tools/unseen_set2.py)")
+    parser.add_argument("--set", default="unseen", choices=["unseen", "unseen2", "unseen3"],
+                        help="which fixed set: unseen (first), unseen2 (tools/unseen_set2.py) or unseen3 (tools/unseen_set3.py)")
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list")
     pm = sub.add_parser("measure")
