@@ -993,5 +993,27 @@ TEST(Families, LokyWorkerTerminatedIsAKillUnlessItsCodesSayACrash) {
       "{SIGSEGV(-11)}\n")));
 }
 
+TEST(Families, RoundTwentyThreeHostWordsAndChineseDeviceMemory) {
+  // Round 23's fresh rows read as the GPU's or as nothing by round 22's engine. A passive kill ("node be killed")
+  // beside growth prose is the host's (corpus-2300, tfjs-node).
+  ExpectTop("I use fitDataset to train a image classify model. about 1000 images total. \nwhen training, memory has "
+            "been growing. \nAt last, node be killed.\n",
+            Cause::kLeakGrowth, Domain::kHost);
+  // DuckDB's buffer manager and a Polars collect are host RAM (corpus-2281, corpus-2282).
+  ExpectTop("Out of Memory Error: Failed to allocate block of 32768 bytes for Q18, TPCH100 , it works fine for 2,4,8,16 "
+            "cores but get that error for  32 and 64 cores\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("After debugging, I find `pl.scan_parquet(x).collect().to_pandas()` may quit without in some case , probably "
+            "OOM .\n",
+            Cause::kHostRamOom, Domain::kHost);
+  // A worker that died of SIGILL is a crash, not memory (corpus-1124).
+  EXPECT_FALSE(HasMemoryFinding(
+      ExplainText("RuntimeError: DataLoader worker (pid 6645) is killed by signal: Illegal instruction.\n")));
+  // 显存超了 / 显存会暴增: the device memory's (corpus-2287, corpus-2286).
+  ExpectTop("MegEngine\xe5\xa4\x8d\xe7\x8e\xb0\xe7\x9a\x84\xe7\xbd\x91\xe7\xbb\x9c\xe8\xb6\x85\xe6\x98\xbe"
+            "\xe5\xad\x98\xef\xbc\x8c\xe6\x98\xbe\xe5\xad\x98""11GB\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

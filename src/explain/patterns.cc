@@ -414,6 +414,13 @@ constexpr Pattern kPatterns[] = {
     {"host_runtime_oom_js_beam", S::kHostRamOom, "",
      R"re((?i)\bArray ?buffer allocation failed|\bOut of memory: wasm memory\b|WebAssembly\.\w+\(\)(?::| failed:) Out of memory|\b[a-z_]+_alloc: Cannot allocate \d+ bytes of memory \(of type)re",
      "RangeError: Array buffer allocation failed", Tier::kFamily},
+    // Round 23: an in-process analytical engine's buffer manager, whose blocks live in the host's RAM (DuckDB's
+    // "Out of Memory Error: could not allocate block of 262144 bytes" / "Failed to allocate block of N bytes"):
+    // no memory noun on the line, so the GPU default read it as the GPU's. corpus-2277, corpus-2281:
+    {"host_engine_block_alloc", S::kHostRamOom, "",
+     R"re((?i)\bOut of Memory Error: (?:could not|failed to) allocate (?:a )?block of \d+ bytes)re",
+     "Out of Memory Error: Failed to allocate block of 32768 bytes for Q18, TPCH100 , it works fine for 2,4,8,16 "
+     "cores but get that error for  32 and 64 cores", Tier::kFamily},
     // Batch schedulers (LSF, PBS/Torque, Grid Engine) that kill a job over its host memory limit.
     {"scheduler_memory_kill", S::kKernelOomKiller, "os",
      R"re(TERM_MEMLIMIT|PBS: job killed: (?:mem|vmem|pmem|pvmem)\b|(?i:Job exceeded a memory resource limit)|(?i:exceeded (?:its|the|their|your) (?:memory|mem|vmem|h_vmem) (?:allocation|request|limit)))re",
@@ -747,6 +754,14 @@ constexpr Pattern kPatterns[] = {
     {"segfault_exit_code", S::kNotMemory, "",
      R"re((?i)(?:return|exit|run) ?code ?[=:]? ?-11\b|exit(?:ed with)? (?:code|status) 139\b|killed by signal: Segmentation fault|(?:exited on|terminated by|died with|received|got|by) signal:? 11\b)re",
      "*** Received signal 11 ***"},
+    // A process or a worker that died of a signal other than SIGKILL, named by its name (PyTorch's "DataLoader
+    // worker (pid N) is killed by signal: Illegal instruction", "... Aborted", "... Floating point exception"):
+    // a crash of the code (an instruction the CPU lacks, an abort, a division), not the OOM killer, which only
+    // sends SIGKILL ("killed by signal: Killed") and a bus error on shared memory (their own rules above).
+    // Round 23, corpus-1124 (read as host RAM by the last layer's words 'killed', 'signal', 'worker'):
+    {"crash_signal_not_kill", S::kNotMemory, "",
+     R"re((?i)killed by signal: (?:Illegal instruction|Aborted|Floating point exception|Trace/breakpoint trap|Bad system call)\b)re",
+     "RuntimeError: DataLoader worker (pid 6645) is killed by signal: Illegal instruction."},
 
     // Limits that are not the machine's memory running out (round 7): an arena the program sized itself (ggml's
     // context pool, scratch memory and graph buffers: a sizing bug fixed in the code, whatever the machine has),
@@ -781,7 +796,7 @@ constexpr Pattern kPatterns[] = {
     // Memory named beside trouble in a line no wording above recognises: a weak, generic
     // finding, kept only when nothing else in the log has a memory domain (verdict.cc).
     {"memory_vocabulary", S::kMemoryVocabulary, "",
-     R"re((?i)(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort|\boverload|\bbl(?:ow|ows|own|ew|owing) up\b|\bexplod)|(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort|\boverload|\bbl(?:ow|ows|own|ew|owing) up\b|\bexplod).{0,80}(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}[\d.]+ ?[KMGT]i?B\b.{0,60}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed).{0,60}[\d.]+ ?[KMGT]i?B\b|\b(?:only|just) (?:have |has |had |with )?(?:an? )?[\d.]+ ?[GMT]i?B? (?:of )?(?:VRAM|RAM|memory|GPU memory|video memory|system memory)\b|(?:\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,30}(?:\xe8\xbf\x87\xe5\xa4\xa7|\xe4\xb8\x8d\xe8\xb6\xb3|\xe4\xb8\x8d\xe5\xa4\x9f|\xe6\xba\xa2\xe5\x87\xba|\xe7\x88\x86|\xe5\xb4\xa9\xe6\xba\x83|\xe9\x87\x8d\xe5\x90\xaf|\xe6\x8a\xa5\xe9\x94\x99|\xe5\xa4\xb1\xe8\xb4\xa5|(?:\xe5\x8d\xa0|\xe5\xb7\xb2|\xe8\xb7\x91|\xe7\x94\xa8|\xe5\x90\x83)\xe6\xbb\xa1|\xe6\xbb\xa1\xe4\xba\x86)|\xe7\x88\x86(?:\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98))re",
+     R"re((?i)(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort|\boverload|\bbl(?:ow|ows|own|ew|owing) up\b|\bexplod)|(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort|\boverload|\bbl(?:ow|ows|own|ew|owing) up\b|\bexplod).{0,80}(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}[\d.]+ ?[KMGT]i?B\b.{0,60}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed).{0,60}[\d.]+ ?[KMGT]i?B\b|\b(?:only|just) (?:have |has |had |with )?(?:an? )?[\d.]+ ?[GMT]i?B? (?:of )?(?:VRAM|RAM|memory|GPU memory|video memory|system memory)\b|(?:\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,30}(?:\xe8\xbf\x87\xe5\xa4\xa7|\xe4\xb8\x8d\xe8\xb6\xb3|\xe4\xb8\x8d\xe5\xa4\x9f|\xe6\xba\xa2\xe5\x87\xba|\xe7\x88\x86|\xe6\x9a\xb4\xe5\xa2\x9e|\xe6\x9a\xb4\xe6\xb6\xa8|\xe9\xa3\x99\xe5\x8d\x87|\xe7\x8c\x9b\xe5\xa2\x9e|\xe5\xb4\xa9\xe6\xba\x83|\xe9\x87\x8d\xe5\x90\xaf|\xe6\x8a\xa5\xe9\x94\x99|\xe5\xa4\xb1\xe8\xb4\xa5|(?:\xe5\x8d\xa0|\xe5\xb7\xb2|\xe8\xb7\x91|\xe7\x94\xa8|\xe5\x90\x83)\xe6\xbb\xa1|\xe6\xbb\xa1\xe4\xba\x86)|\xe7\x88\x86(?:\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98)|\xe8\xb6\x85(?:\xe5\x87\xba|\xe8\xbf\x87)?(?:\xe4\xba\x86)?(?:\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98))re",
      "I doubt if it's an hipTF implementation error, since it's allocating a memory buffer size equals to the total "
      "memory (8 GB), which is greater than the free memory (7.75 GB):",
      Tier::kProse},
@@ -826,8 +841,10 @@ constexpr Pattern kPatterns[] = {
     // (corpus-1632: of the 44 development rows that name a worker and no GPU word, 39 are the host's, 5 not memory).
     // Round 18: Ray and Dask schedule host processes and watch host memory (Ray's memory monitor, Dask's nanny):
     // of the 18 development rows that name Ray, raylet or Dask, 17 are the host's (the other names CUDA itself).
+    // Round 23: the passive of a kill ("node be killed", "has been killed", "workers were killed") is a kill
+    // like "got killed" (corpus-2300, tfjs-node: growth prose beside it was read as the GPU's).
     {"host_mentioned", S::kContextHost, "",
-     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:get|gets|got|was|is|being|getting) killed\b|\bJVMs?\b|\bprocess(?:'s)? memory\b|\bmemory of (?:a |the |each |every )?(?:running )?(?:\w+ )?process\b|\bcompil\w+ (?:process|worker|job)(?:es|s)?\b|\bsystem (?:has|have|had) (?:\w+ )?memory\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b|tcmalloc|jemalloc|mimalloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b|\bworkers?\b|\bray\b|raylet|\bdask\b|\bsignal (?:that |which )?kill(?:s|ed)\b|\bkill(?:s|ed) (?:its|the|my|our|their) (?:execution|process|job|program)\b)re",
+     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:get|gets|got|was|were|is|are|be|been|being|getting) killed\b|\bJVMs?\b|\bprocess(?:'s)? memory\b|\bmemory of (?:a |the |each |every )?(?:running )?(?:\w+ )?process\b|\bcompil\w+ (?:process|worker|job)(?:es|s)?\b|\bsystem (?:has|have|had) (?:\w+ )?memory\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b|tcmalloc|jemalloc|mimalloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b|\bworkers?\b|\bray\b|raylet|\bdask\b|\bsignal (?:that |which )?kill(?:s|ed)\b|\bkill(?:s|ed) (?:its|the|my|our|their) (?:execution|process|job|program)\b)re",
      "2024-01-01 10:00:00 INFO Using CPUExecutionProvider"},
     {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL\d?\b|microsoft-standard|/usr/lib/wsl/)re",
      "Linux version 5.15.90.1-microsoft-standard-WSL2"},
@@ -1151,6 +1168,13 @@ constexpr const char* kGpuWords =
 // the line names neither host nor GPU memory.
 constexpr const char* kWeakHostWords =
     R"re((?i)\bcolab\b|\bkaggle\b|\bnotebook\b|\bWSL\d?\b|\bmodel\.(?:predict|fit)\b|\bpredict_on_batch\b|)re"
+    // Round 23: data-frame and in-process SQL engines hold their tables in the host's RAM (pandas, Polars, a
+    // Parquet scan, DuckDB); cuDF, the GPU's data frame, is a GPU word and wins. corpus-2282 (Polars):
+    R"re(\bpandas\b|to_pandas|\bpolars\b|\bdata ?frames?\b|\bparquet\b|\bduckdb\b|)re"
+    // A notebook kernel that died (Jupyter's "The kernel appears to have died", usually the host's OOM killer),
+    // and a sampler (a DataLoader's, a graph's neighbour sampler: it builds batches on the CPU). Of the development
+    // rows that name one of them and no GPU word, all 6 are the host's. corpus-2222 (PyG):
+    R"re(\bkernel (?:appears to have )?(?:died|dies|restarting)\b|\bsamplers?\b|)re"
     R"re(\bpredict\W{0,2} (?:method|calls?|function)\b)re";
 
 const RE2& Compile(const char* text) {

@@ -482,5 +482,42 @@ TEST(PatternTable, RoundTwentyTwoLinesAreClaimedByTheirFamily) {
   for (int i : matches) EXPECT_STRNE(Patterns()[i].name, "loky_worker_terminated");
 }
 
+// Round 23: the general causes of the round's fresh development rows' blind misses and of older development
+// misses, each line copied verbatim from the corpus row named beside it.
+TEST(PatternTable, RoundTwentyThreeLinesAreClaimedByTheirFamily) {
+  const ClaimCase cases[] = {
+      {"corpus-2277", "I'm experiencing an \"Out of Memory Error: could not allocate block of 262144 bytes\" in a query "
+       "like:", "host_engine_block_alloc"},
+      {"corpus-2281", "Out of Memory Error: Failed to allocate block of 32768 bytes for Q18, TPCH100 , it works fine for "
+       "2,4,8,16 cores but get that error for  32 and 64 cores", "host_engine_block_alloc"},
+      {"corpus-1124", "RuntimeError: DataLoader worker (pid 6645) is killed by signal: Illegal instruction.",
+       "crash_signal_not_kill"},
+      // Chinese: device memory that surges (暴增) and a network that exceeds device memory (超显存).
+      {"corpus-2286", "\xe4\xb8\x80\xe5\xbc\x80\xe5\xa7\x8b\xe8\xae\xad\xe7\xbb\x83\xe5\x8a\xa0\xe8\xbd\xbd"
+       "\xe7\xbd\x91\xe7\xbb\x9c\xe7\x9a\x84\xe6\x97\xb6\xe5\x80\x99\xef\xbc\x8c\xe6\x98\xbe\xe5\xad\x98"
+       "\xe4\xbc\x9a\xe6\x9a\xb4\xe5\xa2\x9e", "memory_vocabulary"},
+      {"corpus-2287", "1. \xe5\xaf\xb9\xe4\xba\x8e\xe8\xbe\x93\xe5\x85\xa5`[8, 3, 64, 64]` Tenosr\xe5\x92\x8c"
+       "\xe7\x9b\xb8\xe5\x90\x8c\xe7\x9a\x84\xe7\xbd\x91\xe7\xbb\x9c\xe7\xbb\x93\xe6\x9e\x84\xef\xbc\x8c"
+       "MegEngine\xe5\xa4\x8d\xe7\x8e\xb0\xe7\x9a\x84\xe7\xbd\x91\xe7\xbb\x9c\xe8\xb6\x85\xe6\x98\xbe\xe5\xad\x98",
+       "memory_vocabulary"},
+  };
+  ExpectClaimedByTheirFamily(cases);
+  // SIGKILL and a bus error keep their own rules.
+  std::vector<int> matches;
+  MatchLine("RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed.", &matches);
+  for (int i : matches) EXPECT_STRNE(Patterns()[i].name, "crash_signal_not_kill");
+  // Data frames, notebook kernels that died and samplers are the host's when the line names no memory; cuDF is
+  // the GPU's data frame (corpus-2282, corpus-2222).
+  EXPECT_EQ(DomainOfLine("After debugging, I find `pl.scan_parquet(x).collect().to_pandas()` may quit without in some "
+                         "case , probably OOM ."),
+            LineDomain::kHost);
+  EXPECT_EQ(DomainOfLine("First, I thought the memory will be free after the batch is ended, however, it seems that the "
+                         "memory usage is straightly increasing after I repeatedly calling the `Neighbor Sampler` "
+                         "across the batches within the same epoch."),
+            LineDomain::kHost);
+  EXPECT_EQ(DomainOfLine("The kernel appears to have died. It will restart automatically."), LineDomain::kHost);
+  EXPECT_EQ(DomainOfLine("cudf DataFrame merge ran out of memory"), LineDomain::kGpu);
+}
+
 }  // namespace
 }  // namespace oomguard::explain
