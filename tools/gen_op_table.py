@@ -273,6 +273,13 @@ OPS = [
     ("logsumexp", "lambda x: torch.logsumexp(x, dim=1)", ["f:8,10"]),
     ("var", "lambda x: torch.var(x, dim=1)", ["f:8,10"]),
     ("std", "lambda x: torch.std(x, dim=1)", ["f:8,10"]),
+    # the population variance (unbiased=False) exports without the correction's Shape/ReduceProd; var_mean
+    # keeps one mean for its output and one inside the variance (weight standardisation, hand-written norms)
+    ("var_biased", "lambda x: torch.var(x, dim=1, unbiased=False)", ["f:8,10"]),
+    ("var_mean_biased", "lambda x: torch.var_mean(x, dim=1, unbiased=False)", ["f:8,10"]),
+    ("var_mean", "lambda x: torch.var_mean(x, dim=1)", ["f:8,10"]),
+    # torch.nn.utils.weight_norm's w = g * v / ||v|| (one fused op in torch: it keeps v, g and the norms, not w)
+    ("weight_norm", "lambda v, g: torch._weight_norm(v, g, 0)", ["f:8,10", "f:1,1"]),
     ("cumsum", "lambda x: torch.cumsum(x, dim=1)", ["f:32"]),
     # --- masking and selection
     ("masked_fill", "lambda x, m: x.masked_fill(m, 0.0)", ["f:10,32", "b:10,32"]),

@@ -26,6 +26,7 @@ const std::set<std::string>& DrivingRows() {
       "gelu_tanh", "hardshrink", "softshrink", "log_sigmoid", "glu", "lp_pool2d", "pixel_shuffle",
       "gru_cell", "bce_with_logits", "kl_div", "cosine_similarity", "einsum_bij_bjk", "einsum_outer",
       "gather", "pad_constant", "pad_reflect", "pad_replicate", "norm_l1", "logsumexp", "var", "std",
+      "var_biased", "var_mean_biased", "var_mean", "weight_norm",
       "cumsum", "maximum", "minimum", "atan", "sign_mul", "lerp", "expand", "mul_scalar", "div_scalar",
   };
   return rows;

@@ -1434,8 +1434,8 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
   const bool cpu = ctx.target == Target::kCpu;
 
   if (k == "Conv" || k == "ConvTranspose") {
-    save(in(0));  // the input (the weight is a parameter)
-    if (!rg(in(1))) save(in(1));
+    save(in(0));  // the input
+    save(in(1));  // and the weight: one formula computes both gradients (a weight computed in forward is kept)
     if (cpu) ConvScratch(ctx, op, &r);
   } else if (k == "Gemm") {
     if (rg(in(1)) || IsParam(m, in(1))) save(in(0));
