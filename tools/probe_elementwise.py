@@ -67,17 +67,39 @@ FORMS = [
     ("max_both", "Max", [0, 1], lambda a, b: torch.maximum(a, b)),
     ("min_both", "Min", [0, 1], lambda a, b: torch.minimum(a, b)),
 ]
+
+# Broadcast forms: one input [N, 1] against an [N, F] one (a per-channel scale, a per-row statistic).
+# Autograd computes a broadcast input's gradient at the output's size and then sums it down to the
+# input's, so that full-size gradient becomes scratch where it would have been the returned gradient
+# (x * gamma: +1 output size; a + b: the incoming gradient is summed directly, +0). The planner takes
+# these rows for an op whose inputs needing a gradient and whose smaller inputs match.
+# name, op, grad inputs, broadcast inputs, call.
+BROADCAST_FORMS = [
+    ("mul_both_b1", "Mul", [0, 1], [1], lambda a, b: a * b),
+    ("mul_both_b0", "Mul", [0, 1], [0], lambda a, b: a * b),
+    ("mul_second_b1", "Mul", [1], [1], lambda a, b: a * b),
+    ("mul_first_b1", "Mul", [0], [1], lambda a, b: a * b),
+    ("div_both_b1", "Div", [0, 1], [1], lambda a, b: a / b),
+    ("div_divisor_b1", "Div", [1], [1], lambda a, b: a / b),
+    ("div_dividend_b1", "Div", [0], [1], lambda a, b: a / b),
+    ("add_both_b1", "Add", [0, 1], [1], lambda a, b: a + b),
+    ("sub_both_b1", "Sub", [0, 1], [1], lambda a, b: a - b),
+    ("sub_second_b1", "Sub", [1], [1], lambda a, b: a - b),
+    ("sub_both_b0", "Sub", [0, 1], [0], lambda a, b: a - b),
+    ("max_both_b1", "Max", [0, 1], [1], lambda a, b: torch.maximum(a, b)),
+    ("min_both_b1", "Min", [0, 1], [1], lambda a, b: torch.minimum(a, b)),
+]
 FEATURES = 4096
 BATCHES = (8, 16, 32)
 
 
-def measure(form, n: int, tracker) -> int:
-    """Backward scratch in bytes of one form at batch n."""
+def measure(form, n: int, tracker, broadcast=()) -> int:
+    """Backward scratch in bytes of one form at batch n (the inputs in `broadcast` are [n, 1])."""
     name, _, grads, call = form
     arity = call.__code__.co_argcount
     leaves = []
     for i in range(arity):
-        t = (torch.randn(n, FEATURES).abs() + 0.5)
+        t = (torch.randn(n, 1 if i in broadcast else FEATURES).abs() + 0.5)
         leaves.append(t.requires_grad_(i in grads))
     out = call(*leaves)
     grad_out = torch.randn_like(out)
@@ -114,6 +136,14 @@ def table(tracker) -> dict:
         scratch = [measure(form, n, tracker) for n in BATCHES]
         k, fixed = fit(out_bytes, scratch)
         rows.append({"name": name, "op": op, "grad_inputs": grads,
+                     "scratch_outputs": max(0.0, round(k * 4) / 4),
+                     "measured": {"output_bytes": out_bytes, "scratch_bytes": scratch,
+                                  "fit_k": round(k, 4), "fit_fixed": int(fixed)}})
+    for name, op, grads, broadcast, call in BROADCAST_FORMS:
+        out_bytes = [n * FEATURES * 4 for n in BATCHES]
+        scratch = [measure((name, op, grads, call), n, tracker, broadcast) for n in BATCHES]
+        k, fixed = fit(out_bytes, scratch)
+        rows.append({"name": name, "op": op, "grad_inputs": grads, "broadcast_inputs": broadcast,
                      "scratch_outputs": max(0.0, round(k * 4) / 4),
                      "measured": {"output_bytes": out_bytes, "scratch_bytes": scratch,
                                   "fit_k": round(k, 4), "fit_fixed": int(fixed)}})
@@ -228,8 +258,8 @@ def main() -> int:
         return net_child(*args.net_child)
     t = table(measure_step.Tracker())
     for r in t["rows"]:
-        print("%-16s %-10s grads %-6s  scratch %5.2f x output  (fit k %.3f, fixed %d; bytes %s)" % (
-            r["name"], r["op"], r["grad_inputs"], r["scratch_outputs"], r["measured"]["fit_k"],
+        print("%-16s %-10s grads %-6s bcast %-4s scratch %5.2f x output  (fit k %.3f, fixed %d; bytes %s)" % (
+            r["name"], r["op"], r["grad_inputs"], r.get("broadcast_inputs", []), r["scratch_outputs"], r["measured"]["fit_k"],
             r["measured"]["fit_fixed"], r["measured"]["scratch_bytes"]))
     if args.write:
         with open(args.write, "w") as f:
@@ -238,8 +268,10 @@ def main() -> int:
     if args.check:
         with open(args.check) as f:
             committed = json.load(f)
-        want = {(r["name"], r["op"], tuple(r["grad_inputs"]), r["scratch_outputs"]) for r in committed["rows"]}
-        got = {(r["name"], r["op"], tuple(r["grad_inputs"]), r["scratch_outputs"]) for r in t["rows"]}
+        def key(r):
+            return r["name"], r["op"], tuple(r["grad_inputs"]), tuple(r.get("broadcast_inputs", ())), r["scratch_outputs"]
+        want = {key(r) for r in committed["rows"]}
+        got = {key(r) for r in t["rows"]}
         if want != got:
             print("probe_elementwise: the committed table differs from torch %s: %s" % (
                 torch.__version__, sorted(want ^ got)), file=sys.stderr)

@@ -31,9 +31,12 @@ ROOT = os.path.dirname(HERE)
 # name: (inputs [(name, per-sample shape, dtype, high)], classes, label shape, batches, optimizer)
 CASES = {
     "ws_conv": ([("input", (16, 24, 24), "float32", 0)], 10, (), (2, 8), "sgd"),
+    "ws_conv_big": ([("input", (128, 6, 6), "float32", 0)], 10, (), (1, 4), "sgd"),
     "ws_conv_gn": ([("input", (32, 16, 16), "float32", 0)], 10, (), (2, 8), "momentum"),
     "wn_conv1d": ([("input", (12, 300), "float32", 0)], 4, (), (2, 8), "sgd"),
     "conv1d_s2_k15": ([("input", (8, 2048), "float32", 0)], 3, (1024,), (1, 2, 4), "sgd"),
+    "conv1d_s2_only": ([("input", (8, 2048), "float32", 0)], 3, (1024,), (1, 2, 4), "sgd"),
+    "instnorm1d": ([("input", (24, 1024), "float32", 0)], 3, (1024,), (1, 2, 4), "sgd"),
     "convt1d_s2": ([("input", (64, 256), "float32", 0)], 3, (512,), (1, 2, 4), "sgd"),
     "unet1d_small": ([("input", (1, 2048), "float32", 0)], 2, (2048,), (1, 2, 3, 4), "sgd"),
     "gat_scores": ([("x", (48, 24), "float32", 0), ("adj", (48, 48), "float32", 0)], 5, (), (2, 8), "sgd"),
@@ -58,6 +61,9 @@ def build(name: str, classes: int):
     if name == "ws_conv":
         return nn.Sequential(WsConv(16, 48, 3, padding=1, bias=False), nn.ReLU(), WsConv(48, 48, 3, padding=1),
                              nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(48, classes))
+    if name == "ws_conv_big":
+        return nn.Sequential(WsConv(128, 256, 3, padding=1, bias=False), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                             nn.Flatten(), nn.Linear(256, classes))
     if name == "ws_conv_gn":
         return nn.Sequential(nn.GroupNorm(8, 32), nn.ReLU(), WsConv(32, 64, 1, bias=False), nn.GroupNorm(8, 64),
                              nn.ReLU(), WsConv(64, 64, 3, padding=1, bias=False), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
@@ -70,6 +76,11 @@ def build(name: str, classes: int):
     if name == "conv1d_s2_k15":
         return nn.Sequential(nn.Conv1d(8, 24, 15, stride=2, padding=7), nn.InstanceNorm1d(24, affine=True),
                              nn.LeakyReLU(0.2), nn.Conv1d(24, classes, 1))
+    if name == "conv1d_s2_only":
+        return nn.Sequential(nn.Conv1d(8, 24, 15, stride=2, padding=7), nn.Conv1d(24, classes, 1))
+    if name == "instnorm1d":
+        return nn.Sequential(nn.Conv1d(24, 24, 1), nn.InstanceNorm1d(24, affine=True), nn.LeakyReLU(0.2),
+                             nn.Conv1d(24, classes, 1))
     if name == "convt1d_s2":
         return nn.Sequential(nn.ConvTranspose1d(64, 32, 4, stride=2, padding=1), nn.LeakyReLU(0.2),
                              nn.Conv1d(32, classes, 1))

@@ -13,6 +13,7 @@ its scratch is peak - live after.
     /usr/bin/python3 tools/step_profile.py random 140          # a net of tools/random_nets.py
     /usr/bin/python3 tools/step_profile.py resnet18 --batch 4 --optimizer sgd   # tools/models.py
     /usr/bin/python3 tools/step_profile.py random 140 --top 5  # the five highest rows only
+    /usr/bin/python3 tools/step_profile.py family:convlstm_cell --batch 4   # tools/probe_families.py
 
 Compare with the planner's per-layer timeline (`oomguard plan ... --html FILE`, the points of the
 timeline figure) to find the layer whose scratch the planner misses.
@@ -35,6 +36,9 @@ def spec_for(args):
         import random_nets
         net = random_nets.describe_kind(args.kind, args.seed)
         return random_nets.make_spec(net), net["batch"], net["optimizer"]
+    if args.model.startswith("family:"):  # a case of tools/probe_families.py
+        import probe_families
+        return probe_families.spec(args.model[len("family:"):]), args.batch, args.optimizer
     import models
     spec = models.SPECS[args.model]
     return spec, args.batch, args.optimizer
@@ -100,7 +104,7 @@ def profile(spec, batch: int, optimizer: str, tracker) -> list:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("model", help="'random' (then SEED) or a tools/models.py model name")
+    ap.add_argument("model", help="'random' (then SEED), a tools/models.py model name or family:CASE")
     ap.add_argument("seed", nargs="?", type=int)
     ap.add_argument("--kind", default="classic", help="random_nets generator (--kinds of random_nets.py)")
     ap.add_argument("--batch", type=int, default=2)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <span>
 
 #include "embedded_file.h"
@@ -18,12 +19,21 @@ std::string_view EmbeddedElementwiseScratchJson() {
   return files.empty() ? std::string_view() : files[0].bytes;
 }
 
-double ElementwiseScratchTable::ScratchOutputs(std::string_view op, const std::vector<int>& grad_inputs) const {
-  double k = 0;
-  for (const ElementwiseScratch& r : rows) {
-    if (r.op == op && r.grad_inputs == grad_inputs) k = std::max(k, r.scratch_outputs);
+double ElementwiseScratchTable::ScratchOutputs(std::string_view op, const std::vector<int>& grad_inputs,
+                                              const std::vector<int>& broadcast_inputs) const {
+  auto largest = [&](const std::vector<int>& broadcast) -> std::optional<double> {
+    std::optional<double> k;
+    for (const ElementwiseScratch& r : rows) {
+      if (r.op == op && r.grad_inputs == grad_inputs && r.broadcast_inputs == broadcast) {
+        k = std::max(k.value_or(0.0), r.scratch_outputs);
+      }
+    }
+    return k;
+  };
+  if (!broadcast_inputs.empty()) {
+    if (std::optional<double> k = largest(broadcast_inputs)) return *k;
   }
-  return k;
+  return largest({}).value_or(0.0);
 }
 
 Result<ElementwiseScratchTable> ParseElementwiseScratchTable(std::string_view text) {
@@ -52,6 +62,16 @@ Result<ElementwiseScratchTable> ParseElementwiseScratchTable(std::string_view te
       row.grad_inputs.push_back(g.get<int>());
     }
     std::sort(row.grad_inputs.begin(), row.grad_inputs.end());
+    if (auto b = r.find("broadcast_inputs"); b != r.end()) {
+      if (!b->is_array()) return MakeError("malformed elementwise scratch table: broadcast_inputs is not a list");
+      for (const json& i : *b) {
+        if (!i.is_number_integer() || i.get<int>() < 0 || i.get<int>() > 8) {
+          return MakeError("malformed elementwise scratch table: broadcast_inputs are input positions (0 to 8)");
+        }
+        row.broadcast_inputs.push_back(i.get<int>());
+      }
+      std::sort(row.broadcast_inputs.begin(), row.broadcast_inputs.end());
+    }
     row.scratch_outputs = k->get<double>();
     t.rows.push_back(std::move(row));
   }

@@ -16,14 +16,21 @@ namespace oomguard::plan {
 struct ElementwiseScratch {
   std::string op;               // ONNX op type, e.g. "Pow"
   std::vector<int> grad_inputs;  // exactly the inputs that need a gradient, ascending
+  // The inputs smaller than the output (broadcast), ascending; empty: all of the output's size. A
+  // broadcast input's gradient is computed at the output's size and summed down, so that full-size
+  // gradient is scratch where a same-size input would have returned it.
+  std::vector<int> broadcast_inputs;
   double scratch_outputs = 0;   // backward scratch / output bytes
 };
 
 struct ElementwiseScratchTable {
   std::vector<ElementwiseScratch> rows;
-  // The scratch of `op` whose inputs needing a gradient are exactly `grad_inputs` (ascending), in
-  // output sizes: the largest of the matching rows, 0 when none matches.
-  double ScratchOutputs(std::string_view op, const std::vector<int>& grad_inputs) const;
+  // The scratch of `op` whose inputs needing a gradient are exactly `grad_inputs` and whose broadcast
+  // inputs are exactly `broadcast_inputs` (both ascending), in output sizes: the largest of the
+  // matching rows; where no row was measured with those broadcast inputs, the rows without any (a
+  // scalar exponent or divisor); 0 when none matches.
+  double ScratchOutputs(std::string_view op, const std::vector<int>& grad_inputs,
+                        const std::vector<int>& broadcast_inputs = {}) const;
 };
 
 // Parses a table; refuses a malformed one.

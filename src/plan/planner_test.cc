@@ -519,13 +519,15 @@ TEST(Planner, NamedLocalsOfTheTopLevelForwardAreARisk) {
 // given; weight_norm is one fused op that keeps v, g and the norms, not g * v / ||v|| (which the
 // convolution keeps). Before the operator table's var_mean and weight_norm rows the standardised
 // convolutions planned one weight too many (+16 % saved), and keeping a computed weight in the
-// convolution without the weight_norm row planned one too many there.
+// convolution without the weight_norm row planned one too many there. The standardisation's divisor is
+// broadcast: its gradient's full-size scratch (ElementwiseScratch.BroadcastInputsTakeTheirOwnRows) was the
+// last weight-sized piece (ws_conv_big's backward peak -14 % without it).
 TEST(Planner, WeightsComputedInForwardAreKeptOnceAsTorchKeepsThem) {
   const std::string dir = std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/plan/";
   std::ifstream in(dir + "family_probes.json");
   ASSERT_TRUE(in.good());
   const nlohmann::json ref = nlohmann::json::parse(in);
-  for (const char* name : {"ws_conv", "ws_conv_gn", "wn_conv1d"}) {
+  for (const char* name : {"ws_conv", "ws_conv_gn", "ws_conv_big", "wn_conv1d"}) {
     SCOPED_TRACE(name);
     const nlohmann::json& c = ref["cases"][name];
     ASSERT_TRUE(c.is_object());
@@ -584,6 +586,28 @@ TEST(ElementwiseScratch, TableParsesAndMatchesExactlyTheInputsNeedingAGradient) 
       "{\"rows\": [{\"op\": \"Max\", \"grad_inputs\": [1, 0], \"scratch_outputs\": 1.5}]}");
   ASSERT_TRUE(one.ok()) << one.error();
   EXPECT_EQ(one->ScratchOutputs("Max", {0, 1}), 1.5);
+}
+
+// A broadcast input's gradient is computed at the output's size and summed down (tools/probe_elementwise.py's
+// broadcast forms): x * gamma keeps one output-sized gradient as scratch, a + b none; a combination never
+// measured with broadcast inputs (a scalar exponent) takes the rows without.
+TEST(ElementwiseScratch, BroadcastInputsTakeTheirOwnRows) {
+  const ElementwiseScratchTable& t = EmbeddedElementwiseScratchTable();
+  EXPECT_EQ(t.ScratchOutputs("Mul", {0, 1}, {1}), 1.0);
+  EXPECT_EQ(t.ScratchOutputs("Mul", {0, 1}, {0}), 1.0);
+  EXPECT_EQ(t.ScratchOutputs("Div", {0, 1}, {1}), 3.0);  // weight standardisation's (w - mean) / std
+  EXPECT_EQ(t.ScratchOutputs("Add", {0, 1}, {1}), 0.0);
+  EXPECT_EQ(t.ScratchOutputs("Pow", {0}, {1}), 2.0);     // x.pow(2): the exponent is a scalar
+  auto parsed = ParseElementwiseScratchTable(
+      "{\"rows\": [{\"op\": \"Mul\", \"grad_inputs\": [0, 1], \"scratch_outputs\": 0},"
+      " {\"op\": \"Mul\", \"grad_inputs\": [0, 1], \"broadcast_inputs\": [1], \"scratch_outputs\": 1}]}");
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  EXPECT_EQ(parsed->ScratchOutputs("Mul", {0, 1}), 0.0);
+  EXPECT_EQ(parsed->ScratchOutputs("Mul", {0, 1}, {1}), 1.0);
+  EXPECT_EQ(parsed->ScratchOutputs("Mul", {0, 1}, {0}), 0.0);  // not measured: the same-size row
+  EXPECT_FALSE(ParseElementwiseScratchTable(
+                   "{\"rows\": [{\"op\": \"Mul\", \"grad_inputs\": [0], \"broadcast_inputs\": [-1], "
+                   "\"scratch_outputs\": 1}]}").ok());
 }
 
 TEST(Planner, TiedWeightGradientsAreAddedOutOfPlace) {

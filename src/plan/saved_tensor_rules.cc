@@ -1786,11 +1786,16 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   // The temporaries of the op's derivative formula (data/elementwise_scratch.json), for a one-node op
   // whose inputs needing a gradient are those of a measured row.
   if (op.nodes.size() == 1 && y >= 0 && ctx.shapes.tensors[y].known) {
-    std::vector<int> grads;
+    std::vector<int> grads, broadcast;
+    const uint64_t out_elements = ctx.shapes.tensors[y].Elements();
     for (size_t i = 0; i < op.inputs.size(); ++i) {
-      if (op.inputs[i] >= 0 && ctx.requires_grad[op.inputs[i]]) grads.push_back(static_cast<int>(i));
+      const int in = op.inputs[i];
+      if (in >= 0 && ctx.requires_grad[in]) grads.push_back(static_cast<int>(i));
+      if (in >= 0 && ctx.shapes.tensors[in].known && ctx.shapes.tensors[in].Elements() < out_elements) {
+        broadcast.push_back(static_cast<int>(i));
+      }
     }
-    const double k = grads.empty() ? 0 : EmbeddedElementwiseScratchTable().ScratchOutputs(op.kind, grads);
+    const double k = grads.empty() ? 0 : EmbeddedElementwiseScratchTable().ScratchOutputs(op.kind, grads, broadcast);
     if (k > 0) {
       const auto scratch = static_cast<uint64_t>(k * static_cast<double>(ctx.shapes.tensors[y].Bytes()));
       r.backward_temp_bytes = std::max(r.backward_temp_bytes, scratch);
