@@ -108,6 +108,11 @@ struct GroupedDirectKernels {
   bool WeightGradientDirect(int64_t in_per_group, int64_t out_per_group) const {
     return FirstBlock(weight_gradient_channel_blocks, in_per_group, out_per_group) != 0;
   }
+  // The block the direct weight-gradient kernel would use (0: none): 16 is the AVX-512 kernel's
+  // (which falls back to the AVX2 one), a smaller block the AVX2 kernel's alone.
+  int64_t WeightGradientBlock(int64_t in_per_group, int64_t out_per_group) const {
+    return FirstBlock(weight_gradient_channel_blocks, in_per_group, out_per_group);
+  }
   // How many output positions (of `positions`) the gemm forward of a 1-D/2-D group unfolds at once:
   // oneDNN's (gemm_convolution_utils init_conf, one thread) blocking that keeps a group's columns,
   // input rows and weights in the per-core L2: (L2 - kernel x out x in) / ((strides + kernel) x in +

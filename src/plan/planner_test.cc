@@ -964,6 +964,46 @@ TEST(ConvScratch, SlowConv3dUnfoldsTheWholeBatch) {
   EXPECT_EQ(Conv3dRule(32, 32, {2, 16, 16}, {3, 1, 1}, {1, 0, 0}, 4).backward_temp_bytes, 2 * 393216u);
 }
 
+// Any convolution below oneDNN's thresholds (PyTorch 1.13's use_mkldnn) with a real im2col unfolds the
+// whole batch: a padded or strided 1x1 kernel too (slow_conv2d's compute_columns2d, conv1d as 2-D), and
+// a grouped slow_conv3d, which takes its groups itself (one set of columns for all of them). Allocation
+// traces of tools/probe_conv_fuzz.py dev seeds 314 and 298: the columns in forward and in backward.
+OpRule SlowConvRule(std::vector<int64_t> in, std::vector<int64_t> w, std::vector<int64_t> pads, int64_t groups,
+                    int64_t batch) {
+  GraphBuilder g;
+  g.Input("input", in).Weight("conv.weight", w);
+  g.Node("Mul", {"input", "input"}, {"x"}, "pre");
+  auto& conv = g.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv");
+  GraphBuilder::IntAttr(conv, "group", groups);
+  pads.insert(pads.end(), pads.begin(), pads.end());
+  GraphBuilder::IntsAttr(conv, "pads", pads);
+  g.Output("logits");
+  return RuleOf(g.Bytes(), batch, "Conv");
+}
+
+TEST(ConvScratch, SlowConvolutionsUnfoldPaddedPointwiseAndGroupedKernels) {
+  // Dev seed 314: 300 -> 16, 1x1 padded by (1, 0) over 14 x 14, batch 4 (output 16 x 14): measured
+  // 1075200-byte columns in forward and in backward (the weight gradient's); planned 24.7 % low without.
+  const OpRule padded = SlowConvRule({300, 14, 14}, {16, 300, 1, 1}, {1, 0}, 1, 4);
+  EXPECT_EQ(padded.forward_temp_bytes, 4u * 300 * 16 * 14 * 4);
+  EXPECT_EQ(padded.backward_temp_bytes, 4u * 300 * 16 * 14 * 4);
+  // Unpadded, the columns are a view of the input: nothing.
+  const OpRule plain = SlowConvRule({300, 14, 14}, {16, 300, 1, 1}, {0, 0}, 1, 4);
+  EXPECT_EQ(plain.forward_temp_bytes, 0u);
+  EXPECT_EQ(plain.backward_temp_bytes, 0u);
+  // conv1d runs as 2-D: 384 -> 465, k1 padded by 1 over 32, batch 2 (dev seed 156's layer).
+  EXPECT_EQ(SlowConvRule({384, 32}, {465, 384, 1}, {1}, 1, 2).backward_temp_bytes, 2u * 384 * 34 * 4);
+  // Dev seed 298: 40 -> 45 in 5 groups, 3x1x1 padded by 1 on every axis over 4 x 14 x 49, batch 3
+  // (output 4 x 16 x 51): columns of all 40 input channels, 4700160 bytes, in both phases (planned
+  // 32 % low with an input-sized buffer, 1317120 bytes).
+  const OpRule grouped = SlowConvRule({40, 4, 14, 49}, {45, 8, 3, 1, 1}, {1, 1, 1}, 5, 3);
+  EXPECT_EQ(grouped.forward_temp_bytes, 4700160u);
+  EXPECT_EQ(grouped.backward_temp_bytes, 4700160u);
+  // A grouped 1x1x1 kernel copies the input into its columns even unpadded; one group takes the view.
+  EXPECT_EQ(SlowConvRule({40, 4, 8, 8}, {40, 8, 1, 1, 1}, {0, 0, 0}, 5, 2).forward_temp_bytes, 2u * 40 * 256 * 4);
+  EXPECT_EQ(SlowConvRule({40, 4, 8, 8}, {40, 40, 1, 1, 1}, {0, 0, 0}, 1, 2).forward_temp_bytes, 0u);
+}
+
 // PyTorch 1.13 runs a grouped transposed convolution group by group (slow_conv_transpose2d has no
 // groups) and concatenates: allocation traces of ConvTranspose2d 32 -> 32, k3, stride 2 over 16 x 16
 // measured 159808 / 245888 bytes of backward scratch at batches 2 / 4 with 4 groups and 66688 /
@@ -1233,6 +1273,76 @@ TEST(ConvScratch, GroupedGemmWithOneChannelPerGroupTakesNoForwardSgemmBuffer) {
   EXPECT_EQ(r.forward_temp_bytes, std::max(col, y) + g.fixed_bytes);
   // 6 -> 12 in 2 groups (3 -> 6 each) keeps it in forward.
   EXPECT_GE(ConvRule(2, 6, 12, 3, 2, 8, 2).forward_temp_bytes, g.pack_beyond_bytes);
+}
+
+// A grouped layer whose channels fit the AVX2 weight-gradient kernel's blocks of 8 (not the AVX-512
+// one's 16) runs gemm where that kernel's init_conf refuses the geometry (any dilation, a padded
+// depth), and its dilated, strided input gradient runs gemm too (dev seed 392: 3-D 16 -> 48 in 2
+// groups, k3 s2 d2 padded by 2 over 5 x 14 x 14, batch 1: x64:gemm:jit backward_data and
+// backward_weights, forward jit:avx512_core on 8c8b blocks; planned 40 % low with blocked reorders).
+OpRule GroupedConv3dRule(int64_t stride, int64_t dilation, int64_t pad) {
+  GraphBuilder g;
+  g.Input("input", {16, 5, 14, 14}).Weight("conv.weight", {48, 8, 3, 3, 3});
+  g.Node("Mul", {"input", "input"}, {"x"}, "pre");
+  auto& conv = g.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv");
+  GraphBuilder::IntAttr(conv, "group", 2);
+  GraphBuilder::IntsAttr(conv, "pads", std::vector<int64_t>(6, pad));
+  GraphBuilder::IntsAttr(conv, "strides", std::vector<int64_t>(3, stride));
+  GraphBuilder::IntsAttr(conv, "dilations", std::vector<int64_t>(3, dilation));
+  g.Output("logits");
+  return RuleOf(g.Bytes(), 1, "Conv");
+}
+
+TEST(ConvScratch, GroupedLayerTheAvx2WeightGradientRefusesRunsGemm) {
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  // Seed 392's layer: output 3 x 7 x 7; one depth slice's columns of a group are 8 x 27 x 49 floats.
+  const uint64_t x = 16u * 5 * 14 * 14 * 4, w = 48u * 8 * 27 * 4, col = 8u * 27 * 49 * 4;
+  const uint64_t weight_phase = col + g.weight_copies * w + g.fixed_bytes + g.PackBytes(8 * 27, 24, 49, 147);
+  EXPECT_EQ(g.PackBytes(8 * 27, 24, 49, 147), 151840u);  // seed 392's trace: six 151840-byte sgemm buffers
+  const uint64_t input_phase = std::max(col + g.pack_beyond_bytes, x) + g.fixed_bytes;
+  EXPECT_EQ(GroupedConv3dRule(2, 2, 2).backward_temp_bytes, std::max(input_phase, weight_phase));
+  // Undilated and unpadded in depth the AVX2 kernel takes the weight gradient: no gemm scratch.
+  EXPECT_LT(GroupedConv3dRule(1, 1, 0).backward_temp_bytes, weight_phase);
+  // Depth padding alone refuses it (f_pad != 0): the gemm weight gradient, beside direct data kernels.
+  EXPECT_GE(GroupedConv3dRule(1, 1, 1).backward_temp_bytes, weight_phase);
+}
+
+// A dense 1x1 kernel on oneDNN (dilated, or a batch of 16+) is jit_1x1's in every direction, which
+// pads both channel counts to 16 (jit_avx512_common_1x1_conv_kernel::init_conf): dev seed 343, 12 -> 3
+// channels with dilation 2 over 8 x 123, batch 7, held the output gradient blocked by 16 (planned 11 %
+// low with blocks of 8); its backward holds the blocked input and output gradients and nothing more,
+// also for 8 -> 8 (traces of 4 -> 4, 6 -> 3, 8 -> 8: within 0.4 % so, -12.5 % .. +40 % otherwise).
+TEST(ConvScratch, PointwiseKernelBlocksBySixteen) {
+  const uint64_t fixed = 7 * 1024;
+  const uint64_t x16 = 7u * 16 * 984 * 4, y16 = 7u * 16 * 984 * 4, wpad = (16u * 16 - 3 * 12) * 4;
+  EXPECT_EQ(Conv2dRule(12, 3, {8, 123}, 1, {0, 0}, 1, 2, 7).backward_temp_bytes, x16 + y16 + fixed + wpad);
+  const uint64_t x8 = 4u * 16 * 240 * 4, wpad8 = (16u * 16 - 8 * 8) * 4;
+  EXPECT_EQ(Conv2dRule(8, 8, {12, 20}, 1, {0, 0}, 1, 2, 4).backward_temp_bytes, 2 * x8 + fixed + wpad8);
+}
+
+// A dense layer of 16+ input channels whose top padding the AVX-512 weight-gradient kernel refuses
+// (more than half the kernel) runs the AVX2 one, blocked by 8 (dev seed 234: 96 -> 4, 5x1 padded by
+// (3, 0) over 7 x 7: jit:avx2 backward_weights on aBcd8b / ABcd8b8a, planned 8.9 % high by 16).
+TEST(ConvScratch, WeightGradientTheAvx512KernelRefusesBlocksByEight) {
+  const uint64_t fixed = 7 * 1024, x = 2u * 96 * 49 * 4;
+  // 96 -> 4, k5 padded by (3, 2) over 7 x 7, batch 2: output 9 x 7; 4 output channels pad to 8.
+  const uint64_t y8 = 2u * 8 * 63 * 4, wpad8 = (8u - 4) * 96 * 25 * 4;
+  EXPECT_EQ(Conv2dRule(96, 4, {7, 7}, 5, {3, 2}, 1, 1, 2).backward_temp_bytes, x + y8 + fixed + wpad8);
+  // Padded by (2, 2) the AVX-512 kernel takes it: blocks of 16.
+  const uint64_t y16 = 2u * 16 * 49 * 4, wpad16 = (16u - 4) * 96 * 25 * 4;
+  EXPECT_EQ(Conv2dRule(96, 4, {7, 7}, 5, {2, 2}, 1, 1, 2).backward_temp_bytes, x + y16 + fixed + wpad16);
+}
+
+// A 1-D/2-D depthwise layer's forward (jit_uni_dw_conv_fwd) reads its source blocked by 16 channels:
+// the blocked input beside the blocked output, the plain output only after (dev pool seeds 854, 3070,
+// 3798 of tools/probe_conv_fuzz.py, dilated depthwise layers of 9, 4 and 2 channels whose gemm backward
+// is small: planned 10-39 % low in forward with the blocked output alone, within 0.6 % so).
+TEST(ConvScratch, DepthwiseForwardHoldsBlockedInputAndOutput) {
+  const uint64_t fixed = 7 * 1024;
+  // 4 channels, 3x3 with dilation 2 padded by 2 over 16 x 16, batch 8: input and output 32768 bytes,
+  // 131072 blocked by 16.
+  const uint64_t x = 8u * 4 * 256 * 4, blocked = 8u * 16 * 256 * 4;
+  EXPECT_EQ(ConvRule(2, 4, 4, 3, 4, 16, 8, 1, 2).forward_temp_bytes, blocked + blocked - x + fixed);
 }
 
 // A grouped 1x1 convolution below batch 16 runs slow_conv2d (no oneDNN), which has no groups:

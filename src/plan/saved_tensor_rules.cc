@@ -1,6 +1,7 @@
 #include "saved_tensor_rules.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -756,10 +757,12 @@ bool KernelOutsideSource(const NodeInfo& n, const std::vector<int64_t>& xd, cons
 // 14 channels under a kernel taller than the input, ran x64:gemm:jit backward_weights).
 // conv1d is one too: PyTorch 1.13's mkldnn convolution views it as 2-D over [N, C, 1, L] (height 1,
 // undilated, unstrided, unpadded), so a 3-D shape is checked as that 4-D one.
-bool DirectWeightGradientRefuses2d(const NodeInfo& n, const std::vector<int64_t>& xd, const std::vector<int64_t>& wd,
-                                   const std::vector<int64_t>& yd) {
+// WeightGradientBlock2d names the kernel: 16 the AVX-512 one, 8 the AVX2 one (its channel blocks),
+// 0 gemm (-1: not a 1-D/2-D shape).
+int64_t WeightGradientBlock2d(const NodeInfo& n, const std::vector<int64_t>& xd, const std::vector<int64_t>& wd,
+                              const std::vector<int64_t>& yd) {
   const bool one_d = xd.size() == 3 && wd.size() == 3 && yd.size() == 3;
-  if (!one_d && (xd.size() != 4 || wd.size() != 4 || yd.size() != 4)) return false;
+  if (!one_d && (xd.size() != 4 || wd.size() != 4 || yd.size() != 4)) return -1;
   auto attr = [&](const char* name, size_t i, int64_t fallback) {
     if (!one_d) return IntsAttrAt(n, name, i, fallback);
     if (i == 0) return std::string_view(name) == "pads" ? int64_t{0} : int64_t{1};  // the unit height
@@ -780,7 +783,36 @@ bool DirectWeightGradientRefuses2d(const NodeInfo& n, const std::vector<int64_t>
     if (d == 1) avx512 = avx512 || begin >= ext || end >= ext;
     avx2 = avx2 || begin >= ext || end >= ext;
   }
-  return avx512 && avx2;
+  return !avx512 ? 16 : !avx2 ? 8 : 0;
+}
+
+bool DirectWeightGradientRefuses2d(const NodeInfo& n, const std::vector<int64_t>& xd, const std::vector<int64_t>& wd,
+                                   const std::vector<int64_t>& yd) {
+  return WeightGradientBlock2d(n, xd, wd, yd) == 0;
+}
+
+// Whether oneDNN 2.6.3's AVX2 weight-gradient kernel refuses a convolution of 1, 2 or 3 spatial axes
+// (jit_avx2_conv_bwd_weights_kernel_f32::init_conf: boundaries_ok and args_ok): any dilation, a
+// padded depth (front or back), padding as wide as the kernel on a side, a kernel 14 or more wide,
+// taller than the input or deeper than it. conv1d is 2-D over a unit height (PyTorch 1.13's mkldnn
+// convolution), which none of the height checks refuses.
+bool Avx2WeightGradientRefuses(const NodeInfo& n, const std::vector<int64_t>& xd, const std::vector<int64_t>& wd,
+                               const std::vector<int64_t>& yd) {
+  if (xd.size() != wd.size() || xd.size() != yd.size() || xd.size() < 3 || xd.size() > 5) return false;
+  const size_t spatial = xd.size() - 2;
+  for (size_t d = 0; d < spatial; ++d) {
+    if (IntsAttrAt(n, "dilations", d, 1) != 1) return true;
+  }
+  for (size_t d = 0; d < spatial; ++d) {
+    const int64_t in = xd[2 + d], out = yd[2 + d], k = wd[2 + d];
+    const int64_t begin = IntsAttrAt(n, "pads", d, 0);
+    const int64_t end = std::max<int64_t>(0, (out - 1) * IntsAttrAt(n, "strides", d, 1) + k - in - begin);
+    const bool depth = spatial == 3 && d == 0, width = d + 1 == spatial;
+    if (depth && (begin != 0 || end != 0 || k > in)) return true;
+    if (!depth && (begin >= k || end >= k || k > in)) return true;
+    if (width && k >= 14) return true;
+  }
+  return false;
 }
 
 // Whether a convolution needs no im2col columns: a 1x1 kernel, unit strides, the output the input's
@@ -861,20 +893,40 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     // slow_conv3d's backward forms the input gradient through columns of the input's size even
     // for a 1x1x1 kernel (measured: input bytes at every batch; 2-D and 1-D 1x1 need none).
     if (spatial == 3 && input_grad) r->backward_temp_bytes = T[x].Bytes();
+    // The whole batch's im2col columns: in_channels x kernel volume x output positions per sample.
+    const uint64_t batch_positions =
+        T[y].dims.size() == xd.size() ? T[y].Elements() / static_cast<uint64_t>(std::max<int64_t>(1, T[y].dims[1])) : 0;
+    const uint64_t columns = eb * static_cast<uint64_t>(xd[1]) * kernel * batch_positions;
+    // The columns are a view of the input only for an unpadded, unstrided 1x1(x1) kernel of one group.
+    const bool columns_view = groups == 1 && KeepsSize(kernel, strided, xd, T[y].dims);
     // A wider kernel unfolds the whole batch at once, in forward and again in backward (for the
-    // weight gradient too): columns of in_channels x kernel volume x output positions per sample
-    // (dev probes of (3,1,1) and (5,1,1) temporal kernels, R(2+1)D's, and 3x3x3 at batch 1: exactly
-    // that, with or without an input gradient, at batches 1-4).
-    if (spatial == 3 && groups == 1 && kernel > 1 && T[y].dims.size() == 5) {
-      const uint64_t columns = eb * static_cast<uint64_t>(xd[1]) * kernel * (T[y].Elements() / static_cast<uint64_t>(std::max<int64_t>(1, T[y].dims[1])));
+    // weight gradient too): the columns above (dev probes of (3,1,1) and (5,1,1) temporal kernels,
+    // R(2+1)D's, and 3x3x3 at batch 1: exactly that, with or without an input gradient, at batches 1-4).
+    // PyTorch 1.13's slow_conv3d takes groups itself (one bmm over all groups' columns, no group
+    // loop in _convolution), and a padded or strided 1x1x1 kernel unfolds as well (compute_columns3d
+    // takes the view only for an unpadded, unstrided 1x1x1 kernel of one group): dev seed 298 of
+    // tools/probe_conv_fuzz.py, 40 -> 45 in 5 groups with a 3x1x1 kernel padded by 1 on every axis,
+    // batch 3: the tracker's trace holds 4700160-byte columns in forward, then twice in backward (the
+    // input gradient's, then the weight gradient's), as this formula gives; planned 32 % low with the
+    // input-sized buffer alone. A dilated one (slow_conv_dilated3d) keeps the rule of one group.
+    if (spatial == 3 && T[y].dims.size() == 5 &&
+        ((groups == 1 && kernel > 1) || (!dilated && !columns_view))) {
       r->forward_temp_bytes = std::max(r->forward_temp_bytes, columns);
       r->backward_temp_bytes = columns;
     }
-    // slow_conv2d's backward unfolds one sample at a time: columns of in_channels x kernel x output
-    // positions (probes conv2d_weight_gradient at batch 1: 64-960 channels, 3x3 on 2x2-8x8 maps, exact).
-    if (spatial == 2 && groups == 1 && kernel > 1 && T[y].dims.size() == 4) {
-      r->backward_temp_bytes = eb * static_cast<uint64_t>(xd[1]) * kernel * static_cast<uint64_t>(T[y].dims[2]) *
-                               static_cast<uint64_t>(T[y].dims[3]);
+    // slow_conv2d (conv1d runs as 2-D over a unit height) unfolds the whole batch too
+    // (compute_columns2d), in forward beside the output and in backward for the weight gradient,
+    // beside the input gradient (whose columns, one sample's at a time, come from operator new[], which
+    // the tracker and PyTorch's allocator do not see). Its kernels wider than 1x1 run there at
+    // batch 1 only (probes conv2d_weight_gradient: 64-960 channels, 3x3 on 2x2-8x8 maps, exact); a
+    // padded or strided 1x1 kernel at any batch below 16 (dev seed 314: 300 -> 16, 1x1 padded by
+    // (1, 0) over 14 x 14, batch 4: 1075200-byte columns in both phases, planned 24.7 % low without
+    // them). Dilated, slow_conv_dilated2d (batch 1 only) keeps one sample's columns, as before.
+    if (spatial <= 2 && groups == 1 && T[y].dims.size() == xd.size() && !columns_view) {
+      if (!dilated) r->forward_temp_bytes = std::max(r->forward_temp_bytes, columns);
+      if (!dilated || kernel > 1) {
+        r->backward_temp_bytes = dilated ? columns / static_cast<uint64_t>(std::max<int64_t>(1, xd[0])) : columns;
+      }
     }
     if (spatial <= 2 && groups > 1 && T[y].dims.size() == xd.size()) {
       // slow_conv2d has no groups (a grouped 1x1 kernel below batch 16: PyTorch 1.13's
@@ -902,7 +954,15 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   // Channels rounded up to oneDNN's blocks: 16, or 8 for a dense convolution whose input has 4 to
   // 15 channels; a depthwise one always uses 16 (tools/probe_scratch.py over the layers of the
   // random networks, batches 2/4/8: the per-sample part is what follows, the rest is ~7 KiB).
-  const uint64_t block = !depthwise && c_in >= 4 && c_in < 16 ? 8 : 16;
+  // A dense 1x1 kernel is oneDNN's 1x1 convolution in every direction, which pads both channel
+  // counts to 16 whatever they are (jit_avx512_common_1x1_conv_kernel::init_conf, ok_to_pad_channels,
+  // simd_w 16; the strided one has its rule below): dev seed 343 of tools/probe_conv_fuzz.py, 12 -> 3
+  // channels, 1x1 with dilation 2 (which makes PyTorch take oneDNN) over 8 x 123, batch 7: jit_1x1
+  // forward_training, backward_data and backward_weights on aBcd16b buffers; its trace holds the
+  // output gradient blocked by 16 (440832 bytes, 5.3 x its plain size) beside the blocked input,
+  // planned 11 % low with blocks of 8.
+  const bool pointwise_1x1 = groups == 1 && kernel == 1 && spatial <= 2;
+  const uint64_t block = !depthwise && !pointwise_1x1 && c_in >= 4 && c_in < 16 ? 8 : 16;
   auto padded_to = [&](int id, uint64_t b) {
     uint64_t c = T[id].dims.size() > 1 ? static_cast<uint64_t>(T[id].dims[1]) : 1;
     return c ? T[id].Bytes() / c * ((c + b - 1) / b * b) : 0;
@@ -913,6 +973,18 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   // A strided 3-D one only computes into the blocked output (tools/probe_scratch.py: 3-16 input
   // channels, 8-16 wide, stride 2: the blocked output + ~4.5 KiB at every batch).
   if (spatial == 3 && strided) r->forward_temp_bytes = padded_to(y, 16) + fixed;
+  // A 1-D/2-D depthwise layer runs oneDNN's depthwise kernel (jit_uni_dw_conv_fwd), which reads its
+  // source blocked by 16 channels only (nChw16c): the blocked input lives beside the blocked output it
+  // computes into (dev pool seed 854 of tools/probe_conv_fuzz.py, conv1d 9 -> 9 in 9 groups, k2 d2
+  // over 934, batch 4: jit_dw forward_training on aBcd16b; its trace holds 239104 + 239104 bytes,
+  // planned 10.5 % low in forward with the larger of the two). A kernel the padding puts outside the
+  // input is refused (kernel_outside_src) and runs gemm.
+  if (depthwise && spatial <= 2 && T[y].dims.size() == xd.size() && !KernelOutsideSource(n, xd, wd, T[y].dims)) {
+    // The plain output is made only after the blocked input is gone (then it stands beside the
+    // blocked output, which the rule above holds): the plan counts it, so the scratch is less by it.
+    r->forward_temp_bytes =
+        std::max(r->forward_temp_bytes, padded_to(x, 16) + padded_to(y, 16) - std::min(padded_to(x, 16), T[y].Bytes()) + fixed);
+  }
   // Backward reorders the input and the output gradient into the blocked layout. An input of at
   // most 3 channels that needs no gradient (the stem) is used as it is, and so is a 3-D
   // convolution's input of fewer than 8 channels. A depthwise kernel wider than 3 reorders the
@@ -925,7 +997,16 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   // input-sized buffer; a stem of 4 to 7 channels without an input gradient takes about one
   // sample's blocked output whatever the batch; 9 to 15 input channels keep 2 x padded - plain.
   bool plain_input = (c_in <= 3 && !input_grad) || (spatial == 3 && c_in < 8);
-  uint64_t input_reorder = plain_input ? 0 : padded(x);
+  // A dense 2-D layer of 16+ input channels whose geometry the AVX-512 weight-gradient kernel refuses
+  // (top or bottom padding past half the kernel, ...) and the AVX2 one takes runs the AVX2 kernel:
+  // its reorders of the input, the output gradient and the weights are blocked by 8, not 16 (dev seed
+  // 234 of tools/probe_conv_fuzz.py: 96 -> 4, 5x1 padded by (3, 0) over 7 x 7, batch 2: jit:avx2
+  // backward_weights on aBcd8b / ABcd8b8a; its trace holds a 4032-byte output gradient and
+  // 15360-byte weights blocked by 8, planned 8.9 % high with blocks of 16).
+  const bool avx2_weight_gradient = spatial == 2 && groups == 1 && kernel > 1 && c_in >= 16 && !depthwise &&
+                                    WeightGradientBlock2d(n, xd, wd, T[y].dims) == 8;
+  const uint64_t weight_block = avx2_weight_gradient ? 8 : block;
+  uint64_t input_reorder = plain_input ? 0 : padded_to(x, weight_block);
   const uint64_t samples = static_cast<uint64_t>(std::max<int64_t>(1, xd[0]));
   // Those depthwise and 9-15 channel 3-D kernels also take a scratchpad of ~80 KiB whatever the
   // batch and volume (measured 4-16 wide): the larger of the two.
@@ -949,9 +1030,11 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   } else if (depthwise && k_last > 3) {
     r->backward_temp_bytes = 2 * padded(x) - T[x].Bytes() + fixed;
   } else {
-    r->backward_temp_bytes = input_reorder + padded(y) + fixed;
+    r->backward_temp_bytes = input_reorder + padded_to(y, weight_block) + fixed;
     // (Probed from 4 input channels on; 1-3 are first convolutions, blocked by 16: below.)
-    const bool narrow_both = !depthwise && input_grad && c_in >= 4 && c_in <= 8 && c_out <= 8;
+    // (Not the 1x1 kernel: its backward holds the input and the output gradient blocked by 16 and
+    // nothing more - traces of 1x1 layers with dilation 2, 4 -> 4, 6 -> 3 and 8 -> 8 channels.)
+    const bool narrow_both = !depthwise && !pointwise_1x1 && input_grad && c_in >= 4 && c_in <= 8 && c_out <= 8;
     if (narrow_both && strided && spatial <= 2) {
       // Strided, its scratch is two blocked input-sized buffers, nothing output-sized (probes
       // conv_strided_small_channels: 4-8 channels, kernels 3-5, 1-D and 2-D, stride 2).
@@ -982,7 +1065,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     // Blocks of 16 channels are AVX-512's; another ISA blocks and buffers differently.
     r->machine_dependent_bytes = unit_stride + (padded_to(x, 16) - T[x].Bytes()) + (padded_to(y, 16) - T[y].Bytes());
   } else if (spatial >= 2 && groups == 1 && (c_in >= 16 || (spatial == 2 && c_in >= 4))) {
-    r->backward_temp_bytes += weight_padding(block);
+    r->backward_temp_bytes += weight_padding(weight_block);
   }
   const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
   // Which kernel runs a dense layer's input gradient (data/conv_scratch.json direct_input_gradient;
@@ -1118,7 +1201,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     // on a 4x4 map keeps 8.4 MiB whatever the batch. Narrower inputs differ (8 channels keep the
     // blocked output gradient beside it; a 3-channel 16x16 patch embedding 4.3 x its weights) and
     // keep the rules above.
-    uint64_t weight_phase = T[w].Bytes() + weight_padding(block) + kConv2dWeightGradientFixedBytes;
+    uint64_t weight_phase = T[w].Bytes() + weight_padding(weight_block) + kConv2dWeightGradientFixedBytes;
     // A dilated kernel that reaches wider than the input (DeepLab's ASPP: rates 12-36 on a 4x4 map)
     // is beyond oneDNN's direct kernel: the weight gradient runs its gemm implementation, the same
     // scratch as the 3-D one of data/conv_scratch.json (probes conv2d_dilated_gemm: 64-960 channels,
@@ -1238,7 +1321,26 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     const int64_t in_g = c_in / groups, out_g = c_out / groups;
     const int64_t data_block = outside ? 0 : gk.DataBlock(in_g, out_g);
     const bool data_gemm = data_block == 0;
-    const bool weight_gemm = outside || !gk.WeightGradientDirect(in_g, out_g);
+    // Which direct weight-gradient kernel the group's channels allow, and whether its init_conf takes
+    // the geometry: the AVX2 kernel (blocks of 8) refuses any dilation and a padded depth
+    // (Avx2WeightGradientRefuses); blocks of 16 are the AVX-512 kernel's first, whose refusals are the
+    // dense layers' (DirectWeightGradientRefuses2d, whose AVX2 part is the same kernel's;
+    // DirectWeightGradientRefuses3d), then the AVX2 one's. Dev seed 392 of tools/probe_conv_fuzz.py
+    // (3-D 16 -> 48 in 2 groups, 8 -> 24 each, k3 s2 d2 padded by 2, batch 1): x64:gemm:jit
+    // backward_weights under DNNL_VERBOSE, where the channel blocks alone named the AVX2 kernel.
+    const int64_t weight_block = gk.WeightGradientBlock(in_g, out_g);
+    bool weight_refused = weight_block == 0;
+    if (weight_block != 0 && weight_block < 16) weight_refused = Avx2WeightGradientRefuses(n, xd, wd, T[y].dims);
+    if (weight_block >= 16) {
+      weight_refused = (spatial == 3 ? DirectWeightGradientRefuses3d(n, xd, wd, T[y].dims) &&
+                                           Avx2WeightGradientRefuses(n, xd, wd, T[y].dims)
+                                     : DirectWeightGradientRefuses2d(n, xd, wd, T[y].dims));
+    }
+    const bool weight_gemm = outside || weight_refused;
+    // Both direct input-gradient kernels refuse a dilated, strided axis whatever the groups (their
+    // init_conf, as for dense layers: DilatedAxisStrided); the forward keeps its direct kernel (seed
+    // 392: jit:avx512_core forward_training on 8c8b blocks, x64:gemm:jit backward_data on plain ones).
+    const bool input_gemm = !data_gemm && input_grad && DilatedAxisStrided(n, spatial);
     const auto& yd = T[y].dims;
     const uint64_t positions = spatial == 1 ? static_cast<uint64_t>(yd[2])
                                             : static_cast<uint64_t>(yd[yd.size() - 2]) * static_cast<uint64_t>(yd.back());
@@ -1273,6 +1375,13 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       r->forward_temp_bytes = std::max(forward_col + forward_buffer, T[y].Bytes()) + g.fixed_bytes;
       r->backward_temp_bytes =
           std::max(input_grad ? std::max(col + input_buffer, T[x].Bytes()) + g.fixed_bytes : 0, weight_phase);
+    } else if (input_gemm && weight_gemm) {
+      // The whole backward on gemm, as for the groups above; forward keeps the direct kernel's rule.
+      // Seed 392's trace: ideep's input gradient beside one depth slice's columns and sgemm's buffer
+      // (6 calls: 2 groups x 3 output depths), then the weight gradient's scratch (one slice's columns
+      // + 4 x the weights) and sgemm's packing buffer (151840 bytes): planned 40 % low before.
+      const uint64_t input_buffer = g.DataGemmBufferBytes(positions, static_cast<uint64_t>(in_g) * kernel);
+      r->backward_temp_bytes = std::max(std::max(col + input_buffer, T[x].Bytes()) + g.fixed_bytes, weight_phase);
     } else if (weight_gemm && data_block < 16) {
       // A direct input gradient by blocks of 4 channels (ok_to_try_lower_zmm) reorders nothing for a
       // gemm weight gradient: the blocked input gradient lives beside the plain one it is reordered
@@ -1463,13 +1572,53 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     const bool batched = in(0) >= 0 && in(1) >= 0 && T[in(0)].dims.size() >= 4 &&
                          T[in(0)].dims.size() == T[in(1)].dims.size() &&
                          std::equal(T[in(0)].dims.begin(), T[in(0)].dims.end() - 2, T[in(1)].dims.begin());
+    // Both operands 3-D or more with batch dims that broadcast: matmul() expands each to the
+    // broadcast batch and reshapes it to [batch product, n, m]; an operand whose batch dims were
+    // expanded is copied whole when two or more broadcast batch dims exceed 1 (they cannot merge
+    // into one stride), and bmm keeps the copy. Backward forms that copy's gradient at its full size
+    // before summing it down to the operand (the full-size gradients of both are live at once). Probe bcast_matmul5d (tools/probe_families.py: a capsule
+    // layer's W [1, I, J, n, m] @ u [N, I, 1, m, 1]) kept neither copy: saved -99 %, peak -58..-83 %.
+    std::array<uint64_t, 2> expanded_bytes = {0, 0};  // per operand: its expanded copy, 0 if none
+    if (in(0) >= 0 && in(1) >= 0 && T[in(0)].known && T[in(1)].known && T[in(0)].dims.size() >= 3 &&
+        T[in(1)].dims.size() >= 3) {
+      const std::vector<int64_t>& a = T[in(0)].dims;
+      const std::vector<int64_t>& b = T[in(1)].dims;
+      const size_t rank = std::max(a.size(), b.size()) - 2;
+      auto batch_dim = [&](const std::vector<int64_t>& d, size_t i) -> int64_t {  // right-aligned, 1 if absent
+        const size_t own = d.size() - 2;
+        return i + own >= rank ? d[i + own - rank] : 1;
+      };
+      std::vector<int64_t> broadcast(rank);
+      bool valid = true;
+      for (size_t i = 0; i < rank; ++i) {
+        const int64_t x = batch_dim(a, i), y = batch_dim(b, i);
+        valid = valid && (x == y || x == 1 || y == 1);
+        broadcast[i] = std::max(x, y);
+      }
+      const auto above_one = std::count_if(broadcast.begin(), broadcast.end(), [](int64_t d) { return d > 1; });
+      for (int i = 0; valid && above_one >= 2 && i < 2; ++i) {
+        const std::vector<int64_t>& d = i == 0 ? a : b;
+        uint64_t product = 1, own = 1;
+        for (size_t j = 0; j < rank; ++j) {
+          product *= static_cast<uint64_t>(broadcast[j]);
+          own *= static_cast<uint64_t>(batch_dim(d, j));
+        }
+        if (own < product && own > 0) expanded_bytes[i] = bytes(in(i)) / own * product;
+      }
+    }
     auto keep = [&](int id) {
-      if (batched && BatchFoldCopies(m, ctx.shapes, id)) {
+      const int i = id == in(0) ? 0 : 1;
+      if (expanded_bytes[i] > 0) {
+        r.saved_extra.push_back({expanded_bytes[i], "broadcast batch copy"});
+      } else if (batched && BatchFoldCopies(m, ctx.shapes, id)) {
         r.saved_extra.push_back({bytes(id), "batched copy"});
       } else {
         save(id);
       }
     };
+    for (int i : {0, 1}) {  // (the gradient at the operand's own size is counted as the gradient)
+      if (expanded_bytes[i] > 0 && rg(in(i))) r.backward_temp_bytes += expanded_bytes[i] - bytes(in(i));
+    }
     if (rg(in(1)) && folded_copy) {
       r.saved_extra.push_back({bytes(in(0)), "folded input"});
     } else if (rg(in(1))) {
