@@ -43,6 +43,10 @@ CASES = {
     "gat_einsum": ([("x", (48, 24), "float32", 0)], 5, (), (2, 8), "sgd"),
     "convlstm_cell": ([("input", (3, 2, 24, 24), "float32", 0)], 5, (), (2, 4), "sgd"),
     "residual_sub": ([("input", (96,), "float32", 0)], 12, (), (16, 64), "sgd"),
+    "bcast_matmul5d": ([("input", (64, 8), "float32", 0)], 5, (), (2, 8), "sgd"),
+    "bcast_matmul3d": ([("input", (16, 40), "float32", 0)], 5, (), (2, 8), "sgd"),
+    "routing_sum": ([("input", (64, 8), "float32", 0)], 5, (), (2, 8), "sgd"),
+    "masked_conv": ([("input", (1, 28, 28), "float32", 0)], 4, (28, 28), (2, 4, 8, 16), "sgd"),
     "embedding_bag": ([("input_ids", (30,), "int64", 5000)], 4, (), (8, 32), "sgd"),
 }
 
@@ -169,6 +173,54 @@ def build(name: str, classes: int):
                     forecast = forecast + fc(h)
                 return forecast
         return Sub()
+    if name in ("bcast_matmul5d", "routing_sum"):
+        class Caps(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(8, 8)
+                self.W = nn.Parameter(torch.randn(1, 64, classes, 12, 8) * 0.05)
+
+            def forward(self, x):
+                u = self.lin(x)
+                u_hat = (self.W @ u[:, :, None, :, None]).squeeze(-1)  # [B, 64, C, 12]
+                if name == "routing_sum":
+                    c = torch.softmax(torch.zeros(u_hat.shape[:3], device=x.device) + u_hat.mean(-1), dim=2)
+                    v = (c.unsqueeze(-1) * u_hat).sum(dim=1)  # [B, C, 12]
+                    return (v * v).sum(-1)
+                return u_hat.sum(dim=(1, 3))
+        return Caps()
+    if name == "bcast_matmul3d":
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.W = nn.Parameter(torch.randn(1, 24, 16) * 0.05)
+                self.fc = nn.Linear(24 * 40, classes)
+
+            def forward(self, x):
+                return self.fc((self.W @ x).flatten(1))
+        return M()
+    if name == "masked_conv":
+        class MaskedConv(nn.Conv2d):
+            def __init__(self, cin, cout, k):
+                super().__init__(cin, cout, k, padding=k // 2)
+                mask = torch.ones(cout, cin, k, k)
+                mask[:, :, k // 2 + 1:] = 0
+                self.register_buffer("mask", mask)
+
+            def forward(self, x):
+                return F.conv2d(x, self.weight * self.mask, self.bias, padding=self.padding)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.first = MaskedConv(1, 48, 7)
+                self.second = MaskedConv(48, 48, 3)
+                self.out = nn.Conv2d(48, classes, 1)
+
+            def forward(self, x):
+                x = self.first(x)
+                return self.out(F.relu(x + self.second(F.relu(x))))
+        return Net()
     if name == "embedding_bag":
         class Bag(nn.Module):
             def __init__(self):
