@@ -47,6 +47,7 @@ CASES = {
     "bcast_matmul3d": ([("input", (16, 40), "float32", 0)], 5, (), (2, 8), "sgd"),
     "routing_sum": ([("input", (64, 8), "float32", 0)], 5, (), (2, 8), "sgd"),
     "masked_conv": ([("input", (1, 28, 28), "float32", 0)], 4, (28, 28), (2, 4, 8, 16), "sgd"),
+    "masked_conv_res": ([("input", (1, 24, 24), "float32", 0)], 8, (24, 24), (2, 4, 8), "adam"),
     "embedding_bag": ([("input_ids", (30,), "int64", 5000)], 4, (), (8, 32), "sgd"),
 }
 
@@ -61,6 +62,16 @@ def build(name: str, classes: int):
             var, mean = torch.var_mean(self.weight, dim=[1, 2, 3], keepdim=True, unbiased=False)
             w = (self.weight - mean) / torch.sqrt(var + 1e-10)
             return F.conv2d(x, w, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+    class MaskedConv(nn.Conv2d):  # PixelCNN's: the rows below the centre masked by a registered buffer
+        def __init__(self, cin, cout, k):
+            super().__init__(cin, cout, k, padding=k // 2)
+            mask = torch.ones(cout, cin, k, k)
+            mask[:, :, k // 2 + 1:] = 0
+            self.register_buffer("mask", mask)
+
+        def forward(self, x):
+            return F.conv2d(x, self.weight * self.mask, self.bias, padding=self.padding)
 
     if name == "ws_conv":
         return nn.Sequential(WsConv(16, 48, 3, padding=1, bias=False), nn.ReLU(), WsConv(48, 48, 3, padding=1),
@@ -199,17 +210,21 @@ def build(name: str, classes: int):
             def forward(self, x):
                 return self.fc((self.W @ x).flatten(1))
         return M()
-    if name == "masked_conv":
-        class MaskedConv(nn.Conv2d):
-            def __init__(self, cin, cout, k):
-                super().__init__(cin, cout, k, padding=k // 2)
-                mask = torch.ones(cout, cin, k, k)
-                mask[:, :, k // 2 + 1:] = 0
-                self.register_buffer("mask", mask)
+    if name == "masked_conv_res":
+        class Res(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.first = MaskedConv(1, 48, 7)
+                self.layers = nn.ModuleList([MaskedConv(48, 48, 3) for _ in range(4)])
+                self.out = nn.Sequential(nn.ReLU(), nn.Conv2d(48, 48, 1), nn.ReLU(), nn.Conv2d(48, classes, 1))
 
             def forward(self, x):
-                return F.conv2d(x, self.weight * self.mask, self.bias, padding=self.padding)
-
+                x = self.first(x)
+                for layer in self.layers:
+                    x = x + layer(F.relu(x))
+                return self.out(x)
+        return Res()
+    if name == "masked_conv":
         class Net(nn.Module):
             def __init__(self):
                 super().__init__()

@@ -86,6 +86,39 @@ class ExportTest(unittest.TestCase):
         bn = next(n for n in proto.graph.node if n.op_type == "BatchNormalization")
         self.assertEqual(len(bn.output), 3)
 
+    def test_metadata_names_the_registered_float_buffers(self):
+        class Masked(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+                self.register_buffer("mask", torch.ones(8, 3, 3, 3))
+                self.bn = torch.nn.BatchNorm2d(8)
+                self.fc = torch.nn.Linear(8 * 16 * 16, 10)
+
+            def forward(self, x):
+                w = self.conv.weight * self.mask
+                y = torch.nn.functional.conv2d(x, w, self.conv.bias, padding=1)
+                return self.fc(self.bn(y).flatten(1))
+
+        buf = io.BytesIO()
+        oomguard.export(Masked(), torch.randn(2, 3, 16, 16), buf)
+        import onnx
+        proto = onnx.load_from_string(buf.getvalue())
+        entry = [json.loads(e.value) for e in proto.metadata_props if e.key == "oomguard.buffers"]
+        initializers = {t.name for t in proto.graph.initializer}
+        self.assertEqual(len(entry), 1)
+        self.assertIn("mask", entry[0])
+        self.assertFalse(set(entry[0]) & {"conv.weight", "conv.bias", "fc.weight", "bn.weight"})
+        self.assertTrue(set(entry[0]) <= initializers)
+        # The planner then counts the mask's elements as no parameter.
+        path = os.path.join(self.dir.name, "masked.onnx")
+        with open(path, "wb") as f:
+            f.write(buf.getvalue())
+        out = json.loads(subprocess.run([EXE, "plan", path, "--target", "cpu", "--batch", "2", "--json"],
+                                        capture_output=True, text=True, check=True).stdout)
+        params = sum(p.numel() for p in Masked().parameters())
+        self.assertEqual(out["parameter_count"], params)
+
     def test_export_refuses_to_change_the_training_settings(self):
         with self.assertRaises(oomguard.Error):
             oomguard.export(net(True), torch.randn(2, 3, 16, 16), io.BytesIO(), do_constant_folding=True)

@@ -1,7 +1,9 @@
 #include "inplace.h"
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <optional>
+#include <set>
 
 namespace oomguard::plan {
 
@@ -58,6 +60,25 @@ void ReadInplaceMetadata(std::string_view value, Model* model) {
   model->has_inplace_hint = true;
   model->inplace_hint_all = word && *reader.single == "all";
   model->inplace_hint = std::move(reader.names);
+}
+
+void ReadBuffersMetadata(std::string_view value, Model* model) {
+  HintReader reader;
+  const bool parsed = nlohmann::json::sax_parse(value.begin(), value.end(), &reader);
+  if (!parsed || !reader.array()) {
+    model->warnings.push_back("metadata " + std::string(kBuffersMetadataKey) +
+                              " is not a JSON list of initializer names; ignored");
+    return;
+  }
+  const std::set<std::string> names(reader.names.begin(), reader.names.end());
+  for (TensorInfo& t : model->tensors) {
+    if (t.kind != TensorKind::kParameter || !names.count(t.name)) continue;
+    t.kind = TensorKind::kBuffer;
+    uint64_t numel = 1;
+    for (int64_t d : t.dims) numel *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+    model->parameter_count -= std::min(model->parameter_count, numel);
+    model->parameter_bytes -= std::min(model->parameter_bytes, numel * ElementBytes(t.dtype));
+  }
 }
 
 InplaceHintInForce::InplaceHintInForce(const Model& model, const PlanOptions& options) {

@@ -16,6 +16,12 @@
 namespace oomguard::plan {
 
 inline constexpr std::string_view kInplaceMetadataKey = "oomguard.inplace";
+// metadata_props key written by oomguard.export: a JSON list of the initializers that are the module's
+// registered buffers (a PixelCNN's weight mask, a rotary table), which get no gradient and no optimizer
+// state; ONNX stores them like parameters.
+inline constexpr std::string_view kBuffersMetadataKey = "oomguard.buffers";
+// Marks the float initializers `value` names as buffers (a warning where it is not a JSON list of names).
+void ReadBuffersMetadata(std::string_view value, Model* model);
 
 // Reads a metadata value into model's inplace_hint fields. A value that is neither a JSON list of
 // strings nor "all"/"none" is ignored with a warning on the model.

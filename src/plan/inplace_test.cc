@@ -352,5 +352,43 @@ TEST(InplaceCli, BadHintsAreOneLineUsageErrors) {
   bad({"--inplace", "/no/Relu"}, "oomguard plan: in-place hint: the model has no node named '/no/Relu'");
 }
 
+// oomguard.export names the module's registered float buffers (metadata "oomguard.buffers"): a weight
+// mask multiplied into a convolution's weight in forward (PixelCNN) is stored like a parameter, but torch
+// gives it no gradient and Adam no state. Without the names the plan counts it as a parameter.
+TEST(BuffersMetadata, NamedBuffersGetNoGradientAndNoOptimizerState) {
+  GraphBuilder g;
+  g.Input("input", {4, 6, 6}).Weight("conv.weight", {8, 4, 3, 3}).Weight("conv.mask", {8, 4, 3, 3});
+  g.Weight("head.weight", {3, 8 * 6 * 6});
+  g.Node("Mul", {"conv.weight", "conv.mask"}, {"w"}, "/conv/Mul");
+  GraphBuilder::IntsAttr(g.Node("Conv", {"input", "w"}, {"y"}, "/conv/Conv"), "pads", {1, 1, 1, 1});
+  GraphBuilder::IntAttr(g.Node("Flatten", {"y"}, {"f"}, "flatten"), "axis", 1);
+  GraphBuilder::IntAttr(g.Node("Gemm", {"f", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  const std::string plain = g.Bytes();
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(plain));
+  auto* e = m.add_metadata_props();
+  e->set_key(std::string(kBuffersMetadataKey));
+  e->set_value("[\"conv.mask\", \"no.such.tensor\"]");
+  const std::string named = m.SerializeAsString();
+  PlanOptions o = Cpu(2);
+  o.optimizer = Optimizer::kAdam;
+  auto without = Plan(plain, o);
+  auto with = Plan(named, o);
+  ASSERT_TRUE(without.ok() && with.ok());
+  const uint64_t mask = 8 * 4 * 3 * 3;
+  EXPECT_EQ(without->parameter_count - with->parameter_count, mask);
+  EXPECT_EQ(without->bytes.optimizer_state - with->bytes.optimizer_state, 2 * mask * 4 + 4);  // and its step
+  EXPECT_LT(with->peak_allocated_bytes, without->peak_allocated_bytes);
+  EXPECT_TRUE(with->warnings.empty()) << with->warnings[0];
+  // A value that is not a list of names is ignored with a warning.
+  e->set_value("{\"conv.mask\": 1}");
+  auto bad = Plan(m.SerializeAsString(), o);
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->parameter_count, without->parameter_count);
+  ASSERT_FALSE(bad->warnings.empty());
+  EXPECT_NE(bad->warnings[0].find("oomguard.buffers"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace oomguard::plan

@@ -438,6 +438,7 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
   if (auto w = DetectInferenceExport(m)) m.warnings.push_back(*w);
   for (const auto& entry : proto.metadata_props()) {
     if (entry.key() == kInplaceMetadataKey) ReadInplaceMetadata(entry.value(), &m);
+    if (entry.key() == kBuffersMetadataKey) ReadBuffersMetadata(entry.value(), &m);
   }
 
   // ONNX's own shape inference: symbolic shapes for every tensor it can reach.
