@@ -93,6 +93,54 @@ FEATURES = 4096
 BATCHES = (8, 16, 32)
 
 
+# Reductions: their backward builds input-sized temporaries beside the gradient (amax compares the input
+# with the broadcast result into a bool mask, which the scaling promotes to float; logsumexp exps the
+# input again), so their scratch is a multiple of the input's bytes plus one of the output's. Each is
+# measured on [N, C, H, W] tensors reduced over different dims and fitted as both.
+# name, op, call.
+REDUCTION_FORMS = [
+    ("amax_dim", "ReduceMax", lambda a: a.amax(dim=1, keepdim=True)),
+    ("amin_dim", "ReduceMin", lambda a: a.amin(dim=1, keepdim=True)),
+    ("prod_dim", "ReduceProd", lambda a: a.prod(dim=1, keepdim=True)),
+    ("logsumexp_dim", "ReduceLogSumExp", lambda a: a.logsumexp(dim=1, keepdim=True)),
+    ("norm_dim", "ReduceL2", lambda a: a.norm(dim=1, keepdim=True)),
+    ("mean_dim", "ReduceMean", lambda a: a.mean(dim=1, keepdim=True)),
+    ("sum_dim", "ReduceSum", lambda a: a.sum(dim=1, keepdim=True)),
+]
+REDUCTION_SHAPES = ((8, 48, 20, 20), (16, 48, 20, 20), (8, 12, 40, 40), (4, 96, 10, 10))
+
+
+def measure_reduction(call, shape, tracker) -> tuple:
+    """(input bytes, output bytes, backward scratch) of one reduction on a tensor of `shape`."""
+    x = (torch.randn(*shape).abs() + 0.5).requires_grad_(True)
+    out = call(x)
+    grad_out = torch.randn_like(out)
+    for _ in range(2):
+        x.grad = None
+        out = call(x)
+        out.backward(grad_out)
+    x.grad = None
+    out = call(x)
+    before = tracker.live()
+    tracker.reset_peak()
+    out.backward(grad_out)
+    returned = x.grad.numel() * x.grad.element_size()
+    return x.numel() * 4, out.numel() * 4, tracker.peak() - before - returned
+
+
+def fit2(rows):
+    """Least squares scratch = a * input_bytes + b * output_bytes over (input, output, scratch) rows."""
+    sxx = sum(i * i for i, o, y in rows)
+    sxy = sum(i * o for i, o, y in rows)
+    syy = sum(o * o for i, o, y in rows)
+    sxz = sum(i * y for i, o, y in rows)
+    syz = sum(o * y for i, o, y in rows)
+    det = sxx * syy - sxy * sxy
+    if det == 0:
+        return 0.0, 0.0
+    return (sxz * syy - syz * sxy) / det, (syz * sxx - sxz * sxy) / det
+
+
 def measure(form, n: int, tracker, broadcast=()) -> int:
     """Backward scratch in bytes of one form at batch n (the inputs in `broadcast` are [n, 1])."""
     name, _, grads, call = form
@@ -147,7 +195,17 @@ def table(tracker) -> dict:
                      "scratch_outputs": max(0.0, round(k * 4) / 4),
                      "measured": {"output_bytes": out_bytes, "scratch_bytes": scratch,
                                   "fit_k": round(k, 4), "fit_fixed": int(fixed)}})
-    return {"header": {"what": "backward scratch of elementwise ops, in output sizes (tools/probe_elementwise.py)",
+    for name, op, call in REDUCTION_FORMS:
+        measured = [measure_reduction(call, shape, tracker) for shape in REDUCTION_SHAPES]
+        a, b = fit2(measured)
+        rows.append({"name": name, "op": op, "grad_inputs": [0],
+                     "scratch_inputs": max(0.0, round(a * 4) / 4), "scratch_outputs": max(0.0, round(b * 4) / 4),
+                     "measured": {"shapes": [list(sh) for sh in REDUCTION_SHAPES],
+                                  "input_bytes": [m[0] for m in measured], "output_bytes": [m[1] for m in measured],
+                                  "scratch_bytes": [m[2] for m in measured],
+                                  "fit_input_k": round(a, 4), "fit_output_k": round(b, 4)}})
+    return {"header": {"what": "backward scratch of elementwise ops and reductions, in output sizes (reductions: "
+                               "plus input sizes) (tools/probe_elementwise.py)",
                        "torch": torch.__version__, "features": FEATURES, "batches": list(BATCHES),
                        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                        "machine": "%s %s, %d CPUs" % (platform.system(), platform.release(), os.cpu_count() or 0),
@@ -258,6 +316,11 @@ def main() -> int:
         return net_child(*args.net_child)
     t = table(measure_step.Tracker())
     for r in t["rows"]:
+        if "scratch_inputs" in r:
+            print("%-16s %-15s scratch %5.2f x input + %5.2f x output  (fit %.3f, %.3f; bytes %s)" % (
+                r["name"], r["op"], r["scratch_inputs"], r["scratch_outputs"], r["measured"]["fit_input_k"],
+                r["measured"]["fit_output_k"], r["measured"]["scratch_bytes"]))
+            continue
         print("%-16s %-10s grads %-6s bcast %-4s scratch %5.2f x output  (fit k %.3f, fixed %d; bytes %s)" % (
             r["name"], r["op"], r["grad_inputs"], r.get("broadcast_inputs", []), r["scratch_outputs"], r["measured"]["fit_k"],
             r["measured"]["fit_fixed"], r["measured"]["scratch_bytes"]))
@@ -269,7 +332,8 @@ def main() -> int:
         with open(args.check) as f:
             committed = json.load(f)
         def key(r):
-            return r["name"], r["op"], tuple(r["grad_inputs"]), tuple(r.get("broadcast_inputs", ())), r["scratch_outputs"]
+            return (r["name"], r["op"], tuple(r["grad_inputs"]), tuple(r.get("broadcast_inputs", ())),
+                    r["scratch_outputs"], r.get("scratch_inputs", 0.0))
         want = {key(r) for r in committed["rows"]}
         got = {key(r) for r in t["rows"]}
         if want != got:

@@ -48,6 +48,8 @@ CASES = {
     "routing_sum": ([("input", (64, 8), "float32", 0)], 5, (), (2, 8), "sgd"),
     "masked_conv": ([("input", (1, 28, 28), "float32", 0)], 4, (28, 28), (2, 4, 8, 16), "sgd"),
     "masked_conv_res": ([("input", (1, 24, 24), "float32", 0)], 8, (24, 24), (2, 4, 8), "adam"),
+    "cbam_gates": ([("input", (24, 20, 20), "float32", 0)], 6, (), (2, 8), "sgd"),
+    "reduce_scratch": ([("input", (4, 32, 32), "float32", 0)], 6, (), (2, 8), "sgd"),
     "embedding_bag": ([("input_ids", (30,), "int64", 5000)], 4, (), (8, 32), "sgd"),
 }
 
@@ -236,6 +238,34 @@ def build(name: str, classes: int):
                 x = self.first(x)
                 return self.out(F.relu(x + self.second(F.relu(x))))
         return Net()
+    if name == "cbam_gates":
+        class Cbam(nn.Module):
+            def __init__(self, c=48):
+                super().__init__()
+                self.conv = nn.Conv2d(24, c, 3, padding=1)
+                self.mlp = nn.Sequential(nn.Linear(c, c // 4), nn.ReLU(), nn.Linear(c // 4, c))
+                self.spatial = nn.Conv2d(2, 1, 7, padding=3)
+                self.fc = nn.Linear(c, classes)
+
+            def forward(self, x):
+                x = self.conv(x)
+                ca = torch.sigmoid(self.mlp(x.mean(dim=(2, 3))) + self.mlp(x.amax(dim=(2, 3))))
+                x = x * ca[:, :, None, None]
+                sa = torch.sigmoid(self.spatial(torch.cat([x.mean(dim=1, keepdim=True),
+                                                           x.amax(dim=1, keepdim=True)], dim=1)))
+                return self.fc((x * sa).mean(dim=(2, 3)))
+        return Cbam()
+    if name == "reduce_scratch":
+        class Reduce(nn.Module):  # reductions whose backward builds input-sized temporaries
+            def __init__(self, c=256):
+                super().__init__()
+                self.conv = nn.Conv2d(4, c, 1)
+                self.fc = nn.Linear(1, classes)
+
+            def forward(self, x):
+                a = torch.logsumexp(self.conv(x), dim=1, keepdim=True)  # ReduceLogSumExp: 2 x its input
+                return self.fc(a.mean(dim=(2, 3)))
+        return Reduce()
     if name == "embedding_bag":
         class Bag(nn.Module):
             def __init__(self):

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <span>
 
 #include "embedded_file.h"
@@ -19,21 +18,34 @@ std::string_view EmbeddedElementwiseScratchJson() {
   return files.empty() ? std::string_view() : files[0].bytes;
 }
 
-double ElementwiseScratchTable::ScratchOutputs(std::string_view op, const std::vector<int>& grad_inputs,
-                                              const std::vector<int>& broadcast_inputs) const {
-  auto largest = [&](const std::vector<int>& broadcast) -> std::optional<double> {
-    std::optional<double> k;
+std::vector<const ElementwiseScratch*> ElementwiseScratchTable::Matching(std::string_view op,
+                                                                         const std::vector<int>& grad_inputs,
+                                                                         const std::vector<int>& broadcast_inputs) const {
+  auto with = [&](const std::vector<int>& broadcast) {
+    std::vector<const ElementwiseScratch*> found;
     for (const ElementwiseScratch& r : rows) {
-      if (r.op == op && r.grad_inputs == grad_inputs && r.broadcast_inputs == broadcast) {
-        k = std::max(k.value_or(0.0), r.scratch_outputs);
-      }
+      if (r.op == op && r.grad_inputs == grad_inputs && r.broadcast_inputs == broadcast) found.push_back(&r);
     }
-    return k;
+    return found;
   };
   if (!broadcast_inputs.empty()) {
-    if (std::optional<double> k = largest(broadcast_inputs)) return *k;
+    if (std::vector<const ElementwiseScratch*> found = with(broadcast_inputs); !found.empty()) return found;
   }
-  return largest({}).value_or(0.0);
+  return with({});
+}
+
+double ElementwiseScratchTable::ScratchOutputs(std::string_view op, const std::vector<int>& grad_inputs,
+                                              const std::vector<int>& broadcast_inputs) const {
+  double k = 0;
+  for (const ElementwiseScratch* r : Matching(op, grad_inputs, broadcast_inputs)) k = std::max(k, r->scratch_outputs);
+  return k;
+}
+
+double ElementwiseScratchTable::ScratchInputs(std::string_view op, const std::vector<int>& grad_inputs,
+                                             const std::vector<int>& broadcast_inputs) const {
+  double k = 0;
+  for (const ElementwiseScratch* r : Matching(op, grad_inputs, broadcast_inputs)) k = std::max(k, r->scratch_inputs);
+  return k;
 }
 
 Result<ElementwiseScratchTable> ParseElementwiseScratchTable(std::string_view text) {
@@ -73,6 +85,12 @@ Result<ElementwiseScratchTable> ParseElementwiseScratchTable(std::string_view te
       std::sort(row.broadcast_inputs.begin(), row.broadcast_inputs.end());
     }
     row.scratch_outputs = k->get<double>();
+    if (auto in = r.find("scratch_inputs"); in != r.end()) {
+      if (!in->is_number() || !std::isfinite(in->get<double>()) || in->get<double>() < 0 || in->get<double>() > 64) {
+        return MakeError("malformed elementwise scratch table: scratch_inputs must be 0 to 64");
+      }
+      row.scratch_inputs = in->get<double>();
+    }
     t.rows.push_back(std::move(row));
   }
   return t;

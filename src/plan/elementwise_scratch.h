@@ -21,6 +21,9 @@ struct ElementwiseScratch {
   // gradient is scratch where a same-size input would have returned it.
   std::vector<int> broadcast_inputs;
   double scratch_outputs = 0;   // backward scratch / output bytes
+  // Reductions (amax, logsumexp): their backward also builds temporaries of the input's size, in
+  // multiples of input 0's bytes, on top of scratch_outputs x the output's.
+  double scratch_inputs = 0;
 };
 
 struct ElementwiseScratchTable {
@@ -31,6 +34,14 @@ struct ElementwiseScratchTable {
   // scalar exponent or divisor); 0 when none matches.
   double ScratchOutputs(std::string_view op, const std::vector<int>& grad_inputs,
                         const std::vector<int>& broadcast_inputs = {}) const;
+  // The same rows' scratch in multiples of input 0's bytes (a reduction's), 0 when none matches.
+  double ScratchInputs(std::string_view op, const std::vector<int>& grad_inputs,
+                       const std::vector<int>& broadcast_inputs = {}) const;
+
+ private:
+  // The rows of `op` for exactly `grad_inputs` and `broadcast_inputs`, else for no broadcast input.
+  std::vector<const ElementwiseScratch*> Matching(std::string_view op, const std::vector<int>& grad_inputs,
+                                                  const std::vector<int>& broadcast_inputs) const;
 };
 
 // Parses a table; refuses a malformed one.

@@ -634,6 +634,35 @@ TEST(ElementwiseScratch, BroadcastInputsTakeTheirOwnRows) {
                    "\"scratch_outputs\": 1}]}").ok());
 }
 
+// A reduction's backward builds temporaries of its input's size (tools/probe_elementwise.py's reduction
+// forms): logsumexp exps the input again (2 x), amax a bool mask and its float copy (1.25 x, plus 3 x the
+// output), mean and sum none. Probe reduce_scratch (a logsumexp over 256 channels whose backward is the
+// step's peak) was -49.7 % without them; ReduceMax over some axes is planned as torch.max(x, dim), with none.
+TEST(ElementwiseScratch, ReductionsBuildInputSizedTemporaries) {
+  const ElementwiseScratchTable& t = EmbeddedElementwiseScratchTable();
+  EXPECT_EQ(t.ScratchInputs("ReduceLogSumExp", {0}), 2.0);
+  EXPECT_EQ(t.ScratchInputs("ReduceMax", {0}), 1.25);
+  EXPECT_EQ(t.ScratchOutputs("ReduceMax", {0}), 3.0);
+  EXPECT_EQ(t.ScratchInputs("ReduceMean", {0}), 0.0);
+  EXPECT_EQ(t.ScratchInputs("Mul", {0, 1}), 0.0);
+  EXPECT_FALSE(ParseElementwiseScratchTable(
+                   "{\"rows\": [{\"op\": \"ReduceMax\", \"grad_inputs\": [0], \"scratch_outputs\": 0, "
+                   "\"scratch_inputs\": 65}]}").ok());
+  const std::string dir = std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/plan/";
+  std::ifstream in(dir + "family_probes.json");
+  ASSERT_TRUE(in.good());
+  const nlohmann::json c = nlohmann::json::parse(in)["cases"]["reduce_scratch"];
+  ASSERT_TRUE(c.is_object());
+  auto model = LoadModel(dir + c["onnx"].get<std::string>());
+  ASSERT_TRUE(model.ok()) << model.error();
+  for (const auto& row : c["rows"]) {
+    auto plan = PlanStep(**model, Cpu(row["batch"].get<int64_t>(), Optimizer::kSgd));
+    ASSERT_TRUE(plan.ok()) << plan.error();
+    const double peak = row["measured_peak"].get<double>();
+    EXPECT_NEAR(static_cast<double>(plan->peak_allocated_bytes), peak, 0.001 * peak);
+  }
+}
+
 TEST(Planner, TiedWeightGradientsAreAddedOutOfPlace) {
   GraphBuilder g;
   g.Input("input", {4}, /*dtype=*/7).Weight("emb.weight", {1000, 64});

@@ -1525,6 +1525,20 @@ std::vector<LogicalOp> FuseOperators(const Model& model, const ConcreteShapes& s
 
 namespace {
 
+// Whether a Reduce* node reduces some of its input's axes, not all (axes as an attribute, or as a
+// second input from opset 18 and for ReduceSum from 13).
+bool ReducesSomeAxes(const Model& m, const ConcreteShapes& shapes, const LogicalOp& op) {
+  if (op.nodes.empty() || op.inputs.empty() || op.inputs[0] < 0) return false;
+  const auto& T = shapes.tensors;
+  const size_t rank = T[op.inputs[0]].dims.size();
+  const NodeInfo& first = m.nodes[op.nodes[0]];
+  if (auto axes = first.ints_attrs.find("axes"); axes != first.ints_attrs.end() && axes->second.size() < rank) {
+    return true;
+  }
+  const int axes_input = op.inputs.size() > 1 ? op.inputs[1] : -1;
+  return axes_input >= 0 && T[axes_input].Elements() > 0 && T[axes_input].Elements() < rank;
+}
+
 OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
   const Model& m = ctx.model;
   const auto& T = ctx.shapes.tensors;
@@ -1850,17 +1864,18 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
       save(in(0));
       save(out(0));
     }
-    const NodeInfo& first = m.nodes[op.nodes[0]];
-    auto axes = first.ints_attrs.find("axes");
-    bool some_axes = (axes != first.ints_attrs.end() && in(0) >= 0 && axes->second.size() < T[in(0)].dims.size()) ||
-                     (in(1) >= 0 && elements(in(1)) > 0 && in(0) >= 0 && elements(in(1)) < T[in(0)].dims.size());
+    const bool some_axes = ReducesSomeAxes(m, ctx.shapes, op);
     if ((k == "ReduceMax" || k == "ReduceMin") && some_axes) {
       // torch.amax(x, dim) and torch.max(x, dim)[0] export to the same node; max(dim) keeps only its
-      // int64 indices (max_dim and amax in the operator table). Planned as amax, the larger.
+      // int64 indices (max_dim and amax in the operator table). Planned as amax for what it keeps, the
+      // larger; its backward's temporaries (a bool mask of the input and its float copy,
+      // data/elementwise_scratch.json's amax_dim row) as max(dim)'s, none (RuleFor): PointNet's max
+      // over points and CBAM's channel max are usually written torch.max(x, dim)[0].
       r.ambiguity = k + " over some axes is torch.a" + (k == "ReduceMax" ? "max" : "min") +
                     " (keeps its input and output, as planned) or torch." + (k == "ReduceMax" ? "max" : "min") +
-                    "(x, dim) (keeps only int64 indices of the output's size): the export is the same, so the "
-                    "planned activations may be high by up to the input's bytes per such node";
+                    "(x, dim) (keeps only int64 indices of the output's size; no backward temporaries, as "
+                    "planned): the export is the same, so the planned activations may be high by up to the "
+                    "input's bytes per such node, and an amax's backward peak up to 1.25 x the input's bytes higher";
     }
     if (k == "ReduceMean" && some_axes) {
       // mean(dims) keeps its input (MeanBackward1 in 1.13); the mean of everything does not.
@@ -1944,9 +1959,19 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
         broadcast.push_back(static_cast<int>(i));
       }
     }
-    const double k = grads.empty() ? 0 : EmbeddedElementwiseScratchTable().ScratchOutputs(op.kind, grads, broadcast);
-    if (k > 0) {
-      const auto scratch = static_cast<uint64_t>(k * static_cast<double>(ctx.shapes.tensors[y].Bytes()));
+    const ElementwiseScratchTable& table = EmbeddedElementwiseScratchTable();
+    // (ReduceMax over some axes is planned as torch.max(x, dim), whose backward scatters the gradient
+    // into zeros with no temporaries; HandRule says why.)
+    if ((op.kind == "ReduceMax" || op.kind == "ReduceMin") && ReducesSomeAxes(ctx.model, ctx.shapes, op)) grads.clear();
+    const double k = grads.empty() ? 0 : table.ScratchOutputs(op.kind, grads, broadcast);
+    // (a reduction's scratch is partly in its input's size)
+    const int x = op.inputs.empty() ? -1 : op.inputs[0];
+    const double k_in = grads.empty() || x < 0 || !ctx.shapes.tensors[x].known
+                            ? 0
+                            : table.ScratchInputs(op.kind, grads, broadcast);
+    if (k > 0 || k_in > 0) {
+      const auto scratch = static_cast<uint64_t>(k * static_cast<double>(ctx.shapes.tensors[y].Bytes()) +
+                                                 (k_in > 0 ? k_in * static_cast<double>(ctx.shapes.tensors[x].Bytes()) : 0));
       r.backward_temp_bytes = std::max(r.backward_temp_bytes, scratch);
     }
   }
