@@ -50,6 +50,8 @@ CASES = {
     "masked_conv_res": ([("input", (1, 24, 24), "float32", 0)], 8, (24, 24), (2, 4, 8), "adam"),
     "cbam_gates": ([("input", (24, 20, 20), "float32", 0)], 6, (), (2, 8), "sgd"),
     "reduce_scratch": ([("input", (4, 32, 32), "float32", 0)], 6, (), (2, 8), "sgd"),
+    "ln_channels_first": ([("input", (3, 40, 40), "float32", 0)], 5, (), (2, 8), "sgd"),
+    "ln_channels_first_plain": ([("input", (3, 40, 40), "float32", 0)], 5, (), (2, 8), "sgd"),
     "embedding_bag": ([("input_ids", (30,), "int64", 5000)], 4, (), (8, 32), "sgd"),
 }
 
@@ -266,6 +268,29 @@ def build(name: str, classes: int):
                 a = torch.logsumexp(self.conv(x), dim=1, keepdim=True)  # ReduceLogSumExp: 2 x its input
                 return self.fc(a.mean(dim=(2, 3)))
         return Reduce()
+    if name in ("ln_channels_first", "ln_channels_first_plain"):
+        plain = name.endswith("plain")
+        class LnConv(nn.Module):  # ConvNeXt-style: LayerNorm over channels by permuting around it
+            def __init__(self, cin, cout, stride):
+                super().__init__()
+                self.conv = nn.Conv2d(cin, cout, 3, stride=stride, padding=1)
+                self.norm = nn.LayerNorm(cout)
+
+            def forward(self, x):
+                if plain:  # the same convolutions without the permuted LayerNorm
+                    return F.gelu(self.conv(x))
+                return F.gelu(self.norm(self.conv(x).permute(0, 2, 3, 1)).permute(0, 3, 1, 2))
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(LnConv(3, 24, 2), LnConv(24, 24, 1), LnConv(24, 48, 2), LnConv(48, 48, 1),
+                                          LnConv(48, 96, 2))
+                self.fc = nn.Linear(96, classes)
+
+            def forward(self, x):
+                return self.fc(self.body(x).mean(dim=(2, 3)))
+        return Net()
     if name == "embedding_bag":
         class Bag(nn.Module):
             def __init__(self):

@@ -571,6 +571,28 @@ TEST(Planner, BroadcastBatchMatmulKeepsTheExpandedCopies) {
   }
 }
 
+// A dense convolution after a LayerNorm written as permute -> nn.LayerNorm(C) -> permute reads a
+// channels-last input, and oneDNN's channels-last kernels reorder its weights, not its activations:
+// 2 x the weight in forward, 3 x in backward (tools/probe_families.py ln_channels_first, real PyTorch
+// 1.13 steps: -18 % at batch 2 with the blocked rule).
+TEST(Planner, ChannelsLastDenseConvolutionsReorderTheirWeights) {
+  const std::string dir = std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/plan/";
+  std::ifstream in(dir + "family_probes.json");
+  ASSERT_TRUE(in.good());
+  const nlohmann::json c = nlohmann::json::parse(in)["cases"]["ln_channels_first"];
+  ASSERT_TRUE(c.is_object());
+  auto model = LoadModel(dir + c["onnx"].get<std::string>());
+  ASSERT_TRUE(model.ok()) << model.error();
+  for (const auto& row : c["rows"]) {
+    const int64_t batch = row["batch"].get<int64_t>();
+    SCOPED_TRACE(batch);
+    auto plan = PlanStep(**model, Cpu(batch, Optimizer::kSgd));
+    ASSERT_TRUE(plan.ok()) << plan.error();
+    const double peak = row["measured_peak"].get<double>();
+    EXPECT_NEAR(static_cast<double>(plan->peak_allocated_bytes), peak, 0.002 * peak);
+  }
+}
+
 // Backward peaks inside an elementwise derivative formula: y / (y*y + 1), pow(y*y + 1, 0.75),
 // 1 / (y*y + 1) and nn.LocalResponseNorm after a convolution (tools/probe_elementwise.py --nets:
 // whole SGD steps of real PyTorch). The formulas' temporaries (data/elementwise_scratch.json) are what

@@ -679,6 +679,30 @@ bool GradientChannelsLast(const Model& m, const ConcreteShapes& s, int id) {
   return id >= 0 && s.tensors[id].known && IsChannelsLastOrder(s.tensors[id].dims, GradientOrder(m, s, id));
 }
 
+// A dense 2-D convolution (one group, a kernel wider than 1x1) whose input lies channels-last in
+// torch (after a LayerNorm written as permute -> nn.LayerNorm(C) -> permute: ConvNeXt-style
+// downsampling, a channels-first LayerNorm CNN) runs oneDNN's channels-last kernels (DNNL_VERBOSE:
+// brgconv forward on acdb buffers), which reorder the weights instead of the activations: forward holds
+// a channels-last copy of the weight and its blocked reorder, 2 x the weight + 16868 bytes; backward
+// three weight-sized buffers (the reorder for the input gradient, the blocked weight gradient and its
+// reorder back) + about 3.5 KiB, whatever the batch (isolated layers, 16-128 channels, kernels 2-7,
+// strides 1-2, batches 2-8: within 4 KiB; a 5x5 kernel 38 KiB more). Batch 1 may run PyTorch's slow
+// path instead (ConvScratch's rules). Probe ln_channels_first (tools/probe_families.py) was -18 % at
+// batch 2 with the blocked rule.
+void ChannelsLastDenseConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
+  constexpr uint64_t kForwardFixed = 16868, kBackwardFixed = 3648;
+  if (op.kind != "Conv" || op.inputs.size() < 2) return;
+  const auto& T = ctx.shapes.tensors;
+  const int x = op.inputs[0], w = op.inputs[1];
+  if (x < 0 || w < 0 || !T[x].known || !T[w].known || T[x].dims.size() != 4 || T[w].dims.size() != 4) return;
+  const NodeInfo& n = ctx.model.nodes[op.nodes[0]];
+  const auto group = n.int_attrs.find("group");
+  if ((group != n.int_attrs.end() && group->second != 1) || T[x].dims[0] < 2) return;
+  if (T[w].dims[2] * T[w].dims[3] <= 1 || !ChannelsLastInTorch(ctx.model, ctx.shapes, x)) return;
+  r->forward_temp_bytes = 2 * T[w].Bytes() + kForwardFixed;
+  r->backward_temp_bytes = 3 * T[w].Bytes() + kBackwardFixed;
+}
+
 constexpr uint64_t kChannelsLastDepthwiseFixedBytes = 3136;
 // What a 2-D weight gradient's blocked buffer comes with (probes conv2d_weight_gradient: 5400 bytes
 // beside 64-960 channels of weights).
@@ -1560,6 +1584,7 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     save(in(0));  // the input
     save(in(1));  // and the weight: one formula computes both gradients (a weight computed in forward is kept)
     if (cpu) ConvScratch(ctx, op, &r);
+    if (cpu) ChannelsLastDenseConvScratch(ctx, op, &r);
   } else if (k == "Gemm") {
     if (rg(in(1)) || IsParam(m, in(1))) save(in(0));
     if (rg(in(0))) save(in(1));
