@@ -93,7 +93,8 @@ FEATURES = 4096
 BATCHES = (8, 16, 32)
 
 
-# Reductions: their backward builds input-sized temporaries beside the gradient (amax compares the input
+# Reductions (and pooling the planner takes as one op): their backward builds input-sized temporaries beside
+# the gradient (amax compares the input
 # with the broadcast result into a bool mask, which the scaling promotes to float; logsumexp exps the
 # input again), so their scratch is a multiple of the input's bytes plus one of the output's. Each is
 # measured on [N, C, H, W] tensors reduced over different dims and fitted as both.
@@ -106,6 +107,10 @@ REDUCTION_FORMS = [
     ("norm_dim", "ReduceL2", lambda a: a.norm(dim=1, keepdim=True)),
     ("mean_dim", "ReduceMean", lambda a: a.mean(dim=1, keepdim=True)),
     ("sum_dim", "ReduceSum", lambda a: a.sum(dim=1, keepdim=True)),
+    # nn.LPPool2d: pow -> avg_pool2d -> sign * relu(abs) -> pow(1 / p), which the planner takes as one op (the
+    # operator table's row lp_pool2d, hence that name as the op); its backward holds pow(x, 2)'s two
+    # input-sized temporaries
+    ("lp_pool2d", "lp_pool2d", lambda a: torch.nn.functional.lp_pool2d(a, 2, 4)),
 ]
 REDUCTION_SHAPES = ((8, 48, 20, 20), (16, 48, 20, 20), (8, 12, 40, 40), (4, 96, 10, 10))
 
@@ -199,7 +204,8 @@ def table(tracker) -> dict:
         measured = [measure_reduction(call, shape, tracker) for shape in REDUCTION_SHAPES]
         a, b = fit2(measured)
         rows.append({"name": name, "op": op, "grad_inputs": [0],
-                     "scratch_inputs": max(0.0, round(a * 4) / 4), "scratch_outputs": max(0.0, round(b * 4) / 4),
+                     # (the output's multiple may be negative: lp_pool2d's 2 x input - 4 x output)
+                     "scratch_inputs": max(0.0, round(a * 4) / 4), "scratch_outputs": round(b * 4) / 4,
                      "measured": {"shapes": [list(sh) for sh in REDUCTION_SHAPES],
                                   "input_bytes": [m[0] for m in measured], "output_bytes": [m[1] for m in measured],
                                   "scratch_bytes": [m[2] for m in measured],

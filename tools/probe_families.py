@@ -52,6 +52,7 @@ CASES = {
     "reduce_scratch": ([("input", (4, 32, 32), "float32", 0)], 6, (), (2, 8), "sgd"),
     "ln_channels_first": ([("input", (3, 40, 40), "float32", 0)], 5, (), (2, 8), "sgd"),
     "ln_channels_first_plain": ([("input", (3, 40, 40), "float32", 0)], 5, (), (2, 8), "sgd"),
+    "pool_heads": ([("input", (32, 16, 16), "float32", 0)], 6, (), (4, 16), "sgd"),
     "embedding_bag": ([("input_ids", (30,), "int64", 5000)], 4, (), (8, 32), "sgd"),
 }
 
@@ -291,6 +292,19 @@ def build(name: str, classes: int):
             def forward(self, x):
                 return self.fc(self.body(x).mean(dim=(2, 3)))
         return Net()
+    if name == "pool_heads":
+        class Heads(nn.Module):  # adaptive max and LP pooling heads concatenated
+            def __init__(self, c=48):
+                super().__init__()
+                self.conv = nn.Conv2d(32, c, 3, padding=1)
+                self.maxp = nn.AdaptiveMaxPool2d(2)
+                self.lpp = nn.LPPool2d(2, 4)
+                self.fc = nn.Linear(c * 4 + c * 16, classes)
+
+            def forward(self, x):
+                h = F.relu(self.conv(x))
+                return self.fc(torch.cat([self.maxp(h).flatten(1), self.lpp(h).flatten(1)], 1))
+        return Heads()
     if name == "embedding_bag":
         class Bag(nn.Module):
             def __init__(self):

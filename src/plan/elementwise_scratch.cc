@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <span>
 
 #include "embedded_file.h"
@@ -36,9 +37,11 @@ std::vector<const ElementwiseScratch*> ElementwiseScratchTable::Matching(std::st
 
 double ElementwiseScratchTable::ScratchOutputs(std::string_view op, const std::vector<int>& grad_inputs,
                                               const std::vector<int>& broadcast_inputs) const {
-  double k = 0;
-  for (const ElementwiseScratch* r : Matching(op, grad_inputs, broadcast_inputs)) k = std::max(k, r->scratch_outputs);
-  return k;
+  std::optional<double> k;
+  for (const ElementwiseScratch* r : Matching(op, grad_inputs, broadcast_inputs)) {
+    k = std::max(k.value_or(r->scratch_outputs), r->scratch_outputs);
+  }
+  return k.value_or(0.0);
 }
 
 double ElementwiseScratchTable::ScratchInputs(std::string_view op, const std::vector<int>& grad_inputs,
@@ -60,11 +63,13 @@ Result<ElementwiseScratchTable> ParseElementwiseScratchTable(std::string_view te
     auto op = r.find("op");
     auto grads = r.find("grad_inputs");
     auto k = r.find("scratch_outputs");
+    // (A row that also has scratch_inputs may take a negative multiple of the output: the sum is what counts.)
+    const double lowest = r.is_object() && r.contains("scratch_inputs") ? -64 : 0;
     if (!r.is_object() || op == r.end() || !op->is_string() || grads == r.end() || !grads->is_array() ||
-        k == r.end() || !k->is_number() || !std::isfinite(k->get<double>()) || k->get<double>() < 0 ||
+        k == r.end() || !k->is_number() || !std::isfinite(k->get<double>()) || k->get<double>() < lowest ||
         k->get<double>() > 64) {
       return MakeError("malformed elementwise scratch table: each row needs op, grad_inputs and scratch_outputs "
-                       "(0 to 64)");
+                       "(0 to 64; -64 to 64 beside scratch_inputs)");
     }
     row.op = op->get<std::string>();
     for (const json& g : *grads) {

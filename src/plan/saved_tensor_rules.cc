@@ -1973,8 +1973,9 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   OpRule r = RuleWithoutGradientCopy(op, ctx);
   const int y = op.outputs.empty() ? -1 : op.outputs[0];
   // The temporaries of the op's derivative formula (data/elementwise_scratch.json), for a one-node op
-  // whose inputs needing a gradient are those of a measured row.
-  if (op.nodes.size() == 1 && y >= 0 && ctx.shapes.tensors[y].known) {
+  // (or an operator-table row taken as one op, by the row's name) whose inputs needing a gradient are
+  // those of a measured row.
+  if ((op.nodes.size() == 1 || op.table_row >= 0) && y >= 0 && ctx.shapes.tensors[y].known) {
     std::vector<int> grads, broadcast;
     const uint64_t out_elements = ctx.shapes.tensors[y].Elements();
     for (size_t i = 0; i < op.inputs.size(); ++i) {
@@ -1994,11 +1995,9 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     const double k_in = grads.empty() || x < 0 || !ctx.shapes.tensors[x].known
                             ? 0
                             : table.ScratchInputs(op.kind, grads, broadcast);
-    if (k > 0 || k_in > 0) {
-      const auto scratch = static_cast<uint64_t>(k * static_cast<double>(ctx.shapes.tensors[y].Bytes()) +
-                                                 (k_in > 0 ? k_in * static_cast<double>(ctx.shapes.tensors[x].Bytes()) : 0));
-      r.backward_temp_bytes = std::max(r.backward_temp_bytes, scratch);
-    }
+    const double bytes = k * static_cast<double>(ctx.shapes.tensors[y].Bytes()) +
+                         (k_in > 0 ? k_in * static_cast<double>(ctx.shapes.tensors[x].Bytes()) : 0);
+    if (bytes > 0) r.backward_temp_bytes = std::max(r.backward_temp_bytes, static_cast<uint64_t>(bytes));
   }
   if (ctx.target == Target::kCpu && y >= 0 && ctx.shapes.tensors[y].known &&
       CopiesAStridedOutputGradient(op.kind, ctx.shapes.tensors[y].dims.size()) &&
