@@ -278,6 +278,10 @@ OPS = [
     ("var_biased", "lambda x: torch.var(x, dim=1, unbiased=False)", ["f:8,10"]),
     ("var_mean_biased", "lambda x: torch.var_mean(x, dim=1, unbiased=False)", ["f:8,10"]),
     ("var_mean", "lambda x: torch.var_mean(x, dim=1)", ["f:8,10"]),
+    # scatter and index_add (graph message passing): ONNX ScatterElements, its indices expanded for index_add
+    ("scatter_add", "lambda x, i, s: x.scatter_add(1, i, s)", ["f:8,10", "i:8:5,10", "f:5,10"]),
+    ("scatter", "lambda x, i, s: x.scatter(1, i, s)", ["f:8,10", "i:8:5,10", "f:5,10"]),
+    ("index_add", "lambda x, s: x.index_add(1, torch.tensor([0, 2, 1]), s)", ["f:4,10", "f:3,10"]),
     # torch.nn.utils.weight_norm's w = g * v / ||v|| (one fused op in torch: it keeps v, g and the norms, not w)
     ("weight_norm", "lambda v, g: torch._weight_norm(v, g, 0)", ["f:8,10", "f:1,1"]),
     ("cumsum", "lambda x: torch.cumsum(x, dim=1)", ["f:32"]),

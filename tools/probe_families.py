@@ -53,6 +53,8 @@ CASES = {
     "ln_channels_first": ([("input", (3, 40, 40), "float32", 0)], 5, (), (2, 8), "sgd"),
     "ln_channels_first_plain": ([("input", (3, 40, 40), "float32", 0)], 5, (), (2, 8), "sgd"),
     "pool_heads": ([("input", (32, 16, 16), "float32", 0)], 6, (), (4, 16), "sgd"),
+    "gnn_scatter": ([("x", (40, 12), "float32", 0), ("edges", (2, 160), "int64", 40)], 4, (), (4, 16), "sgd"),
+    "gnn_scatter_add": ([("x", (40, 12), "float32", 0), ("edges", (2, 160), "int64", 40)], 4, (), (4, 16), "sgd"),
     "embedding_bag": ([("input_ids", (30,), "int64", 5000)], 4, (), (8, 32), "sgd"),
 }
 
@@ -305,6 +307,29 @@ def build(name: str, classes: int):
                 h = F.relu(self.conv(x))
                 return self.fc(torch.cat([self.maxp(h).flatten(1), self.lpp(h).flatten(1)], 1))
         return Heads()
+    if name in ("gnn_scatter", "gnn_scatter_add"):
+        class Gnn(nn.Module):  # message passing: gather sources, a Linear message, sum into destinations
+            def __init__(self, d=48):
+                super().__init__()
+                self.inp = nn.Linear(12, d)
+                self.msg = nn.Linear(d, d)
+                self.upd = nn.Linear(2 * d, d)
+                self.fc = nn.Linear(d, classes)
+
+            def forward(self, x, edges):
+                b, n, _ = x.shape
+                h = self.inp(x).reshape(b * n, -1)
+                offset = (torch.arange(b, device=x.device) * n).view(b, 1, 1)
+                e = (edges + offset).permute(1, 0, 2).reshape(2, -1)
+                for _ in range(2):
+                    m = F.relu(self.msg(h.index_select(0, e[0])))
+                    if name == "gnn_scatter":
+                        agg = torch.zeros_like(h).index_add(0, e[1], m)
+                    else:
+                        agg = torch.zeros_like(h).scatter_add(0, e[1].unsqueeze(1).expand(-1, m.shape[1]), m)
+                    h = F.relu(self.upd(torch.cat([h, agg], dim=1)))
+                return self.fc(h.view(b, n, -1).mean(dim=1))
+        return Gnn()
     if name == "embedding_bag":
         class Bag(nn.Module):
             def __init__(self):

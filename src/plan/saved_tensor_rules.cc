@@ -1876,6 +1876,22 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     } else {
       save(in(1));
     }
+  } else if (k == "ScatterElements") {
+    // torch.scatter / scatter_add keep only their index (the operator table's scatter and scatter_add rows:
+    // ScatterElements, and for scatter_add a zeros tensor scattered then added). index_add exports the
+    // same node with its 1-D index and its source broadcast by Expand (index_add row); it keeps that
+    // index and the source (its derivative expands the gathered gradient as the source).
+    auto expanded_from = [&](int id) {
+      const int p = id >= 0 ? m.tensors[id].producer : -1;
+      return p >= 0 && m.nodes[p].op_type == "Expand" && !m.nodes[p].inputs.empty() ? m.nodes[p].inputs[0] : -1;
+    };
+    if (const int index = expanded_from(in(1)); index >= 0) {
+      save(index);
+      const int source = expanded_from(in(2));
+      save(source >= 0 ? source : in(2));
+    } else {
+      save(in(1));
+    }
   } else if (k == "Where") {
     save(in(0));
   } else if (k == "Pad" || k == "Resize" || k == "Upsample" || k == "Cast" || k == "Neg" ||
