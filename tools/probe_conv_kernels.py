@@ -11,7 +11,15 @@ cache hierarchy, as on this AMD CPU). Depthwise, 1x1 and transposed layers run o
 This tool runs the seeds under DNNL_VERBOSE (one process, one thread; a crashed process is restarted after the
 seed it was on) and lists every layer where the reading and oneDNN disagree.
 
+With --all-directions (conv fuzz round 8) it compares the planner itself instead: build-conv's
+oomguard_conv_kernels prints the kernel ConvScratch planned each direction on (forward_training, backward_data,
+backward_weights; OpRule::conv_kernels, set where its rules decide), and each is checked against DNNL_VERBOSE's
+implementation for that direction ("slow" where no oneDNN convolution ran: PyTorch's own slow_conv path). It prints
+the disagreements per direction and grouped by direction, layer pattern and the two names. --verbose-json reuses
+the implementations of an earlier run (its --out file, or a {seed: {direction: implementation}} file).
+
     /usr/bin/python3 tools/probe_conv_kernels.py --seeds A:B [--out FILE.json]
+    /usr/bin/python3 tools/probe_conv_kernels.py --seeds A:B --all-directions [--planner EXE] [--verbose-json F]
 Exit status: 0 all agree, 1 a disagreement, 2 bad usage. Dev seeds only (below 900000): it is a tuning tool.
 """
 import argparse
@@ -192,11 +200,93 @@ def verbose_log(a: int, b: int) -> str:
     return text
 
 
+DIRECTIONS = ("forward_training", "backward_data", "backward_weights")
+
+
+def planner_line(layer: dict, batch: int) -> str:
+    """The layer as oomguard_conv_kernels reads it (see src/plan/conv_kernels_main.cc)."""
+    fields = ["convT" if layer["transposed"] else "conv", layer["nd"], layer["cin"], layer["cout"], layer["groups"],
+              batch]
+    for key in ("spatial", "k", "s", "p", "d", "op"):
+        fields += layer[key]
+    return " ".join(map(str, fields))
+
+
+def planner_kernels(rows: list, exe: str) -> list:
+    """The planner's kernel per direction ({direction: name}) for each (layer, batch) of rows."""
+    text = "\n".join(planner_line(layer, batch) for layer, batch in rows) + "\n"
+    out = subprocess.run([exe], input=text, capture_output=True, text=True, check=True).stdout.splitlines()
+    if len(out) != len(rows):
+        raise RuntimeError("oomguard_conv_kernels answered %d lines for %d layers" % (len(out), len(rows)))
+    return [dict(zip(DIRECTIONS, line.split())) if not line.startswith("error") else {} for line in out]
+
+
+def layer_class(layer: dict) -> str:
+    """A coarse pattern of the layer for the disagreement table."""
+    g, cin, cout = layer["groups"], layer["cin"], layer["cout"]
+    kind = "dw" if g > 1 and g == cin else "grouped" if g > 1 else "dense"
+    tags = ["%dd" % layer["nd"], "T" if layer["transposed"] else "", kind]
+    if all(k == 1 for k in layer["k"]):
+        tags.append("k1")
+    if any(d != 1 for d in layer["d"]):
+        tags.append("dil")
+    if any(v != 1 for v in layer["s"]):
+        tags.append("str")
+    if kind == "dense" and cin < 16:
+        tags.append("cin<16")
+    return "-".join(t for t in tags if t)
+
+
+def all_directions(a: int, b: int, exe: str, out_file: str, log_json: str) -> int:
+    """Every direction of every seed: the planner's kernel (oomguard_conv_kernels) against DNNL_VERBOSE's
+    (no oneDNN convolution in a direction: PyTorch's slow path, "slow")."""
+    import probe_conv_fuzz as cf
+    if log_json:
+        with open(log_json) as f:
+            loaded = json.load(f)
+        if "rows" in loaded:  # an earlier --all-directions --out file
+            loaded = {r["seed"]: {d: i for d, i in r["onednn"].items() if i != "slow"} for r in loaded["rows"]}
+        seen = {int(k): v for k, v in loaded.items() if a <= int(k) < b}
+    else:
+        seen = parse(verbose_log(a, b))
+    seeds = sorted(seen)
+    draws = [cf.draw(seed) for seed in seeds]
+    planned = planner_kernels([(d["layer"], d["batch"]) for d in draws], exe)
+    rows, table, disagree = [], {}, {d: 0 for d in DIRECTIONS}
+    for seed, draw, plan in zip(seeds, draws, planned):
+        got = {d: seen[seed].get(d, "slow") for d in DIRECTIONS}
+        row = {"seed": seed, "batch": draw["batch"], "what": cf.describe(draw["layer"]), "planner": plan,
+               "onednn": got, "differ": []}
+        for d in DIRECTIONS:
+            if plan.get(d) != got[d]:
+                disagree[d] += 1
+                row["differ"].append(d)
+                key = "%s %s: planner %s, torch %s" % (d, layer_class(draw["layer"]), plan.get(d), got[d])
+                table.setdefault(key, []).append(seed)
+        rows.append(row)
+    print("%d layers (seeds %d:%d); disagreements per direction: %s" % (len(rows), a, b, json.dumps(disagree)))
+    for key, group in sorted(table.items(), key=lambda kv: -len(kv[1])):
+        print("%5d  %s  e.g. %s" % (len(group), key, " ".join(map(str, group[:6]))))
+    if out_file:
+        with open(out_file, "w") as f:
+            json.dump({"what": "planner kernel per direction vs DNNL_VERBOSE", "seeds": [a, b],
+                       "command": " ".join(sys.argv), "layers": len(rows), "disagree": disagree,
+                       "patterns": {k: v for k, v in sorted(table.items(), key=lambda kv: -len(kv[1]))},
+                       "rows": rows}, f, indent=1)
+            f.write("\n")
+    return 1 if any(disagree.values()) else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", help="A:B")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--out")
+    parser.add_argument("--all-directions", action="store_true",
+                        help="compare the planner's own choice (oomguard_conv_kernels) in every direction")
+    parser.add_argument("--planner", default=os.path.join(os.path.dirname(HERE), "build-conv", "src", "plan",
+                                                          "oomguard_conv_kernels"))
+    parser.add_argument("--verbose-json", help="seed -> {direction: implementation} from an earlier run")
     args = parser.parse_args()
     if args.child:
         a, b = (int(v) for v in args.child.split(":"))
@@ -208,6 +298,8 @@ def main() -> int:
     if b > 900000:
         print("probe_conv_kernels: held-out seeds (900000 and above) are not for this tool", file=sys.stderr)
         return 2
+    if args.all_directions:
+        return all_directions(a, b, args.planner, args.out, args.verbose_json)
     import probe_conv_fuzz as cf
     rows, counts, disagree = [], {}, 0
     for seed, impl in sorted(parse(verbose_log(a, b)).items()):

@@ -997,6 +997,52 @@ TEST(ConvScratch, DilatedKernelWiderThanItsInputTakesTheGemmWeightGradient) {
   EXPECT_EQ(ConvRule(2, 128, 64, 3, 1, 12, 2, 1, 4).backward_temp_bytes, 300312u);
 }
 
+// The kernel ConvScratch plans each direction on (OpRule::conv_kernels), as DNNL_VERBOSE named it
+// for these dev layers of tools/probe_conv_fuzz.py (tools/probe_conv_kernels.py --all-directions):
+// "forward input-gradient weight-gradient". in, k, s and p per spatial axis (p symmetric).
+std::string ConvKernelsOf(int64_t c_in, int64_t c_out, int64_t groups, std::vector<int64_t> in, std::vector<int64_t> k,
+                          std::vector<int64_t> s, std::vector<int64_t> p, int64_t batch) {
+  GraphBuilder g;
+  std::vector<int64_t> w = {c_out, c_in / groups};
+  w.insert(w.end(), k.begin(), k.end());
+  in.insert(in.begin(), c_in);
+  g.Input("input", in).Weight("conv.weight", w);
+  g.Node("Mul", {"input", "input"}, {"x"}, "pre");
+  auto& conv = g.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv");
+  GraphBuilder::IntAttr(conv, "group", groups);
+  GraphBuilder::IntsAttr(conv, "kernel_shape", k);
+  GraphBuilder::IntsAttr(conv, "strides", s);
+  p.insert(p.end(), p.begin(), p.end());
+  GraphBuilder::IntsAttr(conv, "pads", p);
+  g.Output("logits");
+  const ConvKernels kernels = RuleOf(g.Bytes(), batch, "Conv").conv_kernels;
+  return std::string(ConvKernelName(kernels.forward)) + " " + ConvKernelName(kernels.input_gradient) + " " +
+         ConvKernelName(kernels.weight_gradient);
+}
+
+TEST(ConvScratch, RecordsTheKernelEachDirectionRunsOn) {
+  // Dev seed 39: depthwise 226 channels, 3x3 strided by 3 over 14 x 14: the depthwise kernels throughout.
+  EXPECT_EQ(ConvKernelsOf(226, 226, 226, {14, 14}, {3, 3}, {3, 3}, {1, 1}, 7),
+            "jit_dw:avx512_core jit_dw:avx512_core jit_dw:avx512_core");
+  // Seeds 393 (3x1 strided by 2, padded (3, 0): the stride is wider than the kernel, and the kernel is
+  // outside the input for forward) and 243 (3x3 over a 1 x 1 map): the depthwise weight-gradient
+  // kernel refuses them (DepthwiseWeightGradientRefuses), gemm runs.
+  EXPECT_EQ(ConvKernelsOf(128, 128, 128, {7, 7}, {3, 1}, {2, 2}, {3, 0}, 6),
+            "x64:gemm:jit jit_dw:avx512_core x64:gemm:jit");
+  EXPECT_EQ(ConvKernelsOf(40, 40, 40, {1, 1}, {3, 3}, {1, 1}, {1, 1}, 2),
+            "jit_dw:avx512_core jit_dw:avx512_core x64:gemm:jit");
+  // Strided 1x1: the 1x1 kernel where the stride divides the input exactly (seed 301, 82 x 82 by 2),
+  // the direct kernels where it does not (seed 53, 7 x 7 by (2, 3); ReducesToUnitStride).
+  EXPECT_EQ(ConvKernelsOf(192, 160, 1, {82, 82}, {1, 1}, {2, 2}, {0, 0}, 7),
+            "jit_1x1:avx512_core jit_1x1:avx512_core jit_1x1:avx512_core");
+  EXPECT_EQ(ConvKernelsOf(256, 160, 1, {7, 7}, {1, 1}, {2, 3}, {0, 0}, 3),
+            "jit:avx512_core jit:avx512_core jit:avx512_core");
+  // Seed 317: conv1d 12 -> 12, k3 s2 over 256: gemm input gradient, AVX2 weight gradient.
+  EXPECT_EQ(ConvKernelsOf(12, 12, 1, {256}, {3}, {2}, {0}, 2), "jit:avx512_core x64:gemm:jit jit:avx2");
+  // Seed 75: a padded depthwise 1x1 over 64 x 64 at batch 1 stays on PyTorch's own path.
+  EXPECT_EQ(ConvKernelsOf(160, 160, 160, {64, 64}, {1, 1}, {1, 1}, {1, 1}, 1), "slow slow slow");
+}
+
 TEST(ConvScratch, BatchOfOneOnASmallMapUnfoldsOneSample) {
   // PyTorch's slow convolution (no oneDNN at batch 1 below 20480 input elements): one sample's
   // columns, in_channels x 9 x output positions floats.

@@ -708,6 +708,23 @@ constexpr uint64_t kChannelsLastDepthwiseFixedBytes = 3136;
 // beside 64-960 channels of weights).
 constexpr uint64_t kConv2dWeightGradientFixedBytes = 5400;
 
+}  // namespace
+
+const char* ConvKernelName(ConvKernel k) {
+  switch (k) {
+    case ConvKernel::kNone: return "";
+    case ConvKernel::kSlow: return "slow";
+    case ConvKernel::kJitAvx512: return "jit:avx512_core";
+    case ConvKernel::kJitAvx2: return "jit:avx2";
+    case ConvKernel::kJit1x1: return "jit_1x1:avx512_core";
+    case ConvKernel::kJitDepthwise: return "jit_dw:avx512_core";
+    case ConvKernel::kGemm: return "x64:gemm:jit";
+  }
+  return "";
+}
+
+namespace {
+
 // Element i of a node's ints attribute (pads, strides, dilations), or `fallback` where it is absent.
 int64_t IntsAttrAt(const NodeInfo& n, const char* name, size_t i, int64_t fallback) {
   auto it = n.ints_attrs.find(name);
@@ -839,6 +856,58 @@ bool Avx2WeightGradientRefuses(const NodeInfo& n, const std::vector<int64_t>& xd
   return false;
 }
 
+// Whether oneDNN 2.6.3's depthwise weight-gradient kernel refuses a 1-D/2-D layer of one channel a
+// group (jit_uni_dw_conv_bwd_weights_kernel::init_conf in jit_uni_dw_conv_kernel_utils.cpp: args_ok
+// and boundaries_ok): any dilation, a kernel wider than 3, a stride wider than the kernel, padding
+// past half the kernel on a side (the end paddings clamped at 0), an input shorter than the kernel
+// plus the top padding's remainder by the stride, a top or bottom padding above 1 that the stride
+// does not divide, or an output size that the padded input does not give. conv1d is 2-D over a unit
+// height. The layer then runs x64:gemm:jit backward_weights (DNNL_VERBOSE over dev seeds 0-1999 of
+// tools/probe_conv_fuzz.py: 142 such layers, this check names all 94 gemm and 48 jit_dw ones).
+bool DepthwiseWeightGradientRefuses(const NodeInfo& n, const std::vector<int64_t>& xd,
+                                    const std::vector<int64_t>& wd, const std::vector<int64_t>& yd) {
+  if (xd.size() != wd.size() || xd.size() != yd.size() || xd.size() < 3 || xd.size() > 4) return false;
+  const size_t spatial = xd.size() - 2;
+  struct Axis {
+    int64_t in = 1, out = 1, k = 1, stride = 1, begin = 0, end = 0;
+  };
+  Axis ax[2];  // height, width (conv1d: a unit height)
+  for (size_t d = 0; d < spatial; ++d) {
+    if (IntsAttrAt(n, "dilations", d, 1) != 1) return true;
+    Axis& a = ax[2 - spatial + d];
+    a.in = xd[2 + d];
+    a.out = yd[2 + d];
+    a.k = wd[2 + d];
+    a.stride = IntsAttrAt(n, "strides", d, 1);
+    a.begin = IntsAttrAt(n, "pads", d, 0);
+    a.end = std::max<int64_t>(0, (a.out - 1) * a.stride + a.k - (a.in + a.begin));
+  }
+  const Axis& h = ax[0];
+  const Axis& w = ax[1];
+  if (w.k > 3 || w.stride > w.k) return true;
+  for (const Axis& a : ax) {
+    if (a.out != (a.in + a.begin + a.end - a.k) / a.stride + 1) return true;
+    if (a.begin > a.k / 2 || a.end > a.k / 2) return true;
+  }
+  const int64_t top_remainder = ((-h.begin) % h.stride + h.stride) % h.stride;
+  if (h.in < h.k + top_remainder) return true;
+  return (h.begin > 1 && h.begin % h.stride != 0) || (h.end > 1 && h.end % h.stride != 0);
+}
+
+// Whether oneDNN 2.6.3's 1x1 kernels take a strided 1x1 convolution by reducing its input to unit
+// stride (rtus_prepare in jit_uni_1x1_conv_utils.hpp): only over 1-2 axes (conv1d runs as 2-D), with
+// no padding and an output that is exactly the input divided by the stride on every axis. Otherwise
+// the direct kernels run it (DNNL_VERBOSE over dev seeds 0-1999 of tools/probe_conv_fuzz.py: seed 53,
+// 256 -> 160 over 7 x 7 strided (2, 3), ran jit:avx512_core in all three directions; seed 301, 82 x
+// 82 strided by 2, jit_1x1:avx512_core).
+bool ReducesToUnitStride(const NodeInfo& n, const std::vector<int64_t>& xd, const std::vector<int64_t>& yd) {
+  if (xd.size() != yd.size() || xd.size() < 3 || xd.size() > 4) return false;
+  for (size_t d = 0; d + 2 < xd.size(); ++d) {
+    if (IntsAttrAt(n, "pads", d, 0) != 0 || yd[2 + d] * IntsAttrAt(n, "strides", d, 1) != xd[2 + d]) return false;
+  }
+  return true;
+}
+
 // Whether a convolution needs no im2col columns: a 1x1 kernel, unit strides, the output the input's
 // size (no padding) - oneDNN's gemm_convolution_utils and slow_conv2d both skip the unfolding then.
 bool KeepsSize(uint64_t kernel, bool strided, const std::vector<int64_t>& xd, const std::vector<int64_t>& yd) {
@@ -850,6 +919,10 @@ bool KeepsSize(uint64_t kernel, bool strided, const std::vector<int64_t>& xd, co
 }
 
 void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
+  ConvKernels& chosen_kernels = r->conv_kernels;
+  auto set_kernels = [&](ConvKernel forward, ConvKernel input_gradient, ConvKernel weight_gradient) {
+    chosen_kernels = ConvKernels{forward, input_gradient, weight_gradient};
+  };
   const Model& m = ctx.model;
   const ConcreteShapes& shapes = ctx.shapes;
   const auto& T = shapes.tensors;
@@ -878,6 +951,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   uint64_t kernel = 1;
   for (size_t i = 2; i < wd.size(); ++i) kernel *= static_cast<uint64_t>(wd[i]);
   if (n.op_type == "ConvTranspose") {
+    set_kernels(ConvKernel::kSlow, ConvKernel::kSlow, ConvKernel::kSlow);
     uint64_t positions = 1;
     for (size_t i = 2; i < xd.size(); ++i) positions *= static_cast<uint64_t>(xd[i]);
     uint64_t out_channels = static_cast<uint64_t>(wd[1] * groups);
@@ -914,6 +988,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
                 (groups > 1 || (k_last > 3 && k_before > 3) || xd[0] > 1 || first4 > 20480);
   const bool input_grad = ctx.requires_grad[x];
   if (!mkldnn) {
+    set_kernels(ConvKernel::kSlow, ConvKernel::kSlow, ConvKernel::kSlow);
     // slow_conv3d's backward forms the input gradient through columns of the input's size even
     // for a 1x1x1 kernel (measured: input bytes at every batch; 2-D and 1-D 1x1 need none).
     if (spatial == 3 && input_grad) r->backward_temp_bytes = T[x].Bytes();
@@ -975,6 +1050,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   const int64_t c_in = xd[1];
   const int64_t c_out = T[y].dims[1];
   const bool depthwise = groups > 1 && groups == c_in;
+  set_kernels(ConvKernel::kJitAvx512, ConvKernel::kJitAvx512, ConvKernel::kJitAvx512);
   // Channels rounded up to oneDNN's blocks: 16, or 8 for a dense convolution whose input has 4 to
   // 15 channels; a depthwise one always uses 16 (tools/probe_scratch.py over the layers of the
   // random networks, batches 2/4/8: the per-sample part is what follows, the rest is ~7 KiB).
@@ -985,8 +1061,21 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   // forward_training, backward_data and backward_weights on aBcd16b buffers; its trace holds the
   // output gradient blocked by 16 (440832 bytes, 5.3 x its plain size) beside the blocked input,
   // planned 11 % low with blocks of 8.
-  const bool pointwise_1x1 = groups == 1 && kernel == 1 && spatial <= 2;
+  // A strided one only where it reduces to unit stride (ReducesToUnitStride); the others take the
+  // direct kernels' rules (dev seeds 53, 215, 279: planned 1.0-4.0 % high with the 1x1 kernel's).
+  const bool pointwise_1x1 =
+      groups == 1 && kernel == 1 && spatial <= 2 && (!strided || ReducesToUnitStride(n, xd, T[y].dims));
+  if (pointwise_1x1) set_kernels(ConvKernel::kJit1x1, ConvKernel::kJit1x1, ConvKernel::kJit1x1);
+  // One channel a group over 1-2 axes: oneDNN's depthwise kernels, each direction with its own checks;
+  // a weight gradient DepthwiseWeightGradientRefuses runs gemm on plain buffers (its bytes below).
+  const bool dw_weight_gemm = depthwise && c_out == c_in && spatial <= 2 &&
+                              DepthwiseWeightGradientRefuses(n, xd, wd, T[y].dims);
+  if (depthwise && spatial <= 2) {
+    set_kernels(KernelOutsideSource(n, xd, wd, T[y].dims) ? ConvKernel::kGemm : ConvKernel::kJitDepthwise,
+                ConvKernel::kJitDepthwise, dw_weight_gemm ? ConvKernel::kGemm : ConvKernel::kJitDepthwise);
+  }
   const uint64_t block = !depthwise && !pointwise_1x1 && c_in >= 4 && c_in < 16 ? 8 : 16;
+  if (block == 8 && groups == 1 && spatial <= 2) chosen_kernels.weight_gradient = ConvKernel::kJitAvx2;
   auto padded_to = [&](int id, uint64_t b) {
     uint64_t c = T[id].dims.size() > 1 ? static_cast<uint64_t>(T[id].dims[1]) : 1;
     return c ? T[id].Bytes() / c * ((c + b - 1) / b * b) : 0;
@@ -1030,6 +1119,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   const bool avx2_weight_gradient = spatial == 2 && groups == 1 && kernel > 1 && c_in >= 16 && !depthwise &&
                                     WeightGradientBlock2d(n, xd, wd, T[y].dims) == 8;
   const uint64_t weight_block = avx2_weight_gradient ? 8 : block;
+  if (avx2_weight_gradient) chosen_kernels.weight_gradient = ConvKernel::kJitAvx2;
   uint64_t input_reorder = plain_input ? 0 : padded_to(x, weight_block);
   const uint64_t samples = static_cast<uint64_t>(std::max<int64_t>(1, xd[0]));
   // Those depthwise and 9-15 channel 3-D kernels also take a scratchpad of ~80 KiB whatever the
@@ -1051,7 +1141,11 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     const uint64_t copies = 256 * T[w].Bytes();
     r->backward_temp_bytes = copies + T[w].Bytes() + kChannelsLastDepthwiseFixedBytes;
     r->machine_dependent_bytes = copies;
-  } else if (depthwise && k_last > 3) {
+  } else if (depthwise && (k_last > 3 || dw_weight_gemm)) {
+    // Those wider kernels are ones the depthwise weight-gradient kernel refuses (kw > 3), and so are
+    // the other layers it refuses: only the input-gradient kernel's blocked buffers, then the gemm
+    // weight gradient on plain ones (dev seeds 393, a 3x1 kernel strided by 2 over 7 x 7, planned
+    // +10.3 % with the blocked reorders, and 243, a 3x3 kernel over a 1 x 1 map, -13.7 %).
     r->backward_temp_bytes = 2 * padded(x) - T[x].Bytes() + fixed;
   } else {
     r->backward_temp_bytes = input_reorder + padded_to(y, weight_block) + fixed;
@@ -1077,7 +1171,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     const uint64_t plain = static_cast<uint64_t>(c_out) * static_cast<uint64_t>(c_in);
     return plain ? T[w].Bytes() / plain * (blocked - plain) : 0;
   };
-  if (groups == 1 && kernel == 1 && strided && spatial <= 2) {
+  if (pointwise_1x1 && strided) {
     // A strided 1x1 convolution (1-D runs as 2-D) takes oneDNN's 1x1 kernel with a reduce-to-unit-
     // stride buffer: the input and the output gradient blocked by 16 channels whatever their count
     // (a 3-channel input too), one sample's input subsampled to the output's positions (blocked by
@@ -1109,7 +1203,12 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   // 1-D and 2-D only: the 3-D rules above and below were fitted on 3-D steps whose input gradients
   // ran gemm already (dev seeds 9, 38, 88, 271 within 1 %); adding this phase to them planned the
   // dilated 3-D first convolution of dev seed 244 26 KB above its measured peak.
-  if (dig.Known() && spatial <= 2 && groups == 1 && kernel > 1 && input_grad && T[y].dims.size() == xd.size()) {
+  // (A strided 1x1 kernel that oneDNN's 1x1 kernel does not take runs the direct kernels too: dev seeds
+  // 215 and 279, conv1d of kernel 1 strided by 2 and 3 over 929 and 694, ran x64:gemm:jit backward_data;
+  // planned 1.9 and 4.0 % high with the reduce-to-unit-stride rule, -0.05 and -0.24 % now.)
+  const bool direct_1x1 = kernel == 1 && !pointwise_1x1 && !KernelOutsideSource(n, xd, wd, T[y].dims);
+  if (dig.Known() && spatial <= 2 && groups == 1 && (kernel > 1 || direct_1x1) && input_grad &&
+      T[y].dims.size() == xd.size()) {
     const auto& yd = T[y].dims;
     ConvAxis axes[3];
     for (size_t i = 0; i < spatial; ++i) {
@@ -1122,6 +1221,8 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     const InputGradientKernel chosen = DirectInputGradientKernel(axes, c_in, c_out, 1, dig.l1_bytes);
     gemm_input = chosen == InputGradientKernel::kGemm;
     avx2_input = chosen == InputGradientKernel::kAvx2;
+    chosen_kernels.input_gradient =
+        gemm_input ? ConvKernel::kGemm : (avx2_input ? ConvKernel::kJitAvx2 : ConvKernel::kJitAvx512);
     const uint64_t positions = spatial == 1 ? static_cast<uint64_t>(yd[2])
                                             : static_cast<uint64_t>(yd[yd.size() - 2]) * static_cast<uint64_t>(yd.back());
     const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
@@ -1158,8 +1259,21 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     }
     return gemm;
   };
+  // A depthwise weight gradient on gemm (DepthwiseWeightGradientRefuses) runs channel by channel after
+  // the input gradient: its scratch against the input gradient's (dev seed 243, 40 channels, 3x3 over a
+  // 1 x 1 map, batch 2: a 23.6 KB step planned 3.5 KB low without it). Its threads split the channels,
+  // not the batch, as far as anything measured tells: no per-thread copies are listed for it.
+  if (dw_weight_gemm && T[y].dims.size() == xd.size()) {
+    const uint64_t positions = spatial == 1 ? static_cast<uint64_t>(T[y].dims[2])
+                                            : static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
+    const uint64_t per_thread = r->per_thread_bytes, machine_dependent = r->machine_dependent_bytes;
+    r->backward_temp_bytes = std::max(r->backward_temp_bytes, gemm_weight_gradient(positions, 1, 1));
+    r->per_thread_bytes = per_thread;
+    r->machine_dependent_bytes = machine_dependent;
+  }
   if (spatial == 3 && groups == 1 && c_in >= g.min_in_channels && c_in <= g.max_in_channels &&
       T[y].dims.size() == 5) {
+    if (kernel > 1) chosen_kernels.weight_gradient = ConvKernel::kGemm;
     // 3-D, 4-15 input channels (tools/probe_scratch.py, random layers 4-16 wide, batches 2/4). The
     // input gradient runs oneDNN's blocked kernel: the output gradient, the weights and the input
     // gradient blocked by 16 channels (of the weights only their padding shows), then the input
@@ -1195,6 +1309,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   const bool first_conv_3d = spatial == 3 && groups == 1 && kernel > 1 && c_in <= 3 && T[y].dims.size() == 5;
   const bool first_conv_3d_gemm = first_conv_3d && DirectWeightGradientRefuses3d(n, xd, wd, T[y].dims);
   if (first_conv_3d_gemm) {
+    set_kernels(ConvKernel::kGemm, ConvKernel::kGemm, ConvKernel::kGemm);
     const uint64_t positions = static_cast<uint64_t>(T[y].dims[3]) * static_cast<uint64_t>(T[y].dims[4]);
     r->backward_temp_bytes = std::max(r->backward_temp_bytes, gemm_weight_gradient(positions));
   }
@@ -1205,6 +1320,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       // the batch and grows with the weights (a 3x3x3 kernel from 512 to 512 channels over 1 frame
       // of 4x4 keeps 4 copies of its 28 MiB weights: 113 MiB; tools/probe_conv3d_steps.py, dev
       // layers of 16-512 channels over 1-2 frames).
+      chosen_kernels.weight_gradient = ConvKernel::kGemm;
       const uint64_t positions = static_cast<uint64_t>(T[y].dims[3]) * static_cast<uint64_t>(T[y].dims[4]);
       r->backward_temp_bytes = std::max(r->backward_temp_bytes, gemm_weight_gradient(positions));
     } else {
@@ -1241,6 +1357,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     // dev seeds 51, 107, 118 ran x64:gemm:jit backward_weights under DNNL_VERBOSE).
     if (DirectWeightGradientRefuses2d(n, xd, wd, T[y].dims)) beyond_input = true;
     if (beyond_input && T[y].dims.size() == 4) {
+      chosen_kernels.weight_gradient = ConvKernel::kGemm;
       const uint64_t positions = static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
       weight_phase = std::max(weight_phase, gemm_weight_gradient(positions));
     }
@@ -1286,6 +1403,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       DirectWeightGradientRefuses2d(n, xd, wd, T[y].dims)) {
     // Narrower inputs take the same gemm weight gradient where both direct kernels refuse them (for
     // 4-15 channels the AVX2 kernel's checks alone decide).
+    chosen_kernels.weight_gradient = ConvKernel::kGemm;
     const uint64_t positions = static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
     r->backward_temp_bytes = std::max(r->backward_temp_bytes, gemm_weight_gradient(positions));
   }
@@ -1300,6 +1418,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     // sgemm takes no buffer where the input-gradient gemm is a matrix-vector product (one output
     // position or one column: SgemmRunsGemv; dev seed 313, 1 -> 1 with k4 s2 d2 onto a 1 x 1 map,
     // planned +859 %, 71612 bytes high, with the buffer).
+    chosen_kernels.input_gradient = chosen_kernels.weight_gradient = ConvKernel::kGemm;
     const uint64_t positions = spatial == 1 ? static_cast<uint64_t>(T[y].dims[2])
                                             : static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
     const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
@@ -1365,6 +1484,15 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     // init_conf, as for dense layers: DilatedAxisStrided); the forward keeps its direct kernel (seed
     // 392: jit:avx512_core forward_training on 8c8b blocks, x64:gemm:jit backward_data on plain ones).
     const bool input_gemm = !data_gemm && input_grad && DilatedAxisStrided(n, spatial);
+    ConvKernel weight_kernel = ConvKernel::kJitAvx512;
+    if (weight_gemm) {
+      weight_kernel = ConvKernel::kGemm;
+    } else if (weight_block < 16 || (spatial == 3 ? DirectWeightGradientRefuses3d(n, xd, wd, T[y].dims)
+                                                  : WeightGradientBlock2d(n, xd, wd, T[y].dims) == 8)) {
+      weight_kernel = ConvKernel::kJitAvx2;
+    }
+    set_kernels(data_gemm ? ConvKernel::kGemm : ConvKernel::kJitAvx512,
+                data_gemm || input_gemm ? ConvKernel::kGemm : ConvKernel::kJitAvx512, weight_kernel);
     const auto& yd = T[y].dims;
     const uint64_t positions = spatial == 1 ? static_cast<uint64_t>(yd[2])
                                             : static_cast<uint64_t>(yd[yd.size() - 2]) * static_cast<uint64_t>(yd.back());
@@ -1430,6 +1558,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   // rules above (dev seed 270 within 0.2 %); 3-D depthwise layers have no depthwise kernel at all.
   if (one_channel_groups && dilated && spatial <= 2 && kernel > 1 && !DilatedAxisStrided(n, spatial) &&
       T[y].dims.size() == xd.size()) {
+    chosen_kernels.input_gradient = chosen_kernels.weight_gradient = ConvKernel::kGemm;
     const auto& yd = T[y].dims;
     const uint64_t positions = spatial == 1 ? static_cast<uint64_t>(yd[2])
                                             : static_cast<uint64_t>(yd[2]) * static_cast<uint64_t>(yd[3]);

@@ -39,6 +39,23 @@ struct ExtraBuffer {
   bool freed_before_gradients = false;
 };
 
+// The implementation a CPU convolution's scratch is planned for, per direction (PyTorch 1.13 with
+// oneDNN 2.6.3, one intra-op thread): oneDNN's direct jit kernels (AVX-512 blocked by 16 or fewer
+// channels, AVX2 by 8), its 1x1 and depthwise kernels, its gemm convolution, or PyTorch's own slow
+// path (slow_conv2d / slow_conv3d / slow transposed: no oneDNN primitive at all).
+enum class ConvKernel { kNone, kSlow, kJitAvx512, kJitAvx2, kJit1x1, kJitDepthwise, kGemm };
+
+// The name DNNL_VERBOSE gives the implementation ("slow" for PyTorch's own path, "" for kNone).
+const char* ConvKernelName(ConvKernel k);
+
+// Which kernel ConvScratch planned each direction on: set where its rules decide it (kNone for an op
+// that is no convolution). tools/probe_conv_kernels.py compares it with DNNL_VERBOSE.
+struct ConvKernels {
+  ConvKernel forward = ConvKernel::kNone;
+  ConvKernel input_gradient = ConvKernel::kNone;
+  ConvKernel weight_gradient = ConvKernel::kNone;
+};
+
 struct OpRule {
   bool known = true;                   // false: conservative default (warn)
   std::vector<int> saved_tensors;      // input/output tensor ids kept for backward
@@ -64,6 +81,8 @@ struct OpRule {
   // Non-empty when the export cannot tell this op from another that keeps something else (the
   // planner takes the larger): why, as a warning that does not depend on the batch.
   std::string ambiguity;
+  // CPU convolutions: the kernel each direction's scratch follows.
+  ConvKernels conv_kernels;
 };
 
 struct RuleContext {
