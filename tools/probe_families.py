@@ -55,6 +55,7 @@ CASES = {
     "pool_heads": ([("input", (32, 16, 16), "float32", 0)], 6, (), (4, 16), "sgd"),
     "gnn_scatter": ([("x", (40, 12), "float32", 0), ("edges", (2, 160), "int64", 40)], 4, (), (4, 16), "sgd"),
     "gnn_scatter_add": ([("x", (40, 12), "float32", 0), ("edges", (2, 160), "int64", 40)], 4, (), (4, 16), "sgd"),
+    "einsum_where_attn": ([("input", (40, 48), "float32", 0)], 5, (), (4, 16), "sgd"),
     "embedding_bag": ([("input_ids", (30,), "int64", 5000)], 4, (), (8, 32), "sgd"),
 }
 
@@ -330,6 +331,25 @@ def build(name: str, classes: int):
                     h = F.relu(self.upd(torch.cat([h, agg], dim=1)))
                 return self.fc(h.view(b, n, -1).mean(dim=1))
         return Gnn()
+    if name == "einsum_where_attn":
+        class Attn(nn.Module):  # attention written with einsum and a torch.where band mask
+            def __init__(self, d=48, heads=3, t=40):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(d, 3 * d)
+                self.o = nn.Linear(d, d)
+                idx = torch.arange(t)
+                self.register_buffer("band", ((idx[None, :] - idx[:, None]).abs() <= 6).float(), persistent=False)
+                self.fc = nn.Linear(d, classes)
+
+            def forward(self, x):
+                b, t, d = x.shape
+                q, k, v = self.qkv(x).view(b, t, 3, self.heads, -1).unbind(dim=2)
+                s = torch.einsum("bqhd,bkhd->bhqk", q, k) / (d // self.heads) ** 0.5
+                s = torch.where(self.band > 0, s, torch.full_like(s, -1e4))
+                y = torch.einsum("bhqk,bkhd->bqhd", s.softmax(-1), v).reshape(b, t, d)
+                return self.fc((x + self.o(y)).mean(dim=1))
+        return Attn()
     if name == "embedding_bag":
         class Bag(nn.Module):
             def __init__(self):
