@@ -56,6 +56,7 @@ CASES = {
     "gnn_scatter": ([("x", (40, 12), "float32", 0), ("edges", (2, 160), "int64", 40)], 4, (), (4, 16), "sgd"),
     "gnn_scatter_add": ([("x", (40, 12), "float32", 0), ("edges", (2, 160), "int64", 40)], 4, (), (4, 16), "sgd"),
     "einsum_where_attn": ([("input", (40, 48), "float32", 0)], 5, (), (4, 16), "sgd"),
+    "repeat_interleave": ([("input", (16, 30), "float32", 0)], 4, (90,), (2, 8), "sgd"),
     "embedding_bag": ([("input_ids", (30,), "int64", 5000)], 4, (), (8, 32), "sgd"),
 }
 
@@ -350,6 +351,16 @@ def build(name: str, classes: int):
                 y = torch.einsum("bhqk,bkhd->bqhd", s.softmax(-1), v).reshape(b, t, d)
                 return self.fc((x + self.o(y)).mean(dim=1))
         return Attn()
+    if name == "repeat_interleave":
+        class Up(nn.Module):  # torch.repeat_interleave along time (exported as Expand / Split / Concat of its repeats)
+            def __init__(self):
+                super().__init__()
+                self.enc = nn.Conv1d(16, 32, 3, padding=1)
+                self.dec = nn.Conv1d(32, classes, 3, padding=1)
+
+            def forward(self, x):
+                return self.dec(F.relu(self.enc(x)).repeat_interleave(3, dim=2))
+        return Up()
     if name == "embedding_bag":
         class Bag(nn.Module):
             def __init__(self):

@@ -615,6 +615,29 @@ TEST(Planner, ScatterKeepsItsIndexAndIndexAddItsSource) {
   }
 }
 
+// torch.repeat_interleave exports its repeats as values: a constant expanded to the repeated dim's
+// length, split into one value per slice, concatenated into each slice's Expand shape. Without Expand
+// and Split carrying known values the planner could not infer the output's shape and refused the
+// model (unseen set 7; tools/probe_families.py repeat_interleave, real PyTorch 1.13 steps).
+TEST(Planner, RepeatInterleaveExportIsPlanned) {
+  const std::string dir = std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/plan/";
+  std::ifstream in(dir + "family_probes.json");
+  ASSERT_TRUE(in.good());
+  const nlohmann::json c = nlohmann::json::parse(in)["cases"]["repeat_interleave"];
+  ASSERT_TRUE(c.is_object());
+  auto model = LoadModel(dir + c["onnx"].get<std::string>());
+  ASSERT_TRUE(model.ok()) << model.error();
+  for (const auto& row : c["rows"]) {
+    const int64_t batch = row["batch"].get<int64_t>();
+    auto plan = PlanStep(**model, Cpu(batch, Optimizer::kSgd));
+    ASSERT_TRUE(plan.ok()) << plan.error();
+    ASSERT_FALSE(plan->layers.empty());
+    EXPECT_EQ(plan->layers.back().output_shape, (std::vector<int64_t>{batch, 4, 90}));
+    const double peak = row["measured_peak"].get<double>();
+    EXPECT_NEAR(static_cast<double>(plan->peak_allocated_bytes), peak, 0.05 * peak);
+  }
+}
+
 // Backward peaks inside an elementwise derivative formula: y / (y*y + 1), pow(y*y + 1, 0.75),
 // 1 / (y*y + 1) and nn.LocalResponseNorm after a convolution (tools/probe_elementwise.py --nets:
 // whole SGD steps of real PyTorch). The formulas' temporaries (data/elementwise_scratch.json) are what

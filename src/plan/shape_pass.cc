@@ -623,10 +623,16 @@ class ShapePass {
       int64_t each = (a->dims[axis] + k - 1) / k;
       for (int64_t i = 0; i < k; ++i) sizes.push_back(std::min(each, a->dims[axis] - i * each));
     }
+    int64_t begin = 0;
     for (size_t i = 0; i < n.outputs.size() && i < sizes.size(); ++i) {
       Dims d = a->dims;
       d[axis] = std::max<int64_t>(sizes[i], 0);
       Set(n, i, d, a->dtype);
+      // A known 1-D value splits into its pieces (torch.repeat_interleave's export splits its repeats).
+      if (a->has_value && a->dims.size() == 1 && begin + d[axis] <= static_cast<int64_t>(a->value.size())) {
+        SetValue(n, i, std::vector<double>(a->value.begin() + begin, a->value.begin() + begin + d[axis]));
+      }
+      begin += d[axis];
     }
   }
 
@@ -684,6 +690,25 @@ class ShapePass {
     for (double x : *v) shape.push_back(static_cast<int64_t>(x));
     if (!Broadcast(a->dims, shape, &d)) return;
     Set(n, 0, d, a->dtype);
+    // A known value broadcast to the new shape (torch.repeat_interleave's export expands its repeats).
+    ConcreteTensor* o = Out(n, 0);
+    if (!a->has_value || !o || !o->known || o->Elements() > kMaxValues || a->value.size() != a->Elements()) return;
+    std::vector<double> out(o->Elements());
+    const size_t rank = d.size(), lead = rank - a->dims.size();
+    for (size_t flat = 0; flat < out.size(); ++flat) {
+      size_t rest = flat, from = 0, stride = 1;
+      for (size_t k = rank; k-- > 0;) {
+        const size_t index = rest % static_cast<size_t>(d[k]);
+        rest /= static_cast<size_t>(d[k]);
+        if (k >= lead) {
+          const size_t size = static_cast<size_t>(a->dims[k - lead]);
+          from += (size == 1 ? 0 : index) * stride;
+          stride *= size;
+        }
+      }
+      out[flat] = a->value[from];
+    }
+    SetValue(n, 0, std::move(out));
   }
 
   void Recurrent(const NodeInfo& n) {
