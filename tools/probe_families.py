@@ -57,6 +57,7 @@ CASES = {
     "gnn_scatter_add": ([("x", (40, 12), "float32", 0), ("edges", (2, 160), "int64", 40)], 4, (), (4, 16), "sgd"),
     "einsum_where_attn": ([("input", (40, 48), "float32", 0)], 5, (), (4, 16), "sgd"),
     "repeat_interleave": ([("input", (16, 30), "float32", 0)], 4, (90,), (2, 8), "sgd"),
+    "gumbel_codes": ([("input", (1, 24, 24), "float32", 0)], 5, (), (8, 32), "sgd"),
     "embedding_bag": ([("input_ids", (30,), "int64", 5000)], 4, (), (8, 32), "sgd"),
 }
 
@@ -361,6 +362,21 @@ def build(name: str, classes: int):
             def forward(self, x):
                 return self.dec(F.relu(self.enc(x)).repeat_interleave(3, dim=2))
         return Up()
+    if name == "gumbel_codes":
+        class Codes(nn.Module):  # Gumbel-softmax over a code axis, then a codebook einsum
+            def __init__(self, codes=48, d=24):
+                super().__init__()
+                self.enc = nn.Conv2d(1, codes, 4, 2, 1)
+                self.codebook = nn.Parameter(torch.randn(codes, d) * 0.1)
+                self.fc = nn.Linear(d, classes)
+
+            def forward(self, x):
+                logits = self.enc(x)
+                u = torch.rand_like(logits).clamp(1e-6, 1 - 1e-6)
+                y = torch.softmax((logits - torch.log(-torch.log(u))) / 0.5, dim=1)
+                z = torch.einsum("bchw,cd->bdhw", y, self.codebook)
+                return self.fc(z.mean(dim=(2, 3)))
+        return Codes()
     if name == "embedding_bag":
         class Bag(nn.Module):
             def __init__(self):

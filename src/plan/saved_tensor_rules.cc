@@ -2112,10 +2112,82 @@ OpRule RuleWithoutGradientCopy(const LogicalOp& op, const RuleContext& ctx) {
 
 }  // namespace
 
+// Which operands of a two-operand einsum torch 1.13 copies for bmm: sumproduct_pair arranges the left
+// operand as [batch, left-only, summed] and the right as [batch, summed, right-only] labels (each group in
+// the output's order, summed labels in order of appearance) and reshapes each to 3-D, which copies an
+// operand whose labels of size above 1 are not already in that order ("bchw,cd->bdhw" copies its left
+// operand as [b, h, w, c]; "bij,bjk->bik" copies neither). bmm keeps the copies. Contiguous operands
+// with an explicit "->" and no ellipsis or repeated label only; {false, false} otherwise.
+std::array<bool, 2> EinsumCopiesOperands(const NodeInfo& n, const ConcreteShapes& shapes, int a, int b) {
+  auto eq = n.string_attrs.find("equation");
+  if (eq == n.string_attrs.end() || a < 0 || b < 0 || !shapes.tensors[a].known || !shapes.tensors[b].known) {
+    return {false, false};
+  }
+  std::string e;
+  for (char c : eq->second) {
+    if (c != ' ') e += c;
+  }
+  const size_t comma = e.find(','), arrow = e.find("->");
+  if (comma == std::string::npos || arrow == std::string::npos || arrow < comma || e.find('.') != std::string::npos) {
+    return {false, false};
+  }
+  const std::string left = e.substr(0, comma), right = e.substr(comma + 1, arrow - comma - 1), out = e.substr(arrow + 2);
+  auto has = [](const std::string& s, char c) { return s.find(c) != std::string::npos; };
+  auto unique = [](const std::string& s) { return std::set<char>(s.begin(), s.end()).size() == s.size(); };
+  if (!unique(left) || !unique(right) || !unique(out) || left.size() != shapes.tensors[a].dims.size() ||
+      right.size() != shapes.tensors[b].dims.size()) {
+    return {false, false};
+  }
+  std::string standard = out;  // output labels, then the summed ones in order of appearance
+  for (char c : left + right) {
+    if (!has(standard, c)) {
+      if (!has(left, c) || !has(right, c)) return {false, false};  // summed within one operand first
+      standard += c;
+    }
+  }
+  auto pick = [&](auto keep) {
+    std::string s;
+    for (char c : standard) {
+      if (keep(c)) s += c;
+    }
+    return s;
+  };
+  const std::string batch = pick([&](char c) { return has(left, c) && has(right, c) && has(out, c); });
+  const std::string summed = pick([&](char c) { return has(left, c) && has(right, c) && !has(out, c); });
+  const std::string left_order = batch + pick([&](char c) { return has(left, c) && !has(right, c); }) + summed;
+  const std::string right_order = batch + summed + pick([&](char c) { return has(right, c) && !has(left, c); });
+  auto copies = [&](const std::string& labels, const std::string& order, int id) {
+    const std::vector<int64_t>& d = shapes.tensors[id].dims;
+    std::string own, wanted;
+    for (size_t i = 0; i < labels.size(); ++i) {
+      if (d[i] != 1) own += labels[i];
+    }
+    for (char c : order) {
+      if (d[labels.find(c)] != 1) wanted += c;
+    }
+    return own != wanted;
+  };
+  return {copies(left, left_order, a), copies(right, right_order, b)};
+}
+
 // The table's saved set where it drives the op (a matched row), or where the hand rules have none
 // (an unambiguous single-node row); the hand rule everywhere else (op_table_match.cc says why).
 OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   OpRule r = RuleWithoutGradientCopy(op, ctx);
+  // An einsum keeps the copies bmm was given where it had to copy an operand (EinsumCopiesOperands;
+  // probe gumbel_codes of tools/probe_families.py: "bchw,cd->bdhw" kept a [b, h, w, c] copy of its left
+  // operand, saved -40 % without it).
+  if (op.nodes.size() == 1 && op.inputs.size() == 2 && ctx.model.nodes[op.nodes[0]].op_type == "Einsum") {
+    const std::array<bool, 2> copied =
+        EinsumCopiesOperands(ctx.model.nodes[op.nodes[0]], ctx.shapes, op.inputs[0], op.inputs[1]);
+    for (int i : {0, 1}) {
+      const int id = op.inputs[i];
+      auto kept = std::find(r.saved_tensors.begin(), r.saved_tensors.end(), id);
+      if (!copied[i] || kept == r.saved_tensors.end() || NonContiguous(ctx.model, ctx.shapes, id)) continue;
+      r.saved_tensors.erase(kept);
+      r.saved_extra.push_back({ctx.shapes.tensors[id].Bytes(), "einsum operand copy"});
+    }
+  }
   const int y = op.outputs.empty() ? -1 : op.outputs[0];
   // The temporaries of the op's derivative formula (data/elementwise_scratch.json), for a one-node op
   // (or an operator-table row taken as one op, by the row's name) whose inputs needing a gradient are
