@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -566,23 +567,35 @@ FamilyProbe LoadFamilyProbe(const std::string& name) {
   return {*model, c["rows"]};
 }
 
-// A matmul whose operands' batch dims broadcast over two or more dims (a capsule layer's W [1, I, J, n, m]
-// @ u [N, I, 1, m, 1]): matmul() copies each expanded operand for bmm, which keeps the copies, and
-// backward forms their gradients at the expanded size before summing them down (tools/probe_families.py
-// bcast_matmul5d, real PyTorch 1.13 steps). Without the copies the plan kept 1 % of the saved bytes and
-// was 58-83 % low.
-TEST(Planner, BroadcastBatchMatmulKeepsTheExpandedCopies) {
-  const FamilyProbe probe = LoadFamilyProbe("bcast_matmul5d");
+// Plans each measured row of the stored probe `name` (SGD, CPU) and hands it to `check` with the plan.
+void ForEachProbeRow(const std::string& name, const std::function<void(const nlohmann::json&, const StepPlan&)>& check) {
+  const FamilyProbe probe = LoadFamilyProbe(name);
   ASSERT_TRUE(probe.model);
   for (const auto& row : probe.rows) {
     const int64_t batch = row["batch"].get<int64_t>();
     SCOPED_TRACE(batch);
     auto plan = PlanStep(*probe.model, Cpu(batch, Optimizer::kSgd));
     ASSERT_TRUE(plan.ok()) << plan.error();
-    const double saved = row["measured_saved"].get<double>(), peak = row["measured_peak"].get<double>();
-    EXPECT_NEAR(static_cast<double>(plan->bytes.activations_saved), saved, 0.001 * saved);
-    EXPECT_NEAR(static_cast<double>(plan->peak_allocated_bytes), peak, 0.001 * peak);
+    check(row, *plan);
   }
+}
+
+// A planned byte count within `tolerance` (a fraction) of a probe row's measured `field`.
+void ExpectNearMeasured(uint64_t planned, const nlohmann::json& row, const char* field, double tolerance) {
+  const double measured = row[field].get<double>();
+  EXPECT_NEAR(static_cast<double>(planned), measured, tolerance * measured) << field;
+}
+
+// A matmul whose operands' batch dims broadcast over two or more dims (a capsule layer's W [1, I, J, n, m]
+// @ u [N, I, 1, m, 1]): matmul() copies each expanded operand for bmm, which keeps the copies, and
+// backward forms their gradients at the expanded size before summing them down (tools/probe_families.py
+// bcast_matmul5d, real PyTorch 1.13 steps). Without the copies the plan kept 1 % of the saved bytes and
+// was 58-83 % low.
+TEST(Planner, BroadcastBatchMatmulKeepsTheExpandedCopies) {
+  ForEachProbeRow("bcast_matmul5d", [](const nlohmann::json& row, const StepPlan& plan) {
+    ExpectNearMeasured(plan.bytes.activations_saved, row, "measured_saved", 0.001);
+    ExpectNearMeasured(plan.peak_allocated_bytes, row, "measured_peak", 0.001);
+  });
 }
 
 // A dense convolution after a LayerNorm written as permute -> nn.LayerNorm(C) -> permute reads a
@@ -590,16 +603,9 @@ TEST(Planner, BroadcastBatchMatmulKeepsTheExpandedCopies) {
 // 2 x the weight in forward, 3 x in backward (tools/probe_families.py ln_channels_first, real PyTorch
 // 1.13 steps: -18 % at batch 2 with the blocked rule).
 TEST(Planner, ChannelsLastDenseConvolutionsReorderTheirWeights) {
-  const FamilyProbe probe = LoadFamilyProbe("ln_channels_first");
-  ASSERT_TRUE(probe.model);
-  for (const auto& row : probe.rows) {
-    const int64_t batch = row["batch"].get<int64_t>();
-    SCOPED_TRACE(batch);
-    auto plan = PlanStep(*probe.model, Cpu(batch, Optimizer::kSgd));
-    ASSERT_TRUE(plan.ok()) << plan.error();
-    const double peak = row["measured_peak"].get<double>();
-    EXPECT_NEAR(static_cast<double>(plan->peak_allocated_bytes), peak, 0.002 * peak);
-  }
+  ForEachProbeRow("ln_channels_first", [](const nlohmann::json& row, const StepPlan& plan) {
+    ExpectNearMeasured(plan.peak_allocated_bytes, row, "measured_peak", 0.002);
+  });
 }
 
 // Message passing sums messages into destinations with index_add (exported as ScatterElements over an
@@ -607,16 +613,11 @@ TEST(Planner, ChannelsLastDenseConvolutionsReorderTheirWeights) {
 // int64 index or the result the planner assumed without a rule (tools/probe_families.py gnn_scatter:
 // saved +18 %, peak +6.3 % before).
 TEST(Planner, ScatterKeepsItsIndexAndIndexAddItsSource) {
-  const FamilyProbe probe = LoadFamilyProbe("gnn_scatter");
-  ASSERT_TRUE(probe.model);
-  for (const auto& row : probe.rows) {
-    auto plan = PlanStep(*probe.model, Cpu(row["batch"].get<int64_t>(), Optimizer::kSgd));
-    ASSERT_TRUE(plan.ok()) << plan.error();
-    EXPECT_TRUE(plan->uncovered.empty());
-    const double saved = row["measured_saved"].get<double>(), peak = row["measured_peak"].get<double>();
-    EXPECT_NEAR(static_cast<double>(plan->bytes.activations_saved), saved, 0.001 * saved);
-    EXPECT_NEAR(static_cast<double>(plan->peak_allocated_bytes), peak, 0.001 * peak);
-  }
+  ForEachProbeRow("gnn_scatter", [](const nlohmann::json& row, const StepPlan& plan) {
+    EXPECT_TRUE(plan.uncovered.empty());
+    ExpectNearMeasured(plan.bytes.activations_saved, row, "measured_saved", 0.001);
+    ExpectNearMeasured(plan.peak_allocated_bytes, row, "measured_peak", 0.001);
+  });
 }
 
 // torch.repeat_interleave exports its repeats as values: a constant expanded to the repeated dim's
@@ -624,31 +625,20 @@ TEST(Planner, ScatterKeepsItsIndexAndIndexAddItsSource) {
 // and Split carrying known values the planner could not infer the output's shape and refused the
 // model (unseen set 7; tools/probe_families.py repeat_interleave, real PyTorch 1.13 steps).
 TEST(Planner, RepeatInterleaveExportIsPlanned) {
-  const FamilyProbe probe = LoadFamilyProbe("repeat_interleave");
-  ASSERT_TRUE(probe.model);
-  for (const auto& row : probe.rows) {
-    const int64_t batch = row["batch"].get<int64_t>();
-    auto plan = PlanStep(*probe.model, Cpu(batch, Optimizer::kSgd));
-    ASSERT_TRUE(plan.ok()) << plan.error();
-    ASSERT_FALSE(plan->layers.empty());
-    EXPECT_EQ(plan->layers.back().output_shape, (std::vector<int64_t>{batch, 4, 90}));
-    const double peak = row["measured_peak"].get<double>();
-    EXPECT_NEAR(static_cast<double>(plan->peak_allocated_bytes), peak, 0.05 * peak);
-  }
+  ForEachProbeRow("repeat_interleave", [](const nlohmann::json& row, const StepPlan& plan) {
+    ASSERT_FALSE(plan.layers.empty());
+    EXPECT_EQ(plan.layers.back().output_shape, (std::vector<int64_t>{row["batch"].get<int64_t>(), 4, 90}));
+    ExpectNearMeasured(plan.peak_allocated_bytes, row, "measured_peak", 0.05);
+  });
 }
 
 // An einsum whose operand is not in the order bmm needs ("bchw,cd->bdhw": [b, h, w, c]) copies it, and
 // bmm keeps the copy even where the operand itself is kept by another op (a softmax's output):
 // tools/probe_families.py gumbel_codes, saved -40 % without the copy.
 TEST(Planner, EinsumKeepsTheOperandCopiesBmmWasGiven) {
-  const FamilyProbe probe = LoadFamilyProbe("gumbel_codes");
-  ASSERT_TRUE(probe.model);
-  for (const auto& row : probe.rows) {
-    auto plan = PlanStep(*probe.model, Cpu(row["batch"].get<int64_t>(), Optimizer::kSgd));
-    ASSERT_TRUE(plan.ok()) << plan.error();
-    const double saved = row["measured_saved"].get<double>();
-    EXPECT_NEAR(static_cast<double>(plan->bytes.activations_saved), saved, 0.001 * saved);
-  }
+  ForEachProbeRow("gumbel_codes", [](const nlohmann::json& row, const StepPlan& plan) {
+    ExpectNearMeasured(plan.bytes.activations_saved, row, "measured_saved", 0.001);
+  });
 }
 
 // Backward peaks inside an elementwise derivative formula: y / (y*y + 1), pow(y*y + 1, 0.75),
@@ -728,24 +718,13 @@ TEST(ElementwiseScratch, ReductionsBuildInputSizedTemporaries) {
   EXPECT_FALSE(ParseElementwiseScratchTable(
                    "{\"rows\": [{\"op\": \"ReduceMax\", \"grad_inputs\": [0], \"scratch_outputs\": 0, "
                    "\"scratch_inputs\": 65}]}").ok());
-  const std::string dir = std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/plan/";
-  std::ifstream in(dir + "family_probes.json");
-  ASSERT_TRUE(in.good());
-  const nlohmann::json cases = nlohmann::json::parse(in)["cases"];
   // (pool_heads: nn.LPPool2d, the operator table's lp_pool2d row taken as one op, whose backward holds
   // pow(x, 2)'s temporaries: 2 x its input - 4 x its output; -28 % without them.)
   for (const char* name : {"reduce_scratch", "pool_heads"}) {
     SCOPED_TRACE(name);
-    const nlohmann::json& c = cases[name];
-    ASSERT_TRUE(c.is_object());
-    auto model = LoadModel(dir + c["onnx"].get<std::string>());
-    ASSERT_TRUE(model.ok()) << model.error();
-    for (const auto& row : c["rows"]) {
-      auto plan = PlanStep(**model, Cpu(row["batch"].get<int64_t>(), Optimizer::kSgd));
-      ASSERT_TRUE(plan.ok()) << plan.error();
-      const double peak = row["measured_peak"].get<double>();
-      EXPECT_NEAR(static_cast<double>(plan->peak_allocated_bytes), peak, 0.001 * peak);
-    }
+    ForEachProbeRow(name, [](const nlohmann::json& row, const StepPlan& plan) {
+      ExpectNearMeasured(plan.peak_allocated_bytes, row, "measured_peak", 0.001);
+    });
   }
   EXPECT_EQ(t.ScratchOutputs("lp_pool2d", {0}), -4.0);
   EXPECT_FALSE(ParseElementwiseScratchTable(  // a negative multiple only beside scratch_inputs
