@@ -1015,5 +1015,48 @@ TEST(Families, RoundTwentyThreeHostWordsAndChineseDeviceMemory) {
             Cause::kGpuDeviceOom, Domain::kGpu);
 }
 
+TEST(Families, RoundTwentyFourEnginesHostAndSizeLimits) {
+  // Round 24's fresh rows read as the GPU's or as nothing by round 23's engine. Database servers' memory is the
+  // host's (corpus-2332 PostgreSQL, corpus-2329 ClickHouse, corpus-2356 Elasticsearch's JVM breaker).
+  ExpectTop("out of memory query: select has_database_privilege($1, $2); Failed on request of size 16384.\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("**Code: 241. DB::Exception: Memory limit (for query) exceeded: would use 18.75 GiB (attempt to allocate "
+            "chunk of 4720048 bytes), maximum: 18.63 GiB. OvercommitTracker decision: Memory overcommit isn't used. "
+            "OvercommitTracker isn't set.: While executing AggregatingTransform. (MEMORY_LIMIT_EXCEEDED) (version "
+            "22.8.1.1231 (official **build))**\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("Caused by: org.elasticsearch.common.breaker.CircuitBreakingException: [request] Data too large, data for "
+            "[<reused_arrays>] would be [3844551592/3.5gb], which is larger than the limit of [3844551475/3.5gb]\n",
+            Cause::kHostRamOom, Domain::kHost);
+  // PostgreSQL's MaxAllocSize refusal, and R's absurd vector: impossible requests, the host's (corpus-2336, 2324).
+  ExpectTop("Postgres WAL error: received error response, message: &{Severity:ERROR SeverityUnlocalized:ERROR "
+            "Code:XX000 Message:invalid memory alloc request size 1225135280 Detail: Hint: Position:0 "
+            "InternalPosition:0 InternalQuery: Where: SchemaName: TableName: ColumnName: DataTypeName: ConstraintName: "
+            "File:mcxt.c Line:1486 Routine:repalloc UnknownFields:map[]}\n",
+            Cause::kImpossibleRequest, Domain::kHost);
+  ExpectTop("Error: cannot allocate vector of size 7450443.7 Gb\n", Cause::kImpossibleRequest, Domain::kHost);
+  // An ordinary R vector stays host RAM (corpus-2302's wording, round 23).
+  ExpectTop("Error: cannot allocate vector of size 4.5 Gb\n", Cause::kHostRamOom, Domain::kHost);
+  // MPS's NDArray limit, even beside prose about free RAM (corpus-2348).
+  ExpectTop("/AppleInternal/Library/BuildRoots/b11baf73-9ee0-11ef-b7b4-7aebe1f78c73/Library/Caches/com.apple.xbs/"
+            "Sources/MetalPerformanceShaders/MPSCore/Types/MPSNDArray.mm:850: failed assertion `[MPSNDArray "
+            "initWithDevice:descriptor:isTextureBacked:] Error: total bytes of NDArray > 2**32'\n"
+            "[1]    13512 abort      /opt/homebrew/Caskroom/miniforge/base/envs/pyTrim/bin/python \n"
+            "However, my program only consumes little ram, but with several very large tensor, the total ram is "
+            "enough. How to overcome this limit?\n",
+            Cause::kImpossibleRequest, Domain::kGpu);
+  // A program's own cap and MicroPython's allocation failure (corpus-2344, 2358): host memory.
+  ExpectTop("[NeedMEM] trying to allocate 598017592 bytes (limits: 500000000)\n", Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("The attached code generates the following error \"Line 16 Memory Error memory allocation failed "
+            "allocating 2816 bytes\". No error is generated when flashing the same code using Mu 0.9.13.\n",
+            Cause::kHostRamOom, Domain::kHost);
+  // MLX's absurd request (an int32 overflow) is an impossible request (corpus-2349).
+  EXPECT_EQ(Top(ExplainText("I get malloc error \"Unable to allocate\" 8446744063349813240 bytes when passing from "
+                            "numpy array to mx.array with intermediate range of items. smaller works, larger works, "
+                            "mid fails\n"))
+                .cause,
+            Cause::kImpossibleRequest);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

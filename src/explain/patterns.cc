@@ -122,6 +122,15 @@ constexpr Pattern kPatterns[] = {
     {"vulkan_over_max_allocation", S::kImpossibleHint, "llama.cpp",
      R"re((?i)Requested buffer size exceeds device memory allocation limit)re",
      "ggml_vulkan: Requested buffer size exceeds device memory allocation limit: ErrorOutOfDeviceMemory"},
+    // Round 24: Metal Performance Shaders refuse one NDArray above 2**32 bytes or 2**31 elements
+    // (MPSNDArray.mm's assertion "[MPSNDArray initWithDevice:descriptor:] Error: total bytes of NDArray > 2**32",
+    // "product of dimension sizes > 2**31"), however much unified memory is free: one request above a hard limit
+    // of the API, like Metal's maxBufferLength. corpus-2347, 2348, 2350 (ESRGAN, PyTorch, swift-diffusion):
+    {"mps_ndarray_size_limit", S::kImpossibleHint, "mps",
+     R"re((?i)(?:total bytes of NDArray|product of dimension sizes) > 2\*\*\d+)re",
+     "/AppleInternal/Library/BuildRoots/c651a45f-806e-11ed-a221-7ef33c48bc85/Library/Caches/com.apple.xbs/Sources/"
+     "MetalPerformanceShaders/MPSCore/Types/MPSNDArray.mm:724: failed assertion `[MPSNDArray "
+     "initWithDevice:descriptor:] Error: total bytes of NDArray > 2**32'", Tier::kFamily, LineDomain::kGpu},
 
     // Round 22: a texture or buffer size requested above the browser's or the device's maximum (TensorFlow.js'
     // webgl_util: "Requested texture size [35597x64] greater than WebGL maximum on this browser / GPU
@@ -308,7 +317,7 @@ constexpr Pattern kPatterns[] = {
      "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
      "memory (shm)."},
     {"shm_no_space", S::kShmExhausted, "",
-     R"re((?i)/dev/shm.{0,120}(?:no space left|not enough|too small|full|fill|insufficient)|(?:no space left on device|not enough space).{0,120}/dev/shm)re",
+     R"re((?i)/dev/shm.{0,120}(?:no space left|not enough|too small|full|fill|insufficient|\xe6\xbb\xa1|\xe4\xb8\x8d\xe8\xb6\xb3|\xe4\xb8\x8d\xe5\xa4\x9f)|(?:no space left on device|not enough space).{0,120}/dev/shm)re",
      "OSError: [Errno 28] No space left on device: '/dev/shm/psm_5a2f1c'"},
     // Round 15: Python's ENOSPC with no file named after it: multiprocessing's SemLock, a Queue's lock or joblib's
     // semaphore could not be created, and those live in /dev/shm (a file written to a full disk is named: "No space
@@ -421,6 +430,29 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bOut of Memory Error: (?:could not|failed to) allocate (?:a )?block of \d+ bytes)re",
      "Out of Memory Error: Failed to allocate block of 32768 bytes for Q18, TPCH100 , it works fine for 2,4,8,16 "
      "cores but get that error for  32 and 64 cores", Tier::kFamily},
+    // Round 24: PostgreSQL's out-of-memory detail ("out of memory" / "DETAIL: Failed on request of size N in memory
+    // context \"X\""): the backend's memory contexts, host RAM; no memory noun on the line, so the GPU default read
+    // it as the GPU's. Drivers and ORMs (psql, JDBC, node-postgres, ActiveRecord) print the same words.
+    // corpus-2332, 2333, 2334 (Sequin, temboard, a Rails app):
+    {"postgres_failed_on_request", S::kHostRamOom, "postgres", R"re((?i)\bFailed on request of size \d+)re",
+     "out of memory query: select has_database_privilege($1, $2); Failed on request of size 16384.", Tier::kFamily},
+    // PostgreSQL's palloc refusing one request above MaxAllocSize (1 GB): "invalid memory alloc request size N";
+    // a bug or an oversized value asks it, no amount of free memory serves it (an impossible request, the host's).
+    // corpus-2336 (PeerDB), like greenplum's.
+    {"postgres_invalid_alloc_request", S::kImpossibleHint, "postgres",
+     R"re((?i)\binvalid memory alloc request size \d+)re",
+     "Postgres WAL error: received error response, message: &{Severity:ERROR SeverityUnlocalized:ERROR Code:XX000 "
+     "Message:invalid memory alloc request size 1225135280 Detail: Hint: Position:0 InternalPosition:0 "
+     "InternalQuery: Where: SchemaName: TableName: ColumnName: DataTypeName: ConstraintName: File:mcxt.c Line:1486 "
+     "Routine:repalloc UnknownFields:map[]}", Tier::kFamily, LineDomain::kHost},
+    // Elasticsearch's circuit breakers guard the JVM heap of a node ("CircuitBreakingException: [parent] Data too
+    // large, data for [<http_request>] would be [...], which is larger than the limit of [...]"): host RAM, a
+    // limit the breaker enforces before the heap runs out. corpus-2353, 2356, 2357:
+    {"jvm_circuit_breaker", S::kHostRamOom, "elasticsearch",
+     R"re(CircuitBreakingException|circuit_breaking_exception|\bData too large, data for \[)re",
+     "Caused by: org.elasticsearch.common.breaker.CircuitBreakingException: [request] Data too large, data for "
+     "[<reused_arrays>] would be [3844551592/3.5gb], which is larger than the limit of [3844551475/3.5gb]",
+     Tier::kFamily},
     // Batch schedulers (LSF, PBS/Torque, Grid Engine) that kill a job over its host memory limit.
     {"scheduler_memory_kill", S::kKernelOomKiller, "os",
      R"re(TERM_MEMLIMIT|PBS: job killed: (?:mem|vmem|pmem|pvmem)\b|(?i:Job exceeded a memory resource limit)|(?i:exceeded (?:its|the|their|your) (?:memory|mem|vmem|h_vmem) (?:allocation|request|limit)))re",
@@ -606,7 +638,7 @@ constexpr Pattern kPatterns[] = {
      "onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 2830172160",
      Tier::kFamily},
     {"memory_limit_exceeded", S::kMemoryFamily, "",
-     R"re((?i)exceed(?:s|ed|ing)? (?:the |its |their |your |job |step |container |pod )?(?:\w+ )?memory limits?\b|memory limits? (?:exceeded|reached)|over (?:the |its )?memory limit|running beyond (?:the )?(?:physical|virtual) memory limits?)re",
+     R"re((?i)exceed(?:s|ed|ing)? (?:the |its |their |your |job |step |container |pod )?(?:\w+ )?memory limits?\b|memory limits? (?:\((?:total|for \w+)\) )?(?:exceeded|reached)|\bMEMORY_LIMIT_EXCEEDED\b|over (?:the |its )?memory limit|running beyond (?:the )?(?:physical|virtual) memory limits?)re",
      "slurmstepd: error: Job 42664148 exceeded memory limit (10889240 > 4194304), being killed",
      Tier::kFamily, LineDomain::kHost},
     // An allocator that compares the request with the whole memory ("alloc size : 301990400 is more than total
@@ -625,8 +657,14 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bexhaust(?:s|ed|ing)? (?:the |an? |all (?:of )?(?:the )?|its |their |my )?(?:available )?(?:[\d.]+ ?[GT]i?B )?(?:of )?(?:(?:GPU|CPU|host|system|device|video) )?(?:memory|VRAM|RAM\b|GPUs?\b|(?-i:(?:[ABHV]|GH|GB|MI)\d{3}X?\b)))re",
      "For example, loading Qwen3.5-27B with FP32 parameters and CP8 can exhaust an 80 GB H100 before sharding.",
      Tier::kFamily},
+    // Round 24: a request of N bytes set beside a limit or a maximum in one line ("[NeedMEM] trying to allocate
+    // 598017592 bytes (limits: 500000000)", ClickHouse's "(attempt to allocate chunk of N bytes), maximum: ..."):
+    // a program's own memory cap, the host's unless the line names the GPU. corpus-2344 (bamdst, no finding):
+    {"alloc_request_over_limit", S::kMemoryFamily, "",
+     R"re((?i)\b(?:trying|tried|attempt(?:ing|ed)?) to allocate (?:an? )?(?:(?:chunk|block) of )?[\d,]+ ?(?:bytes|[KMGT]i?B)\b[^\n]{0,60}\b(?:limits?|maximum)\b)re",
+     "[NeedMEM] trying to allocate 598017592 bytes (limits: 500000000)", Tier::kFamily, LineDomain::kHost},
     {"bad_alloc_family", S::kMemoryFamily, "",
-     R"re((?i)\bbad_alloc\b|\bbad allocation\b|\b(?:_?Array)?MemoryError\b|java heap space|\bmalloc\(?\)? failed|failed to malloc)re",
+     R"re((?i)\bbad_alloc\b|\bbad allocation\b|\b(?:_?Array)?MemoryError\b|memory allocation failed,? allocating \d+ bytes|java heap space|\bmalloc\(?\)? failed|failed to malloc)re",
      "terminate called after throwing an instance of 'std::bad_alloc'", Tier::kFamily, LineDomain::kHost},
     // "OutOfMemoryError" with no framework's prefix and no memory word: the JVM's class (java.lang.OutOfMemoryError,
     // DL4J, Spark); PyTorch's and CuPy's say CUDA, HIP or the device on the same line, whose words then decide.
@@ -879,7 +917,7 @@ constexpr const char* kPrefilter =
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
     R"re(outofhostmemory|out_of_host_memory|out_of_me|ioaf|not enough space|no space left|jetsam|out of resource|resources requested|launchoutofresources|launch_out_of_resources|)re"
     R"re(session crashed|\bkill\b|texture size|context_lost|context lost|webglcontextlost|wasm|occup|jvm|arena_extend|mmap (?:of )?\d+ bytes|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b|)re"
-    R"re(out_of_resources|locked memory|executor|disk quota|errno 122|edquot|raylet|\bray\b|\bdask\b|\bper (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|loop|round|hour|minute|day)s?\b)re";
+    R"re(out_of_resources|locked memory|executor|circuit_?breaking|data too large|request of size|request size|disk quota|errno 122|edquot|raylet|\bray\b|\bdask\b|\bper (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|loop|round|hour|minute|day)s?\b)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
 constexpr NumberPattern kNumberPatterns[] = {
@@ -904,7 +942,11 @@ constexpr NumberPattern kNumberPatterns[] = {
     {"requested_bytes", R"re((?i)request for [\d.]+\w* \((\d+)B\))re"},
     {"requested_bytes", R"re((?i)(?:trying|tried) to allocate ([\d.,]+ ?(?:[KMGTP]i?B|[KMGTP]|bytes|B)))re"},
     {"requested_bytes", R"re((?i)out of memory (?:allocating|to allocate) ([\d,]+) bytes)re"},
-    {"requested_bytes", R"re((?i)Unable to allocate ([\d.]+ ?[KMGTP]?i?B))re"},
+    {"requested_bytes", R"re((?i)Unable to allocate\W{0,2} ?([\d.]+ ?[KMGTP]?i?B))re"},
+    // Round 24: R's "cannot allocate vector of size 7450443.7 Gb" and PostgreSQL's request sizes carry the request
+    // (an absurd size is an impossible request, corpus-2324).
+    {"requested_bytes", R"re((?i)cannot allocate vector of size ([\d.]+ ?[KMGTP]?i?b))re"},
+    {"requested_bytes", R"re((?i)(?:Failed on request|invalid memory alloc request) (?:of )?size (\d+))re"},
     {"requested_bytes", R"re((?i)arguments \((\d+)\) exceeds)re"},
     // capacity / limits
     {"total_bytes", R"re(([\d.]+ ?(?:[KMGTPE]i?B|bytes|B)) total capacity)re"},
@@ -1157,7 +1199,7 @@ constexpr const char* kGpuWords =
     R"re((?i)\bgpu|cuda|\bvram\b|cudnn|cublas|\bdevice\b|device:GPU|\bhip\b|rocm|tensorrt|\bTRT\b|nvjpeg|)re"
     R"re(\bnccl\b|\bxla\b|\bmps\b|cudaMalloc|cudf|\brmm\b|video memory|on device|thrust::|\xe6\x98\xbe\xe5\xad\x98|nvidia|graphics|)re"
     R"re(\b(?:hbm|tpu|xpu|npu|hpu|gaudi\d?)\b|vulkan|opencl|\bmetal\b|Grafikspeicher|\xd0\xb2\xd0\xb8\xd0\xb4\xd0\xb5\xd0\xbe\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|)re"
-    R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b|webgl|webgpu|)re"
+    R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b|webgl|webgpu|MetalPerformanceShaders|(?-i:\bMPS[A-Z]\w*)|_OUT_OF_DEVICE_MEMORY|)re"
     // A data-centre GPU named by its model (A100, H100, H200, B200, V100, GH200, MI300X), case kept ("a100" is
     // rarely a GPU); digits only as \d (ShapeCache). Round 13, corpus-1836:
     R"re((?-i:\b(?:[ABHV]|GH|GB|MI)\d{3}X?\b))re";
@@ -1171,6 +1213,9 @@ constexpr const char* kWeakHostWords =
     // Round 23: data-frame and in-process SQL engines hold their tables in the host's RAM (pandas, Polars, a
     // Parquet scan, DuckDB); cuDF, the GPU's data frame, is a GPU word and wins. corpus-2282 (Polars):
     R"re(\bpandas\b|to_pandas|\bpolars\b|\bdata ?frames?\b|\bparquet\b|\bduckdb\b|)re"
+    // Round 24: database servers and search engines keep their buffers in the host's RAM (PostgreSQL and its memory
+    // contexts, MySQL, SQLite, ClickHouse, Elasticsearch's JVM). corpus-2336 (PeerDB's Postgres error):
+    R"re(\bpostgres\w*|\bpsql\b|\bpg::|\bmemory ?context\b|\bmysql\w*|\bsqlite\w*|\bclickhouse\b|\belasticsearch\b|\bsql\b|)re"
     // A notebook kernel that died (Jupyter's "The kernel appears to have died", usually the host's OOM killer),
     // and a sampler (a DataLoader's, a graph's neighbour sampler: it builds batches on the CPU). Of the development
     // rows that name one of them and no GPU word, all 6 are the host's. corpus-2222 (PyG):

@@ -519,5 +519,55 @@ TEST(PatternTable, RoundTwentyThreeLinesAreClaimedByTheirFamily) {
   EXPECT_EQ(DomainOfLine("cudf DataFrame merge ran out of memory"), LineDomain::kGpu);
 }
 
+TEST(PatternTable, RoundTwentyFourLinesAreClaimedByTheirFamily) {
+  const ClaimCase cases[] = {
+      // PostgreSQL's out-of-memory detail and its MaxAllocSize refusal.
+      {"corpus-2332", "out of memory query: select has_database_privilege($1, $2); Failed on request of size 16384.",
+       "postgres_failed_on_request"},
+      {"corpus-2334", "**Error message:** `` ERROR:  out of memory DETAIL:  Failed on request of size 2048. ``",
+       "postgres_failed_on_request"},
+      {"corpus-2336", "Postgres WAL error: received error response, message: &{Severity:ERROR SeverityUnlocalized:ERROR "
+       "Code:XX000 Message:invalid memory alloc request size 1225135280 Detail: Hint: Position:0",
+       "postgres_invalid_alloc_request"},
+      // Elasticsearch's circuit breakers (the JVM heap).
+      {"corpus-2354", "\"Caused by: org.elasticsearch.common.breaker.CircuitBreakingException: [in_flight_requests] Data "
+       "too large, data for [<transport_request>] would be [32207069102/29.9gb], which is larger than the limit of "
+       "[32194822144/29.9gb]\",", "jvm_circuit_breaker"},
+      {"corpus-2357", "FATAL  [circuit_breaking_exception] [parent]", "jvm_circuit_breaker"},
+      // ClickHouse's limit with its scope in parentheses.
+      {"corpus-2329", "**Code: 241. DB::Exception: Memory limit (for query) exceeded: would use 18.75 GiB (attempt to "
+       "allocate chunk of 4720048 bytes), maximum: 18.63 GiB.", "memory_limit_exceeded"},
+      // A request set beside the program's own limit; MicroPython's allocation failure.
+      {"corpus-2344", "[NeedMEM] trying to allocate 598017592 bytes (limits: 500000000)", "alloc_request_over_limit"},
+      {"corpus-2358", "The attached code generates the following error \"Line 16 Memory Error memory allocation failed "
+       "allocating 2816 bytes\". No error is generated when flashing the same code using Mu 0.9.13.", "bad_alloc_family"},
+      // Metal Performance Shaders' size limits.
+      {"corpus-2347", "/AppleInternal/Library/BuildRoots/c651a45f-806e-11ed-a221-7ef33c48bc85/Library/Caches/"
+       "com.apple.xbs/Sources/MetalPerformanceShaders/MPSCore/Types/MPSNDArray.mm:724: failed assertion `[MPSNDArray "
+       "initWithDevice:descriptor:] Error: total bytes of NDArray > 2**32'", "mps_ndarray_size_limit"},
+      {"corpus-2350", "manceShaders/MPSCore/ Types/MPSNDArray.mm:705: failed assertion '[MPSTemporaryNDArray "
+       "initWithDevice:descriptor:] Error: product of dimension sizes > 2**31'", "mps_ndarray_size_limit"},
+      // /dev/shm full, in Chinese (满了: "is full").
+      {"corpus-2352", " /dev/shm \xe5\xa6\x82\xe6\x9e\x9c\xe6\xbb\xa1\xe4\xba\x86\xef\xbc\x8c\xe5\xb0\xb1"
+       "\xe4\xbc\x9a\xe5\x87\xba\xe7\x8e\xb0\xe8\xbf\x99\xe4\xb8\xaa\xe9\x94\x99\xe8\xaf\xaf", "shm_no_space"},
+  };
+  ExpectClaimedByTheirFamily(cases);
+  // "Out Of Memory Error" is no MicroPython wording: corpus-1932 stays a family wording.
+  std::vector<int> matches;
+  MatchLine("Why do i use 5090 to Out Of Memory Error  in AZA and UHCS? I found that you used 3090 without this erorr.",
+            &matches);
+  for (int i : matches) EXPECT_STRNE(Patterns()[i].name, "bad_alloc_family");
+  // Database servers' words are the host's; MPS's classes and Level Zero's device code the GPU's.
+  EXPECT_EQ(DomainOfLine("Postgres WAL error: received error response"), LineDomain::kHost);
+  EXPECT_EQ(DomainOfLine("DETAIL:  Failed on request of size 2048 in memory context \"TopTransactionContext\"."),
+            LineDomain::kHost);
+  EXPECT_EQ(DomainOfLine("/AppleInternal/Library/BuildRoots/x/Library/Caches/com.apple.xbs/Sources/"
+                         "MetalPerformanceShaders/MPSCore/Types/MPSNDArray.mm:724: failed assertion"),
+            LineDomain::kGpu);
+  EXPECT_EQ(DomainOfLine("1- Error (ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)  yes, that appeared during dual device "
+                         "testing."),
+            LineDomain::kGpu);
+}
+
 }  // namespace
 }  // namespace oomguard::explain
