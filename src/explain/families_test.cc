@@ -1050,6 +1050,21 @@ TEST(Families, RoundTwentyFourEnginesHostAndSizeLimits) {
   ExpectTop("The attached code generates the following error \"Line 16 Memory Error memory allocation failed "
             "allocating 2816 bytes\". No error is generated when flashing the same code using Mu 0.9.13.\n",
             Cause::kHostRamOom, Domain::kHost);
+  // MATLAB's, .NET's and Go's own out-of-memory messages are the host's (FLIMfit#380, dotnet/machinelearning#6288,
+  // openp2p#91); PyTorch's message from an Ascend NPU is the device's, with its numbers (TouchNet#100).
+  ExpectTop("Out of memory. Type HELP MEMORY for your options.\n\nError in flim_dll_interface/call_fitting_lib (line "
+            "164)\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop(" ---> System.OutOfMemoryException: Exception of type 'System.OutOfMemoryException' was thrown.\n"
+            "   at System.Text.StringBuilder.ToString()\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("fatal error: out of memory allocating heap arena map\n", Cause::kHostRamOom, Domain::kHost);
+  EXPECT_EQ(Top(ExplainText("RuntimeError: NPU out of memory. Tried to allocate 30.00 MiB (NPU 3; 60.96 GiB total "
+                            "capacity; 60.34 GiB already allocated; 60.34 GiB current active; 14.24 MiB free; 60.60 GiB "
+                            "reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+                            "max_split_size_mb to avoid fragmentation.\n"))
+                .domain,
+            Domain::kGpu);
   // MLX's absurd request (an int32 overflow) is an impossible request (corpus-2349).
   EXPECT_EQ(Top(ExplainText("I get malloc error \"Unable to allocate\" 8446744063349813240 bytes when passing from "
                             "numpy array to mx.array with intermediate range of items. smaller works, larger works, "

@@ -18,7 +18,7 @@ using S = Signal;
 constexpr Pattern kPatterns[] = {
     // ---------------------------------------------------------------- GPU, with numbers
     {"torch_cuda_oom_numbers", S::kTorchOomNumbers, "pytorch",
-     R"re((?:CUDA|HIP|XPU) out of memory\. Tried to allocate|Tried to allocate [\d.]+ ?[KMGT]?i?B \(GPU \d+; )re",
+     R"re((?:CUDA|HIP|XPU|NPU|MUSA|MLU) out of memory\. Tried to allocate|Tried to allocate [\d.]+ ?[KMGT]?i?B \((?:GPU|NPU|MLU|MUSA) \d+; )re",
      "RuntimeError: CUDA out of memory. Tried to allocate 60.00 MiB (GPU 0; 11.17 GiB total capacity; "
      "505.96 MiB already allocated; 12.50 MiB free; 530.00 MiB reserved in total by PyTorch)"},
     {"torch_oom_numbers_wrapped", S::kTorchOomNumbers, "pytorch",
@@ -412,8 +412,13 @@ constexpr Pattern kPatterns[] = {
     // Runtimes that allocate only on the host (the JVM, Go, Rust's global allocator; round 7: R's "cannot
     // allocate vector of size", Node.js' V8 heap): their OOM is RAM.
     {"host_runtime_oom", S::kHostRamOom, "",
-     R"re(java\.lang\.OutOfMemoryError|GC overhead limit exceeded|(?:fatal error: )?runtime: out of memory|runtime: VirtualAlloc of \d+ bytes failed|memory allocation of \d+ bytes failed|cannot allocate vector of size|JavaScript heap out of memory|Reached heap limit)re",
+     R"re(java\.lang\.OutOfMemoryError|GC overhead limit exceeded|(?:fatal error: )?runtime: out of memory|out of memory allocating heap arena|runtime: VirtualAlloc of \d+ bytes failed|memory allocation of \d+ bytes failed|cannot allocate vector of size|JavaScript heap out of memory|Reached heap limit)re",
      "memory allocation of 23400000000 bytes failedAborted", Tier::kFamily},
+    // Round 24: MATLAB's own message for its workspace (host RAM; its GPU arrays say "Out of memory on device"),
+    // flimfit/FLIMfit#380 and hpcflow/matflow#306:
+    {"matlab_out_of_memory", S::kHostRamOom, "matlab",
+     R"re((?i)\bOut of memory\. Type \W?help memory\W? for your options)re",
+     "Out of memory. Type HELP MEMORY for your options.", Tier::kFamily},
     // Round 22: more runtimes whose own allocators are the host's, in their words with no memory noun: V8's
     // "RangeError: Array buffer allocation failed" (an ArrayBuffer the JavaScript heap could not back), a
     // WebAssembly instance's linear memory ("WebAssembly.instantiate(): Out of memory: wasm memory", which a
@@ -668,9 +673,10 @@ constexpr Pattern kPatterns[] = {
      "terminate called after throwing an instance of 'std::bad_alloc'", Tier::kFamily, LineDomain::kHost},
     // "OutOfMemoryError" with no framework's prefix and no memory word: the JVM's class (java.lang.OutOfMemoryError,
     // DL4J, Spark); PyTorch's and CuPy's say CUDA, HIP or the device on the same line, whose words then decide.
-    // Round 21, corpus-2217 and corpus-2244 (DL4J, read as the GPU's):
+    // Round 21, corpus-2217 and corpus-2244 (DL4J, read as the GPU's). Round 24: .NET's CLR class
+    // (System.OutOfMemoryException, ML.NET's trainers: dotnet/machinelearning#6288), the host's the same way.
     {"bare_outofmemoryerror", S::kMemoryFamily, "",
-     R"re((?:^|[^\w.])OutOfMemoryError\b)re",
+     R"re((?:^|[^\w.])OutOfMemoryError\b|\bSystem\.OutOfMemoryException\b)re",
      "Haven't run this in a while, but when I do I get an OutOfMemoryError.", Tier::kFamily, LineDomain::kHost},
     // Memory asked about as a possible cause ("Is this caused by insufficient graphics memory?"): a person's
     // guess, not a report; weak, so an explicit error on the log's other lines speaks first. corpus-0960:

@@ -547,6 +547,17 @@ TEST(PatternTable, RoundTwentyFourLinesAreClaimedByTheirFamily) {
        "initWithDevice:descriptor:] Error: total bytes of NDArray > 2**32'", "mps_ndarray_size_limit"},
       {"corpus-2350", "manceShaders/MPSCore/ Types/MPSNDArray.mm:705: failed assertion '[MPSTemporaryNDArray "
        "initWithDevice:descriptor:] Error: product of dimension sizes > 2**31'", "mps_ndarray_size_limit"},
+      // Other runtimes' canonical wordings: MATLAB's workspace, .NET's CLR, Go's heap arena (host RAM), and
+      // torch's device backends (Ascend NPU, Moore Threads MUSA, Cambricon MLU) in PyTorch's own words.
+      {"flimfit/FLIMfit#380", "Out of memory. Type HELP MEMORY for your options.", "matlab_out_of_memory"},
+      {"hpcflow/matflow#306", "Out of memory. Type \"help memory\" for your options.", "matlab_out_of_memory"},
+      {"dotnet/machinelearning#6288", " ---> System.OutOfMemoryException: Exception of type "
+       "'System.OutOfMemoryException' was thrown.", "bare_outofmemoryerror"},
+      {"openp2p-cn/openp2p#91", "fatal error: out of memory allocating heap arena map", "host_runtime_oom"},
+      {"xingchensong/TouchNet#100", "RuntimeError: NPU out of memory. Tried to allocate 5.03 GiB (NPU 3; 60.96 GiB "
+       "total capacity; 49.47 GiB already allocated; 49.47 GiB current active; 1.32 GiB free; 57.55 GiB reserved in "
+       "total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid "
+       "fragmentation.", "torch_cuda_oom_numbers"},
       // /dev/shm full, in Chinese (满了: "is full").
       {"corpus-2352", " /dev/shm \xe5\xa6\x82\xe6\x9e\x9c\xe6\xbb\xa1\xe4\xba\x86\xef\xbc\x8c\xe5\xb0\xb1"
        "\xe4\xbc\x9a\xe5\x87\xba\xe7\x8e\xb0\xe8\xbf\x99\xe4\xb8\xaa\xe9\x94\x99\xe8\xaf\xaf", "shm_no_space"},
