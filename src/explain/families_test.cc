@@ -1065,6 +1065,15 @@ TEST(Families, RoundTwentyFourEnginesHostAndSizeLimits) {
                             "max_split_size_mb to avoid fragmentation.\n"))
                 .domain,
             Domain::kGpu);
+  // transformers' "Some modules are dispatched on the CPU or the disk" is the GPU's lack of room (Senna#17), and a
+  // shared-memory object refused for too many open files is no memory finding (marker#181).
+  ExpectTop("ValueError: Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit the "
+            "quantized model. If you want to dispatch the model on the CPU or the disk while keeping these modules in "
+            "32-bit, you need to set 'load_in_8bit_fp32_cpu_offload=True' and pass a custom 'device_map' to "
+            "'from_pretrained'.\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  EXPECT_FALSE(
+      HasMemoryFinding(ExplainText("RuntimeError: unable to open shared memory objec Too many open files (24)\n")));
   // MLX's absurd request (an int32 overflow) is an impossible request (corpus-2349).
   EXPECT_EQ(Top(ExplainText("I get malloc error \"Unable to allocate\" 8446744063349813240 bytes when passing from "
                             "numpy array to mx.array with intermediate range of items. smaller works, larger works, "

@@ -283,6 +283,15 @@ constexpr Pattern kPatterns[] = {
     {"mlx_metal_malloc_failed", S::kGpuOom, "mlx",
      R"re(\[(?:metal::)?malloc(?:_or_wait)?\] (?:Unable to allocate|Resource limit \(\d+\) exceeded))re",
      "    [metal::malloc] Resource limit (499000) exceeded."},
+    // Round 24: transformers' refusal to offload quantized modules ("Some modules are dispatched on the CPU or the
+    // disk. Make sure you have enough GPU RAM to fit the quantized model."): the GPU lacks room for the model, though
+    // the line names the CPU (hustvl/Senna#17, fixed on a 40 GB GPU; llama-cookbook#333):
+    {"hf_modules_dispatched_off_gpu", S::kGpuOom, "transformers",
+     R"re(Some modules are dispatched on the CPU or the disk)re",
+     "ValueError: Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit the "
+     "quantized model. If you want to dispatch the model on the CPU or the disk while keeping these modules in 32-bit, "
+     "you need to set 'load_in_8bit_fp32_cpu_offload=True' and pass a custom 'device_map' to 'from_pretrained'.",
+     Tier::kFamily},
     {"gpu_oom_prose", S::kGpuOom, "",
      R"re((?i)\b(?:GPU|VRAM|cuda) (?:ran )?out of memory|out of (?:GPU|video) memory|\bGPU OOM\b|OOM on (?:the )?GPU)re",
      "The model runs out of GPU memory after the first epoch."},
@@ -327,6 +336,13 @@ constexpr Pattern kPatterns[] = {
      "OSError: [Errno 28] No space left on device", Tier::kFamily},
     {"bus_error", S::kShmExhausted, "", R"re((?i)\bbus error\b|\bSIGBUS\b)re", "Bus error (core dumped)",
      Tier::kFamily},
+    // Round 24: a shared-memory object that cannot be opened because the process has too many file descriptors
+    // (PyTorch's default file_descriptor sharing strategy keeps one per shared tensor; Python's SharedMemory names
+    // /psm_*): the fd limit (ulimit -n) or the sharing strategy, not /dev/shm running out (pytorch/pytorch#14768,
+    // datalab-to/marker#181, SuperDARNCanada/borealis#344):
+    {"shm_object_fd_limit", S::kNotMemory, "",
+     R"re((?i)shared memory obj\w*\b.{0,80}Too many open files|Too many open files\W{0,4}/psm_)re",
+     "RuntimeError: unable to open shared memory objec Too many open files (24)"},
     {"torch_shm_object", S::kShmExhausted, "pytorch",
      R"re((?i)unable to (?:write to file|open shared memory object|allocate shared memory|mmap \d+ bytes from file) ?</torch_|unable to allocate shared memory)re",
      "RuntimeError: unable to write to file </torch_18692_1954506624>"},
@@ -923,7 +939,7 @@ constexpr const char* kPrefilter =
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
     R"re(outofhostmemory|out_of_host_memory|out_of_me|ioaf|not enough space|no space left|jetsam|out of resource|resources requested|launchoutofresources|launch_out_of_resources|)re"
     R"re(session crashed|\bkill\b|texture size|context_lost|context lost|webglcontextlost|wasm|occup|jvm|arena_extend|mmap (?:of )?\d+ bytes|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b|)re"
-    R"re(out_of_resources|locked memory|executor|circuit_?breaking|data too large|request of size|request size|disk quota|errno 122|edquot|raylet|\bray\b|\bdask\b|\bper (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|loop|round|hour|minute|day)s?\b)re";
+    R"re(out_of_resources|locked memory|executor|circuit_?breaking|data too large|request of size|request size|/psm_|disk quota|errno 122|edquot|raylet|\bray\b|\bdask\b|\bper (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|loop|round|hour|minute|day)s?\b)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
 constexpr NumberPattern kNumberPatterns[] = {

@@ -558,6 +558,15 @@ TEST(PatternTable, RoundTwentyFourLinesAreClaimedByTheirFamily) {
        "total capacity; 49.47 GiB already allocated; 49.47 GiB current active; 1.32 GiB free; 57.55 GiB reserved in "
        "total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid "
        "fragmentation.", "torch_cuda_oom_numbers"},
+      // transformers' refusal to offload quantized modules (the GPU's), and shared-memory objects refused for the
+      // file-descriptor limit (not memory).
+      {"hustvl/Senna#17", "ValueError: Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU "
+       "RAM to fit the quantized model. If you want to dispatch the model on the CPU or the disk while keeping these "
+       "modules in 32-bit, you need to set 'load_in_8bit_fp32_cpu_offload=True' and pass a custom 'device_map' to "
+       "'from_pretrained'.", "hf_modules_dispatched_off_gpu"},
+      {"datalab-to/marker#181", "RuntimeError: unable to open shared memory objec Too many open files (24)",
+       "shm_object_fd_limit"},
+      {"SuperDARNCanada/borealis#344", "OSError: [Errno 24] Too many open files: '/psm_034f1316'", "shm_object_fd_limit"},
       // /dev/shm full, in Chinese (满了: "is full").
       {"corpus-2352", " /dev/shm \xe5\xa6\x82\xe6\x9e\x9c\xe6\xbb\xa1\xe4\xba\x86\xef\xbc\x8c\xe5\xb0\xb1"
        "\xe4\xbc\x9a\xe5\x87\xba\xe7\x8e\xb0\xe8\xbf\x99\xe4\xb8\xaa\xe9\x94\x99\xe8\xaf\xaf", "shm_no_space"},
