@@ -1074,6 +1074,9 @@ TEST(Families, RoundTwentyFourEnginesHostAndSizeLimits) {
             Cause::kGpuDeviceOom, Domain::kGpu);
   EXPECT_FALSE(
       HasMemoryFinding(ExplainText("RuntimeError: unable to open shared memory objec Too many open files (24)\n")));
+  // Apache Arrow's pool is the host's (img2dataset#443).
+  ExpectTop("    raise value\npyarrow.lib.ArrowMemoryError: realloc of size 2172846080 failed\n", Cause::kHostRamOom,
+            Domain::kHost);
   // MLX's absurd request (an int32 overflow) is an impossible request (corpus-2349).
   EXPECT_EQ(Top(ExplainText("I get malloc error \"Unable to allocate\" 8446744063349813240 bytes when passing from "
                             "numpy array to mx.array with intermediate range of items. smaller works, larger works, "

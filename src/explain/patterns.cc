@@ -451,6 +451,12 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bOut of Memory Error: (?:could not|failed to) allocate (?:a )?block of \d+ bytes)re",
      "Out of Memory Error: Failed to allocate block of 32768 bytes for Q18, TPCH100 , it works fine for 2,4,8,16 "
      "cores but get that error for  32 and 64 cores", Tier::kFamily},
+    // Round 24: Apache Arrow's memory pool (pyarrow, Arrow for R, pandas' and Hugging Face datasets' tables, Polars'
+    // IPC): "ArrowMemoryError: realloc of size N failed", "Out of memory: malloc of size N failed": host RAM (cuDF's
+    // device memory speaks through RMM). rom1504/img2dataset#443 (2 GB not free), apache/arrow#34487:
+    {"arrow_memory_pool", S::kHostRamOom, "arrow",
+     R"re(ArrowMemoryError|\b(?:malloc|realloc|calloc) of size \d+ failed)re",
+     "pyarrow.lib.ArrowMemoryError: realloc of size 2172846080 failed", Tier::kFamily},
     // Round 24: PostgreSQL's out-of-memory detail ("out of memory" / "DETAIL: Failed on request of size N in memory
     // context \"X\""): the backend's memory contexts, host RAM; no memory noun on the line, so the GPU default read
     // it as the GPU's. Drivers and ORMs (psql, JDBC, node-postgres, ActiveRecord) print the same words.
@@ -968,6 +974,7 @@ constexpr NumberPattern kNumberPatterns[] = {
     // Round 24: R's "cannot allocate vector of size 7450443.7 Gb" and PostgreSQL's request sizes carry the request
     // (an absurd size is an impossible request, corpus-2324).
     {"requested_bytes", R"re((?i)cannot allocate vector of size ([\d.]+ ?[KMGTP]?i?b))re"},
+    {"requested_bytes", R"re(\b(?:malloc|realloc|calloc) of size (\d+) failed)re"},
     {"requested_bytes", R"re((?i)(?:Failed on request|invalid memory alloc request) (?:of )?size (\d+))re"},
     {"requested_bytes", R"re((?i)arguments \((\d+)\) exceeds)re"},
     // capacity / limits

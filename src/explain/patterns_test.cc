@@ -567,6 +567,11 @@ TEST(PatternTable, RoundTwentyFourLinesAreClaimedByTheirFamily) {
       {"datalab-to/marker#181", "RuntimeError: unable to open shared memory objec Too many open files (24)",
        "shm_object_fd_limit"},
       {"SuperDARNCanada/borealis#344", "OSError: [Errno 24] Too many open files: '/psm_034f1316'", "shm_object_fd_limit"},
+      // Apache Arrow's memory pool (host RAM).
+      {"rom1504/img2dataset#443", "pyarrow.lib.ArrowMemoryError: realloc of size 2172846080 failed", "arrow_memory_pool"},
+      {"apache/arrow#34487", "# D:/a/rtools-packages/rtools-packages/mingw-w64-arrow/src/apache-arrow-10.0.1/cpp/src/"
+       "arrow/result.cc:28: ValueOrDie called on an error: Out of memory: malloc of size 262144 failed",
+       "arrow_memory_pool"},
       // /dev/shm full, in Chinese (满了: "is full").
       {"corpus-2352", " /dev/shm \xe5\xa6\x82\xe6\x9e\x9c\xe6\xbb\xa1\xe4\xba\x86\xef\xbc\x8c\xe5\xb0\xb1"
        "\xe4\xbc\x9a\xe5\x87\xba\xe7\x8e\xb0\xe8\xbf\x99\xe4\xb8\xaa\xe9\x94\x99\xe8\xaf\xaf", "shm_no_space"},
