@@ -122,6 +122,12 @@ constexpr Pattern kPatterns[] = {
     {"vulkan_over_max_allocation", S::kImpossibleHint, "llama.cpp",
      R"re((?i)Requested buffer size exceeds device memory allocation limit)re",
      "ggml_vulkan: Requested buffer size exceeds device memory allocation limit: ErrorOutOfDeviceMemory"},
+    // Round 24: OpenVINO's GPU plugin refuses one memory object above the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE
+    // (ocl_engine.cpp: OPENVINO_ASSERT(..., "[GPU] Exceeded max size of memory object allocation: ", "Requested ", ...),
+    // openvinotoolkit/openvino#22332), however much the device has free: one request above a hard limit.
+    {"openvino_over_max_alloc", S::kImpossibleHint, "openvino",
+     R"re(Exceeded max size of memory object allocation)re",
+     "[GPU] Exceeded max size of memory object allocation: Requested ", Tier::kFamily, LineDomain::kGpu},
     // Round 24: Metal Performance Shaders refuse one NDArray above 2**32 bytes or 2**31 elements
     // (MPSNDArray.mm's assertion "[MPSNDArray initWithDevice:descriptor:] Error: total bytes of NDArray > 2**32",
     // "product of dimension sizes > 2**31"), however much unified memory is free: one request above a hard limit

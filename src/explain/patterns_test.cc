@@ -567,6 +567,9 @@ TEST(PatternTable, RoundTwentyFourLinesAreClaimedByTheirFamily) {
       {"datalab-to/marker#181", "RuntimeError: unable to open shared memory objec Too many open files (24)",
        "shm_object_fd_limit"},
       {"SuperDARNCanada/borealis#344", "OSError: [Errno 24] Too many open files: '/psm_034f1316'", "shm_object_fd_limit"},
+      // OpenVINO's GPU plugin: one object above the device's maximum allocation (its source's wording).
+      {"openvinotoolkit/openvino#22332", "[GPU] Exceeded max size of memory object allocation: Requested ",
+       "openvino_over_max_alloc"},
       // Apache Arrow's memory pool (host RAM).
       {"rom1504/img2dataset#443", "pyarrow.lib.ArrowMemoryError: realloc of size 2172846080 failed", "arrow_memory_pool"},
       {"apache/arrow#34487", "# D:/a/rtools-packages/rtools-packages/mingw-w64-arrow/src/apache-arrow-10.0.1/cpp/src/"
