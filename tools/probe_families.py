@@ -59,6 +59,10 @@ CASES = {
     "repeat_interleave": ([("input", (16, 30), "float32", 0)], 4, (90,), (2, 8), "sgd"),
     "gumbel_codes": ([("input", (1, 24, 24), "float32", 0)], 5, (), (8, 32), "sgd"),
     "embedding_bag": ([("input_ids", (30,), "int64", 5000)], 4, (), (8, 32), "sgd"),
+    "conv1d_k15_mid": ([("input", (4, 1536), "float32", 0)], 3, (768,), (1, 2, 4, 8), "sgd"),
+    "conv1d_k17_stem": ([("input", (12, 1000), "float32", 0)], 3, (500,), (2, 4, 8), "sgd"),
+    "conv2d_k1x15_stem": ([("input", (8, 6, 256), "float32", 0)], 3, (6, 128), (2, 4, 8), "sgd"),
+    "conv2d_k3x15_mid": ([("input", (4, 10, 200), "float32", 0)], 3, (8, 100), (2, 4, 8), "sgd"),
 }
 
 
@@ -377,6 +381,16 @@ def build(name: str, classes: int):
                 z = torch.einsum("bchw,cd->bdhw", y, self.codebook)
                 return self.fc(z.mean(dim=(2, 3)))
         return Codes()
+    if name == "conv1d_k15_mid":  # the strided wide-kernel layer with an input gradient
+        return nn.Sequential(nn.Conv1d(4, 10, 3, padding=1), nn.Conv1d(10, 24, 15, stride=2, padding=7),
+                             nn.Conv1d(24, classes, 1))
+    if name == "conv1d_k17_stem":
+        return nn.Sequential(nn.Conv1d(12, 32, 17, stride=2, padding=8), nn.ReLU(), nn.Conv1d(32, classes, 1))
+    if name == "conv2d_k1x15_stem":
+        return nn.Sequential(nn.Conv2d(8, 20, (1, 15), stride=(1, 2), padding=(0, 7)), nn.Conv2d(20, classes, 1))
+    if name == "conv2d_k3x15_mid":
+        return nn.Sequential(nn.Conv2d(4, 6, 3, padding=1), nn.Conv2d(6, 16, (3, 15), stride=(1, 2), padding=(0, 7)),
+                             nn.Conv2d(16, classes, 1))
     if name == "embedding_bag":
         class Bag(nn.Module):
             def __init__(self):

@@ -71,13 +71,19 @@ struct GemmWeightGradient3d {
   // The packing buffer of a gemm of `rows` = in_channels x kernel volume, `cols` = out_channels and
   // `depth` = output height x width: both operands packed for one depth block, 4 bytes x block x
   // (rows rounded up to pack_row_round + cols rounded up to pack_col_round) + pack_fixed_bytes; the
-  // block is the depth, at least pack_min_depth, split in equal blocks above pack_max_depth. More
+  // block is the depth, at least pack_min_depth; above pack_max_depth half of it, and from twice
+  // pack_max_depth on pack_max_depth (oneDNN's get_k_padd). More
   // `leading` is the output gradient's leading dimension (output positions of every depth slice).
   // Where sgemm does not pack at all (SgemmSkipsPacking): pack_beyond_bytes.
   uint64_t PackBytes(uint64_t rows, uint64_t cols, uint64_t depth, uint64_t leading) const {
     if (SgemmSkipsPacking(rows, cols, depth, leading)) return pack_beyond_bytes;
-    const uint64_t blocks = std::max<uint64_t>(1, (depth + pack_max_depth - 1) / pack_max_depth);
-    const uint64_t block = std::max(pack_min_depth, (depth + blocks - 1) / blocks);
+    // gemm_driver's get_k_padd (oneDNN 2.6.3, f32 on AVX-512: bk = bk_traditional = 384): the depth
+    // itself up to one block (at least pack_min_depth), half of it below two blocks, else one block -
+    // not equal blocks (probes conv1d_s2_only, 1024 positions, and conv2d_k3x15_mid, 800: planned
+    // 28224 and 142240 bytes low with blocks of 342 and 267).
+    const uint64_t block = depth <= pack_max_depth       ? std::max(pack_min_depth, depth)
+                           : depth < 2 * pack_max_depth ? (depth + 1) / 2
+                                                         : pack_max_depth;
     const uint64_t rows_padded = (rows + pack_row_round - 1) / pack_row_round * pack_row_round;
     const uint64_t cols_padded = (cols + pack_col_round - 1) / pack_col_round * pack_col_round;
     return 4 * block * (rows_padded + cols_padded) + pack_fixed_bytes;

@@ -27,6 +27,13 @@ TEST(ConvScratchTable, EmbeddedTableParsesWithTheFittedRule) {
   // 32 over 16x16 (1296 rows) it is, both leading dimensions being multiples of 256.
   EXPECT_EQ(g.PackBytes(64 * 27, 64, 196, 196), 73984u);
   EXPECT_GT(g.PackBytes(48 * 27, 32, 256, 256), 1000000u);
+  // From twice the block's depth on, sgemm packs one whole block of 384, not equal blocks (oneDNN's
+  // get_k_padd): 120 x 24 x 1024 and 270 x 16 x 800 (probes conv1d_s2_only and conv2d_k3x15_mid of
+  // tools/probe_families.py, whole steps exact with it) were 28224 and 142240 bytes low with blocks
+  // of 342 and 267.
+  EXPECT_EQ(g.PackBytes(120, 24, 1024, 1024), 4u * 384 * (144 + 24) + g.pack_fixed_bytes);
+  EXPECT_EQ(g.PackBytes(270, 16, 800, 800), 4u * 384 * (288 + 16) + g.pack_fixed_bytes);
+  EXPECT_EQ(g.PackBytes(270, 16, 700, 700), 4u * 350 * (288 + 16) + g.pack_fixed_bytes);
 }
 
 // Grouped layers: which per-group channel counts oneDNN 2.6.3's direct kernels take (init_conf), and

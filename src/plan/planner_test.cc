@@ -641,6 +641,21 @@ TEST(Planner, EinsumKeepsTheOperandCopiesBmmWasGiven) {
   });
 }
 
+// Dense layers of 4-15 input channels whose kernel is 14 or more wide (a strided k15-k17 1-D audio
+// front end) are refused by both direct weight-gradient kernels and run oneDNN's gemm on plain buffers:
+// its scratch (one sample's im2col columns, weight copies, sgemm's packing) does not grow with the
+// batch, and none of the blocked reorders the direct kernels take is made (tools/probe_families.py,
+// real PyTorch 1.13 steps: 1-D up to 49 % low at batch 2 and 2-D 16 % high at batch 8 with them).
+TEST(Planner, WideKernelNarrowInputWeightGradientRunsGemm) {
+  for (const char* name : {"conv1d_s2_only", "conv1d_k15_mid", "conv1d_k17_stem", "conv2d_k1x15_stem",
+                           "conv2d_k3x15_mid"}) {
+    SCOPED_TRACE(name);
+    ForEachProbeRow(name, [](const nlohmann::json& row, const StepPlan& plan) {
+      ExpectNearMeasured(plan.peak_allocated_bytes, row, "measured_peak", 0.002);
+    });
+  }
+}
+
 // Backward peaks inside an elementwise derivative formula: y / (y*y + 1), pow(y*y + 1, 0.75),
 // 1 / (y*y + 1) and nn.LocalResponseNorm after a convolution (tools/probe_elementwise.py --nets:
 // whole SGD steps of real PyTorch). The formulas' temporaries (data/elementwise_scratch.json) are what

@@ -1367,6 +1367,8 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   // seed 148, 2 -> 96 channels, 1x3x7: jit:avx512_core backward_data with ABcde16a16b weights; its
   // trace: 129024 bytes of blocked weights beside 36864 + 24576 of blocked gradients, planned 51 %
   // low without them).
+  // The input gradient's own phase where the rule below computes it apart from the weight gradient's.
+  std::optional<uint64_t> input_gradient_phase;
   if ((spatial <= 2 || (first_conv_3d && !first_conv_3d_gemm)) && groups == 1 && kernel > 1 && c_in < 16 &&
       !(c_in >= 4 && c_in <= 8 && c_out <= 8) && input_grad && !dilated) {
     // oneDNN's AVX-512 input gradient pads the input channels to 16 (ok_to_pad_channels): it holds
@@ -1398,14 +1400,30 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     // only after, planned 3.8 % high; seed 166 1.9 % high).
     r->backward_temp_bytes = c_in <= 3 ? std::max(input_phase, padded_to(y, 16) + fixed)
                                        : std::max(r->backward_temp_bytes, input_phase);
+    input_gradient_phase = input_phase;
   }
-  if (spatial == 2 && groups == 1 && kernel > 1 && c_in < 16 && T[y].dims.size() == 4 &&
+  if (spatial <= 2 && groups == 1 && kernel > 1 && c_in < 16 && T[y].dims.size() == xd.size() &&
       DirectWeightGradientRefuses2d(n, xd, wd, T[y].dims)) {
     // Narrower inputs take the same gemm weight gradient where both direct kernels refuse them (for
-    // 4-15 channels the AVX2 kernel's checks alone decide).
+    // 4-15 channels the AVX2 kernel's checks alone decide: a kernel 14 or more wide, the usual
+    // strided 1-D audio front end of k15-k17, among them). conv1d too, as 2-D over a unit height.
+    // The gemm reads the plain input and output gradient: none of the weight gradient's blocked
+    // reorders, so its scratch does not grow with the batch; an input gradient keeps its own phase
+    // (probes conv1d_s2_only, conv1d_k17_stem, conv1d_k15_mid, conv2d_k1x15_stem, conv2d_k3x15_mid of
+    // tools/probe_families.py: x64:gemm:jit backward_weights under DNNL_VERBOSE, 817688 bytes of
+    // scratch at every batch from 2 for 8 -> 24 channels, k15 s2 over 2048; planned up to 49 % low
+    // at batch 2 and 16 % high at 8 with the blocked reorders).
     chosen_kernels.weight_gradient = ConvKernel::kGemm;
-    const uint64_t positions = static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
-    r->backward_temp_bytes = std::max(r->backward_temp_bytes, gemm_weight_gradient(positions));
+    const uint64_t positions = spatial == 1 ? static_cast<uint64_t>(T[y].dims[2])
+                                            : static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
+    const uint64_t gemm = gemm_weight_gradient(positions);
+    if (!input_grad) {
+      r->backward_temp_bytes = gemm;
+    } else if (input_gradient_phase) {
+      r->backward_temp_bytes = std::max(*input_gradient_phase, gemm);
+    } else {
+      r->backward_temp_bytes = std::max(r->backward_temp_bytes, gemm);
+    }
   }
   if (spatial <= 2 && groups == 1 && kernel > 1 && T[y].dims.size() == xd.size() && DilatedAxisStrided(n, spatial) &&
       DirectWeightGradientRefuses2d(n, xd, wd, T[y].dims)) {
