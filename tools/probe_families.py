@@ -63,6 +63,8 @@ CASES = {
     "conv1d_k17_stem": ([("input", (12, 1000), "float32", 0)], 3, (500,), (2, 4, 8), "sgd"),
     "conv2d_k1x15_stem": ([("input", (8, 6, 256), "float32", 0)], 3, (6, 128), (2, 4, 8), "sgd"),
     "conv2d_k3x15_mid": ([("input", (4, 10, 200), "float32", 0)], 3, (8, 100), (2, 4, 8), "sgd"),
+    "edge_knn": ([("input", (4, 160), "float32", 0)], 5, (), (2, 8), "sgd"),
+    "edge_knn_one": ([("input", (4, 160), "float32", 0)], 5, (), (2, 8), "sgd"),
 }
 
 
@@ -391,6 +393,32 @@ def build(name: str, classes: int):
     if name == "conv2d_k3x15_mid":
         return nn.Sequential(nn.Conv2d(4, 6, 3, padding=1), nn.Conv2d(6, 16, (3, 15), stride=(1, 2), padding=(0, 7)),
                              nn.Conv2d(16, classes, 1))
+    if name in ("edge_knn", "edge_knn_one"):  # DGCNN-style edge convolution over k nearest neighbours
+        def edges(x, k):
+            b, c, n = x.shape
+            d = (x * x).sum(dim=1, keepdim=True)
+            dist = -d - (-2 * torch.matmul(x.transpose(2, 1), x)) - d.transpose(2, 1)
+            idx = dist.topk(k=k, dim=-1)[1]
+            flat = (idx + (torch.arange(b) * n).view(-1, 1, 1)).view(-1)
+            nb = x.transpose(2, 1).reshape(b * n, c)[flat].view(b, n, k, c)
+            center = x.transpose(2, 1).unsqueeze(2).expand(-1, -1, k, -1)
+            return torch.cat([nb - center, center], dim=3).permute(0, 3, 1, 2)
+
+        class Edge(nn.Module):
+            def __init__(self, two):
+                super().__init__()
+                self.two = two
+                self.a = nn.Sequential(nn.Conv2d(8, 40, 1, bias=False), nn.BatchNorm2d(40), nn.LeakyReLU(0.2))
+                self.b = nn.Sequential(nn.Conv2d(80, 48, 1, bias=False), nn.BatchNorm2d(48), nn.LeakyReLU(0.2))
+                self.fc = nn.Linear(88 if two else 40, classes)
+
+            def forward(self, x):
+                h = self.a(edges(x, 6)).amax(dim=-1)
+                if not self.two:
+                    return self.fc(h.amax(dim=-1))
+                g = self.b(edges(h, 6)).amax(dim=-1)
+                return self.fc(torch.cat([h, g], dim=1).amax(dim=-1))
+        return Edge(name == "edge_knn")
     if name == "embedding_bag":
         class Bag(nn.Module):
             def __init__(self):

@@ -155,9 +155,16 @@ TEST(OpTable, AmbiguousRowsAreNeverMatched) {
   StepPlan p = MustPlan(g.Bytes(), 3);
   ASSERT_NE(Layer(p, "ReduceMax"), nullptr);
   EXPECT_EQ(Layer(p, "ReduceMax")->saved_bytes, 3u * 80 * 4 + 3u * 10 * 4);
-  // Planned as amax, the larger, and said so: max(dim) would keep 3 x 10 int64 indices only.
-  ASSERT_EQ(p.warnings.size(), 1u);
-  EXPECT_NE(p.warnings[0].find("torch.max(x, dim)"), std::string::npos) << p.warnings[0];
+  // Planned as amax, the larger, and said so: max(dim) would keep 3 x 10 int64 indices only. Its
+  // backward is planned as max(dim)'s; amax's would build a bool mask of the input and its float copy
+  // (1.25 x the input) and 3 x the output (data/elementwise_scratch.json): the peak's risk, in bytes.
+  ASSERT_EQ(p.warnings.size(), 2u);
+  EXPECT_NE(p.warnings[1].find("torch.max(x, dim)"), std::string::npos) << p.warnings[1];
+  ASSERT_EQ(p.risks.size(), 1u);
+  EXPECT_EQ(p.risks[0].what, "reduction_may_be_amax");
+  EXPECT_EQ(p.risks[0].direction, "higher");
+  EXPECT_EQ(p.risks[0].bytes, 5u * 3 * 80 * 4 / 4 + 3u * 3 * 10 * 4);
+  EXPECT_NE(p.warnings[0].find(std::to_string(p.risks[0].bytes) + " bytes"), std::string::npos) << p.warnings[0];
 }
 
 // ReduceMin over some axes warns the same way (min_dim vs amin); over all axes max() and amax() keep
@@ -172,8 +179,9 @@ TEST(OpTable, MinAlongADimWarnsAndAReductionOverEverythingDoesNot) {
     GraphBuilder::IntAttr(n, "keepdims", 0);
     g.Output("y");
     StepPlan p = MustPlan(g.Bytes(), 3);
-    EXPECT_EQ(p.warnings.size(), all ? 0u : 1u) << (all ? "all axes" : "axis 1");
-    for (const std::string& w : p.warnings) EXPECT_NE(w.find("torch.min(x, dim)"), std::string::npos) << w;
+    EXPECT_EQ(p.warnings.size(), all ? 0u : 2u) << (all ? "all axes" : "axis 1");
+    EXPECT_EQ(p.risks.size(), all ? 0u : 1u);
+    for (const std::string& w : p.warnings) EXPECT_NE(w.find("min(x, dim)"), std::string::npos) << w;
   }
 }
 

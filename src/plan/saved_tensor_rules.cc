@@ -2063,7 +2063,17 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
                     " (keeps its input and output, as planned) or torch." + (k == "ReduceMax" ? "max" : "min") +
                     "(x, dim) (keeps only int64 indices of the output's size; no backward temporaries, as "
                     "planned): the export is the same, so the planned activations may be high by up to the "
-                    "input's bytes per such node, and an amax's backward peak up to 1.25 x the input's bytes higher";
+                    "input's bytes per such node";
+      // amax's backward temporaries (data/elementwise_scratch.json), which max(dim)'s has not: the
+      // risk's bytes (probe edge_knn_one of tools/probe_families.py, a DGCNN edge convolution written
+      // with amax over the neighbours: its peak in that backward, 28 % above the plan).
+      const int x = in(0), y = out(0);
+      if (x >= 0 && y >= 0 && ctx.shapes.tensors[x].known && ctx.shapes.tensors[y].known) {
+        const ElementwiseScratchTable& table = EmbeddedElementwiseScratchTable();
+        r.amax_backward_bytes = static_cast<uint64_t>(
+            table.ScratchInputs(k, {0}) * static_cast<double>(ctx.shapes.tensors[x].Bytes()) +
+            table.ScratchOutputs(k, {0}) * static_cast<double>(ctx.shapes.tensors[y].Bytes()));
+      }
     }
     if (k == "ReduceMean" && some_axes) {
       // mean(dims) keeps its input (MeanBackward1 in 1.13); the mean of everything does not.

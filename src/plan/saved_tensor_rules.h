@@ -81,6 +81,9 @@ struct OpRule {
   // Non-empty when the export cannot tell this op from another that keeps something else (the
   // planner takes the larger): why, as a warning that does not depend on the batch.
   std::string ambiguity;
+  // A ReduceMax/ReduceMin over some axes, planned as torch.max/min(x, dim) (no backward temporaries):
+  // the temporaries torch.amax/amin's backward would build instead (bytes at risk, higher).
+  uint64_t amax_backward_bytes = 0;
   // CPU convolutions: the kernel each direction's scratch follows.
   ConvKernels conv_kernels;
 };

@@ -54,6 +54,9 @@ struct Recording {
   std::vector<Affine> uncovered;  // per base.uncovered entry
   Affine parameter_count;
   int inplace_warning = -1;  // index in base.warnings
+  // The amax risk's indices in base.risks and base.warnings (FindReductionAmaxRisk) and its bytes.
+  std::optional<std::pair<size_t, size_t>> amax_risk;
+  Affine amax_risk_bytes;
   // What the required bytes alone need, compiled once (CompileRequired).
   struct Line {
     __int128 a = 0, b = 0;
@@ -93,7 +96,19 @@ std::optional<Recording> MakeRecording(const Model& model, const StepPlan& p1, c
     StripLocalsRisk(&n);
     return n;
   };
-  const StepPlan n1 = notes(p1), n2 = notes(p2);
+  StepPlan n1 = notes(p1), n2 = notes(p2);
+  // So does the amax risk's: compared without it, replayed in its place.
+  const auto amax1 = FindReductionAmaxRisk(n1), amax2 = FindReductionAmaxRisk(n2);
+  if (amax1 != amax2) return std::nullopt;
+  uint64_t amax_bytes1 = 0, amax_bytes2 = 0;
+  if (amax1) {
+    amax_bytes1 = n1.risks[amax1->first].bytes;
+    amax_bytes2 = n2.risks[amax2->first].bytes;
+    for (StepPlan* n : {&n1, &n2}) {
+      n->risks[amax1->first].bytes = 0;
+      n->warnings[amax1->second].clear();
+    }
+  }
   const int64_t x1 = p1.batch, x2 = p2.batch;
   bool affine = true;
   auto fit = [&](__int128 v1, __int128 v2) {
@@ -132,6 +147,8 @@ std::optional<Recording> MakeRecording(const Model& model, const StepPlan& p1, c
     r.uncovered.push_back(fit(u.bytes_at_risk, other->bytes_at_risk));
   }
   r.parameter_count = fit(p1.parameter_count, p2.parameter_count);
+  r.amax_risk = amax1;
+  r.amax_risk_bytes = fit(amax_bytes1, amax_bytes2);
   if (!affine) return std::nullopt;
   return r;
 }
@@ -270,6 +287,11 @@ std::optional<StepPlan> Replay(const Recording& r, const PlanOptions& options, i
     p.uncovered[i].bytes_at_risk = *bytes;
   }
   SortUncovered(&p.uncovered);
+  if (r.amax_risk) {
+    std::optional<uint64_t> bytes = value(r.amax_risk_bytes);
+    if (!bytes || *bytes == 0) return std::nullopt;  // the simulation would not have warned
+    SetReductionAmaxRisk(*bytes, *r.amax_risk, &p);
+  }
   std::optional<uint64_t> params = value(r.parameter_count);
   if (!params) return std::nullopt;
   p.parameter_count = *params;

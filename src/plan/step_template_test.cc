@@ -175,6 +175,26 @@ TEST(BatchPlanner, LocalsRiskIsReplayed) {
   EXPECT_GT(without, 0);
 }
 
+// The amax risk's bytes follow the batch (planner_test.cc's edge convolution): a recording replays
+// it in its place rather than giving up.
+TEST(BatchPlanner, ReductionAmaxRiskIsReplayed) {
+  auto model = LoadModel(std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/plan/family_edge_knn_one.onnx");
+  ASSERT_TRUE(model.ok()) << model.error();
+  for (const PlanOptions& o : OptionSets()) {
+    EXPECT_GE(ExpectSamePlans(**model, o, "edge_knn_one " + std::string(Name(o.target))), 8);
+  }
+  uint64_t last = 0;
+  for (int64_t b : {int64_t{1}, int64_t{16}, int64_t{1000}}) {
+    PlanOptions at;
+    at.batch = b;
+    Result<StepPlan> p = PlanStep(**model, at);
+    ASSERT_TRUE(p.ok()) << p.error();
+    ASSERT_EQ(p->risks.size(), 1u);
+    EXPECT_GT(p->risks[0].bytes, last);
+    last = p->risks[0].bytes;
+  }
+}
+
 TEST(BatchPlanner, OddGraphRequiredBytesEqualTheFullPlan) {
   auto model = LoadModelFromBytes(OddGraph(), "odd");
   ASSERT_TRUE(model.ok()) << model.error();

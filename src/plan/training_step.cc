@@ -99,11 +99,11 @@ bool AutocastFloat(const std::string& k) {
 // The warnings that carry bytes, as data: the name in the JSON's risks, the way the step may
 // differ from the plan, and the words ({bytes}: the bytes at risk, {where}: the op it concerns).
 enum class Risk { kShapeInferenceStopped, kMeanCentredOnce, kCpuIsaScratch, kInplaceAfterInstanceNorm, kDropoutInputHeldByCaller,
-                  kLocalsHeldUntilForwardReturns, kCpuThreadScratch };
+                  kLocalsHeldUntilForwardReturns, kCpuThreadScratch, kReductionMayBeAmax };
 struct RiskText {
   std::string_view what, direction, text;
 };
-constexpr std::array<RiskText, 7> kRiskTexts = {{
+constexpr std::array<RiskText, 8> kRiskTexts = {{
     {"shape_inference_stopped", "higher",
      "shape inference stopped at {where}: the layers after it are planned without their saved tensors and scratch; "
      "at least {bytes} bytes (the inputs where it stopped) per layer more than planned"},
@@ -131,8 +131,12 @@ constexpr std::array<RiskText, 7> kRiskTexts = {{
      "dilated 2-D kernels wider than their input) is planned for one intra-op thread, as measured; threading over "
      "the batch, it keeps a copy of the weight gradient and of its columns per thread: up to {bytes} bytes more per "
      "extra thread"},
+    {"reduction_may_be_amax", "higher",
+     "a ReduceMax/ReduceMin over some axes is planned as torch.max/min(x, dim), whose backward builds nothing; "
+     "written as torch.amax/amin, its backward builds a mask of the input and a float copy: the peak up to {bytes} "
+     "bytes higher than planned"},
 }};
-static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kCpuThreadScratch) + 1);
+static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kReductionMayBeAmax) + 1);
 
 // Adds the risk and its warning to the plan; nothing when no bytes are at risk.
 void AddRisk(StepPlan* plan, Risk risk, uint64_t bytes, const std::string& where = "") {
@@ -153,6 +157,24 @@ void AddLocalsRisk(uint64_t forward_peak_with_locals, uint64_t peak, StepPlan* p
   if (forward_peak_with_locals <= peak) return;
   const uint64_t bytes = forward_peak_with_locals - peak;
   if (bytes * 100 >= peak) AddRisk(plan, Risk::kLocalsHeldUntilForwardReturns, bytes);
+}
+
+std::optional<std::pair<size_t, size_t>> FindReductionAmaxRisk(const StepPlan& plan) {
+  const RiskText& r = kRiskTexts[static_cast<size_t>(Risk::kReductionMayBeAmax)];
+  const std::string_view head = r.text.substr(0, r.text.find('{'));
+  auto risk = std::find_if(plan.risks.begin(), plan.risks.end(), [&](const PlanRisk& x) { return x.what == r.what; });
+  auto warning = std::find_if(plan.warnings.begin(), plan.warnings.end(),
+                              [&](const std::string& w) { return w.starts_with(head); });
+  if (risk == plan.risks.end() || warning == plan.warnings.end()) return std::nullopt;
+  return std::pair<size_t, size_t>(risk - plan.risks.begin(), warning - plan.warnings.begin());
+}
+
+void SetReductionAmaxRisk(uint64_t bytes, std::pair<size_t, size_t> at, StepPlan* plan) {
+  StepPlan one;
+  AddRisk(&one, Risk::kReductionMayBeAmax, bytes);
+  if (one.risks.empty() || at.first >= plan->risks.size() || at.second >= plan->warnings.size()) return;
+  plan->risks[at.first] = std::move(one.risks[0]);
+  plan->warnings[at.second] = std::move(one.warnings[0]);
 }
 
 void StripLocalsRisk(StepPlan* plan) {
@@ -726,6 +748,7 @@ Result<StepPlan> Simulator::Run() {
   uint64_t machine_dependent_at_risk = 0;
   uint64_t per_thread_at_risk = 0;
   uint64_t centred_at_risk = 0;  // the second copies of x - mean planned (CentredTwice)
+  uint64_t amax_at_risk = 0;     // the largest OpRule::amax_backward_bytes
   std::set<std::string> ambiguities;  // OpRule::ambiguity, once each
   plan.layers.reserve(ops.size());
   int segment_first_buffer = 0;
@@ -762,6 +785,7 @@ Result<StepPlan> Simulator::Run() {
       rule.saved_extra.push_back({TensorBytes(op.outputs[0]), "second x - mean"});
       centred_at_risk += TensorBytes(op.outputs[0]);
     }
+    if (AnyInputRequiresGrad(op)) amax_at_risk = std::max(amax_at_risk, rule.amax_backward_bytes);
     if (!AnyInputRequiresGrad(op)) {
       // No gradient flows through it (shape arithmetic, a mask built from constants): autograd
       // records nothing, whatever the op, so nothing is saved and nothing is guessed.
@@ -912,6 +936,7 @@ Result<StepPlan> Simulator::Run() {
   AddRisk(&plan, Risk::kCpuIsaScratch, machine_dependent_at_risk);
   AddRisk(&plan, Risk::kCpuThreadScratch, per_thread_at_risk);
   AddRisk(&plan, Risk::kInplaceAfterInstanceNorm, view_inplace_at_risk);
+  AddRisk(&plan, Risk::kReductionMayBeAmax, amax_at_risk);
 
   // Loss.
   timeline_node_ = TimelineRecorder::kLoss;

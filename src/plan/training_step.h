@@ -6,7 +6,9 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda_caching_allocator.h"
@@ -109,6 +111,12 @@ void FinishStepPlan(const StepLedger& ledger, const PlanOptions& options, bool h
 // `peak` by at least 1 % of it. StripLocalsRisk removes it again (a recording recomputes it).
 void AddLocalsRisk(uint64_t forward_peak_with_locals, uint64_t peak, StepPlan* plan);
 void StripLocalsRisk(StepPlan* plan);
+
+// The risk that a ReduceMax/ReduceMin planned as torch.max/min(x, dim) is torch.amax/amin, whose
+// bytes follow the batch: where `plan` has it, its index in plan->risks and in plan->warnings
+// (nullopt: none), and SetReductionAmaxRisk gives it `bytes` in both (a recording replays it).
+std::optional<std::pair<size_t, size_t>> FindReductionAmaxRisk(const StepPlan& plan);
+void SetReductionAmaxRisk(uint64_t bytes, std::pair<size_t, size_t> at, StepPlan* plan);
 
 // The warning that leaky_relu_/elu_ may have been in place, `bytes` at stake.
 std::string InplaceWarning(const std::string& kinds, uint64_t bytes);
