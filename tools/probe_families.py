@@ -65,6 +65,11 @@ CASES = {
     "conv2d_k3x15_mid": ([("input", (4, 10, 200), "float32", 0)], 3, (8, 100), (2, 4, 8), "sgd"),
     "edge_knn": ([("input", (4, 160), "float32", 0)], 5, (), (2, 8), "sgd"),
     "edge_knn_one": ([("input", (4, 160), "float32", 0)], 5, (), (2, 8), "sgd"),
+    "conv1d_k15_wide_mid": ([("input", (4, 2048), "float32", 0)], 3, (1024,), (2, 4, 8), "sgd"),
+    "conv1d_k15_wider_mid": ([("input", (4, 1024), "float32", 0)], 3, (512,), (2, 4, 8), "sgd"),
+    "conv1d_k15_wide_stem": ([("input", (16, 2048), "float32", 0)], 3, (1024,), (2, 4, 8), "sgd"),
+    "conv2d_k1x17_wide_mid": ([("input", (4, 6, 256), "float32", 0)], 3, (6, 128), (2, 4, 8), "sgd"),
+    "unet1d_k15": ([("input", (1, 1024), "float32", 0)], 2, (1024,), (2, 4), "sgd"),
 }
 
 
@@ -393,6 +398,40 @@ def build(name: str, classes: int):
     if name == "conv2d_k3x15_mid":
         return nn.Sequential(nn.Conv2d(4, 6, 3, padding=1), nn.Conv2d(6, 16, (3, 15), stride=(1, 2), padding=(0, 7)),
                              nn.Conv2d(16, classes, 1))
+    if name == "conv1d_k15_wide_mid":  # 16+ input channels under a kernel wider than 14
+        return nn.Sequential(nn.Conv1d(4, 16, 3, padding=1), nn.Conv1d(16, 32, 15, stride=2, padding=7),
+                             nn.Conv1d(32, classes, 1))
+    if name == "conv1d_k15_wider_mid":
+        return nn.Sequential(nn.Conv1d(4, 32, 3, padding=1), nn.Conv1d(32, 64, 15, stride=2, padding=7),
+                             nn.Conv1d(64, classes, 1))
+    if name == "conv1d_k15_wide_stem":
+        return nn.Sequential(nn.Conv1d(16, 32, 15, stride=2, padding=7), nn.Conv1d(32, classes, 1))
+    if name == "conv2d_k1x17_wide_mid":
+        return nn.Sequential(nn.Conv2d(4, 16, 3, padding=1), nn.Conv2d(16, 24, (1, 17), stride=(1, 2), padding=(0, 8)),
+                             nn.Conv2d(24, classes, 1))
+    if name == "unet1d_k15":
+        class Down(nn.Sequential):
+            def __init__(self, cin, cout):
+                super().__init__(nn.Conv1d(cin, cout, 15, stride=2, padding=7), nn.InstanceNorm1d(cout, affine=True),
+                                 nn.LeakyReLU(0.2))
+
+        class Unet(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inp = nn.Conv1d(1, 16, 7, padding=3)
+                self.d1, self.d2 = Down(16, 32), Down(32, 64)
+                self.u2 = nn.ConvTranspose1d(64, 32, 4, stride=2, padding=1)
+                self.c2 = nn.Sequential(nn.Conv1d(64, 32, 5, padding=2), nn.LeakyReLU(0.2))
+                self.u1 = nn.ConvTranspose1d(32, 16, 4, stride=2, padding=1)
+                self.c1 = nn.Sequential(nn.Conv1d(32, 16, 5, padding=2), nn.LeakyReLU(0.2))
+                self.out = nn.Conv1d(16, classes, 1)
+
+            def forward(self, x):
+                h0 = self.inp(x)
+                h1 = self.d1(h0)
+                h = self.c2(torch.cat([self.u2(self.d2(h1)), h1], dim=1))
+                return self.out(self.c1(torch.cat([self.u1(h), h0], dim=1)))
+        return Unet()
     if name in ("edge_knn", "edge_knn_one"):  # DGCNN-style edge convolution over k nearest neighbours
         def edges(x, k):
             b, c, n = x.shape

@@ -646,9 +646,12 @@ TEST(Planner, EinsumKeepsTheOperandCopiesBmmWasGiven) {
 // its scratch (one sample's im2col columns, weight copies, sgemm's packing) does not grow with the
 // batch, and none of the blocked reorders the direct kernels take is made (tools/probe_families.py,
 // real PyTorch 1.13 steps: 1-D up to 49 % low at batch 2 and 2-D 16 % high at batch 8 with them).
-TEST(Planner, WideKernelNarrowInputWeightGradientRunsGemm) {
+// Wider inputs under a kernel wider than 14 alike (the AVX-512 kernel refuses kw > 14): 1-D 16-64
+// channels, k15 s2 (a 1-D U-Net's down path was 17 % low at batch 2), and 2-D 1x17.
+TEST(Planner, WideKernelWeightGradientRunsGemm) {
   for (const char* name : {"conv1d_s2_only", "conv1d_k15_mid", "conv1d_k17_stem", "conv2d_k1x15_stem",
-                           "conv2d_k3x15_mid"}) {
+                           "conv2d_k3x15_mid", "conv1d_k15_wide_mid", "conv1d_k15_wider_mid", "conv1d_k15_wide_stem",
+                           "conv2d_k1x17_wide_mid", "unet1d_k15"}) {
     SCOPED_TRACE(name);
     ForEachProbeRow(name, [](const nlohmann::json& row, const StepPlan& plan) {
       ExpectNearMeasured(plan.peak_allocated_bytes, row, "measured_peak", 0.002);
@@ -1090,6 +1093,15 @@ TEST(ConvScratch, RecordsTheKernelEachDirectionRunsOn) {
             "jit:avx512_core jit:avx512_core jit:avx512_core");
   // Seed 317: conv1d 12 -> 12, k3 s2 over 256: gemm input gradient, AVX2 weight gradient.
   EXPECT_EQ(ConvKernelsOf(12, 12, 1, {256}, {3}, {2}, {0}, 2), "jit:avx512_core x64:gemm:jit jit:avx2");
+  // A kernel wider than 14 is beyond both direct weight-gradient kernels (DNNL_VERBOSE: conv1d 16 -> 32
+  // and 32 -> 64, k15 s2, x64:gemm:jit backward_weights; k13 jit:avx512_core), but for the AVX-512
+  // kernel's transposed case (a 14-19 wide kernel as wide as the input, one output column, unit
+  // strides, no padding).
+  EXPECT_EQ(ConvKernelsOf(32, 64, 1, {1024}, {15}, {2}, {7}, 2), "jit:avx512_core jit:avx512_core x64:gemm:jit");
+  EXPECT_EQ(ConvKernelsOf(32, 64, 1, {1024}, {13}, {2}, {6}, 2),
+            "jit:avx512_core jit:avx512_core jit:avx512_core");
+  EXPECT_EQ(ConvKernelsOf(32, 64, 1, {4, 16}, {3, 16}, {1, 1}, {0, 0}, 2),
+            "jit:avx512_core jit:avx512_core jit:avx512_core");
   // Seed 75: a padded depthwise 1x1 over 64 x 64 at batch 1 stays on PyTorch's own path.
   EXPECT_EQ(ConvKernelsOf(160, 160, 160, {64, 64}, {1, 1}, {1, 1}, {1, 1}, 1), "slow slow slow");
 }
