@@ -59,6 +59,12 @@ CASES = {
     "repeat_interleave": ([("input", (16, 30), "float32", 0)], 4, (90,), (2, 8), "sgd"),
     "gumbel_codes": ([("input", (1, 24, 24), "float32", 0)], 5, (), (8, 32), "sgd"),
     "embedding_bag": ([("input_ids", (30,), "int64", 5000)], 4, (), (8, 32), "sgd"),
+    "sine_coords": ([("input", (200, 2), "float32", 0)], 6, (200,), (2, 4, 8, 16, 32), "adam"),
+    "sine_coords_sgd": ([("input", (200, 2), "float32", 0)], 6, (200,), (2, 4, 8, 16, 32), "sgd"),
+    "sine_refine": ([("input", (200, 2), "float32", 0)], 6, (200,), (2, 4, 8, 16, 32), "adam"),
+    "grad_sum_heads": ([("input", (40,), "float32", 0)], 5, (), (16, 64), "sgd"),
+    "bce_logits_aux": ([("input", (48,), "float32", 0)], 5, (), (32, 128), "sgd"),
+    "sqerr_aux": ([("input", (48,), "float32", 0)], 5, (), (32, 128), "sgd"),
 }
 
 
@@ -387,6 +393,65 @@ def build(name: str, classes: int):
             def forward(self, ids):
                 return self.fc(self.bag(ids))
         return Bag()
+    if name in ("sine_coords", "sine_coords_sgd"):
+        class Sine(nn.Module):  # SIREN-style sin(w0 * Linear) over per-sample coordinates [B, N, 2]
+            def __init__(self, h=96):
+                super().__init__()
+                self.fc1 = nn.Linear(2, h)
+                self.fc2 = nn.Linear(h, h)
+                self.fc3 = nn.Linear(h, h)
+                self.out = nn.Linear(h, classes)
+
+            def forward(self, x):
+                h = torch.sin(20.0 * self.fc1(x))
+                h = torch.sin(self.fc2(h))
+                h = torch.sin(self.fc3(h))
+                return self.out(h).transpose(1, 2)
+        return Sine()
+    if name == "sine_refine":
+        class SineRefine(nn.Module):  # sine layers, then a 1x1 Conv1d over the transposed features added back
+            def __init__(self, h=96):
+                super().__init__()
+                self.fc1 = nn.Linear(2, h)
+                self.fc2 = nn.Linear(h, h)
+                self.refine = nn.Conv1d(h, h, 1)
+                self.out = nn.Linear(h, classes)
+
+            def forward(self, x):
+                h = torch.sin(self.fc2(torch.sin(20.0 * self.fc1(x))))
+                r = self.refine(h.transpose(1, 2).unsqueeze(-1).squeeze(-1))
+                h = h + torch.sin(r).transpose(1, 2)
+                return self.out(h).transpose(1, 2)
+        return SineRefine()
+    if name == "grad_sum_heads":
+        class Heads(nn.Module):  # two Linears read one tensor: backward adds their input gradients
+            def __init__(self):
+                super().__init__()
+                self.fc0 = nn.Linear(40, 320)
+                self.fa = nn.Linear(320, classes)
+                self.fb = nn.Linear(320, classes)
+
+            def forward(self, x):
+                h = F.relu(self.fc0(x))
+                return self.fa(h) + self.fb(h)
+        return Heads()
+    if name in ("bce_logits_aux", "sqerr_aux"):
+        class Aux(nn.Module):  # an auxiliary loss computed in forward and added to the logits
+            def __init__(self, d=48, h=128):
+                super().__init__()
+                self.trunk = nn.Sequential(nn.Linear(d, h), nn.ReLU())
+                self.head = nn.Linear(h, d)
+                self.fc = nn.Linear(h, classes)
+                self.w = nn.Parameter(torch.full((classes,), 1e-2))
+
+            def forward(self, x):
+                h = self.trunk(x)
+                if name == "bce_logits_aux":
+                    aux = F.binary_cross_entropy_with_logits(self.head(h), (x > 0).float(), reduction="none")
+                else:
+                    aux = (self.head(h) - x).pow(2)
+                return self.fc(h) - aux.mean(dim=1, keepdim=True) * self.w
+        return Aux()
     raise ValueError(name)
 
 
