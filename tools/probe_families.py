@@ -62,6 +62,7 @@ CASES = {
     "sine_coords": ([("input", (200, 2), "float32", 0)], 6, (200,), (2, 4, 8, 16, 32), "adam"),
     "sine_coords_sgd": ([("input", (200, 2), "float32", 0)], 6, (200,), (2, 4, 8, 16, 32), "sgd"),
     "sine_refine": ([("input", (200, 2), "float32", 0)], 6, (200,), (2, 4, 8, 16, 32), "adam"),
+    "dense_cat": ([("input", (1536,), "float32", 0)], 5, (), (16, 64), "sgd"),
     "grad_sum_heads": ([("input", (40,), "float32", 0)], 5, (), (16, 64), "sgd"),
     "bce_logits_aux": ([("input", (48,), "float32", 0)], 5, (), (32, 128), "sgd"),
     "sqerr_aux": ([("input", (48,), "float32", 0)], 5, (), (32, 128), "sgd"),
@@ -423,6 +424,21 @@ def build(name: str, classes: int):
                 h = h + torch.sin(r).transpose(1, 2)
                 return self.out(h).transpose(1, 2)
         return SineRefine()
+    if name == "dense_cat":
+        class DenseCat(nn.Module):  # DenseNet-style: a feature read only by concatenations (three of them)
+            def __init__(self):
+                super().__init__()
+                self.fc0 = nn.Linear(1536, 256)
+                self.fc1 = nn.Linear(264, 64)
+                self.fc2 = nn.Linear(320, 512)
+                self.fc3 = nn.Linear(832, classes)
+
+            def forward(self, x):
+                h0 = self.fc0(x)
+                h1 = F.relu(self.fc1(torch.cat([h0, x[:, :8]], dim=1)))
+                h2 = F.relu(self.fc2(torch.cat([h0, h1], dim=1)))
+                return self.fc3(torch.cat([h0, h1, h2], dim=1))
+        return DenseCat()
     if name == "grad_sum_heads":
         class Heads(nn.Module):  # two Linears read one tensor: backward adds their input gradients
             def __init__(self):
