@@ -206,6 +206,9 @@ OPS = [
      "lambda x, y: (lambda d: (lambda a: torch.where(a < 1.0, 0.5 * d ** 2, a - 0.5))(d.abs()).mean())(x - y)",
      ["f:32", "f:32"]),
     ("bce_with_logits", "lambda x, y: F.binary_cross_entropy_with_logits(x, y)", ["f:32", "f:32"]),
+    # reduction='none' (an auxiliary loss computed in forward: its export has no ReduceMean at the end)
+    ("bce_with_logits_none", "lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction='none')",
+     ["f:32", "f:32"]),
     ("bce", "lambda x, y: F.binary_cross_entropy(torch.sigmoid(x), torch.sigmoid(y))", ["f:32", "f:32"]),
     ("bce_decomposed", "lambda x, y: (lambda p, t: -(t * torch.log(p) + (1 - t) * torch.log(1 - p)).mean())("
      "torch.sigmoid(x), torch.sigmoid(y))", ["f:32", "f:32"]),

@@ -70,6 +70,13 @@ CASES = {
     "conv1d_k15_wide_stem": ([("input", (16, 2048), "float32", 0)], 3, (1024,), (2, 4, 8), "sgd"),
     "conv2d_k1x17_wide_mid": ([("input", (4, 6, 256), "float32", 0)], 3, (6, 128), (2, 4, 8), "sgd"),
     "unet1d_k15": ([("input", (1, 1024), "float32", 0)], 2, (1024,), (2, 4), "sgd"),
+    "sine_coords": ([("input", (200, 2), "float32", 0)], 6, (200,), (2, 4, 8, 16, 32), "adam"),
+    "sine_coords_sgd": ([("input", (200, 2), "float32", 0)], 6, (200,), (2, 4, 8, 16, 32), "sgd"),
+    "sine_refine": ([("input", (200, 2), "float32", 0)], 6, (200,), (2, 4, 8, 16, 32), "adam"),
+    "dense_cat": ([("input", (1536,), "float32", 0)], 5, (), (16, 64), "sgd"),
+    "grad_sum_heads": ([("input", (40,), "float32", 0)], 5, (), (16, 64), "sgd"),
+    "bce_logits_aux": ([("input", (48,), "float32", 0)], 5, (), (32, 128), "sgd"),
+    "sqerr_aux": ([("input", (48,), "float32", 0)], 5, (), (32, 128), "sgd"),
 }
 
 
@@ -468,6 +475,80 @@ def build(name: str, classes: int):
             def forward(self, ids):
                 return self.fc(self.bag(ids))
         return Bag()
+    if name in ("sine_coords", "sine_coords_sgd"):
+        class Sine(nn.Module):  # SIREN-style sin(w0 * Linear) over per-sample coordinates [B, N, 2]
+            def __init__(self, h=96):
+                super().__init__()
+                self.fc1 = nn.Linear(2, h)
+                self.fc2 = nn.Linear(h, h)
+                self.fc3 = nn.Linear(h, h)
+                self.out = nn.Linear(h, classes)
+
+            def forward(self, x):
+                h = torch.sin(20.0 * self.fc1(x))
+                h = torch.sin(self.fc2(h))
+                h = torch.sin(self.fc3(h))
+                return self.out(h).transpose(1, 2)
+        return Sine()
+    if name == "sine_refine":
+        class SineRefine(nn.Module):  # sine layers, then a 1x1 Conv1d over the transposed features added back
+            def __init__(self, h=96):
+                super().__init__()
+                self.fc1 = nn.Linear(2, h)
+                self.fc2 = nn.Linear(h, h)
+                self.refine = nn.Conv1d(h, h, 1)
+                self.out = nn.Linear(h, classes)
+
+            def forward(self, x):
+                h = torch.sin(self.fc2(torch.sin(20.0 * self.fc1(x))))
+                r = self.refine(h.transpose(1, 2).unsqueeze(-1).squeeze(-1))
+                h = h + torch.sin(r).transpose(1, 2)
+                return self.out(h).transpose(1, 2)
+        return SineRefine()
+    if name == "dense_cat":
+        class DenseCat(nn.Module):  # DenseNet-style: a feature read only by concatenations (three of them)
+            def __init__(self):
+                super().__init__()
+                self.fc0 = nn.Linear(1536, 256)
+                self.fc1 = nn.Linear(264, 64)
+                self.fc2 = nn.Linear(320, 512)
+                self.fc3 = nn.Linear(832, classes)
+
+            def forward(self, x):
+                h0 = self.fc0(x)
+                h1 = F.relu(self.fc1(torch.cat([h0, x[:, :8]], dim=1)))
+                h2 = F.relu(self.fc2(torch.cat([h0, h1], dim=1)))
+                return self.fc3(torch.cat([h0, h1, h2], dim=1))
+        return DenseCat()
+    if name == "grad_sum_heads":
+        class Heads(nn.Module):  # two Linears read one tensor: backward adds their input gradients
+            def __init__(self):
+                super().__init__()
+                self.fc0 = nn.Linear(40, 320)
+                self.fa = nn.Linear(320, classes)
+                self.fb = nn.Linear(320, classes)
+
+            def forward(self, x):
+                h = F.relu(self.fc0(x))
+                return self.fa(h) + self.fb(h)
+        return Heads()
+    if name in ("bce_logits_aux", "sqerr_aux"):
+        class Aux(nn.Module):  # an auxiliary loss computed in forward and added to the logits
+            def __init__(self, d=48, h=128):
+                super().__init__()
+                self.trunk = nn.Sequential(nn.Linear(d, h), nn.ReLU())
+                self.head = nn.Linear(h, d)
+                self.fc = nn.Linear(h, classes)
+                self.w = nn.Parameter(torch.full((classes,), 1e-2))
+
+            def forward(self, x):
+                h = self.trunk(x)
+                if name == "bce_logits_aux":
+                    aux = F.binary_cross_entropy_with_logits(self.head(h), (x > 0).float(), reduction="none")
+                else:
+                    aux = (self.head(h) - x).pow(2)
+                return self.fc(h) - aux.mean(dim=1, keepdim=True) * self.w
+        return Aux()
     raise ValueError(name)
 
 

@@ -24,11 +24,22 @@ const std::set<std::string>& DrivingRows() {
   static const std::set<std::string> rows = {
       "instance_norm1d", "instance_norm2d", "instance_norm3d", "instance_norm2d_affine",  // stats per (N, C)
       "gelu_tanh", "hardshrink", "softshrink", "log_sigmoid", "glu", "lp_pool2d", "pixel_shuffle",
-      "gru_cell", "bce_with_logits", "kl_div", "cosine_similarity", "einsum_bij_bjk", "einsum_outer",
+      "gru_cell", "bce_with_logits", "bce_with_logits_none", "kl_div", "cosine_similarity", "einsum_bij_bjk", "einsum_outer",
       "gather", "pad_constant", "pad_reflect", "pad_replicate", "norm_l1", "logsumexp", "var", "std",
       "var_biased", "var_mean_biased", "var_mean", "weight_norm",
       "cumsum", "maximum", "minimum", "atan", "sign_mul", "lerp", "expand", "mul_scalar", "div_scalar",
   };
+  return rows;
+}
+
+// Driving rows whose last node reduces the whole tensor in the row's one-op model (reduction='mean'):
+// mean() keeps nothing for backward, but a mean over some axes (MeanBackward1 in torch 1.13) keeps
+// its input, so a graph whose ReduceMean names axes (F.binary_cross_entropy_with_logits(...,
+// reduction='none').mean(dim=1): an auxiliary loss computed in forward) is not this row; the row
+// without the reduction (bce_with_logits_none) takes the rest. Probe bce_logits_aux
+// (tools/probe_families.py): saved -17 % with the whole-tensor row.
+const std::set<std::string>& WholeTensorReductionRows() {
+  static const std::set<std::string> rows = {"bce_with_logits"};
   return rows;
 }
 
@@ -229,6 +240,10 @@ class RowMatcher {
       return false;
     }
     if (std::find(map_.begin(), map_.end(), g) != map_.end()) return false;
+    if (static_cast<size_t>(k) + 1 == row_.nodes.size() && WholeTensorReductionRows().count(row_.name) &&
+        (n.ints_attrs.count("axes") || n.inputs.size() > 1)) {
+      return false;
+    }
     for (const auto& [a, v] : p.attrs) {
       if (FreeForm(a)) continue;
       auto it = n.string_attrs.find(a);

@@ -927,6 +927,31 @@ bool KeepsSize(uint64_t kernel, bool strided, const std::vector<int64_t>& xd, co
   return true;
 }
 
+// The contiguous copies a convolution makes of a strided input and output gradient. oneDNN runs a
+// 2-D convolution of a channels-last input in channels-last: neither the input nor an output gradient
+// that arrives channels-last is copied (ConvNeXt's depthwise conv after the permute back from a
+// channels-last LayerNorm: modern2d random nets planned 3-6 % high in backward with both copies).
+// PyTorch's own slow_conv2d (a 1x1 kernel below batch 16 on one thread) copies them the same way:
+// _convolution makes a 3-D input contiguous before any backend ("avoid accidentally going through
+// NHWC for permuted 3d input", forward and convolution_backward) and slow_conv2d's backward takes
+// grad_output.contiguous() (probe sine_refine, tools/probe_families.py: a 1x1 Conv1d over
+// h.transpose(1, 2) whose output is used transposed, -11 % at batches 2-8 without them, exact at 16).
+void ContiguousCopies(const RuleContext& ctx, int x, int y, OpRule* r) {
+  const Model& m = ctx.model;
+  const ConcreteShapes& shapes = ctx.shapes;
+  const auto& T = shapes.tensors;
+  const bool channels_last = ChannelsLastInTorch(m, shapes, x);
+  if (NonContiguous(m, shapes, x) && !channels_last) {
+    // A transposed input (conv1d over [N, L, C].transpose(1, 2)) is first copied contiguous.
+    r->forward_temp_bytes += T[x].Bytes();
+    r->backward_temp_bytes += T[x].Bytes();
+  }
+  if (GradientNonContiguous(m, shapes, y) && !(channels_last && GradientChannelsLast(m, shapes, y))) {
+    // The output is used transposed, so its gradient arrives transposed and is copied contiguous.
+    r->backward_temp_bytes += T[y].Bytes();
+  }
+}
+
 void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   ConvKernels& chosen_kernels = r->conv_kernels;
   auto set_kernels = [&](ConvKernel forward, ConvKernel input_gradient, ConvKernel weight_gradient) {
@@ -1053,6 +1078,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       r->backward_temp_bytes =
           std::max(group_grad + group_input + columns, (input_grad ? T[x].Bytes() : 0) + T[w].Bytes());
     }
+    if (spatial <= 2 && groups == 1) ContiguousCopies(ctx, x, y, r);
     return;
   }
   const uint64_t fixed = 7 * 1024;
@@ -1623,20 +1649,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   // the gemm input gradient, and the narrow rule that replaces it, give the same phase or more).
   if (gemm_input) r->backward_temp_bytes = std::max(r->backward_temp_bytes, gemm_input_phase);
   r->machine_dependent_bytes = std::max(r->machine_dependent_bytes, l1_dependent_bytes);
-  // oneDNN runs a 2-D convolution of a channels-last input in channels-last: neither the input nor
-  // an output gradient that arrives channels-last is copied (ConvNeXt's depthwise conv after the
-  // permute back from a channels-last LayerNorm: modern2d random nets planned 3-6 % high in
-  // backward with both copies).
-  const bool channels_last = ChannelsLastInTorch(m, shapes, x);
-  if (NonContiguous(m, shapes, x) && !channels_last) {
-    // A transposed input (conv1d over [N, L, C].transpose(1, 2)) is first copied contiguous.
-    r->forward_temp_bytes += T[x].Bytes();
-    r->backward_temp_bytes += T[x].Bytes();
-  }
-  if (GradientNonContiguous(m, shapes, y) && !(channels_last && GradientChannelsLast(m, shapes, y))) {
-    // The output is used transposed, so its gradient arrives transposed and is copied contiguous.
-    r->backward_temp_bytes += T[y].Bytes();
-  }
+  ContiguousCopies(ctx, x, y, r);
 }
 
 // Whether tensor `id` is only a rearrangement of a recurrent layer's weights: torch.onnx.export
