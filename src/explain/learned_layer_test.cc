@@ -30,10 +30,13 @@ TEST(LearnedLayer, TheEmbeddedModelIsLoaded) {
 
 TEST(LearnedLayer, ProseNoRuleKnowsGetsALowEstimate) {
   // corpus-1780 (NVIDIA-NeMo/Speech#771) told without the memory words that round 13's rule reads ("the memory is
-  // still in the gpu" after inference is growth now): no rule knows it, and the words still say GPU.
+  // still in the gpu" after inference is growth now): no rule knows it, and the words still say GPU. Round 24: the
+  // layer retrained through corpus-2383 puts round 13's shorter paraphrase ("Why is that?") at P(not memory)
+  // 1.25e-5, just above the 1e-5 threshold (8.0e-6 before); this one keeps more of the thread's own words
+  // (2.3e-6).
   const Report r = ExplainText(
-      "After completing the training, the card still shows the model in nvidia-smi. Why is that? and is there a way "
-      "to flush it out?");
+      "After completing the training and inference, the card still shows the model in nvidia-smi. Why is it not "
+      "released? and is there a way to flush it out?");
   ASSERT_EQ(r.findings.size(), 1u);
   const Finding& f = r.findings[0];
   EXPECT_TRUE(IsLearned(f)) << f.summary;
@@ -187,8 +190,8 @@ TEST(LearnedLayer, ALongLogIsReadByItsHeadAndTail) {
   // The estimate of a long log comes from its first and last bytes, whatever lies between (here progress
   // counters without words, 20000 lines).
   const std::string prose =
-      "After completing the training, the card still shows the model in nvidia-smi. Why is that? and is there a way "
-      "to flush it out?\n";
+      "After completing the training and inference, the card still shows the model in nvidia-smi. Why is it not "
+      "released? and is there a way to flush it out?\n";
   std::string middle;
   for (int i = 0; i < 20000; ++i) middle += std::to_string(i) + "/20000 [====>] 12.5 it/s\n";
   for (const std::string& log : {prose + middle, middle + prose}) {
