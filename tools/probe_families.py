@@ -74,6 +74,9 @@ CASES = {
     "sine_coords_sgd": ([("input", (200, 2), "float32", 0)], 6, (200,), (2, 4, 8, 16, 32), "sgd"),
     "sine_refine": ([("input", (200, 2), "float32", 0)], 6, (200,), (2, 4, 8, 16, 32), "adam"),
     "dense_cat": ([("input", (1536,), "float32", 0)], 5, (), (16, 64), "sgd"),
+    "mha_kdim": ([("input", (12, 48), "float32", 0), ("context", (40, 80), "float32", 0)], 5, (), (4, 16, 32), "sgd"),
+    "cross_self_layers": ([("input", (12, 48), "float32", 0), ("context", (40, 80), "float32", 0)], 5, (), (4, 16, 32),
+                          "momentum"),
     "grad_sum_heads": ([("input", (40,), "float32", 0)], 5, (), (16, 64), "sgd"),
     "bce_logits_aux": ([("input", (48,), "float32", 0)], 5, (), (32, 128), "sgd"),
     "sqerr_aux": ([("input", (48,), "float32", 0)], 5, (), (32, 128), "sgd"),
@@ -520,6 +523,54 @@ def build(name: str, classes: int):
                 h2 = F.relu(self.fc2(torch.cat([h0, h1], dim=1)))
                 return self.fc3(torch.cat([h0, h1, h2], dim=1))
         return DenseCat()
+    if name == "mha_kdim":
+        class CrossAttn(nn.Module):  # queries attend to a second input of another width (kdim, vdim)
+            def __init__(self):
+                super().__init__()
+                self.norm = nn.LayerNorm(48)
+                self.attn = nn.MultiheadAttention(48, 4, kdim=80, vdim=80, batch_first=True)
+                self.fc = nn.Linear(48, classes)
+
+            def forward(self, x, ctx):
+                x = x + self.attn(self.norm(x), ctx, ctx, need_weights=False)[0]
+                return self.fc(x.mean(dim=1))
+        return CrossAttn()
+    if name == "cross_self_layers":
+        # Unseen set 8's remaining miss, not fixed: -0.86 / -0.93 % at batches 16 / 32 (forward peak), one
+        # query-sized [B, 12, 48] tensor low during layer 1's cross-attention (the cross-attention alone,
+        # without self-attention and MLP, is -1.1 to -1.5 %). A guess, not verified: the query is a temporary
+        # (n1's output) that MHA transposes for batch_first; the projection's matmul folds the transposed
+        # 3-D input with reshape, a copy it saves, while the caller still holds the temporary until MHA
+        # returns - the plan frees it after its last reader.
+        class Layer(nn.Module):  # cross-attention (kdim, vdim), self-attention, GELU MLP, pre-norm
+            def __init__(self, d=48, dc=80):
+                super().__init__()
+                self.n1 = nn.LayerNorm(d)
+                self.cross = nn.MultiheadAttention(d, 4, kdim=dc, vdim=dc, batch_first=True)
+                self.n2 = nn.LayerNorm(d)
+                self.self_attn = nn.MultiheadAttention(d, 4, batch_first=True)
+                self.n3 = nn.LayerNorm(d)
+                self.ff = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+            def forward(self, x, ctx):
+                x = x + self.cross(self.n1(x), ctx, ctx, need_weights=False)[0]
+                h = self.n2(x)
+                x = x + self.self_attn(h, h, h, need_weights=False)[0]
+                return x + self.ff(self.n3(x))
+
+        class Stack(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ctx_norm = nn.LayerNorm(80)
+                self.layers = nn.ModuleList([Layer() for _ in range(2)])
+                self.fc = nn.Linear(48, classes)
+
+            def forward(self, x, ctx):
+                ctx = self.ctx_norm(ctx)
+                for layer in self.layers:
+                    x = layer(x, ctx)
+                return self.fc(x.mean(dim=1))
+        return Stack()
     if name == "grad_sum_heads":
         class Heads(nn.Module):  # two Linears read one tensor: backward adds their input gradients
             def __init__(self):
