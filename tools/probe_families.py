@@ -70,6 +70,11 @@ CASES = {
     "conv1d_k15_wide_stem": ([("input", (16, 2048), "float32", 0)], 3, (1024,), (2, 4, 8), "sgd"),
     "conv2d_k1x17_wide_mid": ([("input", (4, 6, 256), "float32", 0)], 3, (6, 128), (2, 4, 8), "sgd"),
     "unet1d_k15": ([("input", (1, 1024), "float32", 0)], 2, (1024,), (2, 4), "sgd"),
+    "conv1d_k31_same": ([("input", (4, 1024), "float32", 0)], 3, (1024,), (2, 4, 8), "sgd"),
+    "conv1d_k25_same": ([("input", (4, 512), "float32", 0)], 3, (512,), (2, 4, 8), "sgd"),
+    "conv1d_k41_same": ([("input", (4, 256), "float32", 0)], 3, (256,), (2, 4, 8), "sgd"),
+    "conv1d_k21_same_stem": ([("input", (16, 2048), "float32", 0)], 3, (2048,), (2, 4, 8), "sgd"),
+    "conv1d_k25_wide_in_stem": ([("input", (64, 256), "float32", 0)], 3, (256,), (16, 32, 64), "sgd"),
     "sine_coords": ([("input", (200, 2), "float32", 0)], 6, (200,), (2, 4, 8, 16, 32), "adam"),
     "sine_coords_sgd": ([("input", (200, 2), "float32", 0)], 6, (200,), (2, 4, 8, 16, 32), "sgd"),
     "sine_refine": ([("input", (200, 2), "float32", 0)], 6, (200,), (2, 4, 8, 16, 32), "adam"),
@@ -419,6 +424,19 @@ def build(name: str, classes: int):
     if name == "conv2d_k1x17_wide_mid":
         return nn.Sequential(nn.Conv2d(4, 16, 3, padding=1), nn.Conv2d(16, 24, (1, 17), stride=(1, 2), padding=(0, 8)),
                              nn.Conv2d(24, classes, 1))
+    if name == "conv1d_k31_same":  # a 'same'-padded kernel oneDNN's direct forward refuses (code size)
+        return nn.Sequential(nn.Conv1d(4, 16, 3, padding=1), nn.Conv1d(16, 32, 31, padding=15),
+                             nn.Conv1d(32, classes, 1))
+    if name == "conv1d_k25_same":
+        return nn.Sequential(nn.Conv1d(4, 32, 3, padding=1), nn.Conv1d(32, 32, 25, padding=12),
+                             nn.Conv1d(32, classes, 1))
+    if name == "conv1d_k41_same":
+        return nn.Sequential(nn.Conv1d(4, 64, 3, padding=1), nn.Conv1d(64, 64, 41, padding=20),
+                             nn.Conv1d(64, classes, 1))
+    if name == "conv1d_k21_same_stem":  # no input gradient
+        return nn.Sequential(nn.Conv1d(16, 32, 21, padding=10), nn.Conv1d(32, classes, 1))
+    if name == "conv1d_k25_wide_in_stem":  # the refused forward's input reorder would be the peak
+        return nn.Sequential(nn.Conv1d(64, 16, 25, padding=12), nn.ReLU(), nn.Conv1d(16, classes, 1))
     if name == "unet1d_k15":
         class Down(nn.Sequential):
             def __init__(self, cin, cout):

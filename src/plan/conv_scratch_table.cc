@@ -203,6 +203,134 @@ bool Avx2Takes(const ConvAxis (&a)[3], int64_t ic, int64_t oc, int64_t groups) {
   return !(r_overflow * sw > ur_w || (iw > ur_w && ur_w % sw != 0) || (iw > ur_w && r_pad + ur_w_tail < 0));
 }
 
+// calculate_end_padding (oneDNN): the padding past the input at the end of `out` outputs.
+int64_t EndPadding(int64_t begin, int64_t out, int64_t in, int64_t stride, int64_t ext) {
+  return (out - 1) * stride + ext - (in + begin);
+}
+
+// jit_avx512_common_conv_fwd_kernel::init_conf (oneDNN 2.6.3), dense f32 on plain tensors, one thread.
+bool Avx512ForwardTakes(const ConvAxis (&a)[3], int64_t ic, int64_t oc, int64_t mb, size_t spatial, uint64_t l1,
+                        uint64_t l2) {
+  int64_t ext[3], end[3];
+  for (int i = 0; i < 3; ++i) {
+    ext[i] = (a[i].kernel - 1) * a[i].dilation + 1;
+    end[i] = EndPadding(a[i].pad, a[i].out, a[i].in, a[i].stride, ext[i]);
+    if (ext[i] <= a[i].pad || ext[i] <= end[i]) return false;  // kernel_outside_src
+  }
+  const ConvAxis &d = a[0], &h = a[1], &w = a[2];
+  const bool first_conv = ic < 16;  // is_1stconv: the input channels are one block, unpadded
+  oc = RoundUp(oc, 16);             // ok_to_pad_channels
+  const int64_t ic_block = first_conv ? ic : 16;
+  if (!first_conv) ic = RoundUp(ic, 16);
+  const int64_t ow = w.out, iw = w.in, kw = w.kernel, sw = w.stride, l_pad = w.pad;
+  const int64_t oh = h.out, kh = h.kernel, sh = h.stride;
+  constexpr int64_t kRegs = 28;
+  int64_t ur_w = std::min(ow, kRegs);
+  int64_t n_oi = ow / ur_w;
+  const int64_t r_pad = EndPadding(l_pad, ur_w * n_oi, iw, sw, ext[2]);
+  if (l_pad > 0 && r_pad > 0) --n_oi;
+  // The code-size heuristic (it only narrows ur_w, which the kernel kinds below set again but for a
+  // first convolution of one sample on the explicit broadcast).
+  if (ur_w != ow && l_pad > 0 && r_pad > 0 && n_oi > 1) {
+    const int64_t ops = 6 + ic_block * kw, mult = 1 + (l_pad > 0) + (r_pad > 0);
+    for (int64_t u = ur_w; u > kRegs / 2; --u) {
+      if (static_cast<double>(u * mult * ops) * 9.0 < 24.0 * 1024) {
+        ur_w = u;
+        break;
+      }
+    }
+  }
+  const int64_t nb_oc = oc / 16;
+  auto thr_eff = [&](int64_t nb, int64_t ow_block) {  // one thread: only the ow blocks' imbalance counts
+    const int64_t nb_ow = (ow + ow_block - 1) / ow_block;
+    return static_cast<double>(ow) / static_cast<double>(nb_ow * ow_block);
+  };
+  const bool ow_threading = !first_conv && spatial <= 2;
+  auto ow_block_of = [&](int64_t nb, int64_t u) {
+    if (!ow_threading) return ow;
+    const int64_t l2_part = static_cast<int64_t>(l2 * 7 / 8 / 4);
+    const int64_t src = ic_block * u * kh, dst = 16 * nb * u, wei = 16 * nb * ic_block * kw * kh;
+    const int64_t nurw = (l2_part - 2 * wei) / (2 * dst + 2 * src);
+    int64_t block = u * std::max<int64_t>(2, nurw);
+    double eff = thr_eff(nb, block);
+    const int64_t max_nb_ow = (ow + 2 * u - 1) / (2 * u);
+    for (int64_t nb_ow = (ow + block - 1) / block; nb_ow <= max_nb_ow; ++nb_ow) {
+      const int64_t b = std::min(RoundUp((ow + nb_ow - 1) / nb_ow, u), ow);
+      if (b < nb * 16 && eff > 0.9) break;
+      if ((ow + b - 1) / b != nb_ow) continue;
+      const double e = thr_eff(nb, b);
+      if (b >= 2 * u && e > eff) {
+        block = b;
+        eff = e;
+      }
+      if (eff > 0.98) break;
+    }
+    return std::min(ow, std::max(2 * u, block));
+  };
+  const uint64_t ker_total = 4 * static_cast<uint64_t>(((iw + sw - 1) / sw) * ic_block * kh * d.kernel +
+                                                        ow * 16 * 2 + kh * kw * ic_block * 16 * 2 * d.kernel);
+  const bool base = kw == 3 && ow <= 28 && ker_total < l1 && !(ow == 13 && ic >= 192) && !(ow == 28 && ic >= 512);
+  const bool expl_condition = mb == 1 && sh == 1 && ow == 1 && sw == 1 && d.in == 1 && d.out == 1 &&
+                              d.kernel == 1 && d.stride == 1 && iw == kw && nb_oc > 1 && l_pad == 0 && end[2] == 0 &&
+                              w.dilation == 1 && d.pad == 0 && end[0] == 0 && d.dilation == 1 && oh >= 60 && kh >= 3;
+  const bool embedded = !expl_condition && (kw > 3 || (sw == 1 && sh == 1 && base) ||
+                                            ((sw != 1 || sh != 1) && mb <= 16 && (oc <= 192 || oh <= 10) && base) ||
+                                            (mb == 1 && (ur_w >= ow || first_conv || (ow <= 147 && oc <= 96))));
+  int64_t nb_oc_blocking = 1;
+  if (embedded) {
+    ur_w = std::min(ow, kRegs);
+    if (ker_total < l1 && ow <= 8 && kh <= 3 && kw <= 3 && nb_oc % 2 == 0 && (!first_conv || mb == 1) &&
+        (mb != 1 || ur_w < ow)) {
+      nb_oc_blocking = 2;
+      ur_w = std::min<int64_t>(ow, 31 / 3);
+    }
+  } else if (!first_conv || mb > 1 || expl_condition) {
+    double best = 0;
+    for (int64_t i = std::min<int64_t>(nb_oc, 5); i > 0; --i) {
+      if (nb_oc % i != 0) continue;
+      if (expl_condition) {
+        nb_oc_blocking = i;
+        break;
+      }
+      const double e = thr_eff(i, ow_block_of(i, std::min<int64_t>(ow, 31 / (i + 1))));
+      if (e > 1.05 * best) {
+        nb_oc_blocking = i;
+        best = e;
+      }
+    }
+    ur_w = std::min<int64_t>(ow, 31 / (nb_oc_blocking + 1));
+  }
+  if (ur_w <= 0 || l_pad > ur_w) return false;
+  const int64_t r_pad_no_tail = std::max<int64_t>(0, EndPadding(l_pad, ow - ow % ur_w, iw, sw, ext[2]));
+  if (r_pad_no_tail > ur_w) return false;
+  const int64_t mult = 1 + (l_pad > 0) + (r_pad > 0);
+  return !(static_cast<double>(mult * kw * ic_block * nb_oc_blocking * ur_w) * 15.0 > 256.0 * 1024);
+}
+
+// jit_avx2_conv_fwd_kernel_f32::init_conf (oneDNN 2.6.3), dense f32 on plain tensors (AVX2: 15 registers).
+bool Avx2ForwardTakes(const ConvAxis (&a)[3]) {
+  int64_t ext[3], end[3];
+  for (int i = 0; i < 3; ++i) {
+    ext[i] = (a[i].kernel - 1) * a[i].dilation + 1;
+    end[i] = EndPadding(a[i].pad, a[i].out, a[i].in, a[i].stride, ext[i]);
+    if (ext[i] <= a[i].pad || ext[i] <= end[i]) return false;
+  }
+  const ConvAxis &h = a[1], &w = a[2];
+  const int64_t ow = w.out, iw = w.in, sw = w.stride, l_pad = w.pad;
+  int64_t ur_w = std::min<int64_t>(3, ow);
+  int64_t tail = ow % ur_w;
+  if (l_pad > ur_w) return false;
+  if (w.kernel > 7 && !((h.pad == 0 && l_pad == 0) || (sw == 1 && h.stride == 1))) return false;
+  int64_t r_pad_no_tail = std::max<int64_t>(0, EndPadding(l_pad, ow - tail, iw, sw, ext[2]));
+  if (r_pad_no_tail > ur_w * sw && ow / ur_w > 1) {
+    ur_w = std::min(r_pad_no_tail / sw + tail, std::min<int64_t>(ow, 15 / 2));
+    tail = ow % ur_w;
+    r_pad_no_tail = std::max<int64_t>(0, EndPadding(l_pad, ow - tail, iw, sw, ext[2]));
+    if (ur_w < std::max(l_pad, r_pad_no_tail)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 InputGradientKernel DirectInputGradientKernel(const ConvAxis (&axes)[3], int64_t in_per_group, int64_t out_per_group,
@@ -216,6 +344,20 @@ InputGradientKernel DirectInputGradientKernel(const ConvAxis (&axes)[3], int64_t
   if (Avx512Takes(axes, in_per_group, out_per_group, groups, l1_bytes)) return InputGradientKernel::kAvx512;
   if (Avx2Takes(axes, in_per_group, out_per_group, groups)) return InputGradientKernel::kAvx2;
   return InputGradientKernel::kGemm;
+}
+
+ForwardKernel DenseForwardKernel(const ConvAxis (&axes)[3], int64_t in_channels, int64_t out_channels, int64_t batch,
+                                 size_t spatial, uint64_t l1_bytes, uint64_t l2_bytes) {
+  for (const ConvAxis& x : axes) {
+    if (x.in < 1 || x.out < 1 || x.kernel < 1 || x.stride < 1 || x.dilation < 1 || x.pad < 0) {
+      return ForwardKernel::kAvx512;  // not a layer oneDNN runs: keep the default
+    }
+  }
+  if (in_channels < 1 || out_channels < 1 || batch < 1) return ForwardKernel::kAvx512;
+  if (Avx512ForwardTakes(axes, in_channels, out_channels, batch, spatial, l1_bytes, l2_bytes)) {
+    return ForwardKernel::kAvx512;
+  }
+  return Avx2ForwardTakes(axes) ? ForwardKernel::kAvx2 : ForwardKernel::kGemm;
 }
 
 const ConvScratchTable& EmbeddedConvScratchTable() {

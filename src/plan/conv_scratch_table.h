@@ -160,6 +160,27 @@ enum class InputGradientKernel {
 InputGradientKernel DirectInputGradientKernel(const ConvAxis (&axes)[3], int64_t in_per_group, int64_t out_per_group,
                                               int64_t groups, uint64_t l1_bytes);
 
+// The f32 forward kernel oneDNN 2.6.3 picks for a dense (one group) convolution that is neither
+// 1x1 (oneDNN's 1x1 kernel) nor one the padding puts outside the input, with one thread as PyTorch
+// runs it: the first of its list whose init_conf takes the layer.
+enum class ForwardKernel {
+  kAvx512,  // jit_avx512_common_conv_fwd_kernel: output blocked by 16
+  kAvx2,    // jit_avx2_conv_fwd_kernel_f32: output blocked by 8
+  kGemm,    // gemm_convolution_fwd: im2col columns of one sample on plain buffers
+};
+
+// Which one it is, from jit_avx512_common_conv_fwd_kernel::init_conf (oneDNN 2.6.3,
+// jit_avx512_common_conv_kernel.cpp): the width unroll ur_w = min(ow, 28), or 31 / (nb_oc_blocking + 1)
+// where it takes the explicit-broadcast kernel (kernels at most 3 wide: nb_oc_blocking from the
+// thread efficiency of its ow blocks, sized by `l2_bytes`; the embedded-broadcast test reads
+// `l1_bytes`), then refuses a left padding or a right padding without the tail wider than one unroll,
+// and code above 256 KiB (padding on both sides x kernel width x 16 input channels x unroll x 15
+// bytes: a 'same'-padded 1-D kernel of 25 or more refuses it). Then jit_avx2_conv_fwd_kernel_f32
+// (unroll 3: a left padding past 3 refuses it). `axes` are depth, height and width (unit axes for
+// 1-D and 2-D); `spatial` the layer's own number of axes (ow blocking applies to 1-D and 2-D only).
+ForwardKernel DenseForwardKernel(const ConvAxis (&axes)[3], int64_t in_channels, int64_t out_channels, int64_t batch,
+                                 size_t spatial, uint64_t l1_bytes, uint64_t l2_bytes);
+
 // The per-core L1 data cache oneDNN's init_conf sizes its blocking by (data/conv_scratch.json
 // direct_input_gradient.l1_bytes: oneDNN 2.6.3's guess of 32 KiB where xbyak reads no cache
 // hierarchy, as on AMD CPUs; an Intel CPU reports its own). 0: no rule, the planner keeps the

@@ -661,6 +661,20 @@ TEST(Planner, WideKernelWeightGradientRunsGemm) {
   }
 }
 
+// A 'same'-padded kernel 25 or more wide (k21 over a length that leaves a right padding past the last
+// unroll) is beyond oneDNN's direct forward kernels (DenseForwardKernel): gemm_convolution_fwd runs on
+// plain buffers, with no input reorder and no blocked output (tools/probe_families.py conv1d_k25_wide_in_stem,
+// 64 -> 16 k25 over 256: planned +2.6 % at batch 64 with the direct kernel's reordered input, its peak
+// moved into forward; conv1d_k31_same, 16 -> 32 k31 over 1024, whose steps peak in backward).
+TEST(Planner, WideSamePaddedKernelForwardRunsGemm) {
+  for (const char* name : {"conv1d_k25_wide_in_stem", "conv1d_k31_same"}) {
+    SCOPED_TRACE(name);
+    ForEachProbeRow(name, [](const nlohmann::json& row, const StepPlan& plan) {
+      ExpectNearMeasured(plan.peak_allocated_bytes, row, "measured_peak", 0.002);
+    });
+  }
+}
+
 // Autograd 1.13 adds the gradients a tensor gets from two consumers out of place (InputBuffer::accumulate:
 // old_var + var), a third tensor-sized buffer while both addends are held: two Linears reading one
 // tensor, and an auxiliary loss computed in forward from the trunk the classifier also reads
@@ -1145,6 +1159,24 @@ TEST(ConvScratch, RecordsTheKernelEachDirectionRunsOn) {
             "jit:avx512_core jit:avx512_core jit:avx512_core");
   // Seed 75: a padded depthwise 1x1 over 64 x 64 at batch 1 stays on PyTorch's own path.
   EXPECT_EQ(ConvKernelsOf(160, 160, 160, {64, 64}, {1, 1}, {1, 1}, {1, 1}, 1), "slow slow slow");
+}
+
+TEST(ConvScratch, WideSamePaddedKernelsRunTheForwardOnGemm) {
+  // The AVX-512 direct forward kernel refuses code above 256 KiB (padding on both sides x kernel
+  // width x 16 input channels x an unroll of 28 x 15 bytes), the AVX2 one a left padding past its
+  // unroll of 3: 'same'-padded conv1d k31, k25 and k41 run x64:gemm:jit in all three directions
+  // (DNNL_VERBOSE, batch 2, one thread; DenseForwardKernel).
+  EXPECT_EQ(ConvKernelsOf(16, 32, 1, {1024}, {31}, {1}, {15}, 2), "x64:gemm:jit x64:gemm:jit x64:gemm:jit");
+  EXPECT_EQ(ConvKernelsOf(32, 32, 1, {512}, {25}, {1}, {12}, 2), "x64:gemm:jit x64:gemm:jit x64:gemm:jit");
+  EXPECT_EQ(ConvKernelsOf(64, 64, 1, {256}, {41}, {1}, {20}, 2), "x64:gemm:jit x64:gemm:jit x64:gemm:jit");
+  // k15 and k19 over 1024 keep it: no right padding past the last full unroll (1008 columns), so the
+  // code counts one padded side, 2 x 19 x 16 x 28 x 15 = 255360 bytes (DNNL_VERBOSE jit:avx512_core).
+  EXPECT_EQ(ConvKernelsOf(16, 32, 1, {1024}, {15}, {1}, {7}, 2), "jit:avx512_core jit:avx512_core x64:gemm:jit");
+  EXPECT_EQ(ConvKernelsOf(16, 32, 1, {1024}, {19}, {1}, {9}, 2), "jit:avx512_core jit:avx512_core x64:gemm:jit");
+  // 8 input channels are a first convolution's one block of 8: k31 fits (DNNL_VERBOSE jit:avx512_core).
+  EXPECT_EQ(ConvKernelsOf(8, 16, 1, {1024}, {31}, {1}, {15}, 2), "jit:avx512_core x64:gemm:jit x64:gemm:jit");
+  // Unpadded k40 over 300 is too much code for the AVX-512 kernel; the AVX2 one takes it (DNNL_VERBOSE).
+  EXPECT_EQ(ConvKernelsOf(32, 64, 1, {300}, {40}, {1}, {0}, 2), "jit:avx2 x64:gemm:jit x64:gemm:jit");
 }
 
 TEST(ConvScratch, BatchOfOneOnASmallMapUnfoldsOneSample) {

@@ -704,6 +704,12 @@ void ChannelsLastDenseConvScratch(const RuleContext& ctx, const LogicalOp& op, O
 }
 
 constexpr uint64_t kChannelsLastDepthwiseFixedBytes = 3136;
+// The fixed part of a dense gemm forward (gemm_convolution_fwd under ideep; see ConvScratch): beside
+// the columns and sgemm's buffer, beside the columns of a matrix-vector product, beside the output
+// as it is copied out.
+constexpr uint64_t kGemmForwardFixedBytes = 6900;
+constexpr uint64_t kGemmForwardGemvFixedBytes = 8020;
+constexpr uint64_t kGemmForwardCopyFixedBytes = 4616;
 // What a 2-D weight gradient's blocked buffer comes with (probes conv2d_weight_gradient: 5400 bytes
 // beside 64-960 channels of weights).
 constexpr uint64_t kConv2dWeightGradientFixedBytes = 5400;
@@ -1271,6 +1277,59 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       }
     }
   }
+  // Which kernel runs a dense 1-D/2-D layer's forward (DenseForwardKernel: the AVX-512 direct kernel's
+  // init_conf refusals, then the AVX2 one's). A 'same'-padded kernel 25 or more wide is refused by the
+  // AVX-512 kernel's code-size check (padding on both sides x kernel width x 16 input channels x an
+  // unroll of 28) and by the AVX2 kernel's left padding past its unroll of 3, so oneDNN runs
+  // gemm_convolution_fwd on plain buffers (DNNL_VERBOSE: conv1d 16 -> 32 k31 padded by 15 over 1024,
+  // 32 -> 32 k25 p12 over 512, 64 -> 64 k41 p20 over 256, batch 2: x64:gemm:jit forward_training).
+  // No blocked output then: ideep's own output stands beside one L2-sized block of im2col columns
+  // and sgemm's buffer, then beside the result as it is copied out - the grouped gemm rule below
+  // with one group. tools/probe_conv_kernels.py --all-directions over dev seeds 0-1999: the forward
+  // of all 912 dense layers with a kernel wider than 1x1 as oneDNN chose them (36 more gemm).
+  bool dense_forward_known = false;
+  if (dig.Known() && groups == 1 && !depthwise && (kernel > 1 || (direct_1x1 && spatial <= 2)) &&
+      !KernelOutsideSource(n, xd, wd, T[y].dims) && T[y].dims.size() == xd.size()) {
+    dense_forward_known = true;
+    const auto& yd = T[y].dims;
+    ConvAxis axes[3];
+    for (size_t i = 0; i < spatial; ++i) {
+      axes[3 - spatial + i] = ConvAxis{xd[2 + i], yd[2 + i], wd[2 + i], IntsAttrAt(n, "strides", i, 1),
+                                       IntsAttrAt(n, "pads", i, 0), IntsAttrAt(n, "dilations", i, 1)};
+    }
+    const GroupedDirectKernels& fk = EmbeddedConvScratchTable().grouped_direct_kernels;
+    const uint64_t l2 = fk.gemm_forward_l2_bytes ? fk.gemm_forward_l2_bytes : 512 * 1024;
+    const ForwardKernel forward = DenseForwardKernel(axes, c_in, c_out, xd[0], spatial, dig.l1_bytes, l2);
+    if (forward == ForwardKernel::kGemm) {
+      chosen_kernels.forward = ConvKernel::kGemm;
+      // Output positions of a sample, of one depth slice in 3-D (which oneDNN unfolds whole).
+      const uint64_t positions = spatial == 1 ? static_cast<uint64_t>(yd[2])
+                                              : static_cast<uint64_t>(yd[spatial]) * static_cast<uint64_t>(yd[spatial + 1]);
+      int64_t stride_area = 1;
+      for (size_t i = 0; i < spatial; ++i) stride_area *= IntsAttrAt(n, "strides", i, 1);
+      const uint64_t forward_positions =
+          spatial == 3 ? positions
+                       : fk.ForwardColumnPositions(c_in, c_out, static_cast<int64_t>(kernel), stride_area, positions);
+      const uint64_t forward_col =
+          KeepsSize(kernel, strided, xd, yd) ? 0 : eb * static_cast<uint64_t>(c_in) * kernel * forward_positions;
+      // Measured beside them (tools/alloc_tracker.c, the forward of single conv1d/conv2d layers of 1-64
+      // channels, kernels 4-41, batches 2-64): sgemm's buffer + 6900 bytes, or 8020 bytes where sgemm
+      // runs a matrix-vector product (one output channel or one output position: SgemmRunsGemv) and
+      // takes no buffer; the output's copy-out phase holds ideep's output + 4616 bytes. Dev seed 313
+      // (1 -> 1, k4 s2 d2 onto a 1 x 1 map, batch 7): 8084 bytes of forward scratch, planned 25 % low
+      // with the grouped rule's 5368 bytes; 16 -> 32 k31 padded by 15 over 1024: 493556 = 16 x 31 x
+      // 208 floats + 73984 + 6900.
+      const bool gemv = SgemmRunsGemv(positions, static_cast<uint64_t>(c_out));
+      const uint64_t beside = gemv ? kGemmForwardGemvFixedBytes
+                                   : g.DataGemmBufferBytes(positions, static_cast<uint64_t>(c_out)) +
+                                         kGemmForwardFixedBytes;
+      r->forward_temp_bytes = std::max(forward_col + beside, T[y].Bytes() + kGemmForwardCopyFixedBytes);
+    } else if (forward == ForwardKernel::kAvx2) {
+      // Blocked by 8: the output and the input or weight reorders as the AVX-512 kernel's (not measured).
+      chosen_kernels.forward = ConvKernel::kJitAvx2;
+      r->forward_temp_bytes = std::max(T[x].Bytes() + T[w].Bytes(), padded_to(y, 8)) + fixed;
+    }
+  }
   // oneDNN's gemm weight gradient over `positions` output positions of one depth slice (all of them
   // in 2-D): the im2col columns, copies of the weights and the sgemm packing buffer
   // (data/conv_scratch.json). The output gradient's leading dimension is every output position of
@@ -1344,7 +1403,10 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   const bool first_conv_3d = spatial == 3 && groups == 1 && kernel > 1 && c_in <= 3 && T[y].dims.size() == 5;
   const bool first_conv_3d_gemm = first_conv_3d && DirectWeightGradientRefuses3d(n, xd, wd, T[y].dims);
   if (first_conv_3d_gemm) {
-    set_kernels(ConvKernel::kGemm, ConvKernel::kGemm, ConvKernel::kGemm);
+    // The forward is DenseForwardKernel's (dev seeds 625, 960, 1304, 1569, 1798, 1985, 1993: such 3-D
+    // first convolutions ran jit:avx512_core forward_training, gemm backward).
+    const ConvKernel forward = dense_forward_known ? chosen_kernels.forward : ConvKernel::kGemm;
+    set_kernels(forward, ConvKernel::kGemm, ConvKernel::kGemm);
     const uint64_t positions = static_cast<uint64_t>(T[y].dims[3]) * static_cast<uint64_t>(T[y].dims[4]);
     r->backward_temp_bytes = std::max(r->backward_temp_bytes, gemm_weight_gradient(positions));
   }
