@@ -85,6 +85,18 @@ CASES = {
     "grad_sum_heads": ([("input", (40,), "float32", 0)], 5, (), (16, 64), "sgd"),
     "bce_logits_aux": ([("input", (48,), "float32", 0)], 5, (), (32, 128), "sgd"),
     "sqerr_aux": ([("input", (48,), "float32", 0)], 5, (), (32, 128), "sgd"),
+    # Unseen set 9's misses, at sizes of their own: torchvision's FrozenBatchNorm2d (weight, bias and
+    # statistics registered as buffers) and a log-mel front end whose DFT filters and mel matrix are buffers.
+    "frozen_bn_cnn": ([("input", (3, 40, 40), "float32", 0)], 7, (), (2, 6), "adam"),
+    "frozen_bn_cnn_sgd": ([("input", (3, 40, 40), "float32", 0)], 7, (), (2, 6), "sgd"),
+    "buffer_dft_mel": ([("input", (1, 6000), "float32", 0)], 5, (), (3, 12), "sgd"),
+    # Not stored, not fixed: -1.9 % at batch 12 (forward peak), exact at batch 3. The front end's tensors need
+    # no gradient (input and filters are buffers), so autograd keeps none of them, but forward's Python locals
+    # (spec, m) hold them until it returns (step_profile frees exactly spec + m after the last module); the
+    # export cannot say which tensors forward names. Extending the locals risk to the root's own no-grad
+    # tensors bounded it (plan + risk >= measured) but also gave DGCNN's kNN probe a risk and stopped its
+    # batch recording from replaying; dropped for lack of time.
+    "logmel_bn_cnn": ([("input", (1, 6000), "float32", 0)], 5, (), (3, 12), "adam"),
 }
 
 
@@ -618,6 +630,54 @@ def build(name: str, classes: int):
                     aux = (self.head(h) - x).pow(2)
                 return self.fc(h) - aux.mean(dim=1, keepdim=True) * self.w
         return Aux()
+    if name in ("frozen_bn_cnn", "frozen_bn_cnn_sgd"):
+        from torchvision.ops.misc import FrozenBatchNorm2d
+
+        def cfb(cin, cout, stride):
+            return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1, bias=False), FrozenBatchNorm2d(cout), nn.ReLU())
+        return nn.Sequential(cfb(3, 24, 1), cfb(24, 48, 2), cfb(48, 48, 1), cfb(48, 96, 2),
+                             nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(96, classes))
+    def dft_mel_buffers(module, n_fft, hop, mels):  # fixed DFT filters and a mel matrix, as buffers
+        module.hop, module.bins = hop, n_fft // 2 + 1
+        n = torch.arange(n_fft).float()
+        k = torch.arange(module.bins).float().unsqueeze(1)
+        module.register_buffer("dft", torch.cat([torch.cos(6.2832 * k * n / n_fft),
+                                                 torch.sin(6.2832 * k * n / n_fft)], 0).unsqueeze(1),
+                               persistent=False)
+        module.register_buffer("mel", torch.rand(mels, module.bins), persistent=False)
+
+    if name == "logmel_bn_cnn":
+        class LogMelCnn(nn.Module):
+            def __init__(self, n_fft=200, hop=100, mels=32):
+                super().__init__()
+                dft_mel_buffers(self, n_fft, hop, mels)
+                self.cnn = nn.Sequential(
+                    nn.Conv2d(1, 24, 3, 1, 1, bias=False), nn.BatchNorm2d(24), nn.ReLU(), nn.MaxPool2d(2),
+                    nn.Conv2d(24, 48, 3, 1, 1, bias=False), nn.BatchNorm2d(48), nn.ReLU(), nn.MaxPool2d(2),
+                    nn.Conv2d(48, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+                    nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, classes))
+
+            def forward(self, x):
+                spec = F.conv1d(x, self.dft, stride=self.hop)
+                re, im = spec[:, :self.bins], spec[:, self.bins:]
+                m = torch.matmul(self.mel, re * re + im * im)
+                return self.cnn(torch.log(m.clamp(min=1e-6)).unsqueeze(1))
+        return LogMelCnn()
+    if name == "buffer_dft_mel":
+        class LogMel(nn.Module):  # fixed filters as buffers: no gradient, no optimizer state
+            def __init__(self, n_fft=200, hop=100, mels=32):
+                super().__init__()
+                dft_mel_buffers(self, n_fft, hop, mels)
+                self.conv = nn.Conv2d(1, 16, 3, 1, 1)
+                self.fc = nn.Linear(16, classes)
+
+            def forward(self, x):
+                spec = F.conv1d(x, self.dft, stride=self.hop)
+                re, im = spec[:, :self.bins], spec[:, self.bins:]
+                m = torch.matmul(self.mel, re * re + im * im)
+                h = F.relu(self.conv(torch.log(m.clamp(min=1e-6)).unsqueeze(1)))
+                return self.fc(h.mean(dim=(2, 3)))
+        return LogMel()
     raise ValueError(name)
 
 

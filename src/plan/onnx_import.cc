@@ -269,6 +269,27 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
       for (int i = 3; i < n.input_size() && i < 5; ++i) bn_stat[n.input(i)] = true;
     }
   }
+  // torch names a module's state by its path: "<module>.running_mean" / ".running_var" are a batch
+  // norm's buffers wherever they are read. A module that has both and whose statistics no
+  // BatchNormalization reads is a frozen batch norm (torchvision.ops.misc.FrozenBatchNorm2d, detectron2's
+  // FrozenBatchNorm2d): it registers its "<module>.weight" and ".bias" as buffers too, so its affine gets
+  // no gradient and no optimizer state, and x * scale keeps no copy of x for backward.
+  {
+    auto ends_with = [](const std::string& s, std::string_view tail) {
+      return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    std::unordered_set<std::string> names;
+    for (const auto& init : g.initializer()) names.insert(init.name());
+    for (const auto& init : g.initializer()) {
+      const std::string& name = init.name();
+      if (!ends_with(name, ".running_var") || bn_stat.count(name)) continue;
+      const std::string module = name.substr(0, name.size() - std::string_view(".running_var").size());
+      if (!names.count(module + ".running_mean") || bn_stat.count(module + ".running_mean")) continue;
+      for (const char* part : {".weight", ".bias", ".running_mean", ".running_var"}) {
+        if (names.count(module + part)) bn_stat[module + part] = true;
+      }
+    }
+  }
   for (const auto& init : g.initializer()) {
     if (init.name().empty() || b.Find(init.name()) >= 0) {
       return MakeError(label + ": corrupt ONNX model (initializer with an empty or repeated name)");
