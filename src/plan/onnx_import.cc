@@ -270,19 +270,21 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
     }
   }
   // torch names a module's state by its path: "<module>.running_mean" / ".running_var" are a batch
-  // norm's buffers wherever they are read. A module that has both and whose statistics no
-  // BatchNormalization reads is a frozen batch norm (torchvision.ops.misc.FrozenBatchNorm2d, detectron2's
-  // FrozenBatchNorm2d): it registers its "<module>.weight" and ".bias" as buffers too, so its affine gets
-  // no gradient and no optimizer state, and x * scale keeps no copy of x for backward.
+  // norm's buffers. A module that has both, whose forward reads its statistics (a hand-written training
+  // batch norm only updates them, which the export drops) and no BatchNormalization reads them, is a
+  // frozen batch norm (torchvision.ops.misc.FrozenBatchNorm2d, detectron2's FrozenBatchNorm2d): it
+  // registers its "<module>.weight" and ".bias" as buffers too, so its affine gets no gradient and no
+  // optimizer state, and x * scale keeps no copy of x for backward.
   {
     auto ends_with = [](const std::string& s, std::string_view tail) {
       return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
     };
-    std::unordered_set<std::string> names;
+    std::unordered_set<std::string> names, read;
     for (const auto& init : g.initializer()) names.insert(init.name());
+    for (const auto& n : g.node()) read.insert(n.input().begin(), n.input().end());
     for (const auto& init : g.initializer()) {
       const std::string& name = init.name();
-      if (!ends_with(name, ".running_var") || bn_stat.count(name)) continue;
+      if (!ends_with(name, ".running_var") || bn_stat.count(name) || !read.count(name)) continue;
       const std::string module = name.substr(0, name.size() - std::string_view(".running_var").size());
       if (!names.count(module + ".running_mean") || bn_stat.count(module + ".running_mean")) continue;
       for (const char* part : {".weight", ".bias", ".running_mean", ".running_var"}) {
