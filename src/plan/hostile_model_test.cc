@@ -88,6 +88,24 @@ TEST(HostileModel, UntypedZeroStridesAreRefusedToo) {
   ExpectRefused(ConvModel(untyped), "node 'layer' (Conv): strides must be at least 1, got [0, 0]");
 }
 
+// Found by the fuzzer too (CI, 2026-12-07): strides [0, 0] whose type field says SPARSE_TENSOR; libonnx
+// reads the values whatever the type, so the importer's checks do. A group of 0 given the same way.
+TEST(HostileModel, MistypedZeroStridesAndGroupsAreRefused) {
+  auto mistyped = [](onnx::NodeProto& n) {
+    GraphBuilder::IntsAttr(n, "strides", {0, 0});
+    n.mutable_attribute(n.attribute_size() - 1)->set_type(onnx::AttributeProto::SPARSE_TENSOR);
+  };
+  ExpectRefused(ConvModel(mistyped), "node 'layer' (Conv): strides must be at least 1, got [0, 0]");
+  ExpectRefused(ConvModel(mistyped, "MaxPool"), "node 'layer' (MaxPool): strides must be at least 1, got [0, 0]");
+  auto mistyped_group = [](onnx::NodeProto& n) {
+    onnx::AttributeProto* a = n.add_attribute();
+    a->set_name("group");
+    a->set_i(0);
+    a->set_type(onnx::AttributeProto::FLOATS);
+  };
+  ExpectRefused(ConvModel(mistyped_group), "node 'layer' (Conv): group must be at least 1, got 0");
+}
+
 TEST(HostileModel, SameUpperConvPlansWithTheInputsSpatialSize) {
   std::string path = TempModel("same_upper", ConvModel([](onnx::NodeProto& n) { StringAttr(n, "auto_pad", "SAME_UPPER"); }));
   auto r = RunCli(kExe, {"plan", path, "--batch", "2", "--target", "cpu", "--loss", "none", "--json"});

@@ -387,6 +387,11 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
       }
     }
     for (const auto& a : n.attribute()) {
+      // libonnx's shape inference reads an attribute's list and integer whatever its type field says
+      // (a wrong type included: the fuzzer's strides [0, 0] typed SPARSE_TENSOR divided by zero in
+      // convPoolShapeInference), so the checks see every one present.
+      if (a.ints_size() > 0) node.ints_attrs[a.name()].assign(a.ints().begin(), a.ints().end());
+      if (a.has_i()) node.int_attrs[a.name()] = a.i();
       switch (AttributeType(a)) {
         case onnx::AttributeProto::INT: node.int_attrs[a.name()] = a.i(); break;
         case onnx::AttributeProto::FLOAT: node.float_attrs[a.name()] = a.f(); break;
