@@ -106,6 +106,16 @@ TEST(HostileModel, MistypedZeroStridesAndGroupsAreRefused) {
   ExpectRefused(ConvModel(mistyped_group), "node 'layer' (Conv): group must be at least 1, got 0");
 }
 
+// Found by the fuzzer (2026-12-07, a longer run than CI's): a Flatten with no inputs was indexed past
+// its ends by the memory rules (SEGV under ASan). A node with fewer inputs or outputs than its schema
+// requires, or with no operator type, is refused with one line.
+TEST(HostileModel, NodesMissingRequiredInputsAreRefused) {
+  ExpectRefused(ConvModel([](onnx::NodeProto& n) { n.clear_input(); }), "node 'layer' (Conv) has 0 inputs and 1 outputs");
+  ExpectRefused(ConvModel([](onnx::NodeProto& n) { n.clear_input(); }, "MaxPool"),
+                "node 'layer' (MaxPool) has 0 inputs and 1 outputs");
+  ExpectRefused(ConvModel([](onnx::NodeProto& n) { n.clear_op_type(); }), "a node has no operator type");
+}
+
 TEST(HostileModel, SameUpperConvPlansWithTheInputsSpatialSize) {
   std::string path = TempModel("same_upper", ConvModel([](onnx::NodeProto& n) { StringAttr(n, "auto_pad", "SAME_UPPER"); }));
   auto r = RunCli(kExe, {"plan", path, "--batch", "2", "--target", "cpu", "--loss", "none", "--json"});

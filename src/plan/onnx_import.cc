@@ -461,6 +461,23 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
   for (const auto& o : proto.opset_import()) {
     if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
   }
+  // A node with fewer inputs or outputs than its operator's schema requires (a fuzzed Flatten with
+  // none) would be indexed past its ends by the memory rules: refused. The schemas are the ones
+  // shape inference loads below anyway; the embedded zoo (stored shapes) is not checked.
+  if (shapes == ShapeSource::kInfer) {
+    for (const auto& n : proto.graph().node()) {
+      if (n.op_type().empty()) return MakeError(label + ": malformed ONNX model (a node has no operator type)");
+      if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
+      const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), "");
+      if (schema == nullptr) continue;
+      if (n.input_size() < schema->min_input() || n.output_size() < schema->min_output()) {
+        return MakeError(label + ": malformed ONNX model (node '" + n.name() + "' (" + n.op_type() + ") has " +
+                         std::to_string(n.input_size()) + " inputs and " + std::to_string(n.output_size()) +
+                         " outputs; opset " + std::to_string(opset) + " requires at least " +
+                         std::to_string(schema->min_input()) + " and " + std::to_string(schema->min_output()) + ")");
+      }
+    }
+  }
   if (Status s = CheckAttributes(m, opset, label); !s) return MakeError(s.error());
   m.opset = opset;
   if (auto w = DetectInferenceExport(m)) m.warnings.push_back(*w);
