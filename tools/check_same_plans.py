@@ -5,8 +5,10 @@ For every zoo model and the ONNX files under tests/data/plan, on both targets, r
   plan MODEL --batch 4 --json,  fit MODEL --memory M --json,  split MODEL --global-batch 6 --gpus 2 --memory M --json
 with the baseline and the new binary and compares the JSON (every field; the outputs carry no timing
 field) and the exit status. A speed change must leave every prediction byte-identical.
-  /usr/bin/python3 tools/check_same_plans.py BASELINE_EXE NEW_EXE [--quick]
+  /usr/bin/python3 tools/check_same_plans.py BASELINE_EXE NEW_EXE [--quick] [--added-field NAME ...]
 Exit 0 when all agree, 1 with the differences listed. --quick: plan and fit only, cuda and cpu, six models.
+--added-field NAME: a key only the new binary writes (a field the change adds on purpose, at any depth)
+is no difference; its value is not compared.
 """
 import glob
 import json
@@ -24,11 +26,16 @@ def run(exe, args):
     return p.returncode, out, p.stderr.strip()
 
 
+ADDED_FIELDS = set()
+
+
 def first_difference(a, b, path="$"):
     if type(a) is not type(b):
         return f"{path}: {a!r} vs {b!r}"
     if isinstance(a, dict):
         for k in sorted(set(a) | set(b)):
+            if k not in a and k in ADDED_FIELDS:
+                continue
             if k not in a or k not in b:
                 return f"{path}.{k}: only in {'baseline' if k in a else 'new'}"
             d = first_difference(a[k], b[k], f"{path}.{k}")
@@ -51,6 +58,8 @@ def main():
         sys.exit(__doc__)
     base, new = sys.argv[1], sys.argv[2]
     quick = "--quick" in sys.argv[3:]
+    rest = sys.argv[3:]
+    ADDED_FIELDS.update(rest[i + 1] for i, a in enumerate(rest[:-1]) if a == "--added-field")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     _, models, _ = run(base, ["models", "--json"])
     names = [m["name"] for m in models["models"]]

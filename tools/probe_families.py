@@ -97,7 +97,30 @@ CASES = {
     # tensors bounded it (plan + risk >= measured) but also gave DGCNN's kNN probe a risk and stopped its
     # batch recording from replaying; dropped for lack of time.
     "logmel_bn_cnn": ([("input", (1, 6000), "float32", 0)], 5, (), (3, 12), "adam"),
+    # Fine-tuning with frozen parameters (requires_grad=False), planned with the export's "oomguard.frozen"
+    # metadata (written here as oomguard.export writes it) or `--frozen`: a CNN whose first two conv blocks
+    # are frozen, a Linear stack with LoRA adapters (base weights frozen), a frozen embedding + trained head.
+    "frozen_stem_cnn": ([("input", (3, 32, 32), "float32", 0)], 7, (), (2, 8), "adam"),
+    "frozen_stem_cnn_sgd": ([("input", (3, 32, 32), "float32", 0)], 7, (), (2, 8), "sgd"),
+    "lora_mlp": ([("input", (256,), "float32", 0)], 10, (), (16, 64), "adam"),
+    "frozen_embed_head": ([("input_ids", (30,), "int64", 5000)], 4, (), (8, 32), "sgd"),
 }
+
+# The cases whose parameters are frozen, and which (prefixes of their names, `--frozen` patterns).
+FROZEN = {
+    "frozen_stem_cnn": ["0.*", "1.*", "3.*", "4.*"],
+    "frozen_stem_cnn_sgd": ["0.*", "1.*", "3.*", "4.*"],
+    "lora_mlp": ["*.base.*"],
+    "frozen_embed_head": ["embed.*"],
+}
+
+
+def freeze(module, patterns):
+    import fnmatch
+    for n, p in module.named_parameters():
+        if any(fnmatch.fnmatchcase(n, pat) for pat in patterns):
+            p.requires_grad_(False)
+    return module
 
 
 def build(name: str, classes: int):
@@ -678,7 +701,51 @@ def build(name: str, classes: int):
                 h = F.relu(self.conv(torch.log(m.clamp(min=1e-6)).unsqueeze(1)))
                 return self.fc(h.mean(dim=(2, 3)))
         return LogMel()
+    if name in ("frozen_stem_cnn", "frozen_stem_cnn_sgd"):
+        def block(cin, cout, stride):
+            return [nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU()]
+        return freeze(nn.Sequential(*block(3, 16, 1), *block(16, 32, 2), *block(32, 64, 2), *block(64, 64, 1),
+                                    nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, classes)), FROZEN[name])
+    if name == "lora_mlp":
+        class LoraLinear(nn.Module):
+            def __init__(self, d, r):
+                super().__init__()
+                self.base = nn.Linear(d, d)
+                self.a = nn.Linear(d, r, bias=False)
+                self.b = nn.Linear(r, d, bias=False)
+
+            def forward(self, x):
+                return self.base(x) + self.b(self.a(x))
+
+        return freeze(nn.Sequential(LoraLinear(256, 8), nn.ReLU(), LoraLinear(256, 8), nn.ReLU(), LoraLinear(256, 8),
+                                    nn.ReLU(), nn.Linear(256, classes)), FROZEN[name])
+    if name == "frozen_embed_head":
+        class EmbedHead(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(5000, 64)
+                self.mix = nn.Linear(64, 128)
+                self.head = nn.Linear(128, classes)
+
+            def forward(self, ids):
+                return self.head(F.relu(self.mix(self.embed(ids))).mean(1))
+
+        return freeze(EmbedHead(), FROZEN[name])
     raise ValueError(name)
+
+
+def add_frozen_metadata(path: str, module) -> None:
+    """metadata_props "oomguard.frozen" in the exported file, as oomguard.export writes it."""
+    import importlib.util  # the file alone: the package needs its built extension
+    loader = importlib.util.spec_from_file_location("oomguard_export", os.path.join(ROOT, "python", "oomguard",
+                                                                                     "_export.py"))
+    export = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(export)
+    add = export.add_frozen_metadata
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(path, "wb") as f:
+        f.write(add(data, module))
 
 
 def spec(name: str):
@@ -736,20 +803,37 @@ def main() -> int:
     rows = []
     for name in names:
         export_zoo.export_one(spec(name), args.work, 14, require_inferred_output=False)
+        onnx_path = os.path.join(args.work, name + ".onnx")
+        variants = {}  # another plan of each row: its name -> (model file, extra arguments)
+        if name in FROZEN:
+            # The plain export (what torch.onnx.export writes) is the row planned without the feature; the
+            # stored file carries "oomguard.frozen" as oomguard.export writes it; --frozen on the plain one.
+            import shutil
+            plain = os.path.join(args.work, name + "_plain.onnx")
+            shutil.copyfile(onnx_path, plain)
+            add_frozen_metadata(onnx_path, spec(name).build())
+            variants = {"plain": (plain, []), "flag": (plain, ["--frozen", ",".join(FROZEN[name])])}
         for batch in CASES[name][3]:
             out = subprocess.run([sys.executable, __file__, "--child", name, str(batch)], capture_output=True,
                                  text=True, check=True).stdout.strip().splitlines()[-1]
             rec = json.loads(out)
-            plan = json.loads(subprocess.run(
-                [args.oomguard, "plan", os.path.join(args.work, name + ".onnx"), "--target", "cpu", "--batch",
-                 str(batch), "--optimizer", CASES[name][4], "--loss", "cross_entropy", "--json"],
-                capture_output=True, text=True, check=True).stdout)
+            def plan_of(path, extra):
+                return json.loads(subprocess.run(
+                    [args.oomguard, "plan", path, "--target", "cpu", "--batch", str(batch), "--optimizer",
+                     CASES[name][4], "--loss", "cross_entropy", "--json"] + extra,
+                    capture_output=True, text=True, check=True).stdout)
+            plan = plan_of(onnx_path, [])
             row = {"model": name, "batch": batch, "optimizer": CASES[name][4], "measured_peak": rec["peak_live_bytes"],
                    "measured_phase": rec["peak_phase"], "planned_peak": plan["peak_allocated_bytes"],
                    "planned_phase": plan.get("peak_phase"),
                    "measured_saved": rec["saved_tensor_bytes"], "planned_saved": plan["bytes"]["activations_saved"],
                    "warnings": len(plan.get("warnings", [])), "risks": plan.get("risks", [])}
             row["peak_error_pct"] = round(100.0 * (row["planned_peak"] - row["measured_peak"]) / row["measured_peak"], 3)
+            for variant, (path, extra) in variants.items():
+                other = plan_of(path, extra)["peak_allocated_bytes"]
+                row["planned_peak_" + variant] = other
+                row["peak_error_pct_" + variant] = round(100.0 * (other - row["measured_peak"]) / row["measured_peak"], 3)
+                print("    %s: plan %10d (%+.2f%%)" % (variant, other, row["peak_error_pct_" + variant]))
             rows.append(row)
             print("%-16s b=%-3d peak %10d plan %10d (%+.2f%%) [%s/%s]  saved %10d plan %10d (%+d)" % (
                 name, batch, row["measured_peak"], row["planned_peak"], row["peak_error_pct"], row["measured_phase"],

@@ -137,26 +137,45 @@ def export_onnx(model: Any, example_inputs: Any, input_names: Optional[List[str]
 BUFFERS_METADATA_KEY = "oomguard.buffers"
 
 
+def _with_name_list(onnx_bytes: bytes, key: str, names: Any) -> bytes:
+    """The exported model with metadata_props `key` set to the JSON list of the sorted `names` (an iterable of
+    tensor names) that are initializers of the model. Needs the onnx package."""
+    import onnx
+    proto = onnx.load_from_string(onnx_bytes)
+    initializers = {t.name for t in proto.graph.initializer}
+    listed = sorted(n for n in names if n in initializers)
+    for entry in list(proto.metadata_props):
+        if entry.key == key:
+            proto.metadata_props.remove(entry)
+    entry = proto.metadata_props.add()
+    entry.key, entry.value = key, json.dumps(listed)
+    return proto.SerializeToString()
+
+
 def add_buffers_metadata(onnx_bytes: bytes, model: Any) -> bytes:
     """The exported model with metadata_props "oomguard.buffers": the initializers that are the module's
     registered floating-point buffers (a weight mask, a rotary table), which ONNX stores like parameters but
     which get no gradient and no optimizer state. Needs the onnx package."""
-    import onnx
-    proto = onnx.load_from_string(onnx_bytes)
-    initializers = {t.name for t in proto.graph.initializer}
-    names = sorted(n for n, b in model.named_buffers() if b.is_floating_point() and n in initializers)
-    for entry in list(proto.metadata_props):
-        if entry.key == BUFFERS_METADATA_KEY:
-            proto.metadata_props.remove(entry)
-    entry = proto.metadata_props.add()
-    entry.key, entry.value = BUFFERS_METADATA_KEY, json.dumps(names)
-    return proto.SerializeToString()
+    return _with_name_list(onnx_bytes, BUFFERS_METADATA_KEY,
+                           (n for n, b in model.named_buffers() if b.is_floating_point()))
+
+
+FROZEN_METADATA_KEY = "oomguard.frozen"
+
+
+def add_frozen_metadata(onnx_bytes: bytes, model: Any) -> bytes:
+    """The exported model with metadata_props "oomguard.frozen": the initializers that are the module's
+    parameters with requires_grad=False (a frozen backbone, LoRA's base weights), which the planner gives
+    no gradient and no optimizer state, like buffers. Needs the onnx package."""
+    return _with_name_list(onnx_bytes, FROZEN_METADATA_KEY,
+                           (n for n, p in model.named_parameters() if not p.requires_grad))
 
 
 def export(model: Any, args: Any, path: Any, **kw: Any) -> Any:
     """torch.onnx.export for the planner: training mode, no constant folding, a dynamic batch axis
     on every input (unless dynamic_axes is given), metadata_props "oomguard.buffers" naming the
-    initializers that are registered buffers, and metadata_props "oomguard.inplace" naming the
+    initializers that are registered buffers, metadata_props "oomguard.frozen" naming the parameters
+    with requires_grad=False, and metadata_props "oomguard.inplace" naming the
     nodes traced inside modules with inplace=True, which ONNX does not record otherwise. `path` is
     a file name or a writable binary file object; keywords go to torch.onnx.export (training and
     do_constant_folding may not be changed). Returns the list of in-place node names."""
@@ -182,7 +201,8 @@ def export(model: Any, args: Any, path: Any, **kw: Any) -> Any:
                               do_constant_folding=False, input_names=names, **kw)
     finally:
         model.train(was_training)
-    graph = add_buffers_metadata(inplace.add_inplace_metadata(buf.getvalue(), model), model)
+    graph = add_frozen_metadata(add_buffers_metadata(inplace.add_inplace_metadata(buf.getvalue(), model), model),
+                                model)
     if hasattr(path, "write"):
         path.write(graph)
     else:
@@ -270,7 +290,7 @@ def model_argument(model: Any, example_inputs: Any, options: Dict[str, Any], tak
     graph = export_onnx(model, inputs)
     try:  # which nodes ran in place (not recorded by ONNX): the planner reads it from the metadata
         from .inplace import add_inplace_metadata
-        graph = add_buffers_metadata(add_inplace_metadata(graph, model), model)
+        graph = add_frozen_metadata(add_buffers_metadata(add_inplace_metadata(graph, model), model), model)
     except ImportError:
         pass
     graph = strip_weights(graph)

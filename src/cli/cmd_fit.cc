@@ -76,7 +76,9 @@ int RunFit(int argc, char** argv) {
       {.capacity_bytes = *resolved->capacity_bytes, .reserve_bytes = reserve.value_or(0), .margin_percent = margin});
   if (!budget) return UsageError(kCommand, budget.error());
 
-  Result<std::shared_ptr<const plan::Model>> model = plan::LoadModel(values.model);
+  Result<std::shared_ptr<const plan::Model>> loaded = plan::LoadModel(values.model);
+  if (!loaded) return UsageError(kCommand, loaded.error());
+  Result<std::shared_ptr<const plan::Model>> model = ModelToPlan(*loaded, *resolved);
   if (!model) return UsageError(kCommand, model.error());
   const plan::Model& m = **model;
   plan::BatchPlanner batch_planner(m);

@@ -26,7 +26,9 @@ int RunPlan(int argc, char** argv) {
 
   auto resolved = ResolvePlanOptions(values);
   if (!resolved) return UsageError("plan", resolved.error());
-  auto model = plan::LoadModel(values.model);
+  auto loaded = plan::LoadModel(values.model);
+  if (!loaded) return UsageError("plan", loaded.error());
+  auto model = ModelToPlan(*loaded, *resolved);
   if (!model) return UsageError("plan", model.error());
   plan::PlanOptions shown = resolved->options;
   shown.record_timeline = !values.html.empty();  // only the page draws it

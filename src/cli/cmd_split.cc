@@ -195,7 +195,9 @@ int RunSplit(int argc, char** argv) {
     request.budget_bytes.push_back(*b);
   }
 
-  Result<std::shared_ptr<const plan::Model>> model = plan::LoadModel(values.model);
+  Result<std::shared_ptr<const plan::Model>> loaded = plan::LoadModel(values.model);
+  if (!loaded) return UsageError(kCommand, loaded.error());
+  Result<std::shared_ptr<const plan::Model>> model = ModelToPlan(*loaded, *resolved);
   if (!model) return UsageError(kCommand, model.error());
   const plan::Model& m = **model;
   plan::BatchPlanner batch_planner(m);

@@ -66,6 +66,11 @@ void AddPlanOptions(CLI::App& app, PlanCliValues* v, PlanOptionsSpec spec) {
                  "all or none; overrides the model's oomguard.inplace metadata")
       ->type_name("NODES")
       ->allow_extra_args(false);
+  app.add_option("--frozen", v->frozen,
+                 "parameters with requires_grad=False (no gradient, no optimizer state): initializer names or "
+                 "globs with *, NAME[,NAME...] (e.g. 'backbone.*'); adds to the model's oomguard.frozen metadata")
+      ->type_name("NAMES")
+      ->allow_extra_args(false);
   if (spec.with_html) app.add_option("--html", v->html, "also write a self-contained HTML report")->type_name("FILE");
   ShowDefault(AddNumberOption(app, "--threads", &v->threads, 1, 256,
                               "plan what-ifs and searches on up to N threads (the answer is the same for any N)"),
@@ -112,8 +117,12 @@ Result<std::pair<std::string, std::vector<int64_t>>> ParseInputOverride(const st
   return std::make_pair(name, shape);
 }
 
-Status ApplyInplaceHint(const std::vector<std::string>& values, plan::PlanOptions* o) {
-  if (values.empty()) return Status::Ok();
+namespace {
+
+// The names of a repeatable list option's values (each NAME[,NAME...]), at most kMaxListEntries; an empty
+// name is an error: "<flag>: an empty <item> in '<value>'", too many "<flag> must name at most N <items>".
+Result<std::vector<std::string>> SplitNames(const std::vector<std::string>& values, const std::string& flag,
+                                            const std::string& item, const std::string& items) {
   std::vector<std::string> names;
   for (const std::string& value : values) {
     size_t pos = 0;
@@ -121,20 +130,40 @@ Status ApplyInplaceHint(const std::vector<std::string>& values, plan::PlanOption
       size_t end = value.find(',', pos);
       if (end == std::string::npos) end = value.size();
       std::string name = value.substr(pos, end - pos);
-      if (name.empty()) return MakeError("--inplace: an empty node name in '" + value + "'");
+      if (name.empty()) return MakeError(flag + ": an empty " + item + " in '" + value + "'");
       names.push_back(std::move(name));
       if (names.size() > kMaxListEntries) {
-        return MakeError("--inplace must name at most " + std::to_string(kMaxListEntries) + " nodes");
+        return MakeError(flag + " must name at most " + std::to_string(kMaxListEntries) + " " + items);
       }
       pos = end + 1;
     }
   }
+  return names;
+}
+
+}  // namespace
+
+Status ApplyInplaceHint(const std::vector<std::string>& values, plan::PlanOptions* o) {
+  if (values.empty()) return Status::Ok();
+  Result<std::vector<std::string>> split = SplitNames(values, "--inplace", "node name", "nodes");
+  if (!split) return MakeError(split.error());
+  std::vector<std::string> names = std::move(split).value();
   const bool all = std::find(names.begin(), names.end(), "all") != names.end();
   const bool none = std::find(names.begin(), names.end(), "none") != names.end();
   if ((all || none) && names.size() > 1) return MakeError("--inplace all and --inplace none stand alone");
   o->inplace = all ? plan::InplaceHint::kAll : none ? plan::InplaceHint::kNone : plan::InplaceHint::kNodes;
   o->inplace_nodes = all || none ? std::vector<std::string>{} : std::move(names);
   return Status::Ok();
+}
+
+Result<std::vector<std::string>> ParseFrozen(const std::vector<std::string>& values) {
+  return SplitNames(values, "--frozen", "name", "patterns");
+}
+
+Result<std::shared_ptr<const plan::Model>> ModelToPlan(std::shared_ptr<const plan::Model> model,
+                                                      const ResolvedPlanOptions& resolved) {
+  if (resolved.frozen.empty()) return model;
+  return plan::FreezeParameters(*model, resolved.frozen);
 }
 
 Status ApplyCudaAllocConf(const std::string& conf, plan::PlanOptions* o) {
@@ -195,6 +224,9 @@ Result<ResolvedPlanOptions> ResolvePlanOptions(const PlanCliValues& v) {
   o.target = *target;
   if (Status s = ApplyCudaAllocConf(v.cuda_alloc_conf, &o); !s) return MakeError(s.error());
   if (Status s = ApplyInplaceHint(v.inplace, &o); !s) return MakeError(s.error());
+  auto frozen = ParseFrozen(v.frozen);
+  if (!frozen) return MakeError(frozen.error());
+  r.frozen = std::move(frozen).value();
   for (const std::string& text : v.inputs) {
     auto parsed = ParseInputOverride(text);
     if (!parsed) return MakeError(parsed.error());

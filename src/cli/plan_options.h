@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,7 @@ struct PlanCliValues {
   std::string html;
   bool strict = false;
   std::vector<std::string> inplace;  // --inplace NODE[,NODE...] | all | none (repeatable)
+  std::vector<std::string> frozen;   // --frozen NAME[,NAME...], `*` globs (repeatable)
   int threads = 0;  // --threads: what-ifs planned at once; 0: the CPUs, at most kDefaultMaxThreads
   std::string cuda_alloc_conf;  // PYTORCH_CUDA_ALLOC_CONF, e.g. "expandable_segments:True,max_split_size_mb:128"  // warnings (eval-mode export, operators without a rule) are errors, exit 2
 };
@@ -56,7 +58,13 @@ struct ResolvedPlanOptions {
   std::optional<plan::Gpu> gpu;             // when --gpu names a catalog card
   std::optional<uint64_t> device_total_bytes;  // --memory, else the GPU's total
   std::optional<uint64_t> capacity_bytes;   // device total x --fraction; nullopt: nothing to compare
+  std::vector<std::string> frozen;          // --frozen patterns (initializer names, `*` globs)
 };
+
+// The model the commands plan: `model`, with the --frozen initializers frozen (plan::FreezeParameters;
+// a pattern that matches nothing is an error).
+Result<std::shared_ptr<const plan::Model>> ModelToPlan(std::shared_ptr<const plan::Model> model,
+                                                      const ResolvedPlanOptions& resolved);
 
 // Validates and converts. Errors are one line, e.g. "unknown optimizer 'adan'
 // (choose from sgd, momentum, ...)", "--batch must be at least 1, got 0",
@@ -65,6 +73,9 @@ Result<ResolvedPlanOptions> ResolvePlanOptions(const PlanCliValues& values);
 
 // Applies --inplace values (each NODE[,NODE...], or all, or none) to the options.
 Status ApplyInplaceHint(const std::vector<std::string>& values, plan::PlanOptions* options);
+
+// Splits --frozen values (each NAME[,NAME...]) into patterns, at most kMaxListEntries.
+Result<std::vector<std::string>> ParseFrozen(const std::vector<std::string>& values);
 
 // Applies a PYTORCH_CUDA_ALLOC_CONF string ("expandable_segments:True,max_split_size_mb:128";
 // other known keys are accepted and do not change the plan) to the options.

@@ -134,6 +134,7 @@ nlohmann::json PlanToJson(const plan::StepPlan& plan, const ResolvedPlanOptions&
   j["loss"] = plan::Name(o.loss);
   j["gpu"] = resolved.gpu ? nlohmann::json(std::string(resolved.gpu->key)) : nlohmann::json(nullptr);
   j["parameter_count"] = plan.parameter_count;
+  j["frozen_parameters"] = plan.frozen_parameter_count;
   j["peak_allocated_bytes"] = plan.peak_allocated_bytes;
   j["peak_reserved_bytes"] = plan.peak_reserved_bytes;
   j["required_bytes"] = plan.required_bytes;
@@ -177,7 +178,11 @@ std::string PlanToText(const plan::StepPlan& plan, const ResolvedPlanOptions& re
   out << plan.model << "  ·  batch " << plan.batch << "  ·  " << plan::Name(o.optimizer) << "  ·  "
       << plan::Name(o.precision) << "  ·  " << plan::Name(plan.target);
   if (resolved.gpu) out << " (" << resolved.gpu->name << ")";
-  out << "\n" << plan.parameter_count << " parameters\n";
+  out << "\n" << plan.parameter_count << " parameters";
+  if (plan.frozen_parameter_count > 0) {
+    out << " trained, " << plan.frozen_parameter_count << " frozen (no gradient, no optimizer state)";
+  }
+  out << "\n";
   for (const std::string& w : plan.warnings) out << "WARNING: " << w << "\n";
   out << InplaceLine(plan.inplace);
   if (!plan.inplace.nodes.empty()) {

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -62,23 +63,86 @@ void ReadInplaceMetadata(std::string_view value, Model* model) {
   model->inplace_hint = std::move(reader.names);
 }
 
-void ReadBuffersMetadata(std::string_view value, Model* model) {
-  HintReader reader;
-  const bool parsed = nlohmann::json::sax_parse(value.begin(), value.end(), &reader);
-  if (!parsed || !reader.array()) {
-    model->warnings.push_back("metadata " + std::string(kBuffersMetadataKey) +
-                              " is not a JSON list of initializer names; ignored");
-    return;
-  }
-  const std::set<std::string> names(reader.names.begin(), reader.names.end());
+uint64_t MarkAsBuffers(const std::set<std::string>& names, Model* model) {
+  uint64_t marked = 0;
   for (TensorInfo& t : model->tensors) {
     if (t.kind != TensorKind::kParameter || !names.count(t.name)) continue;
     t.kind = TensorKind::kBuffer;
     uint64_t numel = 1;
     for (int64_t d : t.dims) numel *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+    marked += numel;
     model->parameter_count -= std::min(model->parameter_count, numel);
     model->parameter_bytes -= std::min(model->parameter_bytes, numel * ElementBytes(t.dtype));
   }
+  return marked;
+}
+
+namespace {
+
+std::optional<std::set<std::string>> ReadNameList(std::string_view value, std::string_view key, Model* model) {
+  HintReader reader;
+  const bool parsed = nlohmann::json::sax_parse(value.begin(), value.end(), &reader);
+  if (!parsed || !reader.array()) {
+    model->warnings.push_back("metadata " + std::string(key) + " is not a JSON list of initializer names; ignored");
+    return std::nullopt;
+  }
+  return std::set<std::string>(reader.names.begin(), reader.names.end());
+}
+
+// `*` matches any run of characters; everything else itself.
+bool GlobMatches(std::string_view pattern, std::string_view name) {
+  size_t p = 0, n = 0, star = std::string_view::npos, resume = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++, resume = n;
+    } else if (p < pattern.size() && pattern[p] == name[n]) {
+      ++p, ++n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1, n = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+}  // namespace
+
+void ReadBuffersMetadata(std::string_view value, Model* model) {
+  if (auto names = ReadNameList(value, kBuffersMetadataKey, model)) MarkAsBuffers(*names, model);
+}
+
+void ReadFrozenMetadata(std::string_view value, Model* model) {
+  if (auto names = ReadNameList(value, kFrozenMetadataKey, model)) {
+    model->frozen_parameter_count += MarkAsBuffers(*names, model);
+  }
+}
+
+Result<std::shared_ptr<const Model>> FreezeParameters(const Model& model, const std::vector<std::string>& patterns) {
+  auto frozen = std::make_shared<Model>(model);
+  std::set<std::string> names;
+  for (const std::string& pattern : patterns) {
+    bool matched = false;
+    for (const TensorInfo& t : model.tensors) {
+      if (t.kind != TensorKind::kParameter && t.kind != TensorKind::kBuffer) continue;
+      if (!GlobMatches(pattern, t.name)) continue;
+      matched = true;
+      names.insert(t.name);
+    }
+    if (!matched) {
+      std::string example;
+      for (const TensorInfo& t : model.tensors) {
+        if (t.kind == TensorKind::kParameter) {
+          example = " (its parameters are named like '" + t.name + "')";
+          break;
+        }
+      }
+      return MakeError("--frozen '" + pattern + "' matches no initializer of the model" + example);
+    }
+  }
+  frozen->frozen_parameter_count += MarkAsBuffers(names, frozen.get());
+  return std::shared_ptr<const Model>(std::move(frozen));
 }
 
 InplaceHintInForce::InplaceHintInForce(const Model& model, const PlanOptions& options) {

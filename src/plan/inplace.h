@@ -22,6 +22,13 @@ inline constexpr std::string_view kInplaceMetadataKey = "oomguard.inplace";
 inline constexpr std::string_view kBuffersMetadataKey = "oomguard.buffers";
 // Marks the float initializers `value` names as buffers (a warning where it is not a JSON list of names).
 void ReadBuffersMetadata(std::string_view value, Model* model);
+// metadata_props key written by oomguard.export: a JSON list of the initializers that are parameters
+// with requires_grad=False (a frozen backbone, LoRA's base weights). To memory they are buffers.
+inline constexpr std::string_view kFrozenMetadataKey = "oomguard.frozen";
+// Marks the float parameters `value` names as buffers and counts them frozen.
+void ReadFrozenMetadata(std::string_view value, Model* model);
+// Marks the float parameters `names` (a set) as buffers; returns the elements marked.
+uint64_t MarkAsBuffers(const std::set<std::string>& names, Model* model);
 
 // Reads a metadata value into model's inplace_hint fields. A value that is neither a JSON list of
 // strings nor "all"/"none" is ignored with a warning on the model.

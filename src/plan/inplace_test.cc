@@ -390,5 +390,125 @@ TEST(BuffersMetadata, NamedBuffersGetNoGradientAndNoOptimizerState) {
   EXPECT_NE(bad->warnings[0].find("oomguard.buffers"), std::string::npos);
 }
 
+// Parameters with requires_grad=False (a frozen stem, LoRA's base weights): oomguard.export names them in
+// metadata "oomguard.frozen", or --frozen names them (plan::FreezeParameters, names or `*` globs). Either
+// way they are planned as buffers: no gradient, no optimizer state, and nothing before the first trained
+// weight needs a gradient, so nothing there is kept for backward. Without the names the plan gives the
+// stem a gradient and Adam's two moments.
+std::string FrozenStemNet() {
+  GraphBuilder g;
+  g.Input("input", {4, 6, 6}).Weight("stem.weight", {8, 4, 3, 3}).Weight("stem.bias", {8});
+  g.Weight("head.weight", {3, 8 * 6 * 6});
+  GraphBuilder::IntsAttr(g.Node("Conv", {"input", "stem.weight", "stem.bias"}, {"y"}, "/stem/Conv"), "pads",
+                         {1, 1, 1, 1});
+  g.Node("Sigmoid", {"y"}, {"s"}, "/act/Sigmoid");
+  g.Node("Mul", {"s", "s"}, {"q"}, "square");
+  GraphBuilder::IntAttr(g.Node("Flatten", {"q"}, {"f"}, "flatten"), "axis", 1);
+  GraphBuilder::IntAttr(g.Node("Gemm", {"f", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  return g.Bytes();
+}
+
+TEST(FrozenParameters, GetNoGradientNoOptimizerStateAndNothingBeforeThemIsKept) {
+  const std::string plain = FrozenStemNet();
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(plain));
+  auto* e = m.add_metadata_props();
+  e->set_key(std::string(kFrozenMetadataKey));
+  e->set_value("[\"stem.weight\", \"stem.bias\", \"no.such.tensor\"]");
+  const std::string named = m.SerializeAsString();
+  PlanOptions o = Cpu(2);
+  o.optimizer = Optimizer::kAdam;
+  auto without = Plan(plain, o);
+  auto with = Plan(named, o);
+  ASSERT_TRUE(without.ok() && with.ok());
+  const uint64_t stem = 8 * 4 * 3 * 3 + 8;
+  EXPECT_EQ(without->frozen_parameter_count, 0u);
+  EXPECT_EQ(with->frozen_parameter_count, stem);
+  EXPECT_EQ(without->parameter_count - with->parameter_count, stem);
+  // Adam's two moments per element and a step per tensor.
+  EXPECT_EQ(without->bytes.optimizer_state - with->bytes.optimizer_state, 2 * stem * 4 + 2 * 4);
+  // The sigmoid keeps its output for its own backward only where the stem needs a gradient; the square
+  // keeps its input either way.
+  const uint64_t map = 2 * 8 * 6 * 6 * 4;
+  EXPECT_EQ(without->bytes.activations_saved - with->bytes.activations_saved, map);
+  EXPECT_LT(with->peak_allocated_bytes, without->peak_allocated_bytes);
+  EXPECT_TRUE(with->warnings.empty()) << with->warnings[0];
+
+  // --frozen's route: names and globs, on the plain export, plan exactly as the metadata.
+  auto model = LoadModelFromBytes(plain, "test");
+  ASSERT_TRUE(model.ok());
+  for (const std::vector<std::string>& patterns :
+       {std::vector<std::string>{"stem.*"}, {"stem.weight", "stem.bias"}, {"*m.w*", "*.bias"}}) {
+    auto frozen = FreezeParameters(**model, patterns);
+    ASSERT_TRUE(frozen.ok()) << frozen.error();
+    auto p = PlanStep(**frozen, o);
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p->frozen_parameter_count, stem) << patterns[0];
+    EXPECT_EQ(p->peak_allocated_bytes, with->peak_allocated_bytes) << patterns[0];
+    EXPECT_EQ(p->bytes, with->bytes) << patterns[0];
+  }
+  // The flag adds to the metadata; freezing a frozen initializer again changes nothing.
+  auto named_model = LoadModelFromBytes(named, "test");
+  ASSERT_TRUE(named_model.ok());
+  auto again = FreezeParameters(**named_model, {"stem.bias"});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(PlanStep(**again, o)->bytes, with->bytes);
+  // A pattern that matches no initializer is an error, not a silent plan of the wrong thing.
+  auto typo = FreezeParameters(**model, {"stem.*", "backbone.*"});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.error(),
+            "--frozen 'backbone.*' matches no initializer of the model (its parameters are named like 'stem.weight')");
+  // A value that is not a list of names is ignored with a warning.
+  e->set_value("\"stem.weight\"");
+  auto bad = Plan(m.SerializeAsString(), o);
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->parameter_count, without->parameter_count);
+  ASSERT_FALSE(bad->warnings.empty());
+  EXPECT_NE(bad->warnings[0].find("oomguard.frozen"), std::string::npos);
+}
+
+TEST(FrozenCli, BadPatternsAreOneLineUsageErrors) {
+  auto bad = [](const std::string& command, std::vector<std::string> extra, const std::string& line) {
+    std::vector<std::string> args = {command, "resnet18"};
+    if (command == "plan") args.insert(args.end(), {"--batch", "2"});
+    if (command == "fit") args.insert(args.end(), {"--memory", "4GiB"});
+    if (command == "split") args.insert(args.end(), {"--global-batch", "8", "--gpus", "2", "--memory", "4GiB"});
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = oomguard::testing::RunCli(kExe, args);
+    EXPECT_EQ(r.exit_code, 2) << command;
+    EXPECT_EQ(r.out, "") << command;
+    EXPECT_EQ(r.err, "oomguard " + command + ": " + line + "\n");
+  };
+  for (const std::string command : {"plan", "fit", "split"}) {
+    bad(command, {"--frozen", "backbone.*"},
+        "--frozen 'backbone.*' matches no initializer of the model (its parameters are named like 'conv1.weight')");
+    bad(command, {"--frozen", "conv1.weight,,fc.*"}, "--frozen: an empty name in 'conv1.weight,,fc.*'");
+  }
+  std::string many = "a";
+  for (int i = 0; i < 5000; ++i) many += ",a";
+  bad("plan", {"--frozen", many}, "--frozen must name at most 4096 patterns");
+}
+
+TEST(FrozenCli, ReportsTheFrozenParametersInTextAndJson) {
+  auto plain = oomguard::testing::RunCli(kExe, {"plan", "resnet18", "--batch", "2", "--target", "cpu", "--json"});
+  auto frozen = oomguard::testing::RunCli(
+      kExe, {"plan", "resnet18", "--batch", "2", "--target", "cpu", "--json", "--frozen", "conv1.*,layer1.*"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(frozen.exit_code, 0) << frozen.err;
+  const auto a = nlohmann::json::parse(plain.out), b = nlohmann::json::parse(frozen.out);
+  EXPECT_EQ(a["frozen_parameters"], 0);
+  const uint64_t n = b["frozen_parameters"].get<uint64_t>();
+  // conv1, layer1's four 64 x 64 x 3 x 3 convolutions and its four batch norms' affines (their running
+  // statistics are buffers already).
+  EXPECT_EQ(n, 9408u + 4u * 36864u + 4u * 128u);
+  EXPECT_EQ(a["parameter_count"].get<uint64_t>() - b["parameter_count"].get<uint64_t>(), n);
+  EXPECT_EQ(a["bytes"]["optimizer_state"].get<uint64_t>() - b["bytes"]["optimizer_state"].get<uint64_t>(),
+            2 * 4 * n + 13 * 4);  // Adam's two moments, and a step for each of the 13 frozen tensors
+  EXPECT_LT(b["peak_allocated_bytes"].get<uint64_t>(), a["peak_allocated_bytes"].get<uint64_t>());
+  auto text = oomguard::testing::RunCli(kExe, {"plan", "resnet18", "--batch", "2", "--frozen", "conv1.*,layer1.*"});
+  EXPECT_NE(text.out.find(" parameters trained, " + std::to_string(n) + " frozen"), std::string::npos) << text.out;
+}
+
 }  // namespace
 }  // namespace oomguard::plan

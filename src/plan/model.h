@@ -78,6 +78,8 @@ class Model {
   std::vector<int> outputs;  // graph outputs
   uint64_t parameter_count = 0;
   uint64_t parameter_bytes = 0;
+  // The initializers frozen (requires_grad=False), now buffers: their elements (out of parameter_count).
+  uint64_t frozen_parameter_count = 0;
   int64_t opset = 0;                  // of the default ONNX domain
   std::vector<std::string> warnings;  // from import, e.g. an eval-mode export
   // metadata_props "oomguard.inplace" (inplace.h): which activation nodes ran in place.

@@ -484,6 +484,7 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
   for (const auto& entry : proto.metadata_props()) {
     if (entry.key() == kInplaceMetadataKey) ReadInplaceMetadata(entry.value(), &m);
     if (entry.key() == kBuffersMetadataKey) ReadBuffersMetadata(entry.value(), &m);
+    if (entry.key() == kFrozenMetadataKey) ReadFrozenMetadata(entry.value(), &m);
   }
 
   // ONNX's own shape inference: symbolic shapes for every tensor it can reach.

@@ -588,6 +588,31 @@ void ExpectNearMeasured(uint64_t planned, const nlohmann::json& row, const char*
   EXPECT_NEAR(static_cast<double>(planned), measured, tolerance * measured) << field;
 }
 
+// Fine-tuning with frozen parameters (requires_grad=False), planned from the export's "oomguard.frozen"
+// metadata (tools/probe_families.py writes it as oomguard.export does; real PyTorch 1.13 CPU steps, whose
+// optimizers skip the parameters without a gradient): a CNN whose first two conv blocks are frozen (Adam and
+// SGD), a Linear stack with LoRA adapters whose base weights are frozen (Adam), a frozen embedding under a
+// trained head (SGD). The frozen initializers are planned as buffers: no gradient, no optimizer state, and
+// nothing before the first trained weight kept for backward. Without the metadata (every initializer
+// trained) the same rows plan 35-91 % high (the CNN), see tools/probe_families.py's plain variants.
+TEST(Planner, FrozenParametersPlanLikeBuffersInRealFineTuningSteps) {
+  const std::vector<std::pair<const char*, Optimizer>> probes = {{"frozen_stem_cnn", Optimizer::kAdam},
+                                                                {"frozen_stem_cnn_sgd", Optimizer::kSgd},
+                                                                {"lora_mlp", Optimizer::kAdam},
+                                                                {"frozen_embed_head", Optimizer::kSgd}};
+  for (const auto& [name, opt] : probes) {
+    SCOPED_TRACE(name);
+    ForEachProbeRow(
+        name,
+        [](const nlohmann::json& row, const StepPlan& plan) {
+          EXPECT_GT(plan.frozen_parameter_count, 0u);
+          ExpectNearMeasured(plan.bytes.activations_saved, row, "measured_saved", 0.001);
+          ExpectNearMeasured(plan.peak_allocated_bytes, row, "measured_peak", 0.002);
+        },
+        opt);
+  }
+}
+
 // A matmul whose operands' batch dims broadcast over two or more dims (a capsule layer's W [1, I, J, n, m]
 // @ u [N, I, 1, m, 1]): matmul() copies each expanded operand for bmm, which keeps the copies, and
 // backward forms their gradients at the expanded size before summing them down (tools/probe_families.py

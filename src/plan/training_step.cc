@@ -685,6 +685,7 @@ Result<StepPlan> Simulator::Run() {
   const bool step_tensor = o_.optimizer == Optimizer::kAdam || o_.optimizer == Optimizer::kAdamW ||
                            o_.optimizer == Optimizer::kAdagrad;
   uint64_t all_params = 0;
+  plan.frozen_parameter_count = m_.frozen_parameter_count;
   std::vector<int> param_ids;
   for (size_t i = 0; i < m_.tensors.size(); ++i) {
     const TensorInfo& t = m_.tensors[i];

@@ -46,6 +46,13 @@ class Model;
 // file and what is wrong (missing, not ONNX, truncated, no inputs...).
 Result<std::shared_ptr<const Model>> LoadModel(std::string_view path_or_zoo_name);
 
+// The model with the initializers `patterns` name frozen (requires_grad=False): planned like registered
+// buffers, with no gradient and no optimizer state, and no requires_grad flowing from them. A pattern is
+// an initializer name, or a glob where `*` matches any run of characters ("backbone.*"). A pattern that
+// matches no floating-point initializer is an error naming it. Patterns add to the model's own
+// "oomguard.frozen" metadata.
+Result<std::shared_ptr<const Model>> FreezeParameters(const Model& model, const std::vector<std::string>& patterns);
+
 // The largest batch the planner plans (--batch above it is refused; fit and
 // split clamp their search to it).
 inline constexpr int64_t kMaxBatch = int64_t{1} << 31;
@@ -179,6 +186,9 @@ struct StepPlan {
   std::vector<UncoveredOp> uncovered;  // sorted by bytes at risk, largest first
   std::vector<PlanRisk> risks;         // the warnings that carry bytes, as data
   uint64_t parameter_count = 0;
+  // Elements of the initializers frozen (requires_grad=False: --frozen, or the model's metadata
+  // "oomguard.frozen"), planned like buffers: no gradient, no optimizer state; not in parameter_count.
+  uint64_t frozen_parameter_count = 0;
   // Exactly what was live at the peak (sums to peak_allocated_bytes); unlike
   // `bytes`, whose activations_saved is the whole forward total.
   MemoryBreakdown at_peak;
