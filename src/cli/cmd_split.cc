@@ -266,6 +266,7 @@ int RunSplit(int argc, char** argv) {
       j["per_gpu"][i]["peak_bytes_range"] = {{"low", peak - std::min(peak, in_place_saves[i])}, {"high", peak}};
     }
     j["inplace"] = InplaceJson(shown.inplace);
+    j["frozen_parameters"] = shown.frozen_parameter_count;
     j["warnings"] = shown.warnings;
     j["uncovered"] = UncoveredJson(shown.uncovered);
     j["risks"] = RisksJson(shown.risks);

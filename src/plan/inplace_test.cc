@@ -508,6 +508,11 @@ TEST(FrozenCli, ReportsTheFrozenParametersInTextAndJson) {
   EXPECT_LT(b["peak_allocated_bytes"].get<uint64_t>(), a["peak_allocated_bytes"].get<uint64_t>());
   auto text = oomguard::testing::RunCli(kExe, {"plan", "resnet18", "--batch", "2", "--frozen", "conv1.*,layer1.*"});
   EXPECT_NE(text.out.find(" parameters trained, " + std::to_string(n) + " frozen"), std::string::npos) << text.out;
+  // split's JSON carries the count too.
+  auto split = oomguard::testing::RunCli(kExe, {"split", "resnet18", "--global-batch", "8", "--gpus", "2", "--memory",
+                                                "6GiB", "--target", "cpu", "--json", "--frozen", "conv1.*,layer1.*"});
+  ASSERT_EQ(split.exit_code, 0) << split.err;
+  EXPECT_EQ(nlohmann::json::parse(split.out)["frozen_parameters"].get<uint64_t>(), n);
 }
 
 }  // namespace
