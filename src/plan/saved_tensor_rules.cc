@@ -1464,6 +1464,18 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   // seed 148, 2 -> 96 channels, 1x3x7: jit:avx512_core backward_data with ABcde16a16b weights; its
   // trace: 129024 bytes of blocked weights beside 36864 + 24576 of blocked gradients, planned 51 %
   // low without them).
+  // A dense input gradient's phase: blocked by 16 (by 8 where the AVX2 kernel runs it) it holds the
+  // output gradient, the input gradient and the weights beside the plain results the plan already
+  // holds; where both direct kernels refuse it, the gemm input gradient's phase instead (dev seed 86:
+  // conv1d 1 -> 256, k2 s2 over 1000, planned 6.5 % high with the blocked 16 x 16 weights and gradients).
+  auto direct_or_gemm_input_phase = [&] {
+    if (gemm_input) return gemm_input_phase;
+    const uint64_t b = avx2_input ? 8 : 16;
+    const uint64_t wb = eb * kernel * ((static_cast<uint64_t>(c_out) + b - 1) / b * b) *
+                        ((static_cast<uint64_t>(c_in) + b - 1) / b * b);
+    const uint64_t blocked = padded_to(y, b) + padded_to(x, b) + wb;
+    return blocked - std::min(blocked, T[x].Bytes() + T[w].Bytes()) + fixed;
+  };
   // The input gradient's own phase where the rule below computes it apart from the weight gradient's.
   std::optional<uint64_t> input_gradient_phase;
   if ((spatial <= 2 || (first_conv_3d && !first_conv_3d_gemm)) && groups == 1 && kernel > 1 && c_in < 16 &&
@@ -1481,15 +1493,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     // Where the AVX-512 kernel refuses it and the AVX2 one takes it, all of that is blocked by 8 (dev
     // seed 371: 4 -> 48, k5x2, stride 3 over 124 x 62, jit:avx2 backward_data; planned 13.5 % high, 261
     // KB, with blocks of 16; exact with 8).
-    const uint64_t b = avx2_input ? 8 : 16;
-    const uint64_t wb = eb * kernel * ((static_cast<uint64_t>(c_out) + b - 1) / b * b) *
-                        ((static_cast<uint64_t>(c_in) + b - 1) / b * b);
-    // The blocked input gradient and weights stand beside the plain results the plan already holds.
-    const uint64_t blocked = padded_to(y, b) + padded_to(x, b) + wb;
-    // Where both direct kernels refuse it, the gemm input gradient's phase instead (dev seed 86: conv1d
-    // 1 -> 256, k2 s2 over 1000, planned 6.5 % high with the blocked 16 x 16 weights and gradients).
-    const uint64_t input_phase =
-        gemm_input ? gemm_input_phase : blocked - std::min(blocked, T[x].Bytes() + T[w].Bytes()) + fixed;
+    const uint64_t input_phase = direct_or_gemm_input_phase();
     // A first convolution (1-3 input channels) reorders no input for its weight gradient (src_ok takes
     // the plain input): that phase holds the blocked output gradient beside the results, and the
     // general rule's blocked input + output gradients beside them count the input gradient twice (dev
@@ -1499,17 +1503,18 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
                                        : std::max(r->backward_temp_bytes, input_phase);
     input_gradient_phase = input_phase;
   }
-  if (spatial <= 2 && groups == 1 && kernel > 1 && c_in < 16 && T[y].dims.size() == xd.size() &&
+  if (spatial <= 2 && groups == 1 && kernel > 1 && T[y].dims.size() == xd.size() &&
       DirectWeightGradientRefuses2d(n, xd, wd, T[y].dims)) {
-    // Narrower inputs take the same gemm weight gradient where both direct kernels refuse them (for
-    // 4-15 channels the AVX2 kernel's checks alone decide: a kernel 14 or more wide, the usual
-    // strided 1-D audio front end of k15-k17, among them). conv1d too, as 2-D over a unit height.
-    // The gemm reads the plain input and output gradient: none of the weight gradient's blocked
-    // reorders, so its scratch does not grow with the batch; an input gradient keeps its own phase
-    // (probes conv1d_s2_only, conv1d_k17_stem, conv1d_k15_mid, conv2d_k1x15_stem, conv2d_k3x15_mid of
-    // tools/probe_families.py: x64:gemm:jit backward_weights under DNNL_VERBOSE, 817688 bytes of
-    // scratch at every batch from 2 for 8 -> 24 channels, k15 s2 over 2048; planned up to 49 % low
-    // at batch 2 and 16 % high at 8 with the blocked reorders).
+    // Where both direct weight-gradient kernels refuse a dense layer (for 4-15 input channels the AVX2
+    // kernel's checks alone decide; a kernel wider than 14 refuses both at any width: the usual strided
+    // 1-D audio front end of k15-k17), oneDNN's gemm weight gradient runs. conv1d too, as 2-D over a
+    // unit height. The gemm reads the plain input and output gradient: none of the weight gradient's
+    // blocked reorders, so its scratch does not grow with the batch; an input gradient keeps its own
+    // phase (probes conv1d_s2_only, conv1d_k17_stem, conv1d_k15_mid, conv2d_k1x15_stem,
+    // conv2d_k3x15_mid, conv1d_k15_wide_mid, conv1d_k15_wider_mid, conv1d_k15_wide_stem,
+    // conv2d_k1x17_wide_mid and unet1d_k15 of tools/probe_families.py: x64:gemm:jit backward_weights
+    // under DNNL_VERBOSE, 817688 bytes of scratch at every batch from 2 for 8 -> 24 channels, k15 s2
+    // over 2048; planned up to 49 % low at batch 2 and 16 % high at 8 with the blocked reorders).
     chosen_kernels.weight_gradient = ConvKernel::kGemm;
     const uint64_t positions = spatial == 1 ? static_cast<uint64_t>(T[y].dims[2])
                                             : static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
@@ -1518,34 +1523,12 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       r->backward_temp_bytes = gemm;
     } else if (input_gradient_phase) {
       r->backward_temp_bytes = std::max(*input_gradient_phase, gemm);
+    } else if (c_in >= 16) {
+      r->backward_temp_bytes = std::max(direct_or_gemm_input_phase(), gemm);
     } else {
+      // (4-8 input channels into at most 8, or dilated: the narrow rules above hold their phases.)
       r->backward_temp_bytes = std::max(r->backward_temp_bytes, gemm);
     }
-  }
-  if (spatial <= 2 && groups == 1 && kernel > 1 && c_in >= 16 && T[y].dims.size() == xd.size() &&
-      DirectWeightGradientRefuses2d(n, xd, wd, T[y].dims)) {
-    // Wider inputs the same way where both direct kernels refuse them: the gemm weight gradient on
-    // plain buffers beside nothing but the input gradient's own phase - gemm's, or the direct
-    // kernel's blocked output gradient, weights and input gradient (the narrow rule's reckoning).
-    // Probes conv1d_k15_wide_mid, conv1d_k15_wider_mid, conv1d_k15_wide_stem, conv2d_k1x17_wide_mid
-    // and unet1d_k15 of tools/probe_families.py (16-64 channels, k15-k17 strided by 2: x64:gemm:jit
-    // backward_weights under DNNL_VERBOSE): planned 48 % low at batch 2 to 14 % high at 8 with the
-    // blocked weight-gradient reorders.
-    chosen_kernels.weight_gradient = ConvKernel::kGemm;
-    const uint64_t positions = spatial == 1 ? static_cast<uint64_t>(T[y].dims[2])
-                                            : static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
-    const uint64_t gemm = gemm_weight_gradient(positions);
-    uint64_t input_phase = 0;
-    if (input_grad && gemm_input) {
-      input_phase = gemm_input_phase;
-    } else if (input_grad) {
-      const uint64_t b = avx2_input ? 8 : 16;
-      const uint64_t wb = eb * kernel * ((static_cast<uint64_t>(c_out) + b - 1) / b * b) *
-                          ((static_cast<uint64_t>(c_in) + b - 1) / b * b);
-      const uint64_t blocked = padded_to(y, b) + padded_to(x, b) + wb;
-      input_phase = blocked - std::min(blocked, T[x].Bytes() + T[w].Bytes()) + fixed;
-    }
-    r->backward_temp_bytes = std::max(input_phase, gemm);
   }
   if (spatial <= 2 && groups == 1 && kernel > 1 && T[y].dims.size() == xd.size() && DilatedAxisStrided(n, spatial) &&
       DirectWeightGradientRefuses2d(n, xd, wd, T[y].dims)) {
