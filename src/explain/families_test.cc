@@ -1085,5 +1085,45 @@ TEST(Families, RoundTwentyFourEnginesHostAndSizeLimits) {
             Cause::kImpossibleRequest);
 }
 
+TEST(Families, RoundTwentyFiveLoaderEncoderAndCompilerWordings) {
+  // Round 25's fresh rows read as memory, or as nothing, by round 24's engine. The loader's static TLS block and
+  // Windows' E_INVALIDARG name memory but are not memory (corpus-2409, corpus-2423).
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "ImportError: /usr/local/lib/python2.7/dist-packages/py_paddle/_swig_paddle.so: cannot allocate memory in static "
+      "TLS block\n")));
+  EXPECT_FALSE(HasMemoryFinding(
+      ExplainText("nri::MemoryD3D12::Create: ID3D12Device::CreateHeap() failed, result = 0x80070057!\n")));
+  // NVENC's refused session is no memory finding first, even with its own hint about a shortage (corpus-2391).
+  ExpectTop("nvenc : Error on nvEncOpenEncodeSessionEx: 10 (NVENC indicates that the API call failed because it was "
+            "unable to allocate enough memory to perform the requested operation.)\n"
+            "nvenc : This error might occur when shortage of memory, or when trying to encode more than 3 streams by "
+            "NVEnc.\n"
+            "nvenc : In Geforce, simultaneous encoding is limited up to 3, due to the NVIDIA's driver limitation.\n",
+            Cause::kNotMemory, Domain::kNone);
+  // A compiler ended by a signal is a kill on the host, as when the line says Killed (corpus-2396, corpus-2393).
+  ExpectTop("c++: fatal error: signal terminated program cc1plus\ncompilation terminated.\n", Cause::kHostRamOom,
+            Domain::kHost);
+  ExpectTop("g++: fatal error: Killed signal terminated program cc1plus\ncompilation terminated.\n", Cause::kHostRamOom,
+            Domain::kHost);
+  // Runtimes whose allocators are the host's, in lines that name no memory (threads outside the corpus): Ruby's
+  // NoMemoryError, WebAssembly's linear memory, AddressSanitizer's allocator; and cuRAND's allocation failure is
+  // the GPU's.
+  ExpectTop("Exception: NoMemoryError: failed to allocate memory\n", Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("RangeError: WebAssembly.Memory(): could not allocate memory\n", Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("==5027==ERROR: AddressSanitizer: allocator is out of memory trying to allocate 0x24 bytes\n",
+            Cause::kHostRamOom, Domain::kHost);
+  EXPECT_EQ(Top(ExplainText("F0902 13:30:41.691910  7302 math_functions.cu:359] Check failed: status == "
+                            "CURAND_STATUS_SUCCESS (102 vs. 0)  CURAND_STATUS_ALLOCATION_FAILED\n"))
+                .domain,
+            Domain::kGpu);
+  // Heap corruption and a pod evicted for its disk are not memory running out.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "malloc: *** error for object 0x5006ad0: pointer being freed was not allocated\n"
+      "tripwireAV(70515,0x7440e00) malloc: *** set a breakpoint in malloc_error_break to debug\n")));
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "Status:         Failed\nReason:         Evicted\nMessage:        The node was low on resource: "
+      "ephemeral-storage. Container ebaogi-bff-app was using 34260Ki, which exceeds its request of 0. \n")));
+}
+
 }  // namespace
 }  // namespace oomguard::explain

@@ -68,6 +68,22 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)(?:can ?not|can't|could not|unable to) allocate memory for the interpreter|Failed to allocate memory for (?:the )?input tensors)re",
      " Caused by: java.lang.NullPointerException: Can not allocate memory for the interpreter"},
 
+    // The dynamic loader's static thread-local-storage block, full when a library with initial-exec TLS (libgomp,
+    // jemalloc, a Rust or SWIG extension) is loaded late by dlopen: glibc's "cannot allocate memory in static TLS
+    // block" is an import error (LD_PRELOAD the library, or import it first), not RAM, though it says "cannot
+    // allocate memory"; before the host patterns. Round 25, corpus-2409 and corpus-2410:
+    {"static_tls_block", S::kNotMemory, "",
+     R"re((?i)cannot allocate memory in static TLS block)re",
+     "ImportError: /usr/local/lib/python2.7/dist-packages/py_paddle/_swig_paddle.so: cannot allocate memory in static "
+     "TLS block"},
+    // NVIDIA's video encoder refusing a session (NV_ENC_ERR_OUT_OF_MEMORY, 10, from NvEncOpenEncodeSessionEx): on
+    // GeForce cards the driver's cap on concurrent encode sessions or a driver without NVENC support, not the card's
+    // memory, though ffmpeg prints "out of memory"; before the GPU patterns. Its buffers (CreateBitstreamBuffer,
+    // too many -surfaces) are memory and stay a family wording. Round 25, corpus-2390 and corpus-2391:
+    {"nvenc_session_refused", S::kNotMemory, "nvenc",
+     R"re((?i)OpenEncodeSessionEx(?: failed)?\W{0,4}(?:out of memory|10\b|NV_ENC_ERR_OUT_OF_MEMORY))re",
+     "[h264_nvenc @ 0000023a79212040] OpenEncodeSessionEx failed: out of memory (10): (no details)"},
+
     // ---------------------------------------------------------------- pinned host memory
     {"tf_pinned_pool", S::kHostPinnedOom, "tensorflow",
      R"re((?i)could not allocate pinned host memory|\((?:cuda|gpu)_host_bfc\) ran out of memory)re",
@@ -308,7 +324,7 @@ constexpr Pattern kPatterns[] = {
 
     // ---------------------------------------------------------------- CUDA libraries without memory
     {"library_alloc_failed", S::kLibraryAllocFailure, "",
-     R"re((?:CUBLAS|CUDNN|CUFFT|CUSOLVER|CUSPARSE|CURAND)_STATUS_ALLOC_FAIL\w*|CUFFT_ALLOC_FAILED|Unable to find a valid cuDNN algorithm)re",
+     R"re((?:CUBLAS|CUDNN|CUFFT|CUSOLVER|CUSPARSE|CURAND)_STATUS_ALLOC(?:ATION)?_FAIL\w*|CUFFT_ALLOC_FAILED|Unable to find a valid cuDNN algorithm)re",
      "RuntimeError: CUDNN_STATUS_ALLOC_FAILED"},
     // Round 21 (corpus-2203): cuFFT's CUFFT_ALLOC_FAILED as CUFFTError words it, which names both memories.
     {"cufft_alloc_failed_words", S::kLibraryAllocFailure, "cufft", R"re(cuFFT failed to allocate GPU or CPU memory)re",
@@ -399,6 +415,10 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)paging file is too small|os error 1455|WinError 1455|\berror(?: code)?:? ?1455\b|WinError 8\]|Not enough memory resources are available to process this command|\xe9\xa1\xb5\xe9\x9d\xa2\xe6\x96\x87\xe4\xbb\xb6\xe5\xa4\xaa\xe5\xb0\x8f)re",
      "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "
      "\"C:\\Python310\\lib\\site-packages\\torch\\lib\\cudnn_adv_infer64_8.dll\" or one of its dependencies."},
+    // Heroku's router for a dyno over its memory quota (R14: swapping, R15: killed): the dyno's RAM. From the
+    // round's probe (no corpus row): OWASP-BLT/BLT#3190, mchung/heroku-buildpack-wordpress#37.
+    {"heroku_memory_quota", S::kHostRamOom, "heroku", R"re(Error R1[45] \(Memory quota (?:vastly )?exceeded\))re",
+     "2025-01-02T00:51:32.761835+00:00 heroku[web.1]: Error R14 (Memory quota exceeded)"},
     {"node_memory_pressure", S::kHostRamOom, "",
      R"re((?i)killed due to (?:memory pressure|the node running low on memory|memory usage)|node running low on memory|exceeds the memory usage threshold|exceeded \d+% memory budget|(?-i:(?:State|JobState)\W{1,3}OUT_OF_ME(?:MORY\b|\+)))re",
      "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory."},
@@ -434,8 +454,16 @@ constexpr Pattern kPatterns[] = {
     // Runtimes that allocate only on the host (the JVM, Go, Rust's global allocator; round 7: R's "cannot
     // allocate vector of size", Node.js' V8 heap): their OOM is RAM.
     {"host_runtime_oom", S::kHostRamOom, "",
-     R"re(java\.lang\.OutOfMemoryError|GC overhead limit exceeded|(?:fatal error: )?runtime: out of memory|out of memory allocating heap arena|runtime: VirtualAlloc of \d+ bytes failed|memory allocation of \d+ bytes failed|cannot allocate vector of size|JavaScript heap out of memory|Reached heap limit)re",
+     R"re(java\.lang\.OutOfMemoryError|GC overhead limit exceeded|(?:fatal error: )?runtime: out of memory|out of memory allocating heap arena|runtime: VirtualAlloc of \d+ bytes failed|memory allocation of \d+ bytes failed|cannot allocate vector of size|JavaScript heap out of memory|Reached heap limit|Could not reserve enough space for (?:\d+KB )?object heap)re",
      "memory allocation of 23400000000 bytes failedAborted", Tier::kFamily},
+    // Round 25: the sanitizers' allocators, which live in the host process whatever the program computes
+    // (AddressSanitizer's "allocator is out of memory trying to allocate", "failed to allocate 0x... bytes", "Out of
+    // memory. The process has exhausted ..."). From the round's probe of runtime wordings (no corpus row):
+    // MozillaSecurity/FuzzManager#668, google/sanitizers#1115 and #1828.
+    {"sanitizer_allocator", S::kHostRamOom, "",
+     R"re((?:Address|Memory|Thread|HWAddress)Sanitizer(?::? allocator is out of memory| failed to allocate 0x[0-9a-fA-F]+|: [Oo]ut of memory(?:\. The process has exhausted|: allocator is trying to allocate)|: out-of-memory\b))re",
+     "==5027==ERROR: AddressSanitizer: allocator is out of memory trying to allocate 0x24 bytes", Tier::kFamily,
+     LineDomain::kHost},
     // Round 24: MATLAB's own message for its workspace (host RAM; its GPU arrays say "Out of memory on device"),
     // flimfit/FLIMfit#380 and hpcflow/matflow#306:
     {"matlab_out_of_memory", S::kHostRamOom, "matlab",
@@ -448,7 +476,7 @@ constexpr Pattern kPatterns[] = {
     // allocate N bytes of memory (of type "heap_frag")", erl_alloc's form for each of its *_alloc). Round 21b,
     // corpus-2267 (transformers.js), corpus-2262 (onnxruntime-web), corpus-2271 (Erlang, an impossible size):
     {"host_runtime_oom_js_beam", S::kHostRamOom, "",
-     R"re((?i)\bArray ?buffer allocation failed|\bOut of memory: wasm memory\b|WebAssembly\.\w+\(\)(?::| failed:) Out of memory|\b[a-z_]+_alloc: Cannot allocate \d+ bytes of memory \(of type)re",
+     R"re((?i)\bArray ?buffer allocation failed|\bOut of memory: wasm memory\b|WebAssembly\.\w+\(\)(?::| failed:) (?:Out of memory|could not allocate memory)|\b[a-z_]+_alloc: Cannot allocate \d+ bytes of memory \(of type)re",
      "RangeError: Array buffer allocation failed", Tier::kFamily},
     // Round 23: an in-process analytical engine's buffer manager, whose blocks live in the host's RAM (DuckDB's
     // "Out of Memory Error: could not allocate block of 262144 bytes" / "Failed to allocate block of N bytes"):
@@ -491,7 +519,7 @@ constexpr Pattern kPatterns[] = {
      R"re(TERM_MEMLIMIT|PBS: job killed: (?:mem|vmem|pmem|pvmem)\b|(?i:Job exceeded a memory resource limit)|(?i:exceeded (?:its|the|their|your) (?:memory|mem|vmem|h_vmem) (?:allocation|request|limit)))re",
      "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit."},
     {"python_memory_error", S::kHostRamOom, "python",
-     R"re(^[\s"'`>*]*(?:\w+\.)*_?(?:Array)?MemoryError\b|^\s*std::bad_alloc\s*$|what\(\):\s+std::bad_alloc\s*$|Cannot allocate memory|\bENOMEM\b)re",
+     R"re(^[\s"'`>*]*(?:\w+\.)*_?(?:Array)?MemoryError\b|^\s*std::bad_alloc\s*$|what\(\):\s+std::bad_alloc\s*$|Cannot allocate memory|\bENOMEM\b|: cannot allocate memory(?:$|[^ ]| [^i]))re",
      "MemoryError"},
     {"dataloader_killed", S::kWorkerKilled, "pytorch",
      R"re((?i)(?:DataLoader|worker).{0,60} killed by signal: Killed|DataLoader worker.{0,60}exited unexpectedly.{0,80}(?:Killed|SIGKILL|-9))re",
@@ -512,6 +540,12 @@ constexpr Pattern kPatterns[] = {
      "joblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed by the executor was "
      "unexpectedly terminated. This could be caused by a segmentation fault while calling the function or by an "
      "excessive memory usage causing the Operating System to kill the worker."},
+    // A compiler process ended by a signal ("c++: fatal error: Killed signal terminated program cc1plus", "signal
+    // terminated program cc1plus", gcc's "internal compiler error: Killed (program cc1plus)"): the OOM killer on a
+    // small machine or too many make jobs, host RAM; weak like any kill nobody explains. Round 25, corpus-2396:
+    {"compiler_killed", S::kProcessKilled, "gcc",
+     R"re((?i)\bsignal terminated program (?:cc1plus|cc1|cc1obj|lto1|f951|collect2|ld|as)\b|internal compiler error: Killed \(program)re",
+     "c++: fatal error: signal terminated program cc1plus", Tier::kSpecific, LineDomain::kHost},
     {"launcher_killed_workers", S::kLauncherKilled, "",
      R"re(Killing subprocess \d+|sigkill_handler)re",
      "[2023-04-14 13:11:27,879] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 13266"},
@@ -697,7 +731,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\b(?:trying|tried|attempt(?:ing|ed)?) to allocate (?:an? )?(?:(?:chunk|block) of )?[\d,]+ ?(?:bytes|[KMGT]i?B)\b[^\n]{0,60}\b(?:limits?|maximum)\b)re",
      "[NeedMEM] trying to allocate 598017592 bytes (limits: 500000000)", Tier::kFamily, LineDomain::kHost},
     {"bad_alloc_family", S::kMemoryFamily, "",
-     R"re((?i)\bbad_alloc\b|\bbad allocation\b|\b(?:_?Array)?MemoryError\b|memory allocation failed,? allocating \d+ bytes|java heap space|\bmalloc\(?\)? failed|failed to malloc)re",
+     R"re((?i)\bbad_alloc\b|\bbad allocation\b|\b(?:_?Array)?MemoryError\b|memory allocation failed,? allocating \d+ bytes|java heap space|\bmalloc\(?\)? failed|failed to malloc|\bNoMemoryError\b)re",
      "terminate called after throwing an instance of 'std::bad_alloc'", Tier::kFamily, LineDomain::kHost},
     // "OutOfMemoryError" with no framework's prefix and no memory word: the JVM's class (java.lang.OutOfMemoryError,
     // DL4J, Spark); PyTorch's and CuPy's say CUDA, HIP or the device on the same line, whose words then decide.
@@ -801,7 +835,7 @@ constexpr Pattern kPatterns[] = {
     // Round 14 (corpus-1943): ggml's builds without the GPU's architecture ("ggml-cuda was compiled without support
     // for the current GPU architecture", ggml-cuda.cu's "has no device code compatible with CUDA arch").
     {"cuda_library_missing", S::kCudaLibraryMismatch, "",
-     R"re((?i)Could not load dynamic library '?(?:lib)?(?:cu|nccl|nvrtc|nvjpeg|nvToolsExt|nvinfer)|lib(?:cu\w*|nvrtc\w*|nccl\w*|nvjpeg\w*)\.so[.\d]*: cannot open shared object file|Cannot dlopen some GPU libraries|no kernel image is available for execution|Loaded runtime Cu\w* library: [\d.]+.{0,40} but source was compiled with|cuDNN compiled .{0,40}versions? mismatch|CUDNN_STATUS_VERSION_MISMATCH|DNN library is not found|Torch not compiled with CUDA enabled|can'?t load C\+\+/CUDA extensions|\b(?:built|compiled|build) without (?:CUDA|GPU|cuDNN)\b|CUDA Setup failed|\b(?:not|wasn'?t|was not|isn'?t|is not) (?:been )?(?:built|build|compiled) with (?:CUDA|cuDNN|GPU)\b|lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so[.\d]*'?,? (?:was )?not found|(?:not able|unable|cannot|can'?t|could ?n[o']t|failed) to (?:find|locate|load) '?lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so|is not compatible with the current PyTorch installation|compiled without support for (?:the |this |your )?(?:current )?GPU arch\w*|has no device code compatible with CUDA arch|undefined symbol: \w*(?:cuda|cudnn|nccl|cublas)\w*|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice|version mismatch between (?:cuDNN|CUDA)|cuDNN version incompatibility|Found cuDNN version \d+.{0,80}(?:built|compiled) against|cuDNN version mismatch|\b(?:compiled|built|linked) against (?:cuDNN |CUDA )?v?[\d.]+,? but (?:linked|loaded|found|running)(?: against| with)? (?:cuDNN |CUDA )?v?[\d.]+|Outdated cuDNN installation|(?:could ?n[o']t|cannot|can'?t|unable to|failed to) open (?:the )?(?:CUDA |cuDNN |dynamic |shared )?library '?lib(?:cu|nvrtc|nccl|nvjpeg|nvinfer))re",
+     R"re((?i)Could not load dynamic library '?(?:lib)?(?:cu|nccl|nvrtc|nvjpeg|nvToolsExt|nvinfer)|lib(?:cu\w*|nvrtc\w*|nccl\w*|nvjpeg\w*)\.so[.\d]*: cannot open shared object file|Cannot dlopen some GPU libraries|no kernel image is available for execution|Loaded runtime Cu\w* library: [\d.]+.{0,40} but source was compiled with|cuDNN compiled .{0,40}versions? mismatch|CUDNN_STATUS_VERSION_MISMATCH|DNN library is not found|Torch not compiled with CUDA enabled|can'?t load C\+\+/CUDA extensions|\b(?:built|compiled|build) without (?:CUDA|GPU|cuDNN)\b|CUDA Setup failed|\b(?:not|wasn'?t|was not|isn'?t|is not) (?:been )?(?:built|build|compiled) with (?:CUDA|cuDNN|GPU)\b|lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so[.\d]*'?,? (?:was )?not found|(?:not able|unable|cannot|can'?t|could ?n[o']t|failed) to (?:find|locate|load) '?lib(?:cu|nvrtc|nccl|nvjpeg)\w*\.so|is not compatible with the current PyTorch installation|compiled without support for (?:the |this |your )?(?:current )?GPU arch\w*|has no device code compatible with CUDA arch|undefined symbol: \w*(?:cuda|cudnn|nccl|cublas)\w*|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice|version mismatch between (?:cuDNN|CUDA)|cuDNN version incompatibility|Found cuDNN version \d+.{0,80}(?:built|compiled) against|cuDNN version mismatch|\b(?:compiled|built|linked) against (?:cuDNN |CUDA )?v?[\d.]+,? but (?:linked|loaded|found|running)(?: against| with)? (?:cuDNN |CUDA )?v?[\d.]+|Outdated cuDNN installation|(?:could ?n[o']t|cannot|can'?t|unable to|failed to) open (?:the )?(?:CUDA |cuDNN |dynamic |shared )?library '?lib(?:cu|nvrtc|nccl|nvjpeg|nvinfer)|hipErrorNoBinaryForGpu|rocBLAS error: Cannot read \S*TensileLibrary\w*\.dat)re",
      "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
      "'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file: No such file or directory"},
 
@@ -810,8 +844,29 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)CUDA error: invalid argument|failed with error invalid argument|cudaErrorInvalidValue)re",
      "RuntimeError: CUDA error: invalid argument"},
     {"not_memory_cuda_error", S::kNotMemory, "",
-     R"re((?i)illegal memory access|Memory access fault by GPU|device-side assert|misaligned address|unspecified launch failure|an illegal instruction|CUDNN_STATUS_(?:NOT_SUPPORTED|EXECUTION_FAILED|BAD_PARAM|MAPPING_ERROR)|CUBLAS_STATUS_(?:EXECUTION_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|INTERNAL_ERROR|NOT_SUPPORTED)|CUDA error: invalid (?:configuration|resource handle|value)|cudaErrorLaunchFailure|CUDA_ERROR_ILLEGAL_ADDRESS|Watchdog caught collective operation timeout|NCCL (?:error|WARN).{0,80}(?:unhandled system error|remote process exited|Connection (?:closed|reset|refused))|Segmentation fault|SIGSEGV|Floating point exception)re",
+     R"re((?i)illegal memory access|Memory access fault by GPU|device-side assert|misaligned address|unspecified launch failure|an illegal instruction|CUDNN_STATUS_(?:NOT_SUPPORTED|EXECUTION_FAILED|BAD_PARAM|MAPPING_ERROR)|CUBLAS_STATUS_(?:EXECUTION_FAILED|INVALID_VALUE|ARCH_MISMATCH|MAPPING_ERROR|INTERNAL_ERROR|NOT_SUPPORTED)|CUDA error: invalid (?:configuration|resource handle|value)|cudaErrorLaunchFailure|CUDA_ERROR_ILLEGAL_ADDRESS|Watchdog caught collective operation timeout|NCCL (?:error|WARN).{0,80}(?:unhandled system error|remote process exited|Connection (?:closed|reset|refused))|Segmentation fault|SIGSEGV|Floating point exception|invalid memory address or nil pointer dereference)re",
      "RuntimeError: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous input."},
+
+    // The C library's heap-corruption aborts (glibc's "double free or corruption", "free(): invalid pointer",
+    // "malloc(): corrupted top size", macOS's "pointer being freed was not allocated"): a bug that wrote past or freed
+    // twice, not a shortage, though the line names malloc or memory. From the round's probe (no corpus row):
+    // hillu/go-yara#92, Qucs/qucsator#25.
+    {"heap_corruption_abort", S::kNotMemory, "",
+     R"re((?i)pointer being freed was not allocated|double free or corruption|\bfree\(\): (?:invalid (?:pointer|size|next size)|double free)|\bmalloc\(\): (?:memory corruption|corrupted|unaligned|unsorted double linked list corrupted)|corrupted size vs\.? prev_size|munmap_chunk\(\): invalid pointer)re",
+     "malloc: *** error for object 0x5006ad0: pointer being freed was not allocated"},
+    // Kubernetes evicting a pod for the node's disk (ephemeral-storage, DiskPressure): storage, not memory, though
+    // the kubelet words it like a memory eviction ("The node was low on resource: ..."). From the round's probe (no
+    // corpus row): kubernetes/kubernetes#91600, cloud-ark/kubeplus#1382.
+    {"node_low_on_storage", S::kNotMemory, "kubernetes",
+     R"re((?i)low on resource: ephemeral-storage|larger consumption of ephemeral-storage|\bDiskPressure\b)re",
+     "Message:        The node was low on resource: ephemeral-storage. Container ebaogi-bff-app was using 34260Ki, "
+     "which exceeds its request of 0. "},
+    // Windows' HRESULT for an invalid argument (E_INVALIDARG, 0x80070057) from a D3D12 or DXGI call that creates a
+    // heap or resource: a size or description the call refuses (uninitialised, zero), not memory, though the call
+    // names memory; E_OUTOFMEMORY (0x8007000E) is the memory one. Round 25, corpus-2423 (NVIDIA's NRI samples):
+    {"hresult_invalid_argument", S::kNotMemory, "",
+     R"re((?i)\b(?:0x)?80070057\b|\bE_INVALIDARG\b)re",
+     "nri::MemoryD3D12::Create: ID3D12Device::CreateHeap() failed, result = 0x80070057!"},
 
     // A full disk quota (EDQUOT, errno 122) while a checkpoint or file is written: storage, not memory, though the
     // line says "exceeded" beside words of space. Round 18, corpus-2075 (an mmdetection checkpoint save):
@@ -951,7 +1006,7 @@ constexpr const char* kPrefilter =
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
     R"re(outofhostmemory|out_of_host_memory|out_of_me|ioaf|not enough space|no space left|jetsam|out of resource|resources requested|launchoutofresources|launch_out_of_resources|)re"
     R"re(session crashed|\bkill\b|texture size|context_lost|context lost|webglcontextlost|wasm|occup|jvm|arena_extend|mmap (?:of )?\d+ bytes|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b|)re"
-    R"re(out_of_resources|locked memory|executor|circuit_?breaking|data too large|request of size|request size|/psm_|disk quota|errno 122|edquot|raylet|\bray\b|\bdask\b|\bper (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|loop|round|hour|minute|day)s?\b)re";
+    R"re(out_of_resources|locked memory|executor|circuit_?breaking|data too large|request of size|request size|/psm_|disk quota|errno 122|edquot|static tls|encodesession|80070057|e_invalidarg|double free|corrupt|invalid pointer|ephemeral-storage|diskpressure|raylet|\bray\b|\bdask\b|\bper (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|loop|round|hour|minute|day)s?\b)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
 constexpr NumberPattern kNumberPatterns[] = {

@@ -597,5 +597,71 @@ TEST(PatternTable, RoundTwentyFourLinesAreClaimedByTheirFamily) {
             LineDomain::kGpu);
 }
 
+// Round 25: the general causes of the fresh development rows' blind misses (corpus-2384 and after), each line from
+// its thread.
+TEST(PatternTable, RoundTwentyFiveLinesAreClaimedByTheirFamily) {
+  const ClaimCase cases[] = {
+      // The loader's static TLS block: an import error, not RAM.
+      {"corpus-2409", "ImportError: /usr/local/lib/python2.7/dist-packages/py_paddle/_swig_paddle.so: cannot allocate "
+       "memory in static TLS block", "static_tls_block"},
+      {"corpus-2410", "ImportError: /opt/venv/lib/python3.11/site-packages/deltalake/_internal.abi3.so: cannot allocate "
+       "memory in static TLS block", "static_tls_block"},
+      // NVENC refusing an encode session (GeForce's session cap, a driver without NVENC).
+      {"corpus-2390", "[h264_nvenc @ 0000023a79212040] OpenEncodeSessionEx failed: out of memory (10): (no details)",
+       "nvenc_session_refused"},
+      {"corpus-2391", "nvenc : Error on nvEncOpenEncodeSessionEx: 10 (NVENC indicates that the API call failed because "
+       "it was unable to allocate enough memory to perform the requested operation.)", "nvenc_session_refused"},
+      // A compiler killed by a signal.
+      {"corpus-2396", "c++: fatal error: signal terminated program cc1plus", "compiler_killed"},
+      {"corpus-2397", "c++: internal compiler error: Killed (program cc1plus)", "process_killed"},
+      // Windows' E_INVALIDARG from a D3D12 call that names memory.
+      {"corpus-2423", "nri::MemoryD3D12::Create: ID3D12Device::CreateHeap() failed, result = 0x80070057!",
+       "hresult_invalid_argument"},
+      // From the round's probe of runtime wordings (threads outside the corpus): cuRAND's ALLOCATION_FAILED,
+      // Ruby's NoMemoryError, WebAssembly's linear memory, the sanitizers' allocators, heap corruption and
+      // Kubernetes' disk evictions.
+      {"BVLC/caffe#1026", "F0902 13:30:41.691910  7302 math_functions.cu:359] Check failed: status == "
+       "CURAND_STATUS_SUCCESS (102 vs. 0)  CURAND_STATUS_ALLOCATION_FAILED", "library_alloc_failed"},
+      {"openSUSE/software-o-o#364", "Exception: NoMemoryError: failed to allocate memory", "bad_alloc_family"},
+      {"riscv-collab/v8#238", "RangeError: WebAssembly.Memory(): could not allocate memory",
+       "host_runtime_oom_js_beam"},
+      {"MozillaSecurity/FuzzManager#668", "==5027==ERROR: AddressSanitizer: allocator is out of memory trying to "
+       "allocate 0x24 bytes", "sanitizer_allocator"},
+      {"google/sanitizers#1115", "`==9054==WARNING: AddressSanitizer failed to allocate 0x002bffffffd4 bytes",
+       "sanitizer_allocator"},
+      {"google/sanitizers#1828", "AddressSanitizer: Out of memory. The process has exhausted 65536MB for size class 96.",
+       "sanitizer_allocator"},
+      {"hillu/go-yara#92", "malloc: *** error for object 0x5006ad0: pointer being freed was not allocated",
+       "heap_corruption_abort"},
+      {"kubernetes/kubernetes#91600", "Message:        The node was low on resource: ephemeral-storage. Container "
+       "ebaogi-bff-app was using 34260Ki, which exceeds its request of 0. ", "node_low_on_storage"},      // ROCm's kernels missing for this GPU (HSA_OVERRIDE_GFX_VERSION fixed it), Go's nil pointer, a JVM that
+      // cannot reserve its -Xmx heap (a smaller -Xmx fixed it).
+      {"ROCm/legacy-rocm-build#2061", "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!",
+       "cuda_library_missing"},
+      {"ROCm/rocBLAS#1300", "rocBLAS error: Cannot read /opt/rocm/rocblas/lib/rocblas/library/TensileLibrary.dat: No "
+       "such file or directory", "cuda_library_missing"},
+      {"fiatjaf/njump#65", "panic: runtime error: invalid memory address or nil pointer dereference",
+       "not_memory_cuda_error"},
+      {"ronancpl/HeavenMS#541", "Could not reserve enough space for 2097152KB object heap", "host_runtime_oom"},      // ENOMEM in Go's words (lowercase, after a colon) and Heroku's dyno quota.
+      {"moby/moby#10917", "HTTP Error: statusCode=500 Cannot start container <<CONTAINER NAME>>: fork/exec "
+       "/mnt/docker/init/dockerinit-1.5.0: cannot allocate memory", "python_memory_error"},
+      {"kalabox/kalabox#657", "failed sandbox add: failed to create new sandbox: namespace creation reexec command "
+       "failed: fork/exec /proc/self/exe: cannot allocate memory\\n", "python_memory_error"},
+      {"OWASP-BLT/BLT#3190", "2025-01-02T00:51:32.761835+00:00 heroku[web.1]: Error R14 (Memory quota exceeded)",
+       "heroku_memory_quota"},
+  };
+  ExpectClaimedByTheirFamily(cases);
+  // NVENC's buffers are memory (keylase/nvidia-patch#13, corpus-2392: fewer -surfaces fixed it), and so is
+  // Windows' E_OUTOFMEMORY.
+  std::vector<int> matches;
+  MatchLine("CreateBitstreamBuffer failed: out of memory (10)", &matches);
+  for (int i : matches) EXPECT_STRNE(Patterns()[i].name, "nvenc_session_refused");
+  MatchLine("HRESULT 0x8007000E (E_OUTOFMEMORY)", &matches);
+  for (int i : matches) EXPECT_STRNE(Patterns()[i].name, "hresult_invalid_argument");
+  // An AddressSanitizer report of a bad access is no allocator running out.
+  MatchLine("==1234==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000014", &matches);
+  for (int i : matches) EXPECT_STRNE(Patterns()[i].name, "sanitizer_allocator");
+}
+
 }  // namespace
 }  // namespace oomguard::explain
