@@ -108,7 +108,9 @@ int RunFit(int argc, char** argv) {
       if (!unsure) return;
       plan::PlanOptions all = resolved->options;
       all.inplace = plan::InplaceHint::kAll;
-      in_place = fit::FindMaxBatch(planner, all, options);
+      fit::FitOptions from_answer = options;  // in place needs no more memory than out of place
+      from_answer.likely_fits = r.max_batch;
+      in_place = fit::FindMaxBatch(planner, all, from_answer);
       return;
     }
     range = plan::AddInplaceRange(batch_planner, at_answer, &r.plan);

@@ -151,6 +151,8 @@ Result<AdviceList> Advise(const PlanFunction& plan, const AdviceRequest& request
     FitOptions fo;
     fo.budget_bytes = budget;
     fo.exhaustive_limit = 0;  // a what-if's largest batch is a hint: the bracket's answer, never every batch
+    // A what-if is advised where it needs less than the step at this batch: where the step fits, so does it.
+    if (baseline.required_bytes <= budget) fo.likely_fits = batch;
     Result<FitResult> r = FindMaxBatch(plan, o, fo);
     if (!r) return std::nullopt;
     return r->max_batch;

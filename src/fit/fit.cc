@@ -171,6 +171,12 @@ Result<FitResult> FindMaxBatch(const PlanFunction& plan, const plan::PlanOptions
   if (lo == 1 && !done()) {
     if (Status s = learn(2); !s) return MakeError(s.error());
   }
+  if (const int64_t likely = options.likely_fits; likely > lo && likely <= limit && !done()) {
+    if (Status s = learn(likely); !s) return MakeError(s.error());
+    if (lo == likely && !done()) {
+      if (Status s = learn(likely + 1); !s) return MakeError(s.error());
+    }
+  }
   // Memory is close to affine in the batch: aim where the chord through two
   // planned points crosses the budget, plan the aim and its neighbour (the
   // aim is the chord's answer: the neighbour confirms it), repeat on the

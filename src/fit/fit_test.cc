@@ -89,6 +89,42 @@ TEST(FindMaxBatch, EqualsExhaustiveSearchOnRandomPiecewiseLinearCurves) {
   }
 }
 
+// A search told where the answer likely is (fit's in-place and what-if searches start from the base
+// answer) finds the same answer, in a few plans when the hint is the answer, and still the answer
+// when the hint is below it or does not fit at all.
+TEST(FindMaxBatch, ALikelyFittingBatchGivesTheSameAnswerInFewerPlans) {
+  std::mt19937_64 rng(777);
+  int hinted_plans = 0, cold_plans = 0;  // over the trials the hint is the answer
+  for (int trial = 0; trial < 200; ++trial) {
+    FakeCurve c;
+    c.weights = (1 + rng() % 2000) * MiB;
+    c.activations_per_sample = (1 + rng() % (200 * 1024)) * 1024;
+    c.input_per_sample = rng() % (4 * MiB);
+    c.round = trial % 3 == 0 ? 1 : trial % 3 == 1 ? 2 * MiB : GiB;  // the last a staircase of flat steps
+    FakePlanner fake(c);
+    const uint64_t budget = (1 + rng() % 24) * GiB + rng() % GiB;
+    const int64_t limit = 3000;
+    Result<int64_t> truth = FindMaxBatchExhaustive(fake.Function(), {}, budget, limit);
+    ASSERT_TRUE(truth.ok());
+    Result<FitResult> cold = FindMaxBatch(fake.Function(), {}, WithBudget(budget, limit));
+    ASSERT_TRUE(cold.ok()) << cold.error();
+    for (int64_t likely : {*truth, *truth / 2, *truth + 1 + static_cast<int64_t>(rng() % 50)}) {
+      FitOptions o = WithBudget(budget, limit);
+      o.likely_fits = likely;
+      Result<FitResult> r = FindMaxBatch(fake.Function(), {}, o);
+      ASSERT_TRUE(r.ok()) << r.error();
+      EXPECT_EQ(r->max_batch, *truth) << "trial " << trial << " likely " << likely;
+      EXPECT_FALSE(r->exhaustive_fallback) << "trial " << trial;
+      if (likely == *truth && *truth > 2 && *truth < limit) {
+        EXPECT_LE(r->plans_evaluated, 6) << "trial " << trial;  // 1, 2, the hint, the batch above, the window
+        hinted_plans += r->plans_evaluated;
+        cold_plans += cold->plans_evaluated;
+      }
+    }
+  }
+  EXPECT_LT(hinted_plans * 4, cold_plans * 3) << hinted_plans << " vs " << cold_plans;
+}
+
 TEST(FindMaxBatch, NothingFitsGivesZeroAndThePlanAtBatchOne) {
   FakeCurve c;
   c.weights = 3 * GiB;  // adam: 12 GiB of model states

@@ -88,6 +88,11 @@ struct FitOptions {
   // answer stands (the search still ends with a batch that fits and one above
   // it that does not).
   int64_t exhaustive_limit = 256;
+  // A batch that likely fits (0: none known): another search's answer at options that need no
+  // less memory (fit's in-place and what-if searches start from the base answer). Planned right
+  // after batches 1 and 2, then the batch above it, so that a search whose answer is near it ends
+  // in a few plans rather than closing in from batch 2. Where it does not fit, it bounds the search.
+  int64_t likely_fits = 0;
 };
 
 struct FitResult {
