@@ -125,6 +125,9 @@ class RankModel {
     FitOptions fo;
     fo.budget_bytes = budget;
     if (central) fo.max_batch_limit = std::max<int64_t>(1, global_batch);
+    if (!central && static_cast<size_t>(rank) < request_.likely_max_batch.size()) {
+      fo.likely_fits = request_.likely_max_batch[static_cast<size_t>(rank)];
+    }
     Result<FitResult> r = FindMaxBatch(ForRank(rank, global_batch), request_.base, fo);
     if (!r) return MakeError(r.error());
     max_cache_[key] = r->max_batch;
@@ -226,6 +229,13 @@ uint64_t WorstEvenPeak(const SplitResult& r) {
     for (uint64_t p : r.even->peak_bytes) w = std::max(w, p);
   }
   return w;
+}
+
+// Each GPU's largest local batch in a split (empty where none was possible).
+std::vector<int64_t> LocalMaxima(const SplitResult& split) {
+  std::vector<int64_t> out;
+  for (const GpuShare& g : split.per_gpu) out.push_back(g.max_batch);
+  return out;
 }
 
 }  // namespace
@@ -353,6 +363,7 @@ Result<std::vector<AdviceItem>> AdviseStrategies(const PlanFunction& plan,
                                                   : PlanSplit(plan, base_req);
   if (!base) return MakeError(base.error());
   const uint64_t base_worst = WorstEvenPeak(*base);
+  const std::vector<int64_t> likely = LocalMaxima(*base);
 
   std::vector<Strategy> others;
   bool after = false;
@@ -366,6 +377,7 @@ Result<std::vector<AdviceItem>> AdviseStrategies(const PlanFunction& plan,
     SplitRequest r = request;
     r.strategy = others[i];
     r.global_batch = n;
+    r.likely_max_batch = likely;  // each later strategy shards more of the step
     alts[i] = PlanSplit(plan, r);
   });
   std::vector<AdviceItem> items;
@@ -402,6 +414,7 @@ Result<std::vector<AdviceItem>> AdviseSplitWhatIfs(const PlanFunction& plan, con
   Result<SplitResult> base = request.global_batch ? Result<SplitResult>(baseline) : PlanSplit(plan, base_req);
   if (!base) return MakeError(base.error());
   const uint64_t base_worst = WorstEvenPeak(*base);
+  const std::vector<int64_t> likely = LocalMaxima(*base);
   plan::PlanOptions one = request.base;
   one.batch = 1;
   Result<plan::StepPlan> at_one = plan(one);
@@ -412,6 +425,7 @@ Result<std::vector<AdviceItem>> AdviseSplitWhatIfs(const PlanFunction& plan, con
   ForEachOnThreads(what_ifs.size(), threads, [&](size_t i) {
     SplitRequest r = base_req;
     r.base = what_ifs[i].options;
+    r.likely_max_batch = likely;
     alts[i] = PlanSplit(plan, r);
   });
   std::vector<AdviceItem> items;

@@ -117,6 +117,35 @@ TEST(PlanSplit, HeterogeneousCardsGetTheMostEvenSplitTheirLimitsAllow) {
   EXPECT_FALSE(most->even.has_value());
 }
 
+// Hints of where each GPU's search likely ends (the advice passes the split it compares with) change
+// how many plans the searches take, not the split: at, below and above each GPU's largest batch, and
+// for a hint list shorter than the GPUs.
+TEST(PlanSplit, LikelyLocalBatchesGiveTheSameSplitInFewerPlans) {
+  const std::vector<uint64_t> budgets = {3 * GiB / 2, 3 * GiB / 2, 24 * GiB};
+  FakePlanner cold{FakeCurve{}};
+  Result<SplitResult> base = PlanSplit(cold.Function(), Request(budgets, Strategy::kZero1, std::nullopt));
+  ASSERT_TRUE(base.ok() && base->possible);
+  std::vector<int64_t> at;
+  for (const GpuShare& g : base->per_gpu) at.push_back(g.max_batch);
+  for (const std::vector<int64_t>& likely : {at, std::vector<int64_t>{at[0] / 2, at[1] + 7, at[2] * 3},
+                                             std::vector<int64_t>{at[0]}}) {
+    FakePlanner warm{FakeCurve{}};
+    SplitRequest r = Request(budgets, Strategy::kZero1, std::nullopt);
+    r.likely_max_batch = likely;
+    Result<SplitResult> hinted = PlanSplit(warm.Function(), r);
+    ASSERT_TRUE(hinted.ok() && hinted->possible);
+    EXPECT_EQ(hinted->max_global_batch, base->max_global_batch);
+    ASSERT_EQ(hinted->per_gpu.size(), base->per_gpu.size());
+    for (size_t i = 0; i < at.size(); ++i) {
+      EXPECT_EQ(hinted->per_gpu[i].batch, base->per_gpu[i].batch);
+      EXPECT_EQ(hinted->per_gpu[i].max_batch, base->per_gpu[i].max_batch);
+    }
+    if (likely == at) {
+      EXPECT_LE(warm.calls(), cold.calls());
+    }
+  }
+}
+
 // The article's case: 8 cards of 11 GiB, global batch 32 with dp; 4 per card
 // overflows the central GPU, which must take a smaller share.
 TEST(PlanSplit, DataParallelGivesTheCentralGpuASmallerShare) {

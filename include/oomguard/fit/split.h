@@ -46,6 +46,9 @@ struct SplitRequest {
   Strategy strategy = Strategy::kDdp;
   std::optional<int64_t> global_batch;  // absent: find the largest global batch (--maximize)
   uint64_t bucket_bytes = kDefaultBucketBytes;
+  // Per GPU, a local batch that likely fits (0: none known; FitOptions::likely_fits): the advice's
+  // other strategies and what-ifs start each GPU's search from the split they are compared with.
+  std::vector<int64_t> likely_max_batch;
 };
 
 struct GpuShare {
