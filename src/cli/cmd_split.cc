@@ -286,6 +286,10 @@ int RunSplit(int argc, char** argv) {
   }
   out << values.model << ": " << fit::Name(s.strategy) << " over " << k << " GPUs, global batch "
       << s.global_batch << (global_batch ? "" : " (the largest)") << "\n";
+  if (shown.frozen_parameter_count > 0) {
+    out << shown.parameter_count << " parameters trained, " << shown.frozen_parameter_count
+        << " frozen (no gradient, no optimizer state)\n";
+  }
   if (s.even) {
     out << "an even split of " << s.even->batch << " per GPU ";
     std::string over;

@@ -124,6 +124,11 @@ void Verdict(std::ostringstream& h, const plan::StepPlan& plan, const ResolvedPl
   }
   h << "<p>" << E(plan.model) << " · batch " << plan.batch << " · " << plan::Name(o.optimizer) << " · "
     << plan::Name(o.precision) << " · " << plan::Name(plan.target) << " · " << E(device) << "</p>\n";
+  if (plan.frozen_parameter_count > 0) {
+    h << "<p class=\"frozen\" data-frozen-parameters=\"" << plan.frozen_parameter_count << "\">"
+      << plan.parameter_count << " parameters trained, " << plan.frozen_parameter_count
+      << " frozen (no gradient, no optimizer state)</p>\n";
+  }
   if (page.max_batch) {
     if (*page.max_batch >= 1) {
       h << "<p>Largest batch that fits: <b>" << *page.max_batch << "</b>";

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "oomguard/plan/planner.h"
@@ -513,6 +514,23 @@ TEST(FrozenCli, ReportsTheFrozenParametersInTextAndJson) {
                                                 "6GiB", "--target", "cpu", "--json", "--frozen", "conv1.*,layer1.*"});
   ASSERT_EQ(split.exit_code, 0) << split.err;
   EXPECT_EQ(nlohmann::json::parse(split.out)["frozen_parameters"].get<uint64_t>(), n);
+  // ... and its text, and plan's HTML page.
+  auto split_text = oomguard::testing::RunCli(kExe, {"split", "resnet18", "--global-batch", "8", "--gpus", "2", "--memory",
+                                                     "6GiB", "--target", "cpu", "--frozen", "conv1.*,layer1.*"});
+  EXPECT_NE(split_text.out.find(" parameters trained, " + std::to_string(n) + " frozen"), std::string::npos)
+      << split_text.out;
+  const std::string page = ::testing::TempDir() + "frozen_page.html";
+  auto html = oomguard::testing::RunCli(
+      kExe, {"plan", "resnet18", "--batch", "2", "--target", "cpu", "--frozen", "conv1.*,layer1.*", "--html", page});
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  std::ifstream in(page);
+  const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(body.find("data-frozen-parameters=\"" + std::to_string(n) + "\""), std::string::npos);
+  auto unfrozen = oomguard::testing::RunCli(kExe, {"plan", "resnet18", "--batch", "2", "--target", "cpu", "--html", page});
+  ASSERT_EQ(unfrozen.exit_code, 0) << unfrozen.err;
+  std::ifstream again(page);
+  const std::string plain_body((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(plain_body.find("data-frozen-parameters"), std::string::npos);
 }
 
 }  // namespace
