@@ -107,6 +107,27 @@ bool GlobMatches(std::string_view pattern, std::string_view name) {
   return p == pattern.size();
 }
 
+// The PyTorch name of a weight the exporter renamed ("onnx::MatMul_123": constant folding stores
+// nn.Linear's transposed weight anew), from the module path of the node that reads it: the weight
+// operand of "/encoder/layer.0/fc1/MatMul" is "encoder.layer.0.fc1.weight" (an nn.Sequential child,
+// "/layer1/layer1.0/conv1", is "layer1.0.conv1"). "" for any other initializer.
+std::string ModuleWeightName(const Model& model, const TensorInfo& t, int id) {
+  if (!t.name.starts_with("onnx::") || t.consumers.empty()) return "";
+  const NodeInfo& n = model.nodes[static_cast<size_t>(t.consumers.front())];
+  const bool weight_operand = (n.op_type == "MatMul" || n.op_type == "Gemm" || n.op_type == "Conv" ||
+                               n.op_type == "ConvTranspose") &&
+                              n.inputs.size() > 1 && n.inputs[1] == id;
+  if (!weight_operand || n.name.empty() || n.name[0] != '/') return "";
+  std::string name, parent;
+  for (size_t from = 1, to; (to = n.name.find('/', from)) != std::string::npos; from = to + 1) {
+    std::string part = n.name.substr(from, to - from);
+    if (!parent.empty() && part.starts_with(parent + ".")) part = part.substr(parent.size() + 1);
+    parent = n.name.substr(from, to - from);
+    name += part + ".";
+  }
+  return name.empty() ? "" : name + "weight";
+}
+
 }  // namespace
 
 void ReadBuffersMetadata(std::string_view value, Model* model) {
@@ -124,9 +145,12 @@ Result<std::shared_ptr<const Model>> FreezeParameters(const Model& model, const 
   std::set<std::string> names;
   for (const std::string& pattern : patterns) {
     bool matched = false;
-    for (const TensorInfo& t : model.tensors) {
+    for (size_t i = 0; i < model.tensors.size(); ++i) {
+      const TensorInfo& t = model.tensors[i];
       if (t.kind != TensorKind::kParameter && t.kind != TensorKind::kBuffer) continue;
-      if (!GlobMatches(pattern, t.name)) continue;
+      if (!GlobMatches(pattern, t.name) && !GlobMatches(pattern, ModuleWeightName(model, t, static_cast<int>(i)))) {
+        continue;
+      }
       matched = true;
       names.insert(t.name);
     }

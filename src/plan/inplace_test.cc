@@ -469,6 +469,33 @@ TEST(FrozenParameters, GetNoGradientNoOptimizerStateAndNothingBeforeThemIsKept) 
   EXPECT_NE(bad->warnings[0].find("oomguard.frozen"), std::string::npos);
 }
 
+// An export with constant folding (torch.onnx.export's default) stores nn.Linear's transposed weight
+// anew as "onnx::MatMul_N": --frozen names it by its module, as PyTorch does ("encoder.layer.0.fc1.weight",
+// an nn.Sequential child's "layer1/layer1.0" read as "layer1.0").
+TEST(FrozenParameters, WeightsTheExporterRenamedAreNamedByTheirModule) {
+  GraphBuilder g;
+  g.Input("input", {8}).Weight("onnx::MatMul_7", {8, 16}).Weight("onnx::MatMul_9", {16, 4});
+  g.Weight("onnx::Mul_11", {16});
+  g.Node("MatMul", {"input", "onnx::MatMul_7"}, {"h"}, "/encoder/layer.0/fc1/MatMul");
+  g.Node("Mul", {"h", "onnx::Mul_11"}, {"hs"}, "/encoder/layer.0/Mul");
+  g.Node("Relu", {"hs"}, {"r"}, "/encoder/layer.0/act/Relu");
+  g.Node("MatMul", {"r", "onnx::MatMul_9"}, {"logits"}, "/head/head.1/MatMul");
+  g.Output("logits");
+  auto model = LoadModelFromBytes(g.Bytes(), "test");
+  ASSERT_TRUE(model.ok()) << model.error();
+  auto count = [&](const std::vector<std::string>& patterns) -> int64_t {
+    auto frozen = FreezeParameters(**model, patterns);
+    if (!frozen.ok()) return -1;
+    return static_cast<int64_t>((*frozen)->frozen_parameter_count);
+  };
+  EXPECT_EQ(count({"encoder.*"}), 8 * 16);  // the weight; the Mul's renamed scale is no weight operand
+  EXPECT_EQ(count({"encoder.layer.0.fc1.weight"}), 8 * 16);
+  EXPECT_EQ(count({"head.1.weight"}), 16 * 4);
+  EXPECT_EQ(count({"onnx::MatMul_*"}), 8 * 16 + 16 * 4);  // the stored names still work
+  EXPECT_EQ(count({"head.head.1.weight"}), -1);
+  EXPECT_EQ(count({"encoder.layer.0.weight"}), -1);
+}
+
 TEST(FrozenCli, BadPatternsAreOneLineUsageErrors) {
   auto bad = [](const std::string& command, std::vector<std::string> extra, const std::string& line) {
     std::vector<std::string> args = {command, "resnet18"};
