@@ -114,7 +114,7 @@ int RunFit(int argc, char** argv) {
       return;
     }
     range = plan::AddInplaceRange(batch_planner, at_answer, &r.plan);
-    if (range) items = AdviseStep(m, batch_planner, at_answer, *budget, r.plan, threads);
+    if (range) items = AdviseStep(m, batch_planner, at_answer, *budget, r.plan, threads, max_batch_limit);
   });
   std::optional<int64_t> max_batch_in_place;
   if (in_place && !*in_place) return UsageError(kCommand, in_place->error());

@@ -15,13 +15,14 @@ std::vector<fit::ModelInput> PerSampleInputs(const plan::Model& model) {
 
 std::vector<fit::AdviceItem> AdviseStep(const plan::Model& model, plan::BatchPlanner& batch_planner,
                                         const plan::PlanOptions& options, uint64_t budget_bytes,
-                                        const plan::StepPlan& baseline, int threads) {
+                                        const plan::StepPlan& baseline, int threads, int64_t max_batch_limit) {
   fit::PlanFunction planner = fit::PlanWith(batch_planner);
   fit::AdviceRequest request;
   request.base = options;
   request.budget_bytes = budget_bytes;
   request.inputs = PerSampleInputs(model);
   request.threads = threads;
+  request.max_batch_limit = max_batch_limit;
   Result<fit::AdviceList> advice = fit::Advise(planner, request, baseline);
   return advice ? advice->items : std::vector<fit::AdviceItem>{};
 }

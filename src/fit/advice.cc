@@ -150,6 +150,7 @@ Result<AdviceList> Advise(const PlanFunction& plan, const AdviceRequest& request
     if (!request.search_max_batch) return std::nullopt;
     FitOptions fo;
     fo.budget_bytes = budget;
+    fo.max_batch_limit = request.max_batch_limit;
     fo.exhaustive_limit = 0;  // a what-if's largest batch is a hint: the bracket's answer, never every batch
     // A what-if is advised where it needs less than the step at this batch: where the step fits, so does it.
     if (baseline.required_bytes <= budget) fo.likely_fits = batch;
@@ -162,6 +163,7 @@ Result<AdviceList> Advise(const PlanFunction& plan, const AdviceRequest& request
   if (baseline.required_bytes > budget) {
     FitOptions fo;
     fo.budget_bytes = budget;
+    fo.max_batch_limit = request.max_batch_limit;
     Result<FitResult> fit = FindMaxBatch(plan, request.base, fo);
     if (!fit) {
       list.skipped.push_back("lower_batch: " + fit.error());
@@ -204,7 +206,7 @@ Result<AdviceList> Advise(const PlanFunction& plan, const AdviceRequest& request
   auto evaluate = [&](size_t i) {
     WhatIf& w = what_ifs[i];
     // The largest-batch search follows at these options: the hint lets one check cover both.
-    Result<uint64_t> p = plan.RequiredBytes(w.options, request.search_max_batch ? FitOptions{}.max_batch_limit : 0);
+    Result<uint64_t> p = plan.RequiredBytes(w.options, request.search_max_batch ? request.max_batch_limit : 0);
     if (!p) {
       outcomes[i].skipped = w.action + ": " + p.error();
       return;

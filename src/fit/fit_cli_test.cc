@@ -121,6 +121,20 @@ TEST(FitCli, HumanOutputNamesTheBatchAndTheBudget) {
   EXPECT_NE(r.out.find("what-ifs (each re-planned at batch "), std::string::npos);
 }
 
+// --max-batch bounds every search fit runs, the what-ifs' too: a what-if that fits at the limit answers
+// the limit, as the step itself does (they searched up to 1 000 000 whatever the limit).
+TEST(FitCli, WhatIfsLargestBatchesStayWithinMaxBatch) {
+  auto r = RunCli(OOMGUARD_EXE, {"fit", "resnet18", "--gpu", "rtx-3090", "--max-batch", "100", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j["max_batch"], 100);
+  ASSERT_FALSE(j["advice"].empty());
+  for (const json& a : j["advice"]) {
+    ASSERT_TRUE(a["max_batch"].is_number()) << a.dump();
+    EXPECT_EQ(a["max_batch"], 100) << a.dump();  // each saves memory at 100, where the step fits
+  }
+}
+
 // fit and split plan their what-ifs, strategies and in-place range on --threads threads: the JSON
 // is the same byte for byte whatever the count.
 TEST(FitCli, WorkerCountDoesNotChangeTheAnswer) {

@@ -35,6 +35,7 @@ struct AdviceRequest {
   uint64_t budget_bytes = 0;
   std::vector<ModelInput> inputs;  // for the resolution what-if; empty: skip it
   bool search_max_batch = true;    // also find each what-if's largest batch (a fit search each)
+  int64_t max_batch_limit = FitOptions{}.max_batch_limit;  // those searches' limit (fit's --max-batch)
   // What-ifs planned at once, each on its own thread (the plan function must then be safe to call
   // from several threads, as PlanWith(BatchPlanner) is). The advice is the same for any count.
   int threads = 1;
