@@ -279,10 +279,12 @@ int RunSplit(int argc, char** argv) {
   for (const std::string& w : shown.warnings) out << "WARNING: " << w << "\n";
   if (shown.inplace.Unsure()) {
     out << "UNSURE: " << shown.inplace.candidates
-        << " activation node(s) may have run in place (inplace=True is not recorded in ONNX); planned out of place. "
-           "In place, GPU 0 would need "
-        << FormatBytes(s.per_gpu.empty() ? 0 : s.per_gpu[0].peak_bytes - std::min(s.per_gpu[0].peak_bytes, in_place_saves[0]))
-        << ". Say which with --inplace NODE[,NODE...]|all|none\n";
+        << " activation node(s) may have run in place (inplace=True is not recorded in ONNX); planned out of place. ";
+    if (!s.per_gpu.empty()) {  // (no split: no GPU's batch to say it at)
+      out << "In place, GPU 0 would need "
+          << FormatBytes(s.per_gpu[0].peak_bytes - std::min(s.per_gpu[0].peak_bytes, in_place_saves[0])) << ". ";
+    }
+    out << "Say which with --inplace NODE[,NODE...]|all|none\n";
   }
   out << values.model << ": " << fit::Name(s.strategy) << " over " << k << " GPUs, global batch "
       << s.global_batch << (global_batch ? "" : " (the largest)") << "\n";
