@@ -54,9 +54,9 @@ struct Recording {
   std::vector<Affine> uncovered;  // per base.uncovered entry
   Affine parameter_count;
   int inplace_warning = -1;  // index in base.warnings
-  // The amax risk's indices in base.risks and base.warnings (FindReductionAmaxRisk) and its bytes.
-  std::optional<std::pair<size_t, size_t>> amax_risk;
-  Affine amax_risk_bytes;
+  // The risks but the locals one (FindRisks), and their bytes.
+  std::vector<RiskPlace> risks;
+  std::vector<Affine> risk_bytes;
   // What the required bytes alone need, compiled once (CompileRequired).
   struct Line {
     __int128 a = 0, b = 0;
@@ -97,16 +97,16 @@ std::optional<Recording> MakeRecording(const Model& model, const StepPlan& p1, c
     return n;
   };
   StepPlan n1 = notes(p1), n2 = notes(p2);
-  // So does the amax risk's: compared without it, replayed in its place.
-  const auto amax1 = FindReductionAmaxRisk(n1), amax2 = FindReductionAmaxRisk(n2);
-  if (amax1 != amax2) return std::nullopt;
-  uint64_t amax_bytes1 = 0, amax_bytes2 = 0;
-  if (amax1) {
-    amax_bytes1 = n1.risks[amax1->first].bytes;
-    amax_bytes2 = n2.risks[amax2->first].bytes;
+  // So may every other risk's bytes (an amax's backward, a dropout input held over a recurrent layer):
+  // compared without them, fitted, replayed in their places.
+  const auto risks1 = FindRisks(n1), risks2 = FindRisks(n2);
+  if (!risks1 || !risks2 || *risks1 != *risks2) return std::nullopt;
+  std::vector<std::pair<uint64_t, uint64_t>> risk_bytes;
+  for (const RiskPlace& at : *risks1) {
+    risk_bytes.emplace_back(n1.risks[at.risk].bytes, n2.risks[at.risk].bytes);
     for (StepPlan* n : {&n1, &n2}) {
-      n->risks[amax1->first].bytes = 0;
-      n->warnings[amax1->second].clear();
+      n->risks[at.risk].bytes = 0;
+      n->warnings[at.warning].clear();
     }
   }
   const int64_t x1 = p1.batch, x2 = p2.batch;
@@ -147,8 +147,8 @@ std::optional<Recording> MakeRecording(const Model& model, const StepPlan& p1, c
     r.uncovered.push_back(fit(u.bytes_at_risk, other->bytes_at_risk));
   }
   r.parameter_count = fit(p1.parameter_count, p2.parameter_count);
-  r.amax_risk = amax1;
-  r.amax_risk_bytes = fit(amax_bytes1, amax_bytes2);
+  r.risks = *risks1;
+  for (const auto& [b1, b2] : risk_bytes) r.risk_bytes.push_back(fit(b1, b2));
   if (!affine) return std::nullopt;
   return r;
 }
@@ -287,10 +287,10 @@ std::optional<StepPlan> Replay(const Recording& r, const PlanOptions& options, i
     p.uncovered[i].bytes_at_risk = *bytes;
   }
   SortUncovered(&p.uncovered);
-  if (r.amax_risk) {
-    std::optional<uint64_t> bytes = value(r.amax_risk_bytes);
+  for (size_t i = 0; i < r.risks.size(); ++i) {
+    std::optional<uint64_t> bytes = value(r.risk_bytes[i]);
     if (!bytes || *bytes == 0) return std::nullopt;  // the simulation would not have warned
-    SetReductionAmaxRisk(*bytes, *r.amax_risk, &p);
+    SetRiskBytes(*bytes, r.risks[i], &p);
   }
   std::optional<uint64_t> params = value(r.parameter_count);
   if (!params) return std::nullopt;

@@ -4,6 +4,10 @@
 // and every batch planned in full).
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include <map>
+
 #include <string>
 #include <thread>
 #include <vector>
@@ -193,6 +197,29 @@ TEST(BatchPlanner, ReductionAmaxRiskIsReplayed) {
     EXPECT_GT(p->risks[0].bytes, last);
     last = p->risks[0].bytes;
   }
+}
+
+// Every risk's bytes may follow the batch (a 1-D U-Net's in-place-after-instance-norm risk grows with it,
+// its convolution scratch risks do not): a recording fits each and replays it in place, as it does the
+// amax risk above, where before a plan with such a risk was planned in full at every batch.
+TEST(BatchPlanner, RisksThatFollowTheBatchAreReplayed) {
+  auto model = LoadModel(std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/plan/family_unet1d_k15.onnx");
+  ASSERT_TRUE(model.ok()) << model.error();
+  // (A conv's kernel changes with the batch here: each stretch of batches is a recording of its own.)
+  for (const PlanOptions& o : OptionSets()) {
+    EXPECT_GE(ExpectSamePlans(**model, o, "unet1d_k15 " + std::string(Name(o.target))), 4);
+  }
+  PlanOptions at;
+  at.target = Target::kCpu;
+  std::map<std::string, std::set<uint64_t>> bytes;  // per risk, the bytes seen at three batches
+  for (int64_t b : {int64_t{1}, int64_t{16}, int64_t{1000}}) {
+    at.batch = b;
+    Result<StepPlan> p = PlanStep(**model, at);
+    ASSERT_TRUE(p.ok()) << p.error();
+    for (const PlanRisk& r : p->risks) bytes[r.what].insert(r.bytes);
+  }
+  EXPECT_EQ(bytes["inplace_after_instance_norm"].size(), 3u);  // the test covers a risk that follows the batch
+  EXPECT_EQ(bytes["cpu_isa_scratch"].size(), 1u);
 }
 
 TEST(BatchPlanner, OddGraphRequiredBytesEqualTheFullPlan) {

@@ -138,17 +138,25 @@ constexpr std::array<RiskText, 8> kRiskTexts = {{
 }};
 static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kReductionMayBeAmax) + 1);
 
-// Adds the risk and its warning to the plan; nothing when no bytes are at risk.
-void AddRisk(StepPlan* plan, Risk risk, uint64_t bytes, const std::string& where = "") {
-  if (bytes == 0) return;
-  const RiskText& r = kRiskTexts[static_cast<size_t>(risk)];
-  plan->risks.push_back({std::string(r.what), bytes, std::string(r.direction)});
+// A risk's warning: its words with the bytes and the op filled in.
+std::string RiskWarning(const RiskText& r, uint64_t bytes, const std::string& where) {
   std::string text(r.text);
   for (const auto& [key, value] : {std::pair<std::string_view, std::string>{"{bytes}", std::to_string(bytes)},
                                    std::pair<std::string_view, std::string>{"{where}", where}}) {
     if (size_t at = text.find(key); at != std::string::npos) text.replace(at, key.size(), value);
   }
-  plan->warnings.push_back(std::move(text));
+  return text;
+}
+
+// The words of a risk before its first placeholder: how its warning begins.
+std::string_view RiskHead(const RiskText& r) { return r.text.substr(0, r.text.find('{')); }
+
+// Adds the risk and its warning to the plan; nothing when no bytes are at risk.
+void AddRisk(StepPlan* plan, Risk risk, uint64_t bytes, const std::string& where = "") {
+  if (bytes == 0) return;
+  const RiskText& r = kRiskTexts[static_cast<size_t>(risk)];
+  plan->risks.push_back({std::string(r.what), bytes, std::string(r.direction)});
+  plan->warnings.push_back(RiskWarning(r, bytes, where));
 }
 
 }  // namespace
@@ -159,29 +167,41 @@ void AddLocalsRisk(uint64_t forward_peak_with_locals, uint64_t peak, StepPlan* p
   if (bytes * 100 >= peak) AddRisk(plan, Risk::kLocalsHeldUntilForwardReturns, bytes);
 }
 
-std::optional<std::pair<size_t, size_t>> FindReductionAmaxRisk(const StepPlan& plan) {
-  const RiskText& r = kRiskTexts[static_cast<size_t>(Risk::kReductionMayBeAmax)];
-  const std::string_view head = r.text.substr(0, r.text.find('{'));
-  auto risk = std::find_if(plan.risks.begin(), plan.risks.end(), [&](const PlanRisk& x) { return x.what == r.what; });
-  auto warning = std::find_if(plan.warnings.begin(), plan.warnings.end(),
-                              [&](const std::string& w) { return w.starts_with(head); });
-  if (risk == plan.risks.end() || warning == plan.warnings.end()) return std::nullopt;
-  return std::pair<size_t, size_t>(risk - plan.risks.begin(), warning - plan.warnings.begin());
+std::optional<std::vector<RiskPlace>> FindRisks(const StepPlan& plan) {
+  std::vector<RiskPlace> places;
+  for (size_t i = 0; i < plan.risks.size(); ++i) {
+    auto r = std::find_if(kRiskTexts.begin(), kRiskTexts.end(), [&](const RiskText& t) { return t.what == plan.risks[i].what; });
+    if (r == kRiskTexts.end()) return std::nullopt;
+    if (r == &kRiskTexts[static_cast<size_t>(Risk::kLocalsHeldUntilForwardReturns)]) continue;
+    auto w = std::find_if(plan.warnings.begin(), plan.warnings.end(),
+                          [&](const std::string& text) { return text.starts_with(RiskHead(*r)); });
+    if (w == plan.warnings.end()) return std::nullopt;
+    places.push_back({i, static_cast<size_t>(w - plan.warnings.begin())});
+  }
+  return places;
 }
 
-void SetReductionAmaxRisk(uint64_t bytes, std::pair<size_t, size_t> at, StepPlan* plan) {
-  StepPlan one;
-  AddRisk(&one, Risk::kReductionMayBeAmax, bytes);
-  if (one.risks.empty() || at.first >= plan->risks.size() || at.second >= plan->warnings.size()) return;
-  plan->risks[at.first] = std::move(one.risks[0]);
-  plan->warnings[at.second] = std::move(one.warnings[0]);
+void SetRiskBytes(uint64_t bytes, RiskPlace at, StepPlan* plan) {
+  if (at.risk >= plan->risks.size() || at.warning >= plan->warnings.size()) return;
+  PlanRisk& risk = plan->risks[at.risk];
+  auto r = std::find_if(kRiskTexts.begin(), kRiskTexts.end(), [&](const RiskText& t) { return t.what == risk.what; });
+  if (r == kRiskTexts.end()) return;
+  // The op the warning names ({where}) does not follow the batch: read back from the words around it.
+  std::string where;
+  const std::string& old = plan->warnings[at.warning];
+  if (const size_t w = r->text.find("{where}"); w != std::string_view::npos) {
+    const std::string_view after = r->text.substr(w + 7, r->text.find('{', w + 7) - (w + 7));
+    const size_t end = old.find(after, w);
+    if (end != std::string::npos) where = old.substr(w, end - w);
+  }
+  risk.bytes = bytes;
+  plan->warnings[at.warning] = RiskWarning(*r, bytes, where);
 }
 
 void StripLocalsRisk(StepPlan* plan) {
   const RiskText& r = kRiskTexts[static_cast<size_t>(Risk::kLocalsHeldUntilForwardReturns)];
   std::erase_if(plan->risks, [&](const PlanRisk& x) { return x.what == r.what; });
-  const std::string_view head = r.text.substr(0, r.text.find('{'));
-  std::erase_if(plan->warnings, [&](const std::string& w) { return w.starts_with(head); });
+  std::erase_if(plan->warnings, [&](const std::string& w) { return w.starts_with(RiskHead(r)); });
 }
 
 namespace {

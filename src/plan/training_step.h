@@ -112,11 +112,17 @@ void FinishStepPlan(const StepLedger& ledger, const PlanOptions& options, bool h
 void AddLocalsRisk(uint64_t forward_peak_with_locals, uint64_t peak, StepPlan* plan);
 void StripLocalsRisk(StepPlan* plan);
 
-// The risk that a ReduceMax/ReduceMin planned as torch.max/min(x, dim) is torch.amax/amin, whose
-// bytes follow the batch: where `plan` has it, its index in plan->risks and in plan->warnings
-// (nullopt: none), and SetReductionAmaxRisk gives it `bytes` in both (a recording replays it).
-std::optional<std::pair<size_t, size_t>> FindReductionAmaxRisk(const StepPlan& plan);
-void SetReductionAmaxRisk(uint64_t bytes, std::pair<size_t, size_t> at, StepPlan* plan);
+// Where a risk of a plan sits: its index in plan.risks and its warning's in plan.warnings.
+struct RiskPlace {
+  size_t risk = 0, warning = 0;
+  bool operator==(const RiskPlace&) const = default;
+};
+// Every risk of `plan` but the locals one (whose bytes are no line in the batch: a recording
+// recomputes it), in order; nullopt where one is unknown or its warning is missing. A recording
+// fits each one's bytes in the batch and replays them in place (SetRiskBytes).
+std::optional<std::vector<RiskPlace>> FindRisks(const StepPlan& plan);
+// Gives the risk at `at` `bytes`, in plan->risks and in its warning's words.
+void SetRiskBytes(uint64_t bytes, RiskPlace at, StepPlan* plan);
 
 // The warning that leaky_relu_/elu_ may have been in place, `bytes` at stake.
 std::string InplaceWarning(const std::string& kinds, uint64_t bytes);
