@@ -779,8 +779,10 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bno matter how (?:small|low|short) (?:I |we |you )?(?:set|make|choose|pick)?\W{0,2}(?:the |my )?\W?(?:\w+[._])*(?:batch|sequence|seq|input|image|max_len|context)\w*)re",
      "I can fine tune at sequence lengths up to ~4k with a batch size of 1 using SGD. I can't fine tune at all using "
      "AdamW, no matter how small I set `model.preprocessor.sequence_length`.", Tier::kProse},
+    // Round 26: nothing ever freed, said of the buffers without the word memory ("I don't think anything is freed
+    // ever. We have to fix this if we want to train."). corpus-1794 (tinygrad, no finding):
     {"memory_not_freed_prose", S::kMemoryProse, "",
-     R"re((?i)memory (?:is |was |gets )?(?:not |never |isn'?t |wasn'?t )(?:fully |completely |properly )?(?:freed|released|cleared|deallocated|returned|given back)|(?:does not|doesn'?t|didn'?t|did not|won'?t|cannot|can'?t|never) (?:free|release|clear)\w* (?:up )?(?:the |any |all )?(?:\w+ )?memory)re",
+     R"re((?i)memory (?:is |was |gets )?(?:not |never |isn'?t |wasn'?t )(?:fully |completely |properly )?(?:freed|released|cleared|deallocated|returned|given back)|(?:does not|doesn'?t|didn'?t|did not|won'?t|cannot|can'?t|never) (?:free|release|clear)\w* (?:up )?(?:the |any |all )?(?:\w+ )?memory|\b(?:nothing|anything) (?:is |gets |was |ever )+freed\b)re",
      "GPU allocated memory is not released", Tier::kProse},
     // More swap or page file made and the error stays: the host's memory ran out (Windows' page file,
     // Linux swap). corpus-1046:
@@ -1002,7 +1004,7 @@ constexpr const char* kPrefilter =
     R"re(c10/cuda|dali|cupy|xgboost|numba|cudasupporterror|expandable_segments|pin_memory|wsl|microsoft|)re"
     R"re(xla_python_client|allow_growth|memory_fraction|memory_growth|preallocat|\x1b|verdict|"resource"|_bytes"|)re"
     R"re(tactic|cache blocks|unhandled cuda|code ?[=:]? ?-9|killing subprocess|cpu|\bram\b|swap|usage|import|)re"
-    R"re(can (?:only )?(?:access|use|allocate|address|see) only|can only (?:access|use|allocate|address|see)|elixir|erlang|beam\.smp|\.exs?:|)re"
+    R"re(can (?:only )?(?:access|use|allocate|address|see) only|can only (?:access|use|allocate|address|see)|elixir|erlang|beam\.smp|\.exs?:|freed|)re"
     R"re(consumption|footprint|vram|regardless|whatever|no matter|launch|initiali|host|no cuda gpus|)re"
     R"re(error 80|not yet initialized|systemnotready|system_not_ready|outdated|check failed|error ?= ?2|)re"
     R"re(resource_?exhausted|bad_alloc|error 2|rocm|hip|imbalanced|unbalanced|uneven|than the others?|)re"

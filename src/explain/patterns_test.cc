@@ -671,6 +671,8 @@ TEST(PatternTable, RoundTwentySixDomainCuesAndWordings) {
        "instance can access only 16GB.", "memory_vocabulary"},
       {"corpus-2302", "why did iPython's kernel die when i used cpu but it worked normally when i used gpu?",
        "notebook_kernel_died"},
+      {"corpus-1794", "I don't think anything is freed ever. We have to fix this if we want to train.",
+       "memory_not_freed_prose"},
   };
   ExpectClaimedByTheirFamily(cases);
   // The machine's memory named by the machine, a service's memory, a neighbour sampler by its class name and a
