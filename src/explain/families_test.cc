@@ -1125,5 +1125,39 @@ TEST(Families, RoundTwentyFiveLoaderEncoderAndCompilerWordings) {
       "ephemeral-storage. Container ebaogi-bff-app was using 34260Ki, which exceeds its request of 0. \n")));
 }
 
+TEST(Families, RoundTwentySixHostCuesAndProse) {
+  // Development rows whose memory was read as the GPU's by the default, or that had no finding (round 25's engine).
+  // The computer's own memory (corpus-2427):
+  ExpectTop("when I use main.py to train the code, The memory of computer  will rise quickly and eventurally  out of "
+            "memory(my computer is 30G  memory), please help me and how to solve this problem?\n",
+            Cause::kHostRamOom, Domain::kHost);
+  // A service's memory that grows (corpus-1961), a sampler by its class name (corpus-2223), a misspelt kill
+  // (corpus-0919):
+  ExpectTop("The Metadata service memory consumption is increasing over time. \n", Cause::kLeakGrowth, Domain::kHost);
+  ExpectTop("MultilayerFullNeighborSampler used too much memory than expected. If change "
+            "`MultilayerFullNeighborSampler(num_layers)` to `MultiLayerNeighborSampler([-1 for _ in range(num_layers)])`. "
+            "The memory consumption goes much lower.\n",
+            Cause::kHostRamOom, Domain::kHost);
+  EXPECT_EQ(Top(ExplainText("when i use tensorflow to train model repeatedly, occur 'killd' message or 'system stop' "
+                            "after one normal training. this error occurs during the model builing phase.\n"))
+                .domain,
+            Domain::kHost);
+  // Elixir's frame under the error decides (corpus-2272: a droplet with too little memory).
+  ExpectTop("** (ArgumentError) Memory allocation error\n"
+            "    (argon2_elixir) lib/argon2/base.ex:147: Argon2.Base.handle_result/3\n",
+            Cause::kHostRamOom, Domain::kHost);
+  // A notebook kernel that died on the CPU (corpus-2302) and a cap on one instance's memory (corpus-1815).
+  ExpectTop("why did iPython's kernel die when i used cpu but it worked normally when i used gpu?\n", Cause::kHostRamOom,
+            Domain::kHost);
+  ExpectTop("While using ROCm I can use the whole 32GB but with Vulcan it seems that one llama-server instance can "
+            "access only 16GB.\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  // Nothing ever freed, said without the word memory (corpus-1794: tinygrad's buffers were never freed).
+  ExpectTop("I don't think anything is freed ever. We have to fix this if we want to train.\n", Cause::kGpuDeviceOom,
+            Domain::kGpu);
+  // The weak machine words yield to a GPU word on the same line.
+  EXPECT_EQ(Top(ExplainText("my computer has an RTX 3060 and its memory ran out\n")).domain, Domain::kGpu);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

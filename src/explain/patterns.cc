@@ -779,8 +779,10 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bno matter how (?:small|low|short) (?:I |we |you )?(?:set|make|choose|pick)?\W{0,2}(?:the |my )?\W?(?:\w+[._])*(?:batch|sequence|seq|input|image|max_len|context)\w*)re",
      "I can fine tune at sequence lengths up to ~4k with a batch size of 1 using SGD. I can't fine tune at all using "
      "AdamW, no matter how small I set `model.preprocessor.sequence_length`.", Tier::kProse},
+    // Round 26: nothing ever freed, said of the buffers without the word memory ("I don't think anything is freed
+    // ever. We have to fix this if we want to train."). corpus-1794 (tinygrad, no finding):
     {"memory_not_freed_prose", S::kMemoryProse, "",
-     R"re((?i)memory (?:is |was |gets )?(?:not |never |isn'?t |wasn'?t )(?:fully |completely |properly )?(?:freed|released|cleared|deallocated|returned|given back)|(?:does not|doesn'?t|didn'?t|did not|won'?t|cannot|can'?t|never) (?:free|release|clear)\w* (?:up )?(?:the |any |all )?(?:\w+ )?memory)re",
+     R"re((?i)memory (?:is |was |gets )?(?:not |never |isn'?t |wasn'?t )(?:fully |completely |properly )?(?:freed|released|cleared|deallocated|returned|given back)|(?:does not|doesn'?t|didn'?t|did not|won'?t|cannot|can'?t|never) (?:free|release|clear)\w* (?:up )?(?:the |any |all )?(?:\w+ )?memory|\b(?:nothing|anything) (?:is |gets |was |ever )+freed\b)re",
      "GPU allocated memory is not released", Tier::kProse},
     // More swap or page file made and the error stays: the host's memory ran out (Windows' page file,
     // Linux swap). corpus-1046:
@@ -790,7 +792,7 @@ constexpr Pattern kPatterns[] = {
      "running save_onnx.py", Tier::kProse, LineDomain::kHost},
     // A notebook kernel that died: usually memory (host, unless the words around it say GPU), never certain.
     {"notebook_kernel_died", S::kMemoryProse, "",
-     R"re((?i)\bkernel\w* (?:appears to have |has |keeps |always |just |then )?(?:died|dies|dying|crash\w*|keeps restarting)|\bkernel (?:is |was )?restarting\b)re",
+     R"re((?i)\bkernel\w* (?:appears to have |has |keeps |always |just |then )?(?:died|dies|dying|crash\w*|keeps restarting)|\bkernel (?:is |was )?restarting\b|\bkernel\w* die (?:when|while|after|if|every)\b)re",
      "The kernel appears to have died. It will restart automatically.", Tier::kProse, LineDomain::kHost},
     // Round 21 (corpus-2238): Colab's "Your session crashed" without its reason (after using all available RAM).
     // Round 22: a browser that takes the WebGL context away (CONTEXT_LOST_WEBGL, "webglcontextlost"): browsers
@@ -925,8 +927,10 @@ constexpr Pattern kPatterns[] = {
      "Calling a fit can consume 100G bytes of RAM and growing, crash machine :( ... ! HELP !", Tier::kProse},
     // Memory named beside trouble in a line no wording above recognises: a weak, generic
     // finding, kept only when nothing else in the log has a memory domain (verdict.cc).
+    // Round 26: a process that can reach only part of the memory ("one llama-server instance can access only 16GB"):
+    // a cap, named without a memory noun. corpus-1815:
     {"memory_vocabulary", S::kMemoryVocabulary, "",
-     R"re((?i)(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort|\boverload|\bbl(?:ow|ows|own|ew|owing) up\b|\bexplod)|(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort|\boverload|\bbl(?:ow|ows|own|ew|owing) up\b|\bexplod).{0,80}(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}[\d.]+ ?[KMGT]i?B\b.{0,60}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed).{0,60}[\d.]+ ?[KMGT]i?B\b|\b(?:only|just) (?:have |has |had |with )?(?:an? )?[\d.]+ ?[GMT]i?B? (?:of )?(?:VRAM|RAM|memory|GPU memory|video memory|system memory)\b|(?:\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,30}(?:\xe8\xbf\x87\xe5\xa4\xa7|\xe4\xb8\x8d\xe8\xb6\xb3|\xe4\xb8\x8d\xe5\xa4\x9f|\xe6\xba\xa2\xe5\x87\xba|\xe7\x88\x86|\xe6\x9a\xb4\xe5\xa2\x9e|\xe6\x9a\xb4\xe6\xb6\xa8|\xe9\xa3\x99\xe5\x8d\x87|\xe7\x8c\x9b\xe5\xa2\x9e|\xe5\xb4\xa9\xe6\xba\x83|\xe9\x87\x8d\xe5\x90\xaf|\xe6\x8a\xa5\xe9\x94\x99|\xe5\xa4\xb1\xe8\xb4\xa5|(?:\xe5\x8d\xa0|\xe5\xb7\xb2|\xe8\xb7\x91|\xe7\x94\xa8|\xe5\x90\x83)\xe6\xbb\xa1|\xe6\xbb\xa1\xe4\xba\x86)|\xe7\x88\x86(?:\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98)|\xe8\xb6\x85(?:\xe5\x87\xba|\xe8\xbf\x87)?(?:\xe4\xba\x86)?(?:\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98))re",
+     R"re((?i)\bcan (?:only )?(?:access|use|allocate|address|see) only [\d.]+ ?[GMT]i?B\b|\bcan only (?:access|use|allocate|address|see) (?:up to )?[\d.]+ ?[GMT]i?B\b|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort|\boverload|\bbl(?:ow|ows|own|ew|owing) up\b|\bexplod)|(?:\berror|\bfail|\bexceed|insufficient|not enough|\btoo (?:much|many|large|big|small|little|high)|\bfull\b|\bcrash|\bdie[sd]?\b|\bkill|\bbreaks?\b|\bbroke|\brun(?:s|ning)? out|\bran out|\bunable|\bcan'?t\b|\bcannot|\bcould ?n[o']t|\bexhaust|\bleak|\bshortage|\black of|\bfreez|\bhangs?\b|\bhung\b|\bstuck|\bterminat|\babort|\boverload|\bbl(?:ow|ows|own|ew|owing) up\b|\bexplod).{0,80}(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}[\d.]+ ?[KMGT]i?B\b.{0,60}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed)|(?:\bGPU (?:is|has|with) (?:only )?[\d.]+ ?[GM]i?B?\b|\bmemory|\bVRAM\b|\bRAM\b|\bshm\b|\bswap\b|\bpage ?file|\bpaging file|\bOOM|\balloc\w*|\bpinned\b|\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,80}(?:\bgreater|\blarger|\bbigger|\bmore than|\bless than|\bexceed|\bto the brim|\bmaxed).{0,60}[\d.]+ ?[KMGT]i?B\b|\b(?:only|just) (?:have |has |had |with )?(?:an? )?[\d.]+ ?[GMT]i?B? (?:of )?(?:VRAM|RAM|memory|GPU memory|video memory|system memory)\b|(?:\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98).{0,30}(?:\xe8\xbf\x87\xe5\xa4\xa7|\xe4\xb8\x8d\xe8\xb6\xb3|\xe4\xb8\x8d\xe5\xa4\x9f|\xe6\xba\xa2\xe5\x87\xba|\xe7\x88\x86|\xe6\x9a\xb4\xe5\xa2\x9e|\xe6\x9a\xb4\xe6\xb6\xa8|\xe9\xa3\x99\xe5\x8d\x87|\xe7\x8c\x9b\xe5\xa2\x9e|\xe5\xb4\xa9\xe6\xba\x83|\xe9\x87\x8d\xe5\x90\xaf|\xe6\x8a\xa5\xe9\x94\x99|\xe5\xa4\xb1\xe8\xb4\xa5|(?:\xe5\x8d\xa0|\xe5\xb7\xb2|\xe8\xb7\x91|\xe7\x94\xa8|\xe5\x90\x83)\xe6\xbb\xa1|\xe6\xbb\xa1\xe4\xba\x86)|\xe7\x88\x86(?:\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98)|\xe8\xb6\x85(?:\xe5\x87\xba|\xe8\xbf\x87)?(?:\xe4\xba\x86)?(?:\xe6\x98\xbe\xe5\xad\x98|\xe5\x86\x85\xe5\xad\x98))re",
      "I doubt if it's an hipTF implementation error, since it's allocating a memory buffer size equals to the total "
      "memory (8 GB), which is greater than the free memory (7.75 GB):",
      Tier::kProse},
@@ -974,7 +978,9 @@ constexpr Pattern kPatterns[] = {
     // Round 23: the passive of a kill ("node be killed", "has been killed", "workers were killed") is a kill
     // like "got killed" (corpus-2300, tfjs-node: growth prose beside it was read as the GPU's).
     {"host_mentioned", S::kContextHost, "",
-     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:get|gets|got|was|were|is|are|be|been|being|getting) killed\b|\bJVMs?\b|\bprocess(?:'s)? memory\b|\bmemory of (?:a |the |each |every )?(?:running )?(?:\w+ )?process\b|\bcompil\w+ (?:process|worker|job)(?:es|s)?\b|\bsystem (?:has|have|had) (?:\w+ )?memory\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b|tcmalloc|jemalloc|mimalloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b|\bworkers?\b|\bray\b|raylet|\bdask\b|\bsignal (?:that |which )?kill(?:s|ed)\b|\bkill(?:s|ed) (?:its|the|my|our|their) (?:execution|process|job|program)\b)re",
+     R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:get|gets|got|was|were|is|are|be|been|being|getting) killed\b|\bJVMs?\b|\bprocess(?:'s)? memory\b|\bmemory of (?:a |the |each |every )?(?:running )?(?:\w+ )?process\b|\bcompil\w+ (?:process|worker|job)(?:es|s)?\b|\bsystem (?:has|have|had) (?:\w+ )?memory\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b|tcmalloc|jemalloc|mimalloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b|\bworkers?\b|\bray\b|raylet|\bdask\b|\bsignal (?:that |which )?kill(?:s|ed)\b|\bkill(?:s|ed) (?:its|the|my|our|their) (?:execution|process|job|program)\b|)re"
+     // Round 26: a frame of the BEAM (Erlang, Elixir: the CPU only), "(argon2_elixir) lib/argon2/base.ex:147:".
+     R"re(elixir\b|\berlang\b|\bbeam\.smp\b|\.exs?:)re",
      "2024-01-01 10:00:00 INFO Using CPUExecutionProvider"},
     {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL\d?\b|microsoft-standard|/usr/lib/wsl/)re",
      "Linux version 5.15.90.1-microsoft-standard-WSL2"},
@@ -998,6 +1004,7 @@ constexpr const char* kPrefilter =
     R"re(c10/cuda|dali|cupy|xgboost|numba|cudasupporterror|expandable_segments|pin_memory|wsl|microsoft|)re"
     R"re(xla_python_client|allow_growth|memory_fraction|memory_growth|preallocat|\x1b|verdict|"resource"|_bytes"|)re"
     R"re(tactic|cache blocks|unhandled cuda|code ?[=:]? ?-9|killing subprocess|cpu|\bram\b|swap|usage|import|)re"
+    R"re(can (?:only )?(?:access|use|allocate|address|see) only|can only (?:access|use|allocate|address|see)|elixir|erlang|beam\.smp|\.exs?:|freed|)re"
     R"re(consumption|footprint|vram|regardless|whatever|no matter|launch|initiali|host|no cuda gpus|)re"
     R"re(error 80|not yet initialized|systemnotready|system_not_ready|outdated|check failed|error ?= ?2|)re"
     R"re(resource_?exhausted|bad_alloc|error 2|rocm|hip|imbalanced|unbalanced|uneven|than the others?|)re"
@@ -1282,7 +1289,7 @@ constexpr const char* kHostWords =
     R"re((?i)\bcpu|cpu_|\bhost\b|OutOfHostMemory|_OUT_OF_HOST_MEMORY|\bram\b|nchwc|system memory|\bswap\b|page ?file|paging file|/dev/shm|DefaultCPUAllocator|mklcpu|)re"
     R"re(CPUExecutionProvider|posix_memalign|\bmalloc\b|pool_host|host memory|pinned_memory_manager|\xe5\x86\x85\xe5\xad\x98|)re"
     R"re(cgroup|OOMKilled|\brss\b|physical memory|\bkmalloc|heap space|slurmstepd|\bsrun\b|ulimit|memlock|)re"
-    R"re(Arbeitsspeicher|\xd0\xbe\xd0\xbf\xd0\xb5\xd1\x80\xd0\xb0\xd1\x82\xd0\xb8\xd0\xb2\xd0\xbd|tcmalloc|jemalloc|mimalloc|aligned_malloc|aligned_alloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b|\bkill(?:s|ed)\b|)re"
+    R"re(Arbeitsspeicher|\xd0\xbe\xd0\xbf\xd0\xb5\xd1\x80\xd0\xb0\xd1\x82\xd0\xb8\xd0\xb2\xd0\xbd|tcmalloc|jemalloc|mimalloc|aligned_malloc|aligned_alloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b|\bkill(?:s|e?d)\b|)re"
     R"re(\b(?:get|gets|got|was|is|being|getting) killed\b|\bJVMs?\b|\bprocess(?:'s)? memory\b|)re"
     R"re(\bmemory of (?:a |the |each |every )?(?:running )?(?:\w+ )?process\b|\bcompil\w+ (?:process|worker|job)(?:es|s)?\b|)re"
     R"re(\bsystem (?:has|have|had) (?:\w+ )?memory\b|\b(?:while|when|during) (?:building|compiling|linking)\b|)re"
@@ -1312,8 +1319,16 @@ constexpr const char* kWeakHostWords =
     // A notebook kernel that died (Jupyter's "The kernel appears to have died", usually the host's OOM killer),
     // and a sampler (a DataLoader's, a graph's neighbour sampler: it builds batches on the CPU). Of the development
     // rows that name one of them and no GPU word, all 6 are the host's. corpus-2222 (PyG):
-    R"re(\bkernel (?:appears to have )?(?:died|dies|restarting)\b|\bsamplers?\b|)re"
-    R"re(\bpredict\W{0,2} (?:method|calls?|function)\b)re";
+    R"re(\bkernel (?:appears to have )?(?:died|dies|die|restarting)\b|samplers?\b|)re"
+    R"re(\bpredict\W{0,2} (?:method|calls?|function)\b|)re"
+    // Round 26: the memory of the machine a person works on, named by the machine ("The memory of computer will
+    // rise quickly", "my computer is 30G memory"), a service's memory (a server process), and the BEAM (Erlang and
+    // Elixir run only on the CPU; their frames are "(argon2_elixir) lib/argon2/base.ex:147:"). Weak, like the rest
+    // of this list: a GPU word on the line still decides. ("I have 16GB of memory" was tried: it fixed corpus-1303
+    // and broke corpus-1544, a Mac's unified memory beside a Metal error.) corpus-2427, corpus-1961, corpus-2272:
+    R"re(\b(?:computer|PC|laptop|desktop)(?:'s)? (?:is |has )?(?:[\d.]+ ?G\w* )?(?:of )?memory\b|)re"
+    R"re(\bmemory of (?:the |my |this |our |a )?(?:computer|PC|laptop|desktop)\b|)re"
+    R"re(\bservice(?:'s)? memory\b|elixir\b|\berlang\b|\bbeam\.smp\b|\.exs?:\d)re";
 
 const RE2& Compile(const char* text) {
   RE2::Options options;

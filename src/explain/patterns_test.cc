@@ -663,5 +663,39 @@ TEST(PatternTable, RoundTwentyFiveLinesAreClaimedByTheirFamily) {
   for (int i : matches) EXPECT_STRNE(Patterns()[i].name, "sanitizer_allocator");
 }
 
+TEST(PatternTable, RoundTwentySixDomainCuesAndWordings) {
+  // A process that can reach only part of the memory, and a notebook kernel that died "when", are claimed by
+  // the last layer and the notebook prose (corpus-1815, corpus-2302: both had no finding).
+  const ClaimCase cases[] = {
+      {"corpus-1815", "While using ROCm I can use the whole 32GB but with Vulcan it seems that one llama-server "
+       "instance can access only 16GB.", "memory_vocabulary"},
+      {"corpus-2302", "why did iPython's kernel die when i used cpu but it worked normally when i used gpu?",
+       "notebook_kernel_died"},
+      {"corpus-1794", "I don't think anything is freed ever. We have to fix this if we want to train.",
+       "memory_not_freed_prose"},
+  };
+  ExpectClaimedByTheirFamily(cases);
+  // The machine's memory named by the machine, a service's memory, a neighbour sampler by its class name and a
+  // misspelt kill are the host's; a GPU word on the line still decides (corpus-2427, corpus-1961, corpus-2223,
+  // corpus-0919).
+  EXPECT_EQ(DomainOfLine("when I use main.py to train the code, The memory of computer  will rise quickly and "
+                         "eventurally  out of memory(my computer is 30G  memory), please help me and how to solve this "
+                         "problem?"),
+            LineDomain::kHost);
+  EXPECT_EQ(DomainOfLine("The Metadata service memory consumption is increasing over time. "), LineDomain::kHost);
+  EXPECT_EQ(DomainOfLine("MultilayerFullNeighborSampler used too much memory than expected."), LineDomain::kHost);
+  EXPECT_EQ(DomainOfLine("when i use tensorflow to train model repeatedly, occur 'killd' message or 'system stop' "
+                         "after one normal training."),
+            LineDomain::kHost);
+  EXPECT_EQ(DomainOfLine("my computer has an RTX 3060 and the memory of the computer is not the problem"),
+            LineDomain::kGpu);
+  // An Elixir frame is a host line for the lines around it (corpus-2272); a context names no digit.
+  std::vector<int> matches;
+  MatchLine("    (argon2_elixir) lib/argon2/base.ex:147: Argon2.Base.handle_result/3", &matches);
+  bool host_context = false;
+  for (int i : matches) host_context = host_context || Patterns()[i].signal == Signal::kContextHost;
+  EXPECT_TRUE(host_context);
+}
+
 }  // namespace
 }  // namespace oomguard::explain
