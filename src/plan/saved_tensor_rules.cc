@@ -318,7 +318,8 @@ bool ExpandedView(const Model& m, const ConcreteShapes& s, int id) {
 // Squeeze, Unsqueeze, Identity, Expand) to a tensor laid out densely in its own order; nullopt where
 // a link is none of these or the source is not dense. A Slice or Split keeps its source's strides
 // (a piece along an axis leaves a gap the outer dims step over); Expand gives a broadcast dim stride 0.
-std::optional<std::vector<int64_t>> ViewStrides(const Model& m, const ConcreteShapes& s, int id, int depth = 0) {
+std::optional<std::vector<int64_t>> ViewStrides(const Model& m, const ConcreteShapes& s, int id, int depth = 0,
+                                                DimOrder* orders = nullptr) {
   if (id < 0 || !s.tensors[id].known || depth > 16) return std::nullopt;
   const std::vector<int64_t>& dims = s.tensors[id].dims;
   auto dense = [&] {
@@ -333,11 +334,11 @@ std::optional<std::vector<int64_t>> ViewStrides(const Model& m, const ConcreteSh
                                                "Expand"};
   const int in = n.inputs.empty() ? -1 : n.inputs[0];
   if (!kViews.count(n.op_type) || in < 0 || !s.tensors[in].known) {
-    auto order = DimOrder(m, s).Of(id);
+    auto order = orders ? orders->Of(id) : DimOrder(m, s).Of(id);
     if (order && IsDenseOrder(dims, *order)) return dense();
     return std::nullopt;
   }
-  auto from = ViewStrides(m, s, in, depth + 1);
+  auto from = ViewStrides(m, s, in, depth + 1, orders);
   if (!from) return std::nullopt;
   const std::vector<int64_t>& in_dims = s.tensors[in].dims;
   const std::string& k = n.op_type;
@@ -383,6 +384,41 @@ std::optional<std::vector<int64_t>> ViewStrides(const Model& m, const ConcreteSh
   }
   if (next != big.size()) return std::nullopt;
   return st;
+}
+
+// Whether view() can give a tensor of `dims` and `strides` the shape `to` without a copy: PyTorch's
+// computeStride (aten/src/ATen/TensorUtils.cpp), which reshape() tries before it copies. Splitting a
+// dim always can (a chunk of qkv viewed as [N, L, heads, d]); merging two dims only where the outer
+// one steps over the inner one exactly.
+bool ReshapeIsView(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
+                   const std::vector<int64_t>& to, std::vector<int64_t>* to_strides = nullptr) {
+  if (dims.empty() || dims.size() != strides.size()) return false;
+  int64_t numel = 1;
+  for (int64_t d : dims) numel *= d;
+  if (numel == 0) return false;
+  std::vector<int64_t> new_strides(to.size(), 0);
+  int view_d = static_cast<int>(to.size()) - 1;
+  int64_t chunk_base_stride = strides.back(), tensor_numel = 1, view_numel = 1;
+  for (int tensor_d = static_cast<int>(dims.size()) - 1; tensor_d >= 0; --tensor_d) {
+    const size_t t = static_cast<size_t>(tensor_d);
+    tensor_numel *= dims[t];
+    if (tensor_d == 0 || (dims[t - 1] != 1 && strides[t - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || to[static_cast<size_t>(view_d)] == 1)) {
+        new_strides[static_cast<size_t>(view_d)] = view_numel * chunk_base_stride;
+        view_numel *= to[static_cast<size_t>(view_d)];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return false;
+      if (tensor_d > 0) {
+        chunk_base_stride = strides[t - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return false;
+  if (to_strides) *to_strides = std::move(new_strides);
+  return true;
 }
 
 // Whether reshape() of a view with `dims` and `strides` to [product of all but the last dim, last]
@@ -528,6 +564,21 @@ std::optional<std::vector<int>> DimOrder::Compute(int id, int depth) {
     return from ? std::optional<std::vector<int>>(identity) : std::nullopt;
   }
   if (k == "Squeeze" || k == "Unsqueeze" || k == "Identity") return same_big_dims(Of(in, depth + 1));
+  // A reshape that view() can make of a permuted tensor keeps its memory order: x.transpose(1, 2) of a
+  // [N, L, C] token tensor viewed as [N, C, H, W] lies channels-last (SegFormer's Mix-FFN), the dims
+  // ordered by their strides. A reshape that copies makes a contiguous result.
+  if (k == "Reshape") {
+    auto from = Of(in, depth + 1);
+    if ((from && IsDenseOrder(in_dims, *from)) || in_dims == s.tensors[id].dims) return identity;
+    auto strides = ViewStrides(m, s, in, 0, this);  // (this memo: a chain of reshapes is walked once)
+    std::vector<int64_t> to_strides;
+    if (!strides || !ReshapeIsView(in_dims, *strides, s.tensors[id].dims, &to_strides)) return identity;
+    std::vector<int> order = identity;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return to_strides[static_cast<size_t>(a)] > to_strides[static_cast<size_t>(b)];
+    });
+    return order;
+  }
   // A 2-D convolution of a channels-last input runs oneDNN in channels-last and returns a
   // channels-last result (ConvNeXt's downsampling conv after a permuted LayerNorm, and the
   // depthwise conv after it; measured: strides (HWC, 1, WC, C)).
@@ -664,6 +715,27 @@ std::vector<int> GradientOrder(const Model& m, const ConcreteShapes& s, int id, 
 
 bool GradientNonContiguous(const Model& m, const ConcreteShapes& s, int id) {
   return id >= 0 && s.tensors[id].known && !IsDenseOrder(s.tensors[id].dims, GradientOrder(m, s, id));
+}
+
+// Whether reshape()'s backward, grad.reshape(input sizes), copies the gradient of tensor `id` (the
+// reshape's output): only where it arrives non-contiguous and its strides cannot take the input's shape
+// (ReshapeIsView). A transposed gradient of x.flatten(2) unflattened back to [N, C, H, W] stays a view
+// (probe sr_attention_mixffn: SegFormer's Mix-FFN depthwise conv between token and image layouts).
+bool ReshapeGradientCopies(const Model& m, const ConcreteShapes& s, int id, int input) {
+  if (!GradientNonContiguous(m, s, id)) return false;
+  if (input < 0 || !s.tensors[input].known) return true;
+  const std::vector<int64_t>& dims = s.tensors[id].dims;
+  const std::vector<int> order = GradientOrder(m, s, id);
+  if (order.size() != dims.size()) return true;
+  std::vector<int64_t> strides(dims.size(), 1);
+  int64_t step = 1;
+  for (size_t j = order.size(); j-- > 0;) {  // innermost last
+    const int d = order[j];
+    if (d < 0 || d >= static_cast<int>(dims.size())) return true;
+    strides[static_cast<size_t>(d)] = step;
+    step *= std::max<int64_t>(dims[static_cast<size_t>(d)], 1);
+  }
+  return !ReshapeIsView(dims, strides, s.tensors[input].dims);
 }
 
 // Whether a 4-D tensor lies channels-last in PyTorch (DimOrder: N, H, W, C outermost first), the
@@ -1139,6 +1211,10 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     r->forward_temp_bytes =
         std::max(r->forward_temp_bytes, padded_to(x, 16) + padded_to(y, 16) - std::min(padded_to(x, 16), T[y].Bytes()) + fixed);
   }
+  const bool nhwc_depthwise_3 = depthwise && spatial == 2 && k_last <= 3 && !dw_weight_gemm &&
+                                T[y].dims.size() == xd.size() && !KernelOutsideSource(n, xd, wd, T[y].dims) &&
+                                ChannelsLastInTorch(m, shapes, x);
+  if (nhwc_depthwise_3) r->forward_temp_bytes = T[w].Bytes() + 13864;
   // Backward reorders the input and the output gradient into the blocked layout. An input of at
   // most 3 channels that needs no gradient (the stem) is used as it is, and so is a 3-D
   // convolution's input of fewer than 8 channels. A depthwise kernel wider than 3 reorders the
@@ -1173,6 +1249,13 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     r->backward_temp_bytes = padded_to(y, 16) / samples + fixed;
   } else if (spatial == 3 && c_in > 8 && c_in < 16 && input_grad) {
     r->backward_temp_bytes = std::max(2 * padded_to(x, 16) - T[x].Bytes() + fixed, scratchpad_3d);
+  } else if (nhwc_depthwise_3) {
+    // A channels-last input and a kernel at most 3 wide (SegFormer's Mix-FFN: a [N, L, C] token tensor
+    // transposed and viewed as [N, C, H, W]): oneDNN's nhwc depthwise kernels read and write the plain
+    // buffers, no activation is reordered. Probes sr_attention_mixffn (96 channels) and
+    // token_depthwise_ffn (160), batches 2 and 8: forward the weight + 13864 bytes, backward 2 x the
+    // weight + 4 bytes a channel + 3136, whatever the batch (planned +16 % with the blocked reorders).
+    r->backward_temp_bytes = 2 * T[w].Bytes() + 4 * static_cast<uint64_t>(c_in) + kChannelsLastDepthwiseFixedBytes;
   } else if (depthwise && k_last > 3 && ChannelsLastInTorch(m, shapes, x)) {
     // A channels-last input (ConvNeXt: the block input is the permute back from a channels-last
     // LayerNorm/Linear) takes oneDNN's nhwc depthwise kernel: no input reorder, but its weight
@@ -2066,15 +2149,31 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     r.output_view_of[0] = in(x);
     r.grad_alias_output[x] = 0;
   } else if (k == "Reshape" || k == "Flatten" || k == "Squeeze" || k == "Unsqueeze" || k == "Identity") {
-    // A view, unless the input is a non-contiguous view (transpose, inner slice): then reshape copies.
+    // A view, unless the input is a non-contiguous view (transpose, inner slice) whose strides cannot
+    // take the new shape: then reshape copies. A piece of a chunk() split along the last dim and viewed
+    // as [N, L, heads, d] stays a view, so what keeps it keeps the whole storage it came from (probe
+    // elu_feature_attn: elu saves the q and k views, which hold all of qkv; the plan had kept two
+    // reshaped copies, saved -10 %).
     int src = in(0);
     bool copies = k != "Identity" && k != "Squeeze" && k != "Unsqueeze" && NonContiguous(m, ctx.shapes, src);
+    // (A reshape to the shape it already has is taken for nn.MultiheadAttention's q.contiguous().view()
+    // with one head, which the export records as a Reshape alone: that copies. Random nets' seed 10.)
+    // (At a batch of 1 a reshape that merges the batch dim away is a view whatever the strides; it is
+    // planned as at larger batches, a copy, so that one recording of the step serves every batch:
+    // BatchPlanner.ReductionAmaxRiskIsReplayed, DGCNN's [N, 160, 4] -> [N * 160, 4].)
+    const bool lone_sample = ctx.shapes.batch == 1 && !T[src].dims.empty() && T[src].dims[0] == 1;
+    if (copies && !lone_sample && k == "Reshape" && out(0) >= 0 && T[out(0)].known && T[out(0)].dims != T[src].dims) {
+      auto strides = ViewStrides(m, ctx.shapes, src);
+      copies = !strides || !ReshapeIsView(T[src].dims, *strides, T[out(0)].dims);
+    }
     if (!copies) r.output_view_of[0] = src;
     if (FeedsRecurrentWeights(m, out(0))) r.output_view_of[0] = -2;
     r.grad_alias_output[0] = 0;
     // Backward reshapes the output gradient back, which copies one that arrives non-contiguous
     // (nn.MultiheadAttention's output .view() before its batch_first transpose).
-    if ((k == "Reshape" || k == "Flatten") && GradientNonContiguous(m, ctx.shapes, out(0))) r.grad_alias_output[0] = -1;
+    if ((k == "Reshape" || k == "Flatten") && ReshapeGradientCopies(m, ctx.shapes, out(0), src)) {
+      r.grad_alias_output[0] = -1;
+    }
   } else if (k == "Transpose" || k == "Expand" || k == "Slice" || k == "Split") {
     for (size_t i = 0; i < op.outputs.size(); ++i) r.output_view_of[i] = in(0);
     if (k == "Transpose") r.grad_alias_output[0] = 0;
@@ -2290,10 +2389,34 @@ std::array<bool, 2> EinsumCopiesOperands(const NodeInfo& n, const ConcreteShapes
   return {copies(left, left_order, a), copies(right, right_order, b)};
 }
 
+// Whether the gradient of tensor `id`, arriving as an expand() view (stride 0 along the summed axes),
+// is only read by operators that take it as it is: an elementwise producer (TensorIterator reads a
+// stride-0 operand in place), through the Add / Sub that hand it on unchanged to their inputs of the
+// output's shape. A convolution, a matmul or a reshape would make it contiguous first.
+bool ElementwiseReadsExpandedGradient(const Model& m, const ConcreteShapes& s, int id, int depth = 0) {
+  if (id < 0 || depth > 8 || m.tensors[id].kind != TensorKind::kActivation) return false;
+  const int p = m.tensors[id].producer;
+  if (p < 0 || !IsElementwise(m.nodes[p].op_type) || m.nodes[p].op_type == "Cast") return false;
+  const NodeInfo& n = m.nodes[p];
+  if (n.op_type != "Add" && n.op_type != "Sub") return true;
+  for (int x : n.inputs) {
+    if (x < 0 || m.tensors[x].kind != TensorKind::kActivation || s.tensors[x].dims != s.tensors[id].dims) continue;
+    if (!ElementwiseReadsExpandedGradient(m, s, x, depth + 1)) return false;
+  }
+  return true;
+}
+
 // The table's saved set where it drives the op (a matched row), or where the hand rules have none
 // (an unambiguous single-node row); the hand rule everywhere else (op_table_match.cc says why).
 OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   OpRule r = RuleWithoutGradientCopy(op, ctx);
+  // sum(dim)'s backward expands the output gradient back to the input's shape: a view, no bytes of
+  // its own, where the elementwise operators before it read it as it is (probe mixture_logsumexp: a
+  // log-density summed over coordinates; the plan had held an input-sized gradient, peak +11 %).
+  if (op.kind == "ReduceSum" && op.nodes.size() == 1 && !op.inputs.empty() && !r.grad_alias_output.empty() &&
+      ElementwiseReadsExpandedGradient(ctx.model, ctx.shapes, op.inputs[0])) {
+    r.grad_alias_output[0] = 0;
+  }
   // An einsum keeps the copies bmm was given where it had to copy an operand (EinsumCopiesOperands;
   // probe gumbel_codes of tools/probe_families.py: "bchw,cd->bdhw" kept a [b, h, w, c] copy of its left
   // operand, saved -40 % without it).
@@ -2303,7 +2426,11 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     for (int i : {0, 1}) {
       const int id = op.inputs[i];
       auto kept = std::find(r.saved_tensors.begin(), r.saved_tensors.end(), id);
-      if (!copied[i] || kept == r.saved_tensors.end() || NonContiguous(ctx.model, ctx.shapes, id)) continue;
+      // A non-contiguous operand (a head view of a q, k or v chunk) is permuted and reshaped to 3-D,
+      // which copies it, and bmm keeps the copy, not the storage the view holds (probe
+      // einsum_chunk_heads, MaxViT-style windows: kept as the view, the plan held all of qkv, saved +17 %).
+      const bool strided = NonContiguous(ctx.model, ctx.shapes, id);
+      if ((!copied[i] && !strided) || kept == r.saved_tensors.end()) continue;
       r.saved_tensors.erase(kept);
       r.saved_extra.push_back({ctx.shapes.tensors[id].Bytes(), "einsum operand copy"});
     }
