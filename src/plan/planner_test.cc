@@ -1602,6 +1602,19 @@ TEST(ConvScratch, Avx2InputGradientBlocksByEight) {
   EXPECT_EQ(r.backward_temp_bytes, std::max(input_phase8, weight_phase));
 }
 
+// A depthwise layer whose weight gradient runs gemm holds, while its input-gradient kernel runs, the
+// blocked output and input gradients; then the blocked input gradient beside the plain one. Strided,
+// the output gradient is the smaller (dev seed 124 of tools/probe_conv_fuzz.py: 61 channels, k5 s2
+// over 16 x 16, batch 4: its trace holds the 262144-byte blocked input gradient beside the plain one at
+// the peak; planned 1.9 % high with 2 x padded - plain).
+TEST(ConvScratch, StridedDepthwiseInputGradientHoldsTheBlockedInputGradientBesideThePlainOne) {
+  const uint64_t x16 = 4u * 64 * 256 * 4;
+  EXPECT_EQ(ConvRule(2, 61, 61, 5, 61, 16, 4, 2).backward_temp_bytes, x16);
+  // Unstrided: 2 x padded - plain, as before (output gradient and input gradient blocked alike).
+  const uint64_t x = 4u * 61 * 256 * 4;
+  EXPECT_EQ(ConvRule(2, 61, 61, 5, 61, 16, 4).backward_temp_bytes, 2 * x16 - x + 7 * 1024);
+}
+
 // A dilated depthwise layer runs both gradients on gemm, channel by channel (dev seed 389: 24 channels,
 // k3, dilation 3; planned 33 % high with the blocked reorders, +0.4 % so).
 TEST(ConvScratch, DilatedDepthwiseGradientsRunGemm) {

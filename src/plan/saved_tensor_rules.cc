@@ -1198,7 +1198,14 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     // the other layers it refuses: only the input-gradient kernel's blocked buffers, then the gemm
     // weight gradient on plain ones (dev seeds 393, a 3x1 kernel strided by 2 over 7 x 7, planned
     // +10.3 % with the blocked reorders, and 243, a 3x3 kernel over a 1 x 1 map, -13.7 %).
-    r->backward_temp_bytes = 2 * padded(x) - T[x].Bytes() + fixed;
+    // While the kernel runs it holds the blocked output gradient and the blocked input gradient; then the
+    // blocked input gradient alone beside the plain one it is reordered into (which the plan holds): the
+    // larger of the two. Unstrided, the output gradient is the input's size and that is 2 x padded -
+    // plain; strided, it is smaller (dev seed 124 of tools/probe_conv_fuzz.py, 61 channels, k5 s2 over
+    // 16 x 16, batch 4: its trace holds the 262144-byte blocked input gradient beside the plain one at
+    // the peak, the 65536-byte blocked output gradient freed before; planned 1.9 % high with 2 x padded).
+    r->backward_temp_bytes =
+        std::max(padded(y) + padded(x) - std::min(padded(x), T[x].Bytes()) + fixed, padded(x));
   } else {
     r->backward_temp_bytes = input_reorder + padded_to(y, weight_block) + fixed;
     // (Probed from 4 input channels on; 1-3 are first convolutions, blocked by 16: below.)
