@@ -248,13 +248,17 @@ def replan(path: str, exe: str, work: str, out: str) -> int:
     with open(path) as f:
         result = json.load(f)
     os.makedirs(work, exist_ok=True)
+    import measure_step
+    load_before = list(os.getloadavg())
     for r in result["rows"]:
         export(r["seed"], work)
         plan_row(exe, work, r)
     planned = [r for r in result["rows"] if "peak_error_pct" in r]
     result["summary"] = steps.summarize(planned, len(result["rows"]) - len(planned) + result["summary"].get(
         "measure_failed", 0))
-    result["replanned"] = {"command": " ".join(sys.argv), "git": steps.git_head(), "oomguard": exe}
+    result["replanned"] = {"command": " ".join(sys.argv), "git": steps.git_head(), "oomguard": exe,
+                           "date": measure_step.now_utc(), "machine": measure_step.machine(),
+                           "load_average_before": load_before, "load_average_after": list(os.getloadavg())}
     write_json(out, result)
     return 0
 

@@ -14,6 +14,7 @@ its scratch is peak - live after.
     /usr/bin/python3 tools/step_profile.py resnet18 --batch 4 --optimizer sgd   # tools/models.py
     /usr/bin/python3 tools/step_profile.py random 140 --top 5  # the five highest rows only
     /usr/bin/python3 tools/step_profile.py family:convlstm_cell --batch 4   # tools/probe_families.py
+    /usr/bin/python3 tools/step_profile.py fuzz:124            # a dev row of tools/probe_conv_fuzz.py, its batch
 
 Compare with the planner's per-layer timeline (`oomguard plan ... --html FILE`, the points of the
 timeline figure) to find the layer whose scratch the planner misses.
@@ -39,6 +40,11 @@ def spec_for(args):
     if args.model.startswith("family:"):  # a case of tools/probe_families.py
         import probe_families
         return probe_families.spec(args.model[len("family:"):]), args.batch, args.optimizer
+    if args.model.startswith("fuzz:"):  # a dev row of tools/probe_conv_fuzz.py (its own batch)
+        import probe_conv_fuzz
+        seed = int(args.model[len("fuzz:"):])
+        row = probe_conv_fuzz.draw(seed)
+        return probe_conv_fuzz.spec(seed, row["layer"]), row["batch"], "sgd"
     import models
     spec = models.SPECS[args.model]
     return spec, args.batch, args.optimizer
@@ -104,7 +110,7 @@ def profile(spec, batch: int, optimizer: str, tracker) -> list:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("model", help="'random' (then SEED), a tools/models.py model name or family:CASE")
+    ap.add_argument("model", help="'random' (then SEED), a tools/models.py model name, family:CASE or fuzz:SEED")
     ap.add_argument("seed", nargs="?", type=int)
     ap.add_argument("--kind", default="classic", help="random_nets generator (--kinds of random_nets.py)")
     ap.add_argument("--batch", type=int, default=2)
@@ -117,6 +123,9 @@ def main() -> int:
         return 2
     if args.model == "random" and args.seed >= 200000:
         print("step_profile: seeds from 200000 are held out", file=sys.stderr)
+        return 2
+    if args.model.startswith("fuzz:") and int(args.model[len("fuzz:"):]) >= 900000:
+        print("step_profile: conv fuzz seeds from 900000 are held out", file=sys.stderr)
         return 2
     measure_step.reexec_with_tracker(args.tracker)
     os.environ.setdefault("OMP_NUM_THREADS", "1")

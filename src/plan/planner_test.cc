@@ -543,7 +543,12 @@ TEST(Planner, WeightsComputedInForwardAreKeptOnceAsTorchKeepsThem) {
       const double saved = row["measured_saved"].get<double>();
       EXPECT_NEAR(static_cast<double>(plan->bytes.activations_saved), saved, 0.005 * saved);
       const double peak = row["measured_peak"].get<double>();
-      EXPECT_NEAR(static_cast<double>(plan->peak_allocated_bytes), peak, (batch >= 8 ? 0.01 : 0.04) * peak);
+      // wn_conv1d's plan is 19.5 KB high at both batches (about its 40 x 40 x 3 weight, not a rule of the
+      // convolution's); since conv fuzz round 9 its conv1d weight gradient counts its padding to 48
+      // channels as oneDNN blocks it (8448 bytes more, 3.2 -> 4.6 % at batch 2, 0.87 -> 1.24 % at 8).
+      const bool wn = std::string(name) == "wn_conv1d";
+      EXPECT_NEAR(static_cast<double>(plan->peak_allocated_bytes), peak,
+                  (wn ? (batch >= 8 ? 0.0125 : 0.05) : (batch >= 8 ? 0.01 : 0.04)) * peak);
     }
   }
 }
@@ -1403,6 +1408,36 @@ TEST(ConvScratch, GroupedTransposedConvolutionRunsGroupByGroup) {
   EXPECT_EQ(ConvTransposeRule(1, 2).backward_temp_bytes, 294912u);
 }
 
+// At batch 1 a group's channel slice is contiguous: subtensor's .contiguous() copies neither the
+// input nor the output gradient, and the last group's columns alone are the scratch (dev seed 62 of
+// tools/probe_conv_fuzz.py, 160 -> 64 in 4 groups over 55 x 84: planned 5.7 % high with both copies).
+TEST(ConvScratch, GroupedTransposedConvolutionOfOneSampleCopiesNoGroup) {
+  EXPECT_EQ(ConvTransposeRule(4, 1).backward_temp_bytes, 32u * 9 * 256 * 4 / 4);
+  EXPECT_EQ(ConvTransposeRule(4, 1).forward_temp_bytes, 32u * 33 * 33 * 4);  // the output, as at batch 2
+}
+
+// slow_conv_transpose2d's backward unfolds no columns for a 1x1 kernel with unit strides and no padding
+// (need_columns in NaiveConvolutionTranspose2d.cpp); its forward still does. conv1d runs as 2-D: dev
+// seed 240 of tools/probe_conv_fuzz.py, ConvTranspose1d 8 -> 256, k1 over 512, batch 1, planned 2.2 %
+// high with one sample's columns in backward.
+OpRule ConvTranspose1dRule(int64_t k, int64_t stride) {
+  GraphBuilder g;
+  g.Input("input", {8, 512}).Weight("conv.weight", {8, 256, k});
+  g.Node("Mul", {"input", "input"}, {"x"}, "pre");
+  auto& conv = g.Node("ConvTranspose", {"x", "conv.weight"}, {"logits"}, "conv");
+  GraphBuilder::IntsAttr(conv, "strides", {stride});
+  g.Output("logits");
+  return RuleOf(g.Bytes(), 1, "ConvTranspose");
+}
+
+TEST(ConvScratch, TransposedPointwiseConvolutionUnfoldsNoColumnsInBackward) {
+  const OpRule pointwise = ConvTranspose1dRule(1, 1);
+  EXPECT_EQ(pointwise.backward_temp_bytes, 0u);
+  EXPECT_EQ(pointwise.forward_temp_bytes, 256u * 512 * 4 + 512 * 4);  // the columns and the ones
+  // Strided, the columns are back (512 positions of 256 channels).
+  EXPECT_EQ(ConvTranspose1dRule(1, 2).backward_temp_bytes, 256u * 512 * 4);
+}
+
 // oneDNN 2.6.3's direct 2-D weight gradients (AVX-512, then AVX2) refuse padding as wide as the
 // kernel and a dilated, strided height; the gemm one runs (DNNL_VERBOSE on
 // tools/probe_conv_fuzz.py dev seeds 107 and 118: x64:gemm:jit backward_weights; planned 49 % and
@@ -1464,6 +1499,19 @@ TEST(ConvScratch, NarrowInputGradientBlocksTheWeightsSixteenBySixteen) {
   const uint64_t p16 = 3u * 16 * 12544 * 4, w16_1 = 16u * 16 * 49 * 4, x_1 = 3u * 12544 * 4, w_1 = 2u * 49 * 4;
   EXPECT_EQ(Conv2dRule(1, 2, {112, 112}, 7, {3, 3}, 1, 1, 3).backward_temp_bytes,
             2 * p16 + w16_1 - x_1 - w_1 + 7 * 1024);
+}
+
+// A dilated layer whose input gradient the direct AVX-512 kernel takes pads it the same way, while its
+// weight gradient runs gemm on plain buffers (dev seed 346: 4 -> 48, 4x4 dilated by 4 and padded by 6
+// over 72 x 72, batch 7: jit:avx512_core backward_data on aBcd16b with ABcd16a16b weights, x64:gemm:jit
+// backward_weights; planned 3.5 % low with the AVX2 weight gradient's 8-blocked input and padding).
+TEST(ConvScratch, DilatedNarrowInputGradientBlocksTheWeightsSixteenBySixteen) {
+  const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  const uint64_t y16 = 7u * 48 * 5184 * 4, x16 = 7u * 16 * 5184 * 4, w16 = 48u * 16 * 16 * 4;
+  const uint64_t x = 7u * 4 * 5184 * 4, w = 48u * 4 * 16 * 4, col = 4u * 16 * 5184 * 4;
+  const uint64_t input_phase = y16 + x16 + w16 - x - w + 7 * 1024;
+  const uint64_t gemm = col + g.weight_copies * w + g.fixed_bytes + g.PackBytes(64, 48, 5184, 5184);
+  EXPECT_EQ(Conv2dRule(4, 48, {72, 72}, 4, {6, 6}, 1, 4, 7).backward_temp_bytes, std::max(input_phase, gemm));
 }
 
 // A 3-D first convolution (1-3 input channels) pads its input gradient as the 2-D one does: 2 -> 96,
@@ -1593,6 +1641,19 @@ TEST(ConvScratch, Avx2InputGradientBlocksByEight) {
   // The weight-gradient phase (the input and output gradient blocked by 8, the weights' padding) is the larger.
   const uint64_t weight_phase = x8 + y + 7 * 1024 + w;
   EXPECT_EQ(r.backward_temp_bytes, std::max(input_phase8, weight_phase));
+}
+
+// A depthwise layer whose weight gradient runs gemm holds, while its input-gradient kernel runs, the
+// blocked output and input gradients; then the blocked input gradient beside the plain one. Strided,
+// the output gradient is the smaller (dev seed 124 of tools/probe_conv_fuzz.py: 61 channels, k5 s2
+// over 16 x 16, batch 4: its trace holds the 262144-byte blocked input gradient beside the plain one at
+// the peak; planned 1.9 % high with 2 x padded - plain).
+TEST(ConvScratch, StridedDepthwiseInputGradientHoldsTheBlockedInputGradientBesideThePlainOne) {
+  const uint64_t x16 = 4u * 64 * 256 * 4;
+  EXPECT_EQ(ConvRule(2, 61, 61, 5, 61, 16, 4, 2).backward_temp_bytes, x16);
+  // Unstrided: 2 x padded - plain, as before (output gradient and input gradient blocked alike).
+  const uint64_t x = 4u * 61 * 256 * 4;
+  EXPECT_EQ(ConvRule(2, 61, 61, 5, 61, 16, 4).backward_temp_bytes, 2 * x16 - x + 7 * 1024);
 }
 
 // A dilated depthwise layer runs both gradients on gemm, channel by channel (dev seed 389: 24 channels,

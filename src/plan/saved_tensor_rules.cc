@@ -1073,7 +1073,13 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     const uint64_t samples_channels = static_cast<uint64_t>(std::max<int64_t>(1, T[y].dims[0] * T[y].dims[1]));
     const uint64_t ones = T[y].Bytes() / samples_channels;
     r->forward_temp_bytes = columns + ones;
-    r->backward_temp_bytes = columns;
+    // Its backward (NaiveConvolutionTranspose2d.cpp, the input gradient and acc_grad_parameters; conv1d
+    // too, as 2-D) unfolds no columns where `need_columns` is false: a 1x1 kernel, unit strides and
+    // dilations, no padding - the output gradient is the gemm's operand itself (dev seed 240 of
+    // tools/probe_conv_fuzz.py, ConvTranspose1d 8 -> 256, k1 over 512, batch 1: planned 2.2 % high).
+    const bool backward_columns = spatial > 2 || dilated || !KeepsSize(kernel, strided, xd, T[y].dims);
+    const uint64_t backward_columns_bytes = backward_columns ? columns : 0;
+    r->backward_temp_bytes = backward_columns_bytes;
     if (groups > 1) {
       // PyTorch 1.13's slow transposed convolution has no groups: _convolution runs it group by
       // group on contiguous copies of each group's input (and, in backward, of its output
@@ -1084,11 +1090,16 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       // and input copies and its columns (the gradients of the groups before it are what the
       // concatenation returns); or the concatenation itself, which holds the pieces of the input
       // gradient and of the weight gradient beside the results (measured 159808 / 245888 bytes at
-      // batches 2 / 4 with 4 groups, 66688 / 132224 with 32: exact).
+      // batches 2 / 4 with 4 groups, 66688 / 132224 with 32: exact). The copies are those of
+      // Convolution.cpp's subtensor (narrow(1, n * g, n).contiguous()): a channel slice of one
+      // sample is contiguous already and is not copied (dev seed 62 of tools/probe_conv_fuzz.py,
+      // 160 -> 64 in 4 groups over 55 x 84, batch 1: planned 1034880 bytes, both copies, high).
       const uint64_t g = static_cast<uint64_t>(groups);
-      const uint64_t group_columns = columns / g, group_input = T[x].Bytes() / g;
+      const bool copies = xd[0] > 1;
+      const uint64_t group_columns = columns / g, group_input = copies ? T[x].Bytes() / g : 0;
+      const uint64_t group_grad = copies ? T[y].Bytes() / g : 0;
       r->forward_temp_bytes = std::max(T[y].Bytes(), group_input + group_columns + ones);
-      r->backward_temp_bytes = std::max(T[y].Bytes() / g + group_input + group_columns,
+      r->backward_temp_bytes = std::max(group_grad + group_input + backward_columns_bytes / g,
                                         (ctx.requires_grad[x] ? T[x].Bytes() : 0) + T[w].Bytes());
     }
     return;
@@ -1270,7 +1281,14 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     // the other layers it refuses: only the input-gradient kernel's blocked buffers, then the gemm
     // weight gradient on plain ones (dev seeds 393, a 3x1 kernel strided by 2 over 7 x 7, planned
     // +10.3 % with the blocked reorders, and 243, a 3x3 kernel over a 1 x 1 map, -13.7 %).
-    r->backward_temp_bytes = 2 * padded(x) - T[x].Bytes() + fixed;
+    // While the kernel runs it holds the blocked output gradient and the blocked input gradient; then the
+    // blocked input gradient alone beside the plain one it is reordered into (which the plan holds): the
+    // larger of the two. Unstrided, the output gradient is the input's size and that is 2 x padded -
+    // plain; strided, it is smaller (dev seed 124 of tools/probe_conv_fuzz.py, 61 channels, k5 s2 over
+    // 16 x 16, batch 4: its trace holds the 262144-byte blocked input gradient beside the plain one at
+    // the peak, the 65536-byte blocked output gradient freed before; planned 1.9 % high with 2 x padded).
+    r->backward_temp_bytes =
+        std::max(padded(y) + padded(x) - std::min(padded(x), T[x].Bytes()) + fixed, padded(x));
   } else {
     r->backward_temp_bytes = input_reorder + padded_to(y, weight_block) + fixed;
     // (Probed from 4 input channels on; 1-3 are first convolutions, blocked by 16: below.)
@@ -1306,7 +1324,10 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     r->backward_temp_bytes = padded_to(x, 16) + padded_to(y, 16) + unit_stride + weight_padding(16) + fixed;
     // Blocks of 16 channels are AVX-512's; another ISA blocks and buffers differently.
     r->machine_dependent_bytes = unit_stride + (padded_to(x, 16) - T[x].Bytes()) + (padded_to(y, 16) - T[y].Bytes());
-  } else if (spatial >= 2 && groups == 1 && (c_in >= 16 || (spatial == 2 && c_in >= 4))) {
+  } else if (groups == 1 && (c_in >= 16 || (spatial == 2 && c_in >= 4))) {
+    // conv1d too, as 2-D over a unit height: its weight gradient is ABcd16b16a, padded (dev seed 57 of
+    // tools/probe_conv_fuzz.py, conv1d 24 -> 192, k6 s2 over 764, batch 2: jit:avx512_core
+    // backward_weights, planned 1.8 % low, 37028 bytes, without the 36864 of padding).
     r->backward_temp_bytes += weight_padding(weight_block);
   }
   const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
@@ -1561,14 +1582,19 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   };
   // The input gradient's own phase where the rule below computes it apart from the weight gradient's.
   std::optional<uint64_t> input_gradient_phase;
+  // A dilated 1-D/2-D layer takes it too, now that DirectInputGradientKernel names its kernel (dev seed
+  // 346: 4 -> 48, 4x4 dilated by 4 and padded by 6 over 72 x 72, batch 7: jit:avx512_core backward_data
+  // on aBcd16b with ABcd16a16b weights, x64:gemm:jit backward_weights; planned 3.5 % low with the
+  // 8-blocked rule above).
+  const bool dilated_input_known = spatial <= 2 && dig.Known();
   if ((spatial <= 2 || (first_conv_3d && !first_conv_3d_gemm)) && groups == 1 && kernel > 1 && c_in < 16 &&
-      !(c_in >= 4 && c_in <= 8 && c_out <= 8) && input_grad && !dilated) {
+      !(c_in >= 4 && c_in <= 8 && c_out <= 8) && input_grad && (!dilated || dilated_input_known)) {
     // oneDNN's AVX-512 input gradient pads the input channels to 16 (ok_to_pad_channels): it holds
     // the output gradient and the input gradient blocked by 16 and the weights blocked 16 x 16
     // (ABcd16a16b), 16 / in_channels times their size - 8 x for 2 channels (allocation trace of dev
     // seed 97: 2 -> 320, k5: 512000 bytes of blocked weights beside 81920 + 16384; 1-D too, dev
     // seed 127: jit:avx512_core backward_data with ABcd16a16b for 4 channels). A dilated layer may
-    // run the gemm input gradient instead (dev seed 108: x64:gemm:jit backward_data): not counted.
+    // run the gemm input gradient instead (dev seed 108: x64:gemm:jit backward_data): its phase then.
     // Layers of 4-8 input and at most 8 output channels keep the probes' rule above; 1-3 input
     // channels into at most 8 take this one (dev seed 166, 1 -> 2 over 112 x 112: planned 49 % high
     // with the 8-blocked rule's extra padded input; its trace: blocked output and input gradients
