@@ -66,6 +66,9 @@ FORMS = [
     ("erf", "Erf", [0], lambda a: torch.erf(a)),
     ("max_both", "Max", [0, 1], lambda a, b: torch.maximum(a, b)),
     ("min_both", "Min", [0, 1], lambda a, b: torch.minimum(a, b)),
+    # cumsum's backward is a reversed cumulative sum of the gradient (unseen set 11's minGRU, found on the
+    # probe_families case cumsum_gates): its temporaries beside the returned gradient
+    ("cumsum", "CumSum", [0], lambda a: a.cumsum(1)),
 ]
 
 # Broadcast forms: one input [N, 1] against an [N, F] one (a per-channel scale, a per-row statistic).
@@ -181,10 +184,12 @@ def fit(xs, ys):
     return k, my - k * mx
 
 
-def table(tracker) -> dict:
+def table(tracker, only=None) -> dict:
     rows = []
     for form in FORMS:
         name, op, grads, _ = form
+        if only and name not in only:
+            continue
         out_bytes = [n * FEATURES * 4 for n in BATCHES]
         scratch = [measure(form, n, tracker) for n in BATCHES]
         k, fixed = fit(out_bytes, scratch)
@@ -193,6 +198,8 @@ def table(tracker) -> dict:
                      "measured": {"output_bytes": out_bytes, "scratch_bytes": scratch,
                                   "fit_k": round(k, 4), "fit_fixed": int(fixed)}})
     for name, op, grads, broadcast, call in BROADCAST_FORMS:
+        if only and name not in only:
+            continue
         out_bytes = [n * FEATURES * 4 for n in BATCHES]
         scratch = [measure((name, op, grads, call), n, tracker, broadcast) for n in BATCHES]
         k, fixed = fit(out_bytes, scratch)
@@ -201,6 +208,8 @@ def table(tracker) -> dict:
                      "measured": {"output_bytes": out_bytes, "scratch_bytes": scratch,
                                   "fit_k": round(k, 4), "fit_fixed": int(fixed)}})
     for name, op, call in REDUCTION_FORMS:
+        if only and name not in only:
+            continue
         measured = [measure_reduction(call, shape, tracker) for shape in REDUCTION_SHAPES]
         a, b = fit2(measured)
         rows.append({"name": name, "op": op, "grad_inputs": [0],
@@ -303,6 +312,8 @@ def main() -> int:
     ap.add_argument("--net-child", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--write", help="write the table here")
     ap.add_argument("--check", help="exit 1 unless the measured multiples equal this committed table's")
+    ap.add_argument("--only", help="comma-separated form names: measure these alone; with --write, replace or add "
+                                   "their rows in that (existing) table and keep the others as they are")
     ap.add_argument("--tracker")
     args = ap.parse_args()
     if args.check and not os.path.isfile(args.check):
@@ -320,7 +331,8 @@ def main() -> int:
     torch.set_num_threads(1)
     if args.net_child:
         return net_child(*args.net_child)
-    t = table(measure_step.Tracker())
+    only = set(args.only.split(",")) if args.only else None
+    t = table(measure_step.Tracker(), only)
     for r in t["rows"]:
         if "scratch_inputs" in r:
             print("%-16s %-15s scratch %5.2f x input + %5.2f x output  (fit %.3f, %.3f; bytes %s)" % (
@@ -330,6 +342,16 @@ def main() -> int:
         print("%-16s %-10s grads %-6s bcast %-4s scratch %5.2f x output  (fit k %.3f, fixed %d; bytes %s)" % (
             r["name"], r["op"], r["grad_inputs"], r.get("broadcast_inputs", []), r["scratch_outputs"], r["measured"]["fit_k"],
             r["measured"]["fit_fixed"], r["measured"]["scratch_bytes"]))
+    if args.write and only and os.path.isfile(args.write):
+        with open(args.write) as f:
+            old = json.load(f)
+        new = {r["name"]: r for r in t["rows"]}
+        rows = [new.pop(r["name"], r) for r in old["rows"]]
+        old["rows"] = rows + list(new.values())
+        old["header"].setdefault("added", []).append({"rows": sorted(only), "date": t["header"]["date"],
+                                                       "command": "/usr/bin/python3 tools/probe_elementwise.py --only %s "
+                                                                  "--write data/elementwise_scratch.json" % args.only})
+        t = old
     if args.write:
         with open(args.write, "w") as f:
             json.dump(t, f, indent=1)

@@ -824,6 +824,17 @@ TEST(Planner, ChannelsLastDepthwise3x3ReordersNothing) {
                            0.001);
 }
 
+// Unseen set 11's minGRU, on a probe of its own sizes (tools/probe_families.py cumsum_gates): cumsum's backward
+// reverses the gradient, sums and reverses it back (grad.flip(dim).cumsum(dim).flip(dim)), two gradient-sized
+// temporaries beside the one it returns (data/elementwise_scratch.json's cumsum row; planned -7 % without them).
+// A TFT-style variable selection (per-variable GRNs stacked, weighted by a softmax over variables) was exact
+// before and stays so.
+TEST(Planner, CumsumBackwardHoldsTwoReversedCopies) {
+  EXPECT_DOUBLE_EQ(EmbeddedElementwiseScratchTable().ScratchOutputs("CumSum", {0}), 2.0);
+  ExpectProbesNearMeasured({{"cumsum_gates", Optimizer::kSgd}, {"variable_selection_grn", Optimizer::kAdam}}, 0.001,
+                           0.001);
+}
+
 // Backward peaks inside an elementwise derivative formula: y / (y*y + 1), pow(y*y + 1, 0.75),
 // 1 / (y*y + 1) and nn.LocalResponseNorm after a convolution (tools/probe_elementwise.py --nets:
 // whole SGD steps of real PyTorch). The formulas' temporaries (data/elementwise_scratch.json) are what
