@@ -119,6 +119,13 @@ CASES = {
     "vq_straight_through": ([("input", (1, 24, 24), "float32", 0)], 3, (24, 24), (2, 8), "sgd"),
     "cumsum_gates": ([("input", (40, 12), "float32", 0)], 4, (), (4, 16), "sgd"),
     "variable_selection_grn": ([("input", (16, 5), "float32", 0)], 3, (), (16, 64), "adam"),
+    # DETR's decoder: sequence-first nn.MultiheadAttention with attention dropout, learned queries plus a
+    # position added to queries and keys (q is k, v another tensor), cross-attention to a memory.
+    "mha_dropout_queries": ([("input", (36, 32), "float32", 0)], 4, (12,), (2, 8), "sgd"),
+    "detr_memory_pos": ([("input", (8, 12, 12), "float32", 0)], 4, (10,), (2, 8), "sgd"),
+    # TFT's temporal part: an LSTM, a GLU-gated skip with LayerNorm, attention whose one value head is shared by
+    # all heads (heads averaged), the last step's features.
+    "lstm_shared_value_attn": ([("input", (20, 24), "float32", 0)], 3, (), (16, 64), "adam"),
 }
 
 # The cases whose parameters are frozen, and which (prefixes of their names, `--frozen` patterns).
@@ -914,6 +921,70 @@ def build(name: str, classes: int):
                 feats = torch.stack([g(e) for g, e in zip(self.grn, emb)], dim=-1)
                 return self.fc((feats * w.unsqueeze(2)).sum(dim=-1).mean(dim=1))
         return VarSelect()
+    if name == "lstm_shared_value_attn":
+        class SharedValue(nn.Module):
+            def __init__(self, d=24, heads=3):
+                super().__init__()
+                self.heads, self.dh = heads, d // heads
+                self.lstm = nn.LSTM(d, d, batch_first=True)
+                self.gate = nn.Linear(d, 2 * d)
+                self.norm = nn.LayerNorm(d)
+                self.q = nn.Linear(d, d)
+                self.k = nn.Linear(d, d)
+                self.v = nn.Linear(d, self.dh)
+                self.o = nn.Linear(self.dh, d)
+                self.fc = nn.Linear(d, classes)
+
+            def forward(self, x):
+                b, t, _ = x.shape
+                h, _ = self.lstm(x)
+                h = self.norm(x + F.glu(self.gate(h), dim=-1))
+                q = self.q(h).view(b, t, self.heads, self.dh).transpose(1, 2)
+                k = self.k(h).view(b, t, self.heads, self.dh).transpose(1, 2)
+                a = torch.softmax(q @ k.transpose(-1, -2) * self.dh ** -0.5, dim=-1)
+                att = self.o((a @ self.v(h).unsqueeze(1)).mean(dim=1))
+                return self.fc((h + att)[:, -1])
+        return SharedValue()
+    if name == "detr_memory_pos":  # two decoder layers whose cross-attention keys are memory + the same pos buffer
+        class MemoryPos(nn.Module):
+            def __init__(self, d=32, queries=10):
+                super().__init__()
+                self.proj = nn.Conv2d(8, d, 2, 2)                           # 6 x 6 = 36 tokens
+                self.norm = nn.LayerNorm(d)
+                self.register_buffer("pos", torch.randn(36, 1, d), persistent=False)
+                self.cross = nn.ModuleList([nn.MultiheadAttention(d, 2) for _ in range(2)])
+                self.norms = nn.ModuleList([nn.LayerNorm(d) for _ in range(2)])
+                self.query = nn.Embedding(queries, d)
+                self.fc = nn.Linear(d, classes)
+
+            def forward(self, x):
+                memory = self.norm(self.proj(x).flatten(2).permute(2, 0, 1))   # [S, B, d]
+                qp = self.query.weight.unsqueeze(1).repeat(1, memory.shape[1], 1)
+                tgt = torch.zeros_like(qp)
+                for attn, norm in zip(self.cross, self.norms):
+                    tgt = norm(tgt + attn(tgt + qp, memory + self.pos, memory, need_weights=False)[0])
+                return self.fc(tgt).permute(1, 2, 0)
+        return MemoryPos()
+    if name == "mha_dropout_queries":
+        class QueryDecoder(nn.Module):
+            def __init__(self, d=32, queries=12):
+                super().__init__()
+                self.pos = nn.Parameter(torch.randn(36, 1, d) * 0.1)
+                self.self_attn = nn.MultiheadAttention(d, 2, dropout=0.1)
+                self.cross = nn.MultiheadAttention(d, 2, dropout=0.1)
+                self.query = nn.Embedding(queries, d)
+                self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
+                self.fc = nn.Linear(d, classes)
+
+            def forward(self, x):
+                mem = x.transpose(0, 1)                                   # [S, B, d]
+                qp = self.query.weight.unsqueeze(1).repeat(1, mem.shape[1], 1)
+                tgt = torch.zeros_like(qp)
+                q = tgt + qp
+                tgt = self.n1(tgt + self.self_attn(q, q, tgt, need_weights=False)[0])
+                tgt = self.n2(tgt + self.cross(tgt + qp, mem + self.pos, mem, need_weights=False)[0])
+                return self.fc(tgt).permute(1, 2, 0)
+        return QueryDecoder()
     raise ValueError(name)
 
 

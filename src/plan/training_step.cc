@@ -99,11 +99,11 @@ bool AutocastFloat(const std::string& k) {
 // The warnings that carry bytes, as data: the name in the JSON's risks, the way the step may
 // differ from the plan, and the words ({bytes}: the bytes at risk, {where}: the op it concerns).
 enum class Risk { kShapeInferenceStopped, kMeanCentredOnce, kCpuIsaScratch, kInplaceAfterInstanceNorm, kDropoutInputHeldByCaller,
-                  kLocalsHeldUntilForwardReturns, kCpuThreadScratch, kReductionMayBeAmax };
+                  kLocalsHeldUntilForwardReturns, kCpuThreadScratch, kReductionMayBeAmax, kMergedByExport };
 struct RiskText {
   std::string_view what, direction, text;
 };
-constexpr std::array<RiskText, 8> kRiskTexts = {{
+constexpr std::array<RiskText, 9> kRiskTexts = {{
     {"shape_inference_stopped", "higher",
      "shape inference stopped at {where}: the layers after it are planned without their saved tensors and scratch; "
      "at least {bytes} bytes (the inputs where it stopped) per layer more than planned"},
@@ -135,8 +135,12 @@ constexpr std::array<RiskText, 8> kRiskTexts = {{
      "a ReduceMax/ReduceMin over some axes is planned as torch.max/min(x, dim), whose backward builds nothing; "
      "written as torch.amax/amin, its backward builds a mask of the input and a float copy: the peak up to {bytes} "
      "bytes higher than planned"},
+    {"merged_by_export", "higher",
+     "a value with a fixed operand (memory + pos) that repeated layers (dec.0, dec.1, ...) read and keep is planned "
+     "once, as the export has it; torch.onnx merges the same expression written in each layer into one, which "
+     "PyTorch computes and keeps once per layer: up to {bytes} bytes more kept than planned"},
 }};
-static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kReductionMayBeAmax) + 1);
+static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kMergedByExport) + 1);
 
 // A risk's warning: its words with the bytes and the op filled in.
 std::string RiskWarning(const RiskText& r, uint64_t bytes, const std::string& where) {
@@ -262,6 +266,7 @@ class Simulator {
   uint64_t HeldByCallerAtRisk(const std::vector<LogicalOp>& ops, const std::vector<int>& buf,
                               const std::set<int>& saved) const;
   uint64_t RootLocalsBytes(const std::vector<LogicalOp>& ops, const std::vector<int>& buf) const;
+  uint64_t MergedByExportAtRisk(const std::vector<int>& buf, const std::set<int>& saved) const;
   uint64_t InplaceAtRisk(const std::vector<LogicalOp>& ops, const std::vector<int>& buf, const std::set<int>& saved,
                          std::set<std::string>* kinds) const;
   uint64_t ShapeInferenceStoppedAtRisk(std::string* where) const;
@@ -390,6 +395,50 @@ uint64_t Simulator::HeldByCallerAtRisk(const std::vector<LogicalOp>& ops, const 
       frontier = std::move(next);
     }
     if (feeds_recurrent) at_risk += TensorBytes(in);
+  }
+  return at_risk;
+}
+
+// torch.onnx's common-subexpression pass merges identical expressions: `memory + pos` written inside each
+// decoder layer (DETR's cross-attention keys) becomes one tensor that every layer reads, where PyTorch computes
+// and keeps one per layer. The file cannot tell that from a value computed once before the loop, so the
+// copies are a risk: an elementwise value of one operand needing a gradient and one that needs none (a
+// constant, a buffer), kept for backward, and read by n > 1 repeats of one layer list (module paths that
+// differ in one numeric index): (n - 1) x its bytes. Dev probe detr_memory_pos (unseen set 11's DETR,
+// at its own sizes): one key-sized tensor per extra layer kept beside the plan's saved bytes.
+uint64_t Simulator::MergedByExportAtRisk(const std::vector<int>& buf, const std::set<int>& saved) const {
+  uint64_t at_risk = 0;
+  for (size_t id = 0; id < m_.tensors.size(); ++id) {
+    const TensorInfo& t = m_.tensors[id];
+    if (t.kind != TensorKind::kActivation || t.producer < 0 || buf[id] < 0 || !saved.count(buf[id])) continue;
+    const NodeInfo& p = m_.nodes[t.producer];
+    if ((p.op_type != "Add" && p.op_type != "Sub" && p.op_type != "Mul") || p.inputs.size() != 2) continue;
+    if (p.inputs[0] < 0 || p.inputs[1] < 0) continue;
+    auto needs_grad = [&](int x) { return m_.tensors[x].kind == TensorKind::kActivation && requires_grad_[x]; };
+    auto fixed = [&](int x) {
+      const TensorKind k = m_.tensors[x].kind;
+      return k == TensorKind::kConstant || k == TensorKind::kBuffer || (k == TensorKind::kActivation && !requires_grad_[x]);
+    };
+    if (!(needs_grad(p.inputs[0]) && fixed(p.inputs[1])) && !(needs_grad(p.inputs[1]) && fixed(p.inputs[0]))) continue;
+    // The repeats reading it: per layer list (the path before "name.<i>"), its distinct indices.
+    std::map<std::string, std::set<std::string>> repeats;
+    for (int c : t.consumers) {
+      const std::string_view path = ModulePath(m_.nodes[c].name);
+      for (size_t at = 1; at < path.size();) {
+        const size_t end = std::min(path.find('/', at), path.size());
+        const std::string_view part = path.substr(at, end - at);
+        const size_t dot = part.rfind('.');
+        if (dot != std::string_view::npos && dot + 1 < part.size() &&
+            std::all_of(part.begin() + dot + 1, part.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })) {
+          repeats[std::string(path.substr(0, at + dot))].insert(std::string(part.substr(dot + 1)));
+          break;
+        }
+        at = end + 1;
+      }
+    }
+    size_t n = 0;
+    for (const auto& [list, indices] : repeats) n = std::max(n, indices.size());
+    if (n > 1) at_risk += (n - 1) * buffers_[buf[id]].bytes;
   }
   return at_risk;
 }
@@ -975,6 +1024,7 @@ Result<StepPlan> Simulator::Run() {
   AddRisk(&plan, Risk::kCpuThreadScratch, per_thread_at_risk);
   AddRisk(&plan, Risk::kInplaceAfterInstanceNorm, view_inplace_at_risk);
   AddRisk(&plan, Risk::kReductionMayBeAmax, amax_at_risk);
+  AddRisk(&plan, Risk::kMergedByExport, MergedByExportAtRisk(buf, counted_saved));
 
   // Loss.
   timeline_node_ = TimelineRecorder::kLoss;
