@@ -126,6 +126,8 @@ CASES = {
     # TFT's temporal part: an LSTM, a GLU-gated skip with LayerNorm, attention whose one value head is shared by
     # all heads (heads averaged), the last step's features.
     "lstm_shared_value_attn": ([("input", (20, 24), "float32", 0)], 3, (), (16, 64), "adam"),
+    # minGRU layers whole (LayerNorm, the parallel form, a residual, a LayerNorm GELU MLP), two of them.
+    "mingru_layers": ([("input", (30, 10), "float32", 0)], 4, (), (8, 32), "sgd"),
 }
 
 # The cases whose parameters are frozen, and which (prefixes of their names, `--frozen` patterns).
@@ -921,6 +923,33 @@ def build(name: str, classes: int):
                 feats = torch.stack([g(e) for g, e in zip(self.grn, emb)], dim=-1)
                 return self.fc((feats * w.unsqueeze(2)).sum(dim=-1).mean(dim=1))
         return VarSelect()
+    if name == "mingru_layers":
+        class Layer(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.norm = nn.LayerNorm(d)
+                self.gate = nn.Linear(d, d)
+                self.cand = nn.Linear(d, d)
+                self.ff = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d))
+
+            def forward(self, x):
+                hx = self.norm(x)
+                k = self.gate(hx)
+                a_star = torch.cumsum(-F.softplus(k), dim=1)
+                h = torch.exp(a_star) * torch.cumsum(torch.sigmoid(k) * self.cand(hx) * torch.exp(-a_star), dim=1)
+                x = x + h
+                return x + self.ff(x)
+
+        class MinGRULayers(nn.Module):
+            def __init__(self, d=40):
+                super().__init__()
+                self.inp = nn.Linear(10, d)
+                self.layers = nn.Sequential(Layer(d), Layer(d))
+                self.fc = nn.Linear(d, classes)
+
+            def forward(self, x):
+                return self.fc(self.layers(self.inp(x)).mean(dim=1))
+        return MinGRULayers()
     if name == "lstm_shared_value_attn":
         class SharedValue(nn.Module):
             def __init__(self, d=24, heads=3):
