@@ -30,6 +30,10 @@ bench/results/explain_learned_layer_round13.txt (round 11's: bench/results/expla
       round 20: whether the model should also arbitrate the memory of the rules' low findings, or speak after
       not-memory findings, by the same CV on A, F (rounds 13-15 and 18-20) and H
       (bench/results/explain_learned_layer_round20.txt; neither shipped).
+  explain_learned_layer.py undecided [--rules CACHE.json] [--fresh-from N] [--out FILE]
+      round 27: whether the model should choose the memory where the rules' low finding chose it without the line's
+      words (the GPU default, the whole log's count, the lines around it), by the same CV on all development rows
+      (bench/results/explain_learned_layer_round27.txt).
   explain_learned_layer.py train [--through corpus-NNNN] [--out data/explain_learned_layer.json]
       trains the shipped model on the development rows through --through (default: the last one) and the
       healthy development rows, and writes the weights.
@@ -772,6 +776,120 @@ def study_domain(args):
     sys.stdout.write(text)
 
 
+# Round 27: where the rules' domain was not read from the log's words but chosen by the whole log's count or by the
+# GPU default, may the model choose it instead? The rules' JSON says how a low family or last-layer finding chose
+# its memory (undecided_because); BASIS maps those phrases to four kinds.
+BASIS = [("default", ("most such logs are the GPU's", "the GPU by default")),
+         ("log", ("the log's other lines",)),
+         ("around", ("the lines around it",)),
+         ("wording", ("its wording is usually",))]
+
+
+def basis_of(finding):
+    why = finding.get("why") or ""
+    for name, phrases in BASIS:
+        if any(p in why for p in phrases):
+            return name
+    return "line" if finding.get("confidence") != "low" else "other"
+
+
+def rules_answers_why(binary, rows, cache):
+    """As rules_answers, with each finding's undecided_because kept as `why`."""
+    if cache and os.path.exists(cache):
+        got = {a["id"]: a["findings"] for a in json.load(open(cache))}
+        if all(r["id"] in got for r in rows):
+            return [got[r["id"]] for r in rows]
+
+    def run(row):
+        p = subprocess.run([binary, "explain", "--json", "-"], input=row["excerpt"].encode(), capture_output=True,
+                           check=True)
+        return [{"cause": f["cause"], "domain": f["domain"], "confidence": f["confidence"],
+                 "why": f.get("undecided_because")} for f in json.loads(p.stdout)["findings"]
+                if not f["summary"].startswith(LEARNED_PREFIX)]
+
+    with ThreadPoolExecutor(2) as pool:
+        found = list(pool.map(run, rows))
+    if cache:
+        with open(cache, "w") as f:
+            f.write("[\n" + ",\n".join(json.dumps({"id": r["id"], "findings": x}, separators=(",", ":"))
+                                       for r, x in zip(rows, found)) + "\n]\n")
+    return found
+
+
+def study_undecided(args):
+    """Round 27: the model arbitrates GPU vs host only where the rules' top finding chose its memory without the
+    line's words: by the GPU default (no line names a memory), by the whole log's count, or (wider) by the lines
+    around it, or every low finding (round 20's variant). 10-fold CV by thread: each row is read by the model of the
+    other folds. A: all development rows read by today's rules; R: the rows from --fresh-from on (this round's fresh
+    rows: read blind by the rules when the binary is the round's start engine). Also the fixed alternative: host
+    instead of the GPU default."""
+    dev = read_dev()
+    healthy = read_healthy_dev()
+    rules = rules_answers_why(args.oomguard, dev, args.rules)
+    folds = {k: train([r for r in dev if fold_of(r) != k], [r for r in healthy if fold_of(r) != k], SHIPPED_CLASSES)
+             for k in range(FOLDS)}
+    fresh_idx = [i for i, r in enumerate(dev) if number(r["id"]) >= args.fresh_from]
+
+    def arbitrate(bases, tau, nouns, fixed=None):
+        out = []
+        for r, f in zip(dev, rules):
+            f = [dict(x) for x in f]
+            if (f and f[0]["cause"] in DOMAIN_SWAP and f[0]["domain"] in ("gpu", "host")
+                    and basis_of(f[0]) in bases):
+                now = f[0]["domain"]
+                other = "host" if now == "gpu" else "gpu"
+                if fixed is not None:
+                    swap = fixed != now
+                else:
+                    p = posterior(folds[fold_of(r)], r["excerpt"])
+                    named = {d: holds_phrase(r["excerpt"], DOMAIN_NOUNS[d]) for d in ("gpu", "host")}
+                    against_words = nouns and named[now] and not named[other]
+                    swap = not against_words and p[other] / (p["gpu"] + p["host"]) > tau
+                if swap:
+                    f[0]["domain"], f[0]["cause"] = other, DOMAIN_SWAP[f[0]["cause"]]
+            out.append(f)
+        return out
+
+    def row(name, got):
+        a = score(dev, got)
+        fr = score([dev[i] for i in fresh_idx], [got[i] for i in fresh_idx])
+        changed = [i for i in range(len(dev)) if (got[i][:1] or [None])[0] != (rules[i][:1] or [None])[0]]
+        better = sum(1 for i in changed if score([dev[i]], [got[i]])["domain"] > score([dev[i]], [rules[i]])["domain"])
+        worse = sum(1 for i in changed if score([dev[i]], [got[i]])["domain"] < score([dev[i]], [rules[i]])["domain"])
+        return (f"  {name:44s} A {a['cause']:4d} {a['domain']:4d} {a['no_finding']:3d} {a['fp']:3d}   "
+                f"R {fr['cause']:3d} {fr['domain']:3d}   changed {len(changed):3d}: domain +{better} -{worse}")
+
+    counts = {}
+    for r, f in zip(dev, rules):
+        if f and f[0]["cause"] in DOMAIN_SWAP and f[0]["domain"] in ("gpu", "host"):
+            b = basis_of(f[0])
+            ok = score([r], [f])["domain"]
+            counts.setdefault(b, [0, 0])
+            counts[b][0] += 1
+            counts[b][1] += ok
+    a0 = score(dev, rules)
+    out = [f"explain learned layer, round 27: the model's say where the rules' memory was not read from the line, "
+           f"{FOLDS}-fold cross-validation by thread. A: {len(dev)} development rows read by {args.oomguard} "
+           f"({a0['memory_logs']} memory logs, {a0['not_memory_logs']} not memory); R: the {len(fresh_idx)} rows from "
+           f"corpus-{args.fresh_from:04d} on. Columns: top cause right, domain right, memory logs without a finding, "
+           "not-memory logs given a memory finding; rows whose top finding changed, and how many of them gained or "
+           "lost the right domain.",
+           "top findings that are a GPU/host OOM or growth, by how their memory was chosen (rows, domain right):"]
+    out += [f"  {b:8s} {n:4d} {k:4d}" for b, (n, k) in sorted(counts.items())]
+    out += ["", row("rules alone", rules),
+            row("host instead of the GPU default (fixed)", arbitrate({"default"}, 0, False, fixed="host"))]
+    for bases in (("default",), ("default", "log"), ("default", "log", "wording"), ("default", "log", "around"),
+                  ("default", "log", "around", "wording", "other")):
+        for nouns in (True, False):
+            for tau in (0.5, 0.7, 0.9, 0.99):
+                name = f"{'+'.join(bases)}, nouns {'kept' if nouns else 'ignored'}, tau {tau:g}"
+                out.append(row(name, arbitrate(set(bases), tau, nouns)))
+    text = "\n".join(out) + "\n"
+    if args.out:
+        open(args.out, "w").write(text)
+    sys.stdout.write(text)
+
+
 def weights_text(through):
     dev = [r for r in read_dev() if number(r["id"]) <= through]
     healthy = read_healthy_dev()
@@ -858,6 +976,8 @@ def main():
         "--zero", help="MIN,PRECISION,THRESHOLD: the prose gate's settings; then study the zero-count lines and the "
         "vocabulary's threshold instead")
     study("domain", study_domain)
+    study("undecided", study_undecided).add_argument(
+        "--fresh-from", type=int, default=2464, help="first development row of R (this round's fresh rows)")
 
     t = sub.add_parser("train")
     t.add_argument("--through", help="last development row trained on (default: the last one)")

@@ -1159,5 +1159,38 @@ TEST(Families, RoundTwentySixHostCuesAndProse) {
   EXPECT_EQ(Top(ExplainText("my computer has an RTX 3060 and its memory ran out\n")).domain, Domain::kGpu);
 }
 
+TEST(Families, RoundTwentySevenGrpcLimitsAndHostWords) {
+  // Round 27's blind misses (the start engine's answers in bench/results/explain_fresh_round27_dev.txt).
+  // gRPC's message-size limit is not memory, on one line (Go, corpus-2492) or over three (Python, corpus-2491).
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "set mita server config failed: rpc error: code = ResourceExhausted desc = grpc: received message larger than "
+      "max (4977817 vs. 4194304)\n")));
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "<_Rendezvous of RPC that terminated with:\n\tstatus = StatusCode.RESOURCE_EXHAUSTED\n\tdetails = \"Received "
+      "message larger than max (5308389 vs. 4194304)\"\n>\n")));
+  // A gRPC error whose details are an OOM is still memory (TensorFlow Serving's answer to a request too large).
+  EXPECT_TRUE(HasMemoryFinding(ExplainText(
+      "\tstatus = StatusCode.RESOURCE_EXHAUSTED\n\tdetails = \"OOM when allocating tensor with shape[64,512,512,3] "
+      "and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\"\n")));
+  // WSL2's Vmmem that leaks is the host's memory (corpus-2468); all the free RAM eaten up is host RAM (corpus-2467).
+  ExpectTop("**Vmmem.exe takes way too much memory (>=10,234 MB) than it actually need.\nIt seems to be a memory leak "
+            "problem.**\n",
+            Cause::kLeakGrowth, Domain::kHost);
+  EXPECT_EQ(Top(ExplainText("Hard to list steps required to run into this bug. Just run some containers and in some "
+                            "friction of time, VMEMM will eats up all of your free RAM.\n"))
+                .domain,
+            Domain::kHost);
+  // jetson-utils' mapped buffer is page-locked host memory (corpus-2477); NVMAP's fragmentation is the GPU's
+  // (corpus-2475).
+  EXPECT_EQ(Top(ExplainText("`rgb_image = cudaAllocMapped(img_width,img_height,format=\"rgb8\")\nException: "
+                            "jetson.utils -- cudaAllocMapped() failed to allocate memory`\n"))
+                .domain,
+            Domain::kHost);
+  ExpectTop("**It succeeded** \xe2\x80\x94 real audio output, no error. So this one was boot-persistent NVMAP "
+            "fragmentation, not a hard per-model limit \xe2\x80\x94 a reboot is a real, practical workaround if anyone "
+            "hits it in production.\n",
+            Cause::kFragmentation, Domain::kGpu);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

@@ -84,6 +84,17 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)OpenEncodeSessionEx(?: failed)?\W{0,4}(?:out of memory|10\b|NV_ENC_ERR_OUT_OF_MEMORY))re",
      "[h264_nvenc @ 0000023a79212040] OpenEncodeSessionEx failed: out of memory (10): (no details)"},
 
+    // gRPC's status RESOURCE_EXHAUSTED (8) for a message above the channel's size limit (4 MiB by default: "Received
+    // message larger than max (5308389 vs. 4194304)"): a transport limit (grpc.max_receive_message_length), not
+    // memory, though the status is the one TensorFlow uses for its OOMs; and the bare status line of Python's gRPC
+    // error ("status = StatusCode.RESOURCE_EXHAUSTED" alone) is the transport's code, whose details line says what
+    // ran out (a "details = OOM when allocating ..." line still speaks for memory). Before the family wordings.
+    // Round 27, corpus-2491 and corpus-2492 (blind false alarms):
+    {"grpc_message_size_limit", S::kNotMemory, "grpc",
+     R"re((?i)\b(?:received|sent|send|sending|receiving) message (?:is )?larger than max\b|\bStatusCode\.RESOURCE_EXHAUSTED\s*$)re",
+     "set mita server config failed: rpc error: code = ResourceExhausted desc = grpc: received message larger than max "
+     "(4977817 vs. 4194304)"},
+
     // ---------------------------------------------------------------- pinned host memory
     {"tf_pinned_pool", S::kHostPinnedOom, "tensorflow",
      R"re((?i)could not allocate pinned host memory|\((?:cuda|gpu)_host_bfc\) ran out of memory)re",
@@ -642,7 +653,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\b(?:CPU|host|system)(?: virtual)? memory (?:used|usage)\s*[=:]?\s*[\d.]+ ?[GT]i?B)re",
      "When CPU Virtual Memory Used=137.59GB, problem occurs.", Tier::kProse},
     {"fragmentation_prose", S::kFragmentationProse, "",
-     R"re((?i)memory fragmentation|fragmentation (?:issue|problem)|workaround for fragmentation|(?:because of|due to|caused by|looks like|suffers? from|is) (?:\w+ )?fragmentation\b|\b(?:memory|cache|allocator|heap|VRAM) (?:is |gets |got |becomes |became )?(?:\w+ )?fragmented\b|\bfragmented (?:memory|cache|heap|VRAM)\b|\breserved\b.{0,40}\b(?:much|far|way) (?:larger|bigger|higher|more) than\b.{0,20}\ballocated)re",
+     R"re((?i)memory fragmentation|fragmentation (?:issue|problem)|workaround for fragmentation|(?:because of|due to|caused by|looks like|suffers? from|is|was|were) (?:[\w-]+ ){0,2}fragmentation\b|\b(?:memory|cache|allocator|heap|VRAM) (?:is |gets |got |becomes |became )?(?:\w+ )?fragmented\b|\bfragmented (?:memory|cache|heap|VRAM)\b|\breserved\b.{0,40}\b(?:much|far|way) (?:larger|bigger|higher|more) than\b.{0,20}\ballocated)re",
      "the current backend ooms because of memory fragmentation on a 4090", Tier::kProse},
     {"fragmentation_setting_prose", S::kFragmentationSetting, "",
      // A value the user set; PyTorch's own hint ("try setting max_split_size_mb", "=expandable_segments:True")
@@ -767,7 +778,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\b(?:memory|RAM|RSS)\b (?:usage |use |consumption )?(?:hits?|reach(?:es|ed)?|goes to|went to|climbs? to|grows? to|grew to|gets? to) (?:almost |nearly |about |around |over |~|up to )?[\d.]+ ?[GMT]i?B?\b.{0,60}\blimit)re",
      "there are times when memory usage reaches 160GB (which is my current limit).", Tier::kProse, LineDomain::kHost},
     {"memory_pressure_prose", S::kMemoryProse, "",
-     R"re((?i)(?:too much|to much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage |footprint |consumption )?(?:explod|spik|blows? up|skyrocket|shoots? up|balloon|doubl|tripl|quadrupl)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|[\d.]+ ?[GM]i?B (?:more|extra|additional) (?:GPU |CPU |video )?(?:memory|VRAM|RAM)\b|\b(?:need|needs|needed|require|requires|required|take|takes) (?:about |around |over |~)?[\d.]+ ?[GMT]i?B\b.{0,60}\b(?:has|have|had|only|with) (?:only )?[\d.]+ ?[GMT]i?B|(?:reduce|lower|decrease|cut) (?:the )?(?:peak |GPU |CPU |VRAM |RAM |host |device )*memory(?: usage| consumption| footprint)?\b|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:memory|RAM|VRAM|swap) (?:usage )?(?:fills? up|filled up|is filling up|gets filled|max(?:e[sd]|ing)? out)|\bmax(?:e[sd]|ing)? out (?:all )?(?:of )?(?:the |my |its |our )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:system |host |CPU |GPU |video )?(?:RAM|VRAM|swap)\b|\b(?:ran|runs?|running|burn(?:s|ed|t|ing)?|chew(?:s|ed|ing)?|blew|blows?|blowing) through (?:all (?:of )?(?:the |my |its |our )?(?:available )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?|(?:the |my |its |our )?(?:available )?[\d.]+ ?[GMT]i?B (?:of )?)(?:system |host |CPU |GPU |video )?(?:memory|RAM|VRAM|swap)\b|(?:memory|RAM|VRAM|swap) (?:usage |use )?(?:hits|hit|reaches|reached|goes to|went to|climbs to|is at|stays at) (?:almost |nearly |about |~)?\d{2,3} ?%|(?:memory|RAM|VRAM|swap) (?:usage |use |consumption )?(?:hits|hit|reaches|reached|climbs to|climbed to|goes up to|went up to|shoots up to|grows to|grew to) (?:almost |nearly |about |around |over |~)?[\d.]+ ?[GT]i?B?\b|(?:uses?|using|used|takes?|taking|consumes?|consuming|needs?|requires?) (?:over |more than |about |around |~)?[\d.]+ ?[GT](?:i?B)? (?:of )?(?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM)\b|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+|utili[sz]\w*) (?:up )?(?:all|most) (?:of )?(?:the |my )?(?:available )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:RAM|system memory|host memory|CPU memory|swap)\b|(?:memory|VRAM|RAM) (?:costs?|costed) (?:is |was |of )?(?:around |about |almost |nearly |over |~)?[\d.]+ ?[GT]|(?:memory|VRAM|RAM|swap) (?:\w+ ){0,2}to the brim\b|(?:memory|VRAM|RAM) (?:cost|consumption|usage|footprint|requirements?) (?:is|are|remains?|becomes?|stays?) (?:still )?(?:a |the )?(?:big |major |main |real |serious |huge )?(?:challenge|problem|issue|bottleneck|concern)\b)re",
+     R"re((?i)(?:too much|to much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage |footprint |consumption )?(?:explod|spik|blows? up|skyrocket|shoots? up|balloon|doubl|tripl|quadrupl)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|[\d.]+ ?[GM]i?B (?:more|extra|additional) (?:GPU |CPU |video )?(?:memory|VRAM|RAM)\b|\b(?:need|needs|needed|require|requires|required|take|takes) (?:about |around |over |~)?[\d.]+ ?[GMT]i?B\b.{0,60}\b(?:has|have|had|only|with) (?:only )?[\d.]+ ?[GMT]i?B|(?:reduce|lower|decrease|cut) (?:the )?(?:peak |GPU |CPU |VRAM |RAM |host |device )*memory(?: usage| consumption| footprint)?\b|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:memory|RAM|VRAM|swap) (?:usage )?(?:fills? up|filled up|is filling up|gets filled|max(?:e[sd]|ing)? out)|\bmax(?:e[sd]|ing)? out (?:all )?(?:of )?(?:the |my |its |our )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:system |host |CPU |GPU |video )?(?:RAM|VRAM|swap)\b|\b(?:ran|runs?|running|burn(?:s|ed|t|ing)?|chew(?:s|ed|ing)?|blew|blows?|blowing) through (?:all (?:of )?(?:the |my |its |our )?(?:available )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?|(?:the |my |its |our )?(?:available )?[\d.]+ ?[GMT]i?B (?:of )?)(?:system |host |CPU |GPU |video )?(?:memory|RAM|VRAM|swap)\b|(?:memory|RAM|VRAM|swap) (?:usage |use )?(?:hits|hit|reaches|reached|goes to|went to|climbs to|is at|stays at) (?:almost |nearly |about |~)?\d{2,3} ?%|(?:memory|RAM|VRAM|swap) (?:usage |use |consumption )?(?:hits|hit|reaches|reached|climbs to|climbed to|goes up to|went up to|shoots up to|grows to|grew to) (?:almost |nearly |about |around |over |~)?[\d.]+ ?[GT]i?B?\b|(?:uses?|using|used|takes?|taking|consumes?|consuming|needs?|requires?) (?:over |more than |about |around |~)?[\d.]+ ?[GT](?:i?B)? (?:of )?(?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM)\b|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+|utili[sz]\w*) (?:up )?(?:all|most) (?:of )?(?:the |my |your |our |its |their )?(?:available |free )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:RAM|system memory|host memory|CPU memory|swap)\b|(?:memory|VRAM|RAM) (?:costs?|costed) (?:is |was |of )?(?:around |about |almost |nearly |over |~)?[\d.]+ ?[GT]|(?:memory|VRAM|RAM|swap) (?:\w+ ){0,2}to the brim\b|(?:memory|VRAM|RAM) (?:cost|consumption|usage|footprint|requirements?) (?:is|are|remains?|becomes?|stays?) (?:still )?(?:a |the )?(?:big |major |main |real |serious |huge )?(?:challenge|problem|issue|bottleneck|concern)\b)re",
      "Inference uses too much GPU memory", Tier::kProse},
     {"batch_of_one_prose", S::kMemoryProse, "",
      R"re((?i)\beven (?:\w+ ){0,3}batch(?:[ _]size)?(?: of|\s*=|:)? ?1\b)re",
@@ -980,7 +991,9 @@ constexpr Pattern kPatterns[] = {
     {"host_mentioned", S::kContextHost, "",
      R"re((?i)\bcpu\b|cpu_|nchwc|host memory|\bram\b|\bswap\b|system memory|CPUExecutionProvider|cgroup|OOMKilled|oom[-_ ]?kill|/dev/shm|pinned|page-locked|cudaHostAlloc|cudaHostRegister|\brss\b|physical memory|virtual memory|paging file|page ?file|swap ?file|heap space|slurmstepd|\bsrun\b|ulimit|memlock|\b(?:get|gets|got|was|were|is|are|be|been|being|getting) killed\b|\bJVMs?\b|\bprocess(?:'s)? memory\b|\bmemory of (?:a |the |each |every )?(?:running )?(?:\w+ )?process\b|\bcompil\w+ (?:process|worker|job)(?:es|s)?\b|\bsystem (?:has|have|had) (?:\w+ )?memory\b|\b(?:PC|computer|laptop|desktop|machine|system|OS|Windows|Ubuntu|Linux|Mac) (?:hangs|hung|freezes|froze|becomes unresponsive)\b|tcmalloc|jemalloc|mimalloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b|\bworkers?\b|\bray\b|raylet|\bdask\b|\bsignal (?:that |which )?kill(?:s|ed)\b|\bkill(?:s|ed) (?:its|the|my|our|their) (?:execution|process|job|program)\b|)re"
      // Round 26: a frame of the BEAM (Erlang, Elixir: the CPU only), "(argon2_elixir) lib/argon2/base.ex:147:".
-     R"re(elixir\b|\berlang\b|\bbeam\.smp\b|\.exs?:)re",
+     R"re(elixir\b|\berlang\b|\bbeam\.smp\b|\.exs?:|)re"
+     // Round 27: Vmmem, WSL2's virtual machine, whose memory is the host's RAM (corpus-2468).
+     R"re(\bvmmem\b)re",
      "2024-01-01 10:00:00 INFO Using CPUExecutionProvider"},
     {"wsl_mentioned", S::kContextWsl, "", R"re((?i)\bWSL\d?\b|microsoft-standard|/usr/lib/wsl/)re",
      "Linux version 5.15.90.1-microsoft-standard-WSL2"},
@@ -1004,10 +1017,10 @@ constexpr const char* kPrefilter =
     R"re(c10/cuda|dali|cupy|xgboost|numba|cudasupporterror|expandable_segments|pin_memory|wsl|microsoft|)re"
     R"re(xla_python_client|allow_growth|memory_fraction|memory_growth|preallocat|\x1b|verdict|"resource"|_bytes"|)re"
     R"re(tactic|cache blocks|unhandled cuda|code ?[=:]? ?-9|killing subprocess|cpu|\bram\b|swap|usage|import|)re"
-    R"re(can (?:only )?(?:access|use|allocate|address|see) only|can only (?:access|use|allocate|address|see)|elixir|erlang|beam\.smp|\.exs?:|freed|)re"
+    R"re(can (?:only )?(?:access|use|allocate|address|see) only|can only (?:access|use|allocate|address|see)|elixir|erlang|beam\.smp|\.exs?:|freed|vmmem|)re"
     R"re(consumption|footprint|vram|regardless|whatever|no matter|launch|initiali|host|no cuda gpus|)re"
     R"re(error 80|not yet initialized|systemnotready|system_not_ready|outdated|check failed|error ?= ?2|)re"
-    R"re(resource_?exhausted|bad_alloc|error 2|rocm|hip|imbalanced|unbalanced|uneven|than the others?|)re"
+    R"re(resource_?exhausted|larger than max|bad_alloc|error 2|rocm|hip|imbalanced|unbalanced|uneven|than the others?|)re"
     R"re(runs out|bytes\)|nvidia|tensorrt|cuda|paging file|page ?file|swap ?file|1455|\xe9\xa1\xb5\xe9\x9d\xa2|low on memory|threshold|)re"
     R"re(system memory|sigbus|(?-i:Killed)|137|sum total|allocation|\xe6\xb3\x84|fragment|labmate|colleague|)re"
     R"re(two \w+ processes|another process|other (?:programs?|processes|applications?|apps?)|\xe4\xbb\x8d\xe7\x84\xb6|fabric|communicate|taken|thrust|cnmem|)re"
@@ -1277,6 +1290,8 @@ namespace {
 // "CUDA host allocation failed" is host memory, "pinned" is the host's too.
 constexpr const char* kPinnedWords =
     R"re((?i)pinned|page-locked|cudaHostAlloc|cudaMallocHost|cuMemHostAlloc|cuMemAllocHost|cudaHostRegister|)re"
+    // Round 27: jetson-utils' cudaAllocMapped (zero-copy memory the GPU maps: page-locked host memory; corpus-2477).
+    R"re(cudaAllocMapped|)re"
     R"re(cuMemHostRegister|hipHostMalloc|hipHostAlloc|hipMallocHost|hipHostRegister|CachingHostAllocator|)re"
     R"re(pin_memory|host_bfc|(?:cuda|hip)_host_malloc)re";
 // RAM that belongs to a graphics card ("GPU RAM", "10gb of RAM RTX 3080", "RTX 3060 with 12GB RAM"):
@@ -1299,6 +1314,8 @@ constexpr const char* kGpuWords =
     R"re((?i)\bgpu|cuda|\bvram\b|cudnn|cublas|\bdevice\b|device:GPU|\bhip\b|rocm|tensorrt|\bTRT\b|nvjpeg|)re"
     R"re(\bnccl\b|\bxla\b|\bmps\b|cudaMalloc|cudf|\brmm\b|video memory|on device|thrust::|\xe6\x98\xbe\xe5\xad\x98|nvidia|graphics|)re"
     R"re(\b(?:hbm|tpu|xpu|npu|hpu|gaudi\d?)\b|vulkan|opencl|\bmetal\b|Grafikspeicher|\xd0\xb2\xd0\xb8\xd0\xb4\xd0\xb5\xd0\xbe\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|)re"
+    // Round 27: NVMAP, Tegra's (Jetson's) allocator of the GPU's memory (NvMapMemAllocInternalTagged; corpus-2475).
+    R"re(\bnvmap\w*|)re"
     R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b|webgl|webgpu|MetalPerformanceShaders|(?-i:\bMPS[A-Z]\w*)|_OUT_OF_DEVICE_MEMORY|)re"
     // A data-centre GPU named by its model (A100, H100, H200, B200, V100, GH200, MI300X), case kept ("a100" is
     // rarely a GPU); digits only as \d (ShapeCache). Round 13, corpus-1836:
@@ -1328,7 +1345,9 @@ constexpr const char* kWeakHostWords =
     // and broke corpus-1544, a Mac's unified memory beside a Metal error.) corpus-2427, corpus-1961, corpus-2272:
     R"re(\b(?:computer|PC|laptop|desktop)(?:'s)? (?:is |has )?(?:[\d.]+ ?G\w* )?(?:of )?memory\b|)re"
     R"re(\bmemory of (?:the |my |this |our |a )?(?:computer|PC|laptop|desktop)\b|)re"
-    R"re(\bservice(?:'s)? memory\b|elixir\b|\berlang\b|\bbeam\.smp\b|\.exs?:\d)re";
+    R"re(\bservice(?:'s)? memory\b|elixir\b|\berlang\b|\bbeam\.smp\b|\.exs?:\d|)re"
+    // Round 27: Vmmem, the process of WSL2's (Hyper-V's) virtual machine, takes the host's RAM (corpus-2468).
+    R"re(\bvmmem\b)re";
 
 const RE2& Compile(const char* text) {
   RE2::Options options;

@@ -697,5 +697,31 @@ TEST(PatternTable, RoundTwentySixDomainCuesAndWordings) {
   EXPECT_TRUE(host_context);
 }
 
+TEST(PatternTable, RoundTwentySevenLinesAndDomainWords) {
+  // Real lines of round 27's fresh development rows, each claimed by its family (the start engine read them blind:
+  // gRPC's limits as GPU OOMs, the fragmentation and the RAM eaten up as no finding).
+  const ClaimCase cases[] = {
+      {"corpus-2492", "set mita server config failed: rpc error: code = ResourceExhausted desc = grpc: received "
+       "message larger than max (4977817 vs. 4194304)", "grpc_message_size_limit"},
+      {"corpus-2491", "\tdetails = \"Received message larger than max (5308389 vs. 4194304)\"",
+       "grpc_message_size_limit"},
+      {"corpus-2491", "\tstatus = StatusCode.RESOURCE_EXHAUSTED", "grpc_message_size_limit"},
+      {"corpus-2475", "**It succeeded** \xe2\x80\x94 real audio output, no error. So this one was boot-persistent NVMAP "
+       "fragmentation, not a hard per-model limit \xe2\x80\x94 a reboot is a real, practical workaround if anyone hits "
+       "it in production.", "fragmentation_prose"},
+      {"corpus-2467", "Hard to list steps required to run into this bug. Just run some containers and in some friction "
+       "of time, VMEMM will eats up all of your free RAM.", "memory_pressure_prose"},
+  };
+  ExpectClaimedByTheirFamily(cases);
+  // Vmmem (WSL2's VM) is the host's; cudaAllocMapped's zero-copy memory is page-locked host memory; NVMAP is
+  // Tegra's allocator of the GPU's memory (corpus-2468, corpus-2477, corpus-2475).
+  EXPECT_EQ(DomainOfLine("**Vmmem.exe takes way too much memory (>=10,234 MB) than it actually need."),
+            LineDomain::kHost);
+  EXPECT_EQ(DomainOfLine("Exception: jetson.utils -- cudaAllocMapped() failed to allocate memory`"),
+            LineDomain::kPinned);
+  EXPECT_EQ(DomainOfLine("dug into `index_tts2`'s `NvMapMemAllocInternalTagged` failure a bit further"),
+            LineDomain::kGpu);
+}
+
 }  // namespace
 }  // namespace oomguard::explain
