@@ -12,6 +12,11 @@ nobody here has seen is the pool of the blind results: this tool reads them, pri
 and writes them as JSON with --out. Sets 1 and 2 are left out: their first figures were not kept as blind.
 
     /usr/bin/python3 tools/pool_blind_sets.py [--out bench/results/unseen_blind_pool_<date>.json]
+    /usr/bin/python3 tools/pool_blind_sets.py --dir DIR [--out FILE]
+        the same summary of later plans of the same sets, DIR/unseenN.json for N = 3..11 as
+        `tools/unseen_models.py --set unseenN compare --out DIR/unseenN.json` writes them (not blind: each set's
+        own rules are in them; for a change that moves no point prediction, such as a new risk, its flagged /
+        covered counts against the same sets' before)
 Exit status: 0 (a report, not a gate); 2 when a blind file is missing or unreadable.
 """
 import argparse
@@ -80,9 +85,12 @@ def summarise(facts):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out")
+    ap.add_argument("--dir", help="read DIR/unseenN.json (later compare runs) instead of the blind files")
     args = ap.parse_args()
     per_set, pooled = {}, []
     for n, name in BLIND.items():
+        if args.dir:
+            name = os.path.join(args.dir, f"unseen{n}.json")
         try:
             with open(os.path.join(RESULTS, name)) as f:
                 rows = json.load(f)["rows"]
@@ -92,7 +100,8 @@ def main():
         facts = [x for x in (row_facts(r) for r in rows) if x is not None]
         per_set[n] = dict(summarise(facts), file=name)
         pooled += facts
-    report = {"what": "blind results of unseen sets 3-11 pooled (tools/pool_blind_sets.py)",
+    what = f"compare results in {args.dir}" if args.dir else "blind results"
+    report = {"what": what + " of unseen sets 3-11 pooled (tools/pool_blind_sets.py)",
               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
               "machine": f"{platform.system()} {platform.release()} {platform.machine()}, {os.cpu_count()} CPUs",
               "command": "tools/pool_blind_sets.py " + " ".join(sys.argv[1:]),

@@ -497,7 +497,9 @@ TEST(Planner, EmbeddingBagLoopGivesTheOuterWeightItsGradient) {
 // A Perceiver-style net (tools/measure_xattn.py --perceiver): kv = self.inp(x) feeds the
 // cross-attention only through a transpose that is copied, so nothing keeps it; with `del kv` the
 // step peaks in backward as planned, and left in its name it lifts the forward peak by kv's bytes.
-// The ONNX is the same, so the plan follows the first and lists the second as a risk.
+// The ONNX is the same, so the plan follows the first and lists the second as a risk. The risk bounds
+// every frame's values (the cross-attention's own q, k and scores too), so it reaches the named peak
+// and passes it by up to a tenth.
 TEST(Planner, NamedLocalsOfTheTopLevelForwardAreARisk) {
   const auto [ref, model] = LoadMeasured("perceiver_locals");
   ASSERT_TRUE(model && !ref.is_null());
@@ -512,7 +514,46 @@ TEST(Planner, NamedLocalsOfTheTopLevelForwardAreARisk) {
     at_risk = r.bytes;
     EXPECT_EQ(r.direction, "higher");
   }
-  EXPECT_NEAR(static_cast<double>(plan->peak_allocated_bytes + at_risk), named, 0.001 * named);
+  EXPECT_GE(static_cast<double>(plan->peak_allocated_bytes + at_risk), named);
+  EXPECT_LE(static_cast<double>(plan->peak_allocated_bytes + at_risk), 1.1 * named);
+}
+
+// Python holds what a module's forward binds to names until that forward returns, at every depth, not
+// only the top level: probes of unseen sets' forward-peaked misses (einsum attention over chunked heads,
+// elu feature-map attention, a VQ bottleneck, kNN edge features; tools/probe_families.py, real PyTorch 1.13
+// steps) peak up to 28 % above the plan, and the plan + the locals risk reaches each measured peak. A
+// module that calls no child module runs torch's own functional code (nn.MultiheadAttention rebinds its
+// names) and nets made of layers, whose peak is in backward, get no such risk.
+TEST(Planner, LocalsOfModuleFramesAreARisk) {
+  const std::string dir = std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/plan/";
+  std::ifstream in(dir + "family_probes.json");
+  ASSERT_TRUE(in.good());
+  const nlohmann::json ref = nlohmann::json::parse(in);
+  auto locals = [](const StepPlan& p) {
+    uint64_t bytes = 0;
+    for (const PlanRisk& r : p.risks) bytes += r.what == "locals_held_until_forward_returns" ? r.bytes : 0;
+    return bytes;
+  };
+  for (const char* name : {"einsum_chunk_heads", "elu_feature_attn", "vq_straight_through", "edge_knn_one"}) {
+    const nlohmann::json& c = ref["cases"][name];
+    auto model = LoadModel(dir + c["onnx"].get<std::string>());
+    ASSERT_TRUE(model.ok()) << model.error();
+    for (const nlohmann::json& row : c["rows"]) {
+      PlanOptions o = Cpu(row["batch"].get<int64_t>(), Optimizer::kSgd);
+      auto plan = PlanStep(**model, o);
+      ASSERT_TRUE(plan.ok()) << plan.error();
+      const uint64_t measured = row["measured_peak"].get<uint64_t>();
+      EXPECT_LT(plan->peak_allocated_bytes, measured) << name;  // the miss the risk is for
+      EXPECT_GE(plan->peak_allocated_bytes + locals(*plan), measured) << name << " batch " << row["batch"];
+    }
+  }
+  for (const char* zoo : {"resnet18", "bert_base", "unet_small"}) {
+    auto model = LoadModel(zoo);
+    ASSERT_TRUE(model.ok()) << model.error();
+    auto plan = PlanStep(**model, Cpu(8, Optimizer::kAdam));
+    ASSERT_TRUE(plan.ok()) << plan.error();
+    EXPECT_EQ(locals(*plan), 0u) << zoo;
+  }
 }
 
 // Weights computed in forward (tools/probe_families.py --store, whole steps of real PyTorch 1.13):

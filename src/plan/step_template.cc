@@ -6,7 +6,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <queue>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "coverage.h"
@@ -77,7 +79,7 @@ bool SameEvents(const StepTrace& x, const StepTrace& y) {
     if ((e.phase == nullptr) != (f.phase == nullptr) || (e.phase && std::strcmp(e.phase, f.phase) != 0)) return false;
   }
   return x.layer_saved == y.layer_saved && x.total_saved == y.total_saved && x.inplace_buffers == y.inplace_buffers &&
-         x.forward_end_event == y.forward_end_event && x.locals_buffers == y.locals_buffers &&
+         x.forward_end_event == y.forward_end_event && x.locals_holds == y.locals_holds &&
          x.inplace_kinds == y.inplace_kinds && x.inplace_warning == y.inplace_warning &&
          x.has_matmul == y.has_matmul && x.has_conv == y.has_conv;
 }
@@ -238,9 +240,20 @@ std::optional<StepPlan> Replay(const Recording& r, const PlanOptions& options, i
   StepLedger ledger(options.target, nullptr);
   ledger.buffers.reserve(r.trace.events.size());
   uint64_t forward_peak = 0;
+  // The locals risk: the buffers a frame may hold past their free, and the forward's peak with them.
+  std::unordered_map<int, size_t> held_until(r.trace.locals_holds.begin(), r.trace.locals_holds.end());
+  std::priority_queue<std::pair<size_t, int>, std::vector<std::pair<size_t, int>>, std::greater<>> held;
+  uint64_t locals_bytes = 0, forward_peak_with_locals = 0;
   for (size_t i = 0; i < r.trace.events.size(); ++i) {
     if (i == r.trace.forward_end_event) forward_peak = ledger.peak;
+    for (; !held.empty() && held.top().first <= i; held.pop()) locals_bytes -= ledger.buffers[held.top().second].bytes;
     const StepTrace::Event& e = r.trace.events[i];
+    if (e.kind == StepTrace::kFree && i < r.trace.forward_end_event) {
+      if (auto h = held_until.find(e.buffer); h != held_until.end()) {
+        locals_bytes += ledger.buffers[e.buffer].bytes;
+        held.emplace(h->second, e.buffer);
+      }
+    }
     switch (e.kind) {
       case StepTrace::kAlloc: {
         std::optional<uint64_t> bytes = value(r.event_bytes[i]);
@@ -253,7 +266,8 @@ std::optional<StepPlan> Replay(const Recording& r, const PlanOptions& options, i
       case StepTrace::kObserve: {
         std::optional<uint64_t> bytes = value(r.event_bytes[i]);
         if (!bytes) return std::nullopt;
-        ledger.Observe(e.phase, *bytes);
+        const uint64_t total = ledger.total + ledger.Observe(e.phase, *bytes);
+        if (i < r.trace.forward_end_event) forward_peak_with_locals = std::max(forward_peak_with_locals, total + locals_bytes);
         break;
       }
       case StepTrace::kStepBegin: ledger.MarkStepBegin(); break;
@@ -296,7 +310,7 @@ std::optional<StepPlan> Replay(const Recording& r, const PlanOptions& options, i
   if (!params) return std::nullopt;
   p.parameter_count = *params;
   FinishStepPlan(ledger, options, r.trace.has_matmul, r.trace.has_conv, sum(r.trace.total_saved), &p);
-  AddLocalsRisk(forward_peak + sum(r.trace.locals_buffers), ledger.peak, &p);
+  AddLocalsRisk(std::max(forward_peak, forward_peak_with_locals), ledger.peak, &p);
   return p;
 }
 

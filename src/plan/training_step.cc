@@ -31,63 +31,172 @@ std::string_view ModulePath(const std::string& node_name) {
   return std::string_view(node_name).substr(0, last);
 }
 
+// The module each op ran in and the calls it is part of. A call is the run of consecutive ops under
+// one module path (a module called twice is two runs; torch.onnx.export also names the second call
+// "relu_1" where the first is "relu").
+struct ModuleRuns {
+  ModuleRuns(const Model& m, const std::vector<LogicalOp>& ops) : path(ops.size()), prefix(ops.size()), run_end(ops.size()) {
+    const size_t n = ops.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (!ops[i].nodes.empty()) path[i] = ModulePath(m.nodes[ops[i].nodes[0]].name);
+      if (path[i].empty()) continue;
+      for (size_t at = path[i].find('/', 1);; at = path[i].find('/', at + 1)) {
+        prefix[i].push_back(at == std::string_view::npos ? path[i].size() : at);
+        if (at == std::string_view::npos) break;
+      }
+    }
+    for (size_t i = n; i-- > 0;) {
+      run_end[i].resize(prefix[i].size(), static_cast<int>(i));
+      for (size_t d = 0; d < prefix[i].size(); ++d) {
+        if (i + 1 < n && Common(i, i + 1) > d) run_end[i][d] = run_end[i + 1][d];
+      }
+    }
+  }
+  // The leading components the paths of ops i and j share.
+  size_t Common(size_t i, size_t j) const {
+    size_t d = 0;
+    while (d < prefix[i].size() && d < prefix[j].size() && prefix[i][d] == prefix[j][d] &&
+           path[i].substr(0, prefix[i][d]) == path[j].substr(0, prefix[j][d])) {
+      ++d;
+    }
+    return d;
+  }
+  // Component d of op i's path ("b" of "/a/b" for d = 1); "" where the path is shorter.
+  std::string_view Component(size_t i, size_t d) const {
+    if (d >= prefix[i].size()) return {};
+    const size_t from = d == 0 ? 1 : prefix[i][d - 1] + 1;
+    return path[i].substr(from, prefix[i][d] - from);
+  }
+  // The last op of the call, at depth d (its first d components: d = 0 is the whole forward), that op i
+  // is part of.
+  int CallEnd(size_t i, size_t d) const { return d == 0 ? static_cast<int>(path.size()) - 1 : run_end[i][d - 1]; }
+
+  std::vector<std::string_view> path;
+  std::vector<std::vector<size_t>> prefix;  // prefix[i][d]: the length of path[i]'s first d + 1 components
+  std::vector<std::vector<int>> run_end;    // run_end[i][d]: the last op of the run sharing that prefix with i
+};
+
 // Python holds the arguments of a module call until it returns: a tensor handed to a module
 // (nn.MultiheadAttention's key and value) stays alive over the whole call, even where the
 // module's last read of it is its first op (a transpose folded into a copy). For each tensor,
 // the last op of the outermost module call it enters, where that is after its last read; -1
-// elsewhere. A call is the run of consecutive ops under one module path (a module called twice
-// is two runs). Cross-attention probes (tools/measure_xattn.py): the forward peak was one
+// elsewhere. Cross-attention probes (tools/measure_xattn.py): the forward peak was one
 // key-sized tensor low.
-std::vector<int> HeldUntilCallReturns(const Model& m, const std::vector<LogicalOp>& ops) {
-  const size_t n = ops.size();
-  std::vector<std::string_view> path(n);
-  // prefix[i][d]: the length of path[i]'s first d + 1 components ("/a", "/a/b", ...).
-  std::vector<std::vector<size_t>> prefix(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (!ops[i].nodes.empty()) path[i] = ModulePath(m.nodes[ops[i].nodes[0]].name);
-    for (size_t at = path[i].empty() ? std::string_view::npos : path[i].find('/', 1);; at = path[i].find('/', at + 1)) {
-      if (path[i].empty()) break;
-      prefix[i].push_back(at == std::string_view::npos ? path[i].size() : at);
-      if (at == std::string_view::npos) break;
-    }
-  }
-  auto same_prefix = [&](size_t i, size_t j, size_t d) {
-    return prefix[j].size() > d && prefix[j][d] == prefix[i][d] &&
-           path[j].substr(0, prefix[j][d]) == path[i].substr(0, prefix[i][d]);
-  };
-  // run_end[i][d]: the last op of the run of consecutive ops that share that prefix with op i.
-  std::vector<std::vector<int>> run_end(n);
-  for (size_t i = n; i-- > 0;) {
-    run_end[i].resize(prefix[i].size(), static_cast<int>(i));
-    for (size_t d = 0; d < prefix[i].size(); ++d) {
-      if (i + 1 < n && same_prefix(i, i + 1, d)) run_end[i][d] = run_end[i + 1][d];
-    }
-  }
+std::vector<int> HeldUntilCallReturns(const Model& m, const std::vector<LogicalOp>& ops, const ModuleRuns& runs) {
   std::vector<int> producer(m.tensors.size(), -1);
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < ops.size(); ++i) {
     for (int id : ops[i].outputs) {
       if (id >= 0) producer[id] = static_cast<int>(i);
     }
   }
   std::vector<int> hold(m.tensors.size(), -1);
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < ops.size(); ++i) {
     for (int id : ops[i].inputs) {
       if (id < 0 || m.tensors[id].kind != TensorKind::kActivation || producer[id] < 0) continue;
-      const size_t p = static_cast<size_t>(producer[id]);
       // The outermost module on this op's path that is not on the producer's.
-      for (size_t d = 0; d < prefix[i].size(); ++d) {
-        const std::string_view scope = path[i].substr(0, prefix[i][d]);
-        const bool on_producer_path = path[p].size() >= scope.size() && path[p].substr(0, scope.size()) == scope &&
-                                      (path[p].size() == scope.size() || path[p][scope.size()] == '/');
-        if (!on_producer_path) {
-          hold[id] = std::max(hold[id], run_end[i][d]);
-          break;
-        }
-      }
+      const size_t d = runs.Common(i, static_cast<size_t>(producer[id]));
+      if (d < runs.prefix[i].size()) hold[id] = std::max(hold[id], runs.run_end[i][d]);
     }
   }
   return hold;
 }
+
+// Python keeps a tensor bound to a name until the function that bound it returns (or rebinds the
+// name); a temporary dies after its last read, and ONNX records neither. A value lives in the frame
+// of the innermost module whose call holds its producer and every reader (a module's own
+// intermediates in its forward; what one child returns and another reads, in the parent's). For
+// each tensor, the last op of that call where it is after the tensor's last read: how long the
+// frame may hold it; -1 where no frame holds it longer. What a child returns to a call of the
+// next child alone is a pipeline (x = self.a(x); x = self.b(x), or self.b(self.a(x))) and held no
+// longer; a frame's own ops name their results more often (s = q @ k.T; a = s.softmax(-1)). Frames
+// that rebind their names hold nothing: a container (nn.Sequential: numbered children, "features.0"
+// or "0") and a frame that calls a child more than once (a loop, x = self.relu(x) twice: "relu" and
+// "relu_1").
+std::vector<int> LocalsHeldUntil(const Model& m, const std::vector<LogicalOp>& ops, const ModuleRuns& runs) {
+  const size_t n = ops.size();
+  std::vector<int> hold(m.tensors.size(), -1);
+  // Without module paths (a graph not from torch.onnx.export) the frames are unknown.
+  if (std::all_of(runs.path.begin(), runs.path.end(), [](std::string_view p) { return p.empty(); })) return hold;
+  std::vector<int> producer(m.tensors.size(), -1), last_read(m.tensors.size(), -1);
+  std::vector<size_t> depth(m.tensors.size(), 0);  // the depth of the frame that holds it
+  for (size_t i = 0; i < n; ++i) {
+    for (int id : ops[i].outputs) {
+      if (id >= 0) producer[id] = static_cast<int>(i), depth[id] = runs.prefix[i].size();
+    }
+  }
+  std::vector<int> first_read(m.tensors.size(), -1);
+  for (size_t i = 0; i < n; ++i) {
+    if (ops[i].kind == "Shape") continue;  // reads no data
+    for (int id : ops[i].inputs) {
+      if (id < 0 || producer[id] < 0 || producer[id] >= static_cast<int>(i)) continue;
+      if (first_read[id] < 0) first_read[id] = static_cast<int>(i);
+      last_read[id] = static_cast<int>(i);
+      depth[id] = std::min(depth[id], runs.Common(i, static_cast<size_t>(producer[id])));
+    }
+  }
+  // Whether tensor id is returned by a child of its frame to the next child call alone.
+  auto piped = [&](size_t id) {
+    const size_t p = static_cast<size_t>(producer[id]), d = depth[id];
+    if (runs.Component(p, d).empty()) return false;  // the frame's own op
+    const size_t next = static_cast<size_t>(runs.run_end[p][d]) + 1;  // the op after the child's call
+    const size_t r = static_cast<size_t>(first_read[id]);
+    if (r != next || runs.Component(r, d).empty()) return false;
+    return static_cast<size_t>(last_read[id]) <= static_cast<size_t>(runs.run_end[r][d]);
+  };
+  // Whether the call at depth d that op i is part of binds its values (by its last op and depth).
+  std::map<std::pair<int, size_t>, bool> binds;
+  auto frame_binds = [&](size_t i, size_t d) {
+    const int end = runs.CallEnd(i, d);
+    auto [it, fresh] = binds.try_emplace({end, d}, true);
+    if (!fresh) return it->second;
+    size_t first = i;
+    while (first > 0 && static_cast<int>(first) - 1 >= 0 && (d == 0 || runs.Common(first - 1, i) >= d)) --first;
+    const std::string_view self = d == 0 ? std::string_view() : runs.Component(i, d - 1);
+    std::set<std::string_view> children;
+    std::string_view previous;
+    for (size_t j = first; j <= static_cast<size_t>(end); ++j) {
+      const std::string_view child = runs.Component(j, d);
+      if (child.empty() || child == previous) {
+        previous = child;
+        continue;
+      }
+      previous = child;
+      // numbered: nn.Sequential's "0" at the top, "features.0" under "features"
+      std::string_view number = child;
+      if (!self.empty() && child.size() > self.size() + 1 && child.substr(0, self.size()) == self &&
+          child[self.size()] == '.') {
+        number = child.substr(self.size() + 1);
+      }
+      const bool numbered = std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; });
+      // called again: a second run of the child, or torch's "name_k" for its k-th call
+      std::string_view base = child;
+      if (const size_t u = child.rfind('_'); u != std::string_view::npos && u + 1 < child.size() &&
+                                             std::all_of(child.begin() + static_cast<std::ptrdiff_t>(u) + 1, child.end(),
+                                                         [](char c) { return c >= '0' && c <= '9'; })) {
+        base = child.substr(0, u);
+      }
+      if (numbered || !children.insert(child).second || (base != child && children.count(base))) {
+        it->second = false;
+        break;
+      }
+    }
+    // A module below the top that calls no child module runs functional code of its own: torch's
+    // (nn.MultiheadAttention's F.multi_head_attention_forward rebinds q, k and v at every step).
+    if (d > 0 && children.empty()) it->second = false;
+    return it->second;
+  };
+  const std::set<int> outputs(m.outputs.begin(), m.outputs.end());
+  for (size_t id = 0; id < m.tensors.size(); ++id) {
+    const int p = producer[id];
+    if (p < 0 || last_read[id] < 0 || m.tensors[id].kind != TensorKind::kActivation || outputs.count(static_cast<int>(id))) {
+      continue;
+    }
+    const int end = runs.CallEnd(static_cast<size_t>(p), depth[id]);
+    if (end > last_read[id] && !piped(id) && frame_binds(static_cast<size_t>(p), depth[id])) hold[id] = end;
+  }
+  return hold;
+}
+
 bool AutocastHalf(const std::string& k) {
   return k == "Conv" || k == "ConvTranspose" || k == "Gemm" || k == "MatMul";
 }
@@ -123,9 +232,9 @@ constexpr std::array<RiskText, 9> kRiskTexts = {{
      "x = rnn(dropout(x)) holds it until the recurrent layer returns: the forward peak up to {bytes} bytes higher "
      "than planned"},
     {"locals_held_until_forward_returns", "higher",
-     "tensors the model's forward() passes between its layers are planned as freed after their last read; where "
-     "forward binds them to names (kv = self.inp(x)), Python keeps them until forward returns: the peak up to "
-     "{bytes} bytes higher than planned"},
+     "tensors a forward() makes or gets back from its layers are planned as freed after their last read; where "
+     "forward binds them to names (kv = self.inp(x); s = q @ k.T), Python keeps them until that forward returns: "
+     "the peak up to {bytes} bytes higher than planned"},
     {"cpu_thread_scratch", "higher",
      "oneDNN's gemm weight gradient (3-D convolutions of few input channels or a kernel deeper than their frames, "
      "dilated 2-D kernels wider than their input) is planned for one intra-op thread, as measured; threading over "
@@ -265,7 +374,6 @@ class Simulator {
                                 std::vector<bool>* from_sources, std::vector<std::pair<int, int>>* source_grads);
   uint64_t HeldByCallerAtRisk(const std::vector<LogicalOp>& ops, const std::vector<int>& buf,
                               const std::set<int>& saved) const;
-  uint64_t RootLocalsBytes(const std::vector<LogicalOp>& ops, const std::vector<int>& buf) const;
   uint64_t MergedByExportAtRisk(const std::vector<int>& buf, const std::set<int>& saved) const;
   uint64_t InplaceAtRisk(const std::vector<LogicalOp>& ops, const std::vector<int>& buf, const std::set<int>& saved,
                          std::set<std::string>* kinds) const;
@@ -441,78 +549,6 @@ uint64_t Simulator::MergedByExportAtRisk(const std::vector<int>& buf, const std:
     if (n > 1) at_risk += (n - 1) * buffers_[buf[id]].bytes;
   }
   return at_risk;
-}
-
-// Python keeps a tensor bound to a name in forward() until forward returns; a temporary dies
-// after its last read, and ONNX records neither. The values the top-level forward passes from
-// one of its layers (or its own ops) to another, with other work of the top level between the
-// two (so the value waited in a name: kv = self.inp(x); q = ...; self.cross(q, kv, kv)), that
-// nothing keeps at the end of forward: the bytes forward holds there if those names are never
-// rebound. A pipeline (self.fc(self.drop(h)), x = self.a(x); x = self.b(x)) and a container
-// root (nn.Sequential, numeric child names) hold nothing. Dev probes (Perceiver-style nets,
-// measured with and without `del`): the forward peak was up to these bytes above the plan.
-uint64_t Simulator::RootLocalsBytes(const std::vector<LogicalOp>& ops, const std::vector<int>& buf) const {
-  // The root's child a node ran in ("inp" for "/inp/MatMul"; "" for the root's own ops).
-  auto child = [&](int node) {
-    const std::string_view path = ModulePath(m_.nodes[node].name);
-    if (path.size() < 2) return std::string_view();
-    const size_t end = path.find('/', 1);
-    return path.substr(1, end == std::string_view::npos ? std::string_view::npos : end - 1);
-  };
-  std::vector<int> op_of_node(m_.nodes.size(), -1);
-  for (size_t i = 0; i < ops.size(); ++i) {
-    for (int n : ops[i].nodes) op_of_node[n] = static_cast<int>(i);
-  }
-  std::set<int> held;
-  const std::set<int> outputs(m_.outputs.begin(), m_.outputs.end());
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].nodes.empty()) continue;
-    const std::string_view from = child(ops[i].nodes[0]);
-    if (!from.empty() && std::isdigit(static_cast<unsigned char>(from[0]))) return 0;
-    for (int id : ops[i].outputs) {
-      if (id < 0 || buf[id] < 0 || outputs.count(id) || m_.tensors[id].kind != TensorKind::kActivation) continue;
-      if (ledger_.buffers[buf[id]].refs > 0) continue;  // kept anyway
-      // Its first reader in another child (or at the top level), by op order.
-      int first = -1;
-      for (int c : m_.tensors[id].consumers) {
-        const int at = op_of_node[c];
-        if (at > static_cast<int>(i) && m_.nodes[c].op_type != "Shape" && child(c) != from && (first < 0 || at < first)) {
-          first = at;
-        }
-      }
-      if (first < 0) continue;
-      const std::string_view to = child(ops[first].nodes[0]);
-      for (int k = static_cast<int>(i) + 1; k < first; ++k) {
-        if (ops[k].nodes.empty()) continue;
-        const std::string_view between = child(ops[k].nodes[0]);
-        if (between != from && between != to) {
-          held.insert(buf[id]);
-          break;
-        }
-      }
-    }
-  }
-  // A value of the top level's own code that only ArgMin / ArgMax read (a VQ bottleneck's distances to its
-  // codebook: dist = ...; ids = dist.argmin(1)): autograd keeps nothing of it and the plan frees it after
-  // the argmin, but a name holds it until forward returns. Dev probe vq_straight_through (unseen set 11's
-  // VQ-VAE miss, at its own sizes): the forward peak 4.8 % above the plan, below plan + these bytes.
-  for (const LogicalOp& op : ops) {
-    if (op.nodes.empty() || !child(op.nodes[0]).empty()) continue;
-    for (int id : op.outputs) {
-      if (id < 0 || buf[id] < 0 || outputs.count(id) || m_.tensors[id].kind != TensorKind::kActivation) continue;
-      if (ledger_.buffers[buf[id]].refs > 0) continue;
-      const std::vector<int>& readers = m_.tensors[id].consumers;
-      if (!readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int c) {
-            return m_.nodes[c].op_type == "ArgMin" || m_.nodes[c].op_type == "ArgMax";
-          })) {
-        held.insert(buf[id]);
-      }
-    }
-  }
-  uint64_t bytes = 0;
-  for (int b : held) bytes += buffers_[b].bytes;
-  if (trace_) trace_->locals_buffers.assign(held.begin(), held.end());
-  return bytes;
 }
 
 // ONNX does not record inplace=True. leaky_relu_/elu_ keep their result, which then shares the
@@ -754,7 +790,9 @@ Result<StepPlan> Simulator::Run() {
   }
   for (int id : m_.outputs) ++uses[id];
   std::vector<int> buf(m_.tensors.size(), -1);
-  const std::vector<int> held_until = HeldUntilCallReturns(m_, ops);
+  const ModuleRuns runs(m_, ops);
+  const std::vector<int> held_until = HeldUntilCallReturns(m_, ops, runs);
+  const std::vector<int> locals_held_until = LocalsHeldUntil(m_, ops, runs);
   std::vector<std::vector<int>> release_after(ops.size());  // tensors whose module call returns there
 
   // Persistent state: parameters (and buffers), optimizer state, the input batch and labels.
@@ -838,6 +876,26 @@ Result<StepPlan> Simulator::Run() {
   uint64_t amax_at_risk = 0;     // the largest OpRule::amax_backward_bytes
   std::set<std::string> ambiguities;  // OpRule::ambiguity, once each
   plan.layers.reserve(ops.size());
+  // The locals risk (LocalsHeldUntil): per buffer, the last op a frame may hold it to; the bytes freed
+  // before then and still held so, the op after which each goes, and the forward's peak with them.
+  std::vector<int> buffer_held_until;
+  std::vector<std::vector<int>> locals_release(ops.size());
+  std::vector<std::pair<int, int>> locals_holds;  // (buffer, op), recorded for the trace
+  std::vector<size_t> op_end_event(ops.size(), 0);
+  uint64_t locals_bytes = 0, forward_peak_with_locals = 0;
+  std::vector<int> freed;
+  ledger_.freed = &freed;
+  auto hold_freed = [&](size_t first_op_after) {
+    for (int b : freed) {
+      if (static_cast<size_t>(b) >= buffer_held_until.size() || buffer_held_until[b] < static_cast<int>(first_op_after)) {
+        continue;
+      }
+      locals_bytes += buffers_[b].bytes;
+      locals_release[static_cast<size_t>(buffer_held_until[b])].push_back(b);
+      if (trace_) locals_holds.emplace_back(b, buffer_held_until[b]);
+    }
+    freed.clear();
+  };
   int segment_first_buffer = 0;
   for (size_t oi = 0; oi < ops.size(); ++oi) {
     const LogicalOp& op = ops[oi];
@@ -911,6 +969,11 @@ Result<StepPlan> Simulator::Run() {
       } else {
         buf[id] = Alloc(TensorBytes(id), kTransient);
       }
+      if (locals_held_until[id] >= 0) {
+        const size_t b = static_cast<size_t>(buf[id]);
+        if (b >= buffer_held_until.size()) buffer_held_until.resize(b + 1, -1);
+        buffer_held_until[b] = std::max(buffer_held_until[b], locals_held_until[id]);
+      }
     }
     // Mixed precision: autocast ops keep half copies of fp32 inputs and weights.
     if (IsAmp(o_.precision) && AutocastHalf(op.kind)) {
@@ -977,6 +1040,9 @@ Result<StepPlan> Simulator::Run() {
       counted_saved.insert(b);
     }
     // Extras were allocated with one reference, owned by saved_bufs.
+    hold_freed(oi);
+    forward_peak_with_locals =
+        std::max(forward_peak_with_locals, ledger_.total + ledger_.Round(rule.forward_temp_bytes) + locals_bytes);
     Observe("forward", rule.forward_temp_bytes);
     for (int id : op.inputs) {
       if (id < 0 || m_.tensors[id].kind != TensorKind::kActivation || --uses[id] != 0) continue;
@@ -990,8 +1056,16 @@ Result<StepPlan> Simulator::Run() {
       if (id >= 0 && uses[id] == 0 && buf[id] >= 0) Unref(buf[id]);
     }
     for (int id : release_after[oi]) Unref(buf[id]);
+    hold_freed(oi + 1);
+    for (int b : locals_release[oi]) locals_bytes -= buffers_[b].bytes;
+    if (trace_) op_end_event[oi] = trace_->events.size();
     rules.push_back(std::move(rule));
     plan.layers.push_back(std::move(layer));
+  }
+  ledger_.freed = nullptr;
+  if (trace_) {
+    trace_->locals_holds.clear();
+    for (const auto& [b, op] : locals_holds) trace_->locals_holds.emplace_back(b, op_end_event[static_cast<size_t>(op)]);
   }
   if (!not_in_place.empty()) {
     plan.warnings.push_back("in-place hint: node " + not_in_place.front() +
@@ -1000,8 +1074,8 @@ Result<StepPlan> Simulator::Run() {
                             "later); planned out of place");
   }
   const uint64_t held_by_caller_at_risk = HeldByCallerAtRisk(ops, buf, counted_saved);
-  // An upper bound: the forward peak so far, with every such local still held.
-  const uint64_t forward_end_with_locals = ledger_.peak + RootLocalsBytes(ops, buf);
+  // An upper bound: the forward's peak with every value its frames may hold still held.
+  const uint64_t forward_end_with_locals = std::max(ledger_.peak, forward_peak_with_locals);
   if (trace_) trace_->forward_end_event = trace_->events.size();
   uint64_t total_saved = 0;
   for (int b : counted_saved) total_saved += buffers_[b].bytes;
@@ -1241,12 +1315,12 @@ Result<StepPlan> Simulator::Run() {
   if (trace_) trace_->has_matmul = has_matmul, trace_->has_conv = has_conv;
   FinishStepPlan(ledger_, o_, has_matmul, has_conv, total_saved, &plan);
   if (plan.peak_phase == "forward") AddRisk(&plan, Risk::kDropoutInputHeldByCaller, held_by_caller_at_risk);
-  AddLocalsRisk(forward_end_with_locals, ledger_.peak, &plan);
   for (const std::string& k : unknown_ops) {
     plan.warnings.push_back("no memory rule for operator " + k +
                             "; assumed it keeps all its inputs and outputs for backward");
   }
   plan.warnings.insert(plan.warnings.end(), ambiguities.begin(), ambiguities.end());
+  AddLocalsRisk(forward_end_with_locals, ledger_.peak, &plan);  // last, as a recording's Replay adds it
   return plan;
 }
 
@@ -1287,6 +1361,7 @@ void StepLedger::Free(int b) {
   Buffer& buf = buffers[b];
   buf.refs = 0;
   Count(buf, -1);
+  if (freed) freed->push_back(b);
   if (cuda_) events.push_back({AllocationEvent::kFree, b, buf.bytes});
   if (trace_) trace_->events.push_back({StepTrace::kFree, 0, b, nullptr, 0});
 }

@@ -40,10 +40,11 @@ struct StepTrace {
   std::vector<int> inplace_buffers;           // the buffers the in-place warning's bytes sum
   std::string inplace_kinds;
   int inplace_warning = -1;  // its index in the simulation's warnings, -1 when none
-  // The forward end (the number of events before it) and the buffers RootLocalsBytes counts there:
-  // the locals risk is recomputed from them at every batch (AddLocalsRisk).
+  // The forward end (the number of events before it), and the buffers a module's frame may hold
+  // past their free (LocalsHeldUntil), each with the event before which it would go: the locals
+  // risk is recomputed from them at every batch (AddLocalsRisk).
   size_t forward_end_event = 0;
-  std::vector<int> locals_buffers;
+  std::vector<std::pair<int, size_t>> locals_holds;
   bool has_matmul = false, has_conv = false;
 };
 
@@ -78,6 +79,7 @@ class StepLedger {
   uint64_t total = 0, peak = 0;
   std::vector<AllocationEvent> events;  // cuda: the step's allocations
   size_t step_begin = 0;
+  std::vector<int>* freed = nullptr;    // when set, Free appends each buffer it frees
   std::string phase = "forward";
 
  private:
@@ -106,7 +108,7 @@ uint64_t CudaRequiredBytes(const CudaPeaks& peaks, const CudaStepOverheads& over
 void FinishStepPlan(const StepLedger& ledger, const PlanOptions& options, bool has_matmul, bool has_conv,
                     uint64_t total_saved, StepPlan* plan);
 
-// The risk that the top-level forward holds its locals until it returns: added to `plan` (risk
+// The risk that module forwards hold their locals until they return: added to `plan` (risk
 // and warning) when the forward peak with them held, `forward_peak_with_locals`, exceeds the step's
 // `peak` by at least 1 % of it. StripLocalsRisk removes it again (a recording recomputes it).
 void AddLocalsRisk(uint64_t forward_peak_with_locals, uint64_t peak, StepPlan* plan);
