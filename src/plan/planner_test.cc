@@ -1696,6 +1696,45 @@ TEST(ConvScratch, NarrowDenseWeightGradientHoldsItsBlockedCopy) {
   EXPECT_EQ(r.backward_temp_bytes, 48u * 16 * 49 * 4 + 5400);
 }
 
+// A 3-D first convolution with unequal strides: both direct input-gradient kernels refuse it, as in 2-D
+// (dev seed 617: 3 -> 1, 4x4x4 strided by (1, 1, 2), padding (3, 1, 1) over 16 x 7 x 38, batch 3:
+// x64:gemm:jit backward_data, jit:avx512_core backward_weights; planned 78 % high with the blocked
+// input gradient and 16 x 16 weights).
+TEST(ConvScratch, ThreeDimensionalFirstConvolutionWithUnequalStridesRunsTheGemmInputGradient) {
+  GraphBuilder b;
+  b.Input("input", {3, 16, 7, 38}).Weight("conv.weight", {1, 3, 4, 4, 4});
+  b.Node("Mul", {"input", "input"}, {"x"}, "pre");
+  auto& conv = b.Node("Conv", {"x", "conv.weight"}, {"logits"}, "conv");
+  GraphBuilder::IntsAttr(conv, "pads", {3, 1, 1, 3, 1, 1});
+  GraphBuilder::IntsAttr(conv, "strides", {1, 1, 2});
+  b.Output("logits");
+  const OpRule r = RuleOf(b.Bytes(), 3, "Conv");
+  EXPECT_EQ(r.conv_kernels.input_gradient, ConvKernel::kGemm);
+  // The output gradient blocked by 16 (415872 bytes) + the fixed part is the larger phase now.
+  const uint64_t y16 = 3u * 16 * 19 * 6 * 19 * 4;
+  EXPECT_EQ(r.backward_temp_bytes, y16 + 7 * 1024);
+}
+
+// A strided 1x1x1 kernel of 9-15 input channels: its weight gradient runs the AVX2 kernel on the input
+// and the output gradient blocked by 8 (dev seed 527: 12 -> 24, stride 2 over 3 x 16 x 16, batch 8;
+// planned 2.2 % high with the output gradient blocked by 16).
+TEST(ConvScratch, StridedPointwise3dWeightGradientBlocksByEight) {
+  const OpRule r = ConvRule(3, 12, 24, 1, 1, 16, 8, 2);
+  const uint64_t x8 = 8u * 16 * 4096 * 4, y8 = 8u * 24 * 512 * 4, w_padding = 24u * 4 * 4;
+  EXPECT_EQ(r.backward_temp_bytes, x8 + y8 + w_padding + 7 * 1024);
+}
+
+// A gemm input gradient over many positions and columns with few output channels: sgemm may pack it
+// (dev seed 635: 160 -> 3, 3x3 padded by (3, 0) over 79 x 79, batch 4: a 3322144-byte buffer, planned
+// 3.7 % low with 73984). Not modelled: listed as a risk of 4 x 128 x (m + n) bytes.
+TEST(ConvScratch, DataGemmThatMayPackIsARisk) {
+  const OpRule r = Conv2dRule(160, 3, {79, 79}, 3, {3, 0}, 1, 1, 4);
+  EXPECT_EQ(r.conv_kernels.input_gradient, ConvKernel::kGemm);
+  EXPECT_EQ(r.data_gemm_pack_bytes, 4u * 128 * (83 * 77 + 160 * 9));
+  // Many output channels: no risk (dev seed 454's layer, 384 -> 32, runs an unpacked gemm).
+  EXPECT_EQ(Conv2dRule(160, 64, {79, 79}, 3, {3, 0}, 1, 1, 4).data_gemm_pack_bytes, 0u);
+}
+
 // A dilated depthwise layer with a stride runs both gradients on gemm as well: the depthwise kernels'
 // refusal of a dilation comes first (dev seed 553: conv1d 16 channels, k3, stride 2, dilation 4, padding
 // 4 over 16, batch 7; planned 64 % low with the blocked reorders).

@@ -1346,6 +1346,17 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     const int id = op.inputs[i];
     if (id >= 0 && ctx.requires_grad[id] && T[id].known) later_gradients += T[id].Bytes();
   }
+  // Where the input gradient's sgemm call (m = output positions, n = input channels of a group x kernel
+  // volume, k = output channels of a group) is one that packs by the weight gradient's reading
+  // (SgemmSkipsPacking false) and k is small, sgemm's buffer is far larger than the unpacked one
+  // planned: dev seed 635 of tools/probe_conv_fuzz.py (160 -> 3, 3x3 padded by (3, 0) over 79 x 79,
+  // batch 4, x64:gemm:jit backward_data with m = 6391, n = 1440, k = 3) allocates 3322144 bytes beside
+  // the 36.8 MB columns, planned 3.7 % low with 73984. Its size is not modelled (round 10): the plan
+  // lists it as a risk of about 4 x 128 x (m + n) bytes.
+  auto note_data_gemm_pack = [&](uint64_t m, uint64_t n, uint64_t k) {
+    if (SgemmRunsGemv(m, n) || k >= 16 || m < 1024 || n < 256 || SgemmSkipsPacking(m, n, k, m)) return;
+    r->data_gemm_pack_bytes = std::max<uint64_t>(r->data_gemm_pack_bytes, 4 * 128 * (m + n));
+  };
   auto gemm_data_phase = [&](uint64_t columns_and_buffer) {
     const uint64_t phase = std::max(columns_and_buffer, T[x].Bytes()) + g.fixed_bytes;
     return phase - std::min(phase, later_gradients);
@@ -1371,8 +1382,15 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   // 215 and 279, conv1d of kernel 1 strided by 2 and 3 over 929 and 694, ran x64:gemm:jit backward_data;
   // planned 1.9 and 4.0 % high with the reduce-to-unit-stride rule, -0.05 and -0.24 % now.)
   const bool direct_1x1 = kernel == 1 && !pointwise_1x1 && !KernelOutsideSource(n, xd, wd, T[y].dims);
-  if (dig.Known() && spatial <= 2 && groups == 1 && (kernel > 1 || direct_1x1) && input_grad &&
-      T[y].dims.size() == xd.size()) {
+  // A 3-D first convolution (1-3 input channels, undilated, one whose weight gradient the direct kernel
+  // takes) reads the same init_conf checks: a stride that differs between axes is refused by both (dev
+  // seed 617 of tools/probe_conv_fuzz.py, 3 -> 1, 4x4x4 strided by (1, 1, 2), batch 3: x64:gemm:jit
+  // backward_data, jit:avx512_core backward_weights; planned 78 % high with the blocked input gradient
+  // and 16 x 16 weights of dev seed 148's rule). Other 3-D layers keep their fitted rules.
+  const bool first_conv_3d_direct_weights = spatial == 3 && groups == 1 && kernel > 1 && c_in <= 3 && !dilated &&
+                                            T[y].dims.size() == 5 && !DirectWeightGradientRefuses3d(n, xd, wd, T[y].dims);
+  if (dig.Known() && (spatial <= 2 || first_conv_3d_direct_weights) && groups == 1 && (kernel > 1 || direct_1x1) &&
+      input_grad && T[y].dims.size() == xd.size()) {
     const auto& yd = T[y].dims;
     ConvAxis axes[3];
     for (size_t i = 0; i < spatial; ++i) {
@@ -1392,6 +1410,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
     const uint64_t columns_and_buffer = col + g.DataGemmBufferBytes(positions, static_cast<uint64_t>(c_in) * kernel);
     gemm_input_phase = gemm_data_phase(columns_and_buffer);
+    if (gemm_input) note_data_gemm_pack(positions, static_cast<uint64_t>(c_in) * kernel, static_cast<uint64_t>(c_out));
     // The AVX-512 kernel's width blocking depends on the L1 size oneDNN reads: where another CPU's
     // would decide the other way, the gemm's columns and buffer are machine-dependent bytes.
     for (uint64_t l1 : dig.other_l1_bytes) {
@@ -1505,7 +1524,13 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       const uint64_t w_padding = weight_padding(16);
       // Where the blocked input gradient alone is the larger (strided layers), it comes without the
       // fixed part (probes: 5.7 KiB less than the blocked input gradient at the median).
-      input_phase = kernel == 1 ? xp + (c_in > 8 ? yp : 0) + fixed
+      // From 9 input channels on a 1x1x1 kernel's weight gradient runs oneDNN's AVX2 kernel (jit:avx2
+      // backward_weights) on the input and the output gradient blocked by 8, after the input gradient's
+      // blocked buffers are gone: that phase is the larger, and its output gradient is blocked by 8, not
+      // 16 (dev seed 527 of tools/probe_conv_fuzz.py, 12 -> 24, 1x1x1 strided by 2 over 3 x 16 x 16,
+      // batch 8: aBcde8b buffers of 393216 and 98304 bytes at the peak, the input gradient's aBcde16b
+      // one alone beside the plain result before; planned 2.2 % high with the output gradient by 16).
+      input_phase = kernel == 1 ? (c_in > 8 ? std::max(xp, padded_to(x, 8) + padded_to(y, 8) + weight_padding(8)) : xp) + fixed
                                 : std::max(yp + xp + w_padding - T[x].Bytes() + fixed, xp);
     }
     if (kernel > 1) {
@@ -1778,6 +1803,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       r->forward_temp_bytes = std::max(forward_col + forward_buffer, T[y].Bytes()) + g.fixed_bytes;
       r->backward_temp_bytes =
           std::max(input_grad ? gemm_data_phase(col + input_buffer) : 0, weight_phase);
+      if (input_grad) note_data_gemm_pack(positions, static_cast<uint64_t>(in_g) * kernel, static_cast<uint64_t>(out_g));
     } else if (input_gemm && weight_gemm) {
       // The whole backward on gemm, as for the groups above; forward keeps the direct kernel's rule.
       // Seed 392's trace: ideep's input gradient beside one depth slice's columns and sgemm's buffer
