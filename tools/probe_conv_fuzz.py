@@ -37,9 +37,15 @@ Seed ranges, fixed before any row of the held-out range was planned or measured:
                             of its rows was planned or measured: measured ONCE at the end of round 7 and planned
                             blind with the build of main before round 7's rule changes and with the final build;
                             never looked at row by row, never tuned on
-  (dev seeds 200-319 and 320-439 are tuning data too: --seeds 200:320, --seeds 320:440)
+  heldout8 900700-900779    an eighth held-out range, fixed (this line committed alone, conv fuzz round 10) before
+                            any of its rows was planned or measured: measured ONCE and planned blind with the build
+                            at the start of round 10 and once more with its final build; never looked at row by row,
+                            never tuned on
+  (dev seeds 200-319 and 320-439 are tuning data too: --seeds 200:320, --seeds 320:440; and 440-839, fixed at the
+  start of round 10 before any of its rows was drawn, measured or planned: --seeds 440:840, measured and planned
+  first with the round-start build as a blind dev figure, then studied)
 
-    /usr/bin/python3 tools/probe_conv_fuzz.py [--set dev|heldout|heldout2|heldout3|heldout4|heldout5|heldout6|heldout7 | --seeds A:B] [--jobs 2]
+    /usr/bin/python3 tools/probe_conv_fuzz.py [--set dev|heldout|heldout2|heldout3|heldout4|heldout5|heldout6|heldout7|heldout8 | --seeds A:B] [--jobs 2]
         [--oomguard build-conv/oomguard] [--work DIR] [--out bench/results/conv_fuzz_<set>.json]
     /usr/bin/python3 tools/probe_conv_fuzz.py --show SEED          # the layer a seed draws
     /usr/bin/python3 tools/probe_conv_fuzz.py --replan FILE.json [--oomguard ...] [--out ...]
@@ -64,7 +70,7 @@ import probe_conv3d_steps as steps  # noqa: E402  (plan, summarize, git_head)
 SETS = {"dev": (0, 200), "heldout": (900000, 900080), "heldout2": (900100, 900180),
         "heldout3": (900200, 900280), "heldout4": (900300, 900380),
         "heldout5": (900400, 900480), "heldout6": (900500, 900580),
-        "heldout7": (900600, 900680)}
+        "heldout7": (900600, 900680), "heldout8": (900700, 900780)}
 CHANNELS = [1, 2, 3, 4, 8, 12, 16, 24, 32, 40, 48, 64, 96, 128, 160, 192, 256, 320, 384, 512]
 MAX_BYTES = 1.5e9
 MAX_FLOP = 4e9

@@ -1331,6 +1331,36 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     r->backward_temp_bytes += weight_padding(weight_block);
   }
   const GemmWeightGradient3d& g = EmbeddedConvScratchTable().gemm_weight_gradient_3d;
+  // The input-gradient phase of oneDNN's gemm backward_data (ideep's own input gradient beside one
+  // sample's im2col columns and sgemm's buffer, then beside the plain result as it is copied out)
+  // comes before the weight gradient exists: mkldnn_convolution_backward (PyTorch 1.13,
+  // aten/src/ATen/native/mkldnn/Conv.cpp) runs mkldnn_convolution_backward_input and only then
+  // mkldnn_convolution_backward_weights, which makes the weight and bias gradients. The plan holds those
+  // gradients through the whole op's backward, so the phase is less by them (dev seed 454 of
+  // tools/probe_conv_fuzz.py, conv2d 384 -> 32, k7 s(2, 3) over 22 x 56, batch 4: x64:gemm:jit
+  // backward_data; its trace peaks with the 7569408-byte input gradient of ideep, 15730304 bytes of
+  // columns and the 73984-byte buffer, no weight gradient yet; planned 5.8 % high, the 2408448-byte
+  // weight gradient + 908 bytes). (The blocked direct phase below subtracts them already.)
+  uint64_t later_gradients = 0;
+  for (size_t i = 1; i < op.inputs.size() && i < 3; ++i) {
+    const int id = op.inputs[i];
+    if (id >= 0 && ctx.requires_grad[id] && T[id].known) later_gradients += T[id].Bytes();
+  }
+  // Where the input gradient's sgemm call (m = output positions, n = input channels of a group x kernel
+  // volume, k = output channels of a group) is one that packs by the weight gradient's reading
+  // (SgemmSkipsPacking false) and k is small, sgemm's buffer is far larger than the unpacked one
+  // planned: dev seed 635 of tools/probe_conv_fuzz.py (160 -> 3, 3x3 padded by (3, 0) over 79 x 79,
+  // batch 4, x64:gemm:jit backward_data with m = 6391, n = 1440, k = 3) allocates 3322144 bytes beside
+  // the 36.8 MB columns, planned 3.7 % low with 73984. Its size is not modelled (round 10): the plan
+  // lists it as a risk of about 4 x 128 x (m + n) bytes.
+  auto note_data_gemm_pack = [&](uint64_t m, uint64_t n, uint64_t k) {
+    if (SgemmRunsGemv(m, n) || k >= 16 || m < 1024 || n < 256 || SgemmSkipsPacking(m, n, k, m)) return;
+    r->data_gemm_pack_bytes = std::max<uint64_t>(r->data_gemm_pack_bytes, 4 * 128 * (m + n));
+  };
+  auto gemm_data_phase = [&](uint64_t columns_and_buffer) {
+    const uint64_t phase = std::max(columns_and_buffer, T[x].Bytes()) + g.fixed_bytes;
+    return phase - std::min(phase, later_gradients);
+  };
   // Which kernel runs a dense layer's input gradient (data/conv_scratch.json direct_input_gradient;
   // DirectInputGradientKernel reads both direct kernels' init_conf refusals, their width blocking
   // included). Where both refuse, gemm_convolution_bwd_data runs on plain buffers: no blocked
@@ -1352,8 +1382,15 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   // 215 and 279, conv1d of kernel 1 strided by 2 and 3 over 929 and 694, ran x64:gemm:jit backward_data;
   // planned 1.9 and 4.0 % high with the reduce-to-unit-stride rule, -0.05 and -0.24 % now.)
   const bool direct_1x1 = kernel == 1 && !pointwise_1x1 && !KernelOutsideSource(n, xd, wd, T[y].dims);
-  if (dig.Known() && spatial <= 2 && groups == 1 && (kernel > 1 || direct_1x1) && input_grad &&
-      T[y].dims.size() == xd.size()) {
+  // A 3-D first convolution (1-3 input channels, undilated, one whose weight gradient the direct kernel
+  // takes) reads the same init_conf checks: a stride that differs between axes is refused by both (dev
+  // seed 617 of tools/probe_conv_fuzz.py, 3 -> 1, 4x4x4 strided by (1, 1, 2), batch 3: x64:gemm:jit
+  // backward_data, jit:avx512_core backward_weights; planned 78 % high with the blocked input gradient
+  // and 16 x 16 weights of dev seed 148's rule). Other 3-D layers keep their fitted rules.
+  const bool first_conv_3d_direct_weights = spatial == 3 && groups == 1 && kernel > 1 && c_in <= 3 && !dilated &&
+                                            T[y].dims.size() == 5 && !DirectWeightGradientRefuses3d(n, xd, wd, T[y].dims);
+  if (dig.Known() && (spatial <= 2 || first_conv_3d_direct_weights) && groups == 1 && (kernel > 1 || direct_1x1) &&
+      input_grad && T[y].dims.size() == xd.size()) {
     const auto& yd = T[y].dims;
     ConvAxis axes[3];
     for (size_t i = 0; i < spatial; ++i) {
@@ -1372,7 +1409,8 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
                                             : static_cast<uint64_t>(yd[yd.size() - 2]) * static_cast<uint64_t>(yd.back());
     const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
     const uint64_t columns_and_buffer = col + g.DataGemmBufferBytes(positions, static_cast<uint64_t>(c_in) * kernel);
-    gemm_input_phase = std::max(columns_and_buffer, T[x].Bytes()) + g.fixed_bytes;
+    gemm_input_phase = gemm_data_phase(columns_and_buffer);
+    if (gemm_input) note_data_gemm_pack(positions, static_cast<uint64_t>(c_in) * kernel, static_cast<uint64_t>(c_out));
     // The AVX-512 kernel's width blocking depends on the L1 size oneDNN reads: where another CPU's
     // would decide the other way, the gemm's columns and buffer are machine-dependent bytes.
     for (uint64_t l1 : dig.other_l1_bytes) {
@@ -1486,7 +1524,13 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       const uint64_t w_padding = weight_padding(16);
       // Where the blocked input gradient alone is the larger (strided layers), it comes without the
       // fixed part (probes: 5.7 KiB less than the blocked input gradient at the median).
-      input_phase = kernel == 1 ? xp + (c_in > 8 ? yp : 0) + fixed
+      // From 9 input channels on a 1x1x1 kernel's weight gradient runs oneDNN's AVX2 kernel (jit:avx2
+      // backward_weights) on the input and the output gradient blocked by 8, after the input gradient's
+      // blocked buffers are gone: that phase is the larger, and its output gradient is blocked by 8, not
+      // 16 (dev seed 527 of tools/probe_conv_fuzz.py, 12 -> 24, 1x1x1 strided by 2 over 3 x 16 x 16,
+      // batch 8: aBcde8b buffers of 393216 and 98304 bytes at the peak, the input gradient's aBcde16b
+      // one alone beside the plain result before; planned 2.2 % high with the output gradient by 16).
+      input_phase = kernel == 1 ? (c_in > 8 ? std::max(xp, padded_to(x, 8) + padded_to(y, 8) + weight_padding(8)) : xp) + fixed
                                 : std::max(yp + xp + w_padding - T[x].Bytes() + fixed, xp);
     }
     if (kernel > 1) {
@@ -1655,7 +1699,7 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
                                             : static_cast<uint64_t>(T[y].dims[2]) * static_cast<uint64_t>(T[y].dims[3]);
     const uint64_t col = eb * static_cast<uint64_t>(c_in) * kernel * positions;
     const uint64_t sgemm_buffer = g.DataGemmBufferBytes(positions, static_cast<uint64_t>(c_in) * kernel);
-    r->backward_temp_bytes = std::max(input_grad ? std::max(col + sgemm_buffer, T[x].Bytes()) + g.fixed_bytes : 0,
+    r->backward_temp_bytes = std::max(input_grad ? gemm_data_phase(col + sgemm_buffer) : 0,
                                       gemm_weight_gradient(positions));
   }
   if (spatial == 1 && input_grad) {
@@ -1758,14 +1802,15 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
       const uint64_t input_buffer = g.DataGemmBufferBytes(positions, static_cast<uint64_t>(in_g) * kernel);
       r->forward_temp_bytes = std::max(forward_col + forward_buffer, T[y].Bytes()) + g.fixed_bytes;
       r->backward_temp_bytes =
-          std::max(input_grad ? std::max(col + input_buffer, T[x].Bytes()) + g.fixed_bytes : 0, weight_phase);
+          std::max(input_grad ? gemm_data_phase(col + input_buffer) : 0, weight_phase);
+      if (input_grad) note_data_gemm_pack(positions, static_cast<uint64_t>(in_g) * kernel, static_cast<uint64_t>(out_g));
     } else if (input_gemm && weight_gemm) {
       // The whole backward on gemm, as for the groups above; forward keeps the direct kernel's rule.
       // Seed 392's trace: ideep's input gradient beside one depth slice's columns and sgemm's buffer
       // (6 calls: 2 groups x 3 output depths), then the weight gradient's scratch (one slice's columns
       // + 4 x the weights) and sgemm's packing buffer (151840 bytes): planned 40 % low before.
       const uint64_t input_buffer = g.DataGemmBufferBytes(positions, static_cast<uint64_t>(in_g) * kernel);
-      r->backward_temp_bytes = std::max(std::max(col + input_buffer, T[x].Bytes()) + g.fixed_bytes, weight_phase);
+      r->backward_temp_bytes = std::max(gemm_data_phase(col + input_buffer), weight_phase);
     } else if (weight_gemm && data_block < 16) {
       // A direct input gradient by blocks of 4 channels (ok_to_try_lower_zmm) reorders nothing for a
       // gemm weight gradient: the blocked input gradient lives beside the plain one it is reordered
@@ -1786,18 +1831,35 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
   // channel's columns and sgemm's buffer for the input gradient, the gemm weight gradient's scratch
   // (dev seed 389: 24 channels, k3, dilation 3 over 3 x 39, batch 7; x64:gemm:jit backward_data and
   // backward_weights, planned 33 % high with the blocked reorders). Forward keeps the depthwise
-  // kernel, which takes a dilation. Dilated and strided layers run gemm in forward too and keep the
-  // rules above (dev seed 270 within 0.2 %); 3-D depthwise layers have no depthwise kernel at all.
-  if (one_channel_groups && dilated && spatial <= 2 && kernel > 1 && !DilatedAxisStrided(n, spatial) &&
-      T[y].dims.size() == xd.size()) {
+  // kernel, which takes a dilation. A stride changes none of that: those init_conf refusals of a
+  // dilation come first (dev seed 553 of tools/probe_conv_fuzz.py, conv1d 16 channels in 16 groups, k3
+  // s2 d4 padded by 4 over 16, batch 7: jit_dw forward_training, x64:gemm:jit backward_data and
+  // backward_weights; its trace holds sgemm's 73984-byte buffer at the peak, planned 64 % low with the
+  // blocked reorders of the depthwise kernels). (With a channel multiplier, dev seed 270, the grouped
+  // rule above.) 3-D depthwise layers have no depthwise kernel at all.
+  if (one_channel_groups && dilated && spatial <= 2 && kernel > 1 && T[y].dims.size() == xd.size()) {
     chosen_kernels.input_gradient = chosen_kernels.weight_gradient = ConvKernel::kGemm;
     const auto& yd = T[y].dims;
     const uint64_t positions = spatial == 1 ? static_cast<uint64_t>(yd[2])
                                             : static_cast<uint64_t>(yd[2]) * static_cast<uint64_t>(yd[3]);
     const uint64_t col = eb * kernel * positions;
     const uint64_t input_phase =
-        input_grad ? std::max(col + g.DataGemmBufferBytes(positions, kernel), T[x].Bytes()) + g.fixed_bytes : 0;
+        input_grad ? gemm_data_phase(col + g.DataGemmBufferBytes(positions, kernel)) : 0;
     r->backward_temp_bytes = std::max(input_phase, gemm_weight_gradient(positions, 1, 1));
+  }
+  // A dense 2-D layer of 4-15 input channels whose weight gradient runs a direct kernel (AVX2, blocked by
+  // 8: WeightGradientBlock2d) forms it blocked in both channel dimensions, as the wider layers above do,
+  // and reorders it into the plain gradient while both live: the blocked weights (padded) + a fixed
+  // part beside what the plan holds, once the input gradient's reorders are gone. The rules for these
+  // widths held only the reorders of the activations, enough where the map outweighs the weights (dev
+  // seed 487 of tools/probe_conv_fuzz.py, conv2d 12 -> 48, k7 s2 padded by (4, 3) over 7 x 7, batch 6:
+  // jit:avx2 backward_weights into ABcd8b8a; its trace peaks with the 150528-byte blocked weight
+  // gradient beside the 112896-byte plain one; planned 15.4 % low). Dilated layers and those the direct
+  // kernels refuse run the gemm weight gradient (their rules above).
+  if (spatial == 2 && groups == 1 && kernel > 1 && c_in >= 4 && c_in < 16 && !depthwise && !dilated &&
+      T[y].dims.size() == xd.size() && !DirectWeightGradientRefuses2d(n, xd, wd, T[y].dims)) {
+    r->backward_temp_bytes = std::max(r->backward_temp_bytes,
+                                      T[w].Bytes() + weight_padding(weight_block) + kConv2dWeightGradientFixedBytes);
   }
   // A dense input gradient on gemm: its phase beside the weight gradient's (the rules above that run
   // the gemm input gradient, and the narrow rule that replaces it, give the same phase or more).

@@ -86,6 +86,9 @@ struct OpRule {
   uint64_t amax_backward_bytes = 0;
   // CPU convolutions: the kernel each direction's scratch follows.
   ConvKernels conv_kernels;
+  // A gemm input gradient whose sgemm call may pack its operands (large m and n, small k), which the
+  // plan does not model: about the packed operands' bytes, at risk (higher).
+  uint64_t data_gemm_pack_bytes = 0;
 };
 
 struct RuleContext {

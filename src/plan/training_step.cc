@@ -208,11 +208,12 @@ bool AutocastFloat(const std::string& k) {
 // The warnings that carry bytes, as data: the name in the JSON's risks, the way the step may
 // differ from the plan, and the words ({bytes}: the bytes at risk, {where}: the op it concerns).
 enum class Risk { kShapeInferenceStopped, kMeanCentredOnce, kCpuIsaScratch, kInplaceAfterInstanceNorm, kDropoutInputHeldByCaller,
-                  kLocalsHeldUntilForwardReturns, kCpuThreadScratch, kReductionMayBeAmax, kMergedByExport };
+                  kLocalsHeldUntilForwardReturns, kCpuThreadScratch, kReductionMayBeAmax, kMergedByExport,
+                  kConvDataGemmMayPack };
 struct RiskText {
   std::string_view what, direction, text;
 };
-constexpr std::array<RiskText, 9> kRiskTexts = {{
+constexpr std::array<RiskText, 10> kRiskTexts = {{
     {"shape_inference_stopped", "higher",
      "shape inference stopped at {where}: the layers after it are planned without their saved tensors and scratch; "
      "at least {bytes} bytes (the inputs where it stopped) per layer more than planned"},
@@ -248,8 +249,12 @@ constexpr std::array<RiskText, 9> kRiskTexts = {{
      "a value with a fixed operand (memory + pos) that repeated layers (dec.0, dec.1, ...) read and keep is planned "
      "once, as the export has it; torch.onnx merges the same expression written in each layer into one, which "
      "PyTorch computes and keeps once per layer: up to {bytes} bytes more kept than planned"},
+    {"conv_data_gemm_may_pack", "higher",
+     "a convolution's input gradient runs oneDNN's gemm (x64:gemm:jit backward_data) over many output positions and "
+     "many columns with few output channels, where sgemm may pack its operands instead of the small buffer planned "
+     "(not modelled): the peak up to {bytes} bytes higher than planned"},
 }};
-static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kMergedByExport) + 1);
+static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kConvDataGemmMayPack) + 1);
 
 // A risk's warning: its words with the bytes and the op filled in.
 std::string RiskWarning(const RiskText& r, uint64_t bytes, const std::string& where) {
@@ -874,6 +879,7 @@ Result<StepPlan> Simulator::Run() {
   uint64_t per_thread_at_risk = 0;
   uint64_t centred_at_risk = 0;  // the second copies of x - mean planned (CentredTwice)
   uint64_t amax_at_risk = 0;     // the largest OpRule::amax_backward_bytes
+  uint64_t data_gemm_pack_at_risk = 0;  // the largest OpRule::data_gemm_pack_bytes
   std::set<std::string> ambiguities;  // OpRule::ambiguity, once each
   plan.layers.reserve(ops.size());
   // The locals risk (LocalsHeldUntil): per buffer, the last op a frame may hold it to; the bytes freed
@@ -931,6 +937,7 @@ Result<StepPlan> Simulator::Run() {
       centred_at_risk += TensorBytes(op.outputs[0]);
     }
     if (AnyInputRequiresGrad(op)) amax_at_risk = std::max(amax_at_risk, rule.amax_backward_bytes);
+    if (AnyInputRequiresGrad(op)) data_gemm_pack_at_risk = std::max(data_gemm_pack_at_risk, rule.data_gemm_pack_bytes);
     if (!AnyInputRequiresGrad(op)) {
       // No gradient flows through it (shape arithmetic, a mask built from constants): autograd
       // records nothing, whatever the op, so nothing is saved and nothing is guessed.
@@ -1099,6 +1106,7 @@ Result<StepPlan> Simulator::Run() {
   AddRisk(&plan, Risk::kInplaceAfterInstanceNorm, view_inplace_at_risk);
   AddRisk(&plan, Risk::kReductionMayBeAmax, amax_at_risk);
   AddRisk(&plan, Risk::kMergedByExport, MergedByExportAtRisk(buf, counted_saved));
+  AddRisk(&plan, Risk::kConvDataGemmMayPack, data_gemm_pack_at_risk);
 
   // Loss.
   timeline_node_ = TimelineRecorder::kLoss;
