@@ -1192,5 +1192,44 @@ TEST(Families, RoundTwentySevenGrpcLimitsAndHostWords) {
             Cause::kFragmentation, Domain::kGpu);
 }
 
+TEST(Families, RoundTwentyEightMissingSegmentsAccessViolationsAndReservations) {
+  // Round 28's blind misses (the start engine's answers in bench/results/explain_fresh_round28_dev.txt).
+  // An NCCL segment whose file is missing is not /dev/shm running out (corpus-2513, an NCCL regression; corpus-2514,
+  // a cuMem descriptor read as a path); one that cannot be created for want of space still is (corpus-2509).
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "g148:14937:69361 [0] misc/shmutils.cc:93 NCCL WARN Call to open failed: No such file or directory\n\n"
+      "g148:14937:69361 [0] misc/shmutils.cc:129 NCCL WARN Error while attaching to shared memory segment "
+      "/dev/shm/nccl-glnlGK (size 14156128), error: No such file or directory (2)\n")));
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "[rank1]: Error while attaching to shared memory segment /dev/shm/nccl-\xd0\x8c (size 0), error: No such file or "
+      "directory (2)\n")));
+  ExpectTop("[0] misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE to 9637892 bytes, error: "
+            "No space left on device (28)\n\n[0] misc/shmutils.cc:132 NCCL WARN Error while creating shared memory "
+            "segment /dev/shm/nccl-WU88OE (size 9637888), error: No space left on device (28)\n",
+            Cause::kShmExhausted, Domain::kHost);
+  // .NET's access violation is a native crash, not memory running out (corpus-2532).
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "Fatal error. System.AccessViolationException: Attempted to read or write protected memory. This is often an "
+      "indication that other memory is corrupt.\nRepeat 2 times:\n--------------------------------\n   at "
+      "TorchSharp.PInvoke.LibTorchSharp.THSGenerator_manual_seed(Int64)\n")));
+  // cuFFT's result 2 in a CHECK is CUFFT_ALLOC_FAILED (corpus-2525).
+  EXPECT_TRUE(HasMemoryFinding(ExplainText(
+      "Check failed: (cufftPlanMany(&plan_noinv_1 , 1, &n, __null, 0, 0, __null, 0, 0, CUFFT_R2C, hw)) == "
+      "CUFFT_SUCCESS (2 vs. 0) ...\n")));
+  // The KV cache named as what takes the memory is a reservation made up front (corpus-2521, TensorRT-LLM).
+  ExpectTop("73GB used, 67GB used for KV Cache!\n\n```\n[TensorRT-LLM][INFO] Allocate 69524783104 bytes for k/v "
+            "cache. \n[TensorRT-LLM][INFO] Using 132608 tokens in paged KV cache.\n```\n",
+            Cause::kFrameworkPreallocation, Domain::kGpu);
+  // TensorRT-LLM's start-up lines alone are healthy.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "[TensorRT-LLM][INFO] Allocate 69524783104 bytes for k/v cache. \n[TensorRT-LLM][INFO] Using 132608 tokens in "
+      "paged KV cache.\n")));
+  // "-9 is system out of memory" is the host's, though the line also names the GPU's memory (corpus-2541).
+  ExpectTop("-9 is system out of memory. You are running stage 3 and offloading both optimizer states and parameters "
+            "which is overflowing the DRAM on the servers (the offloading is also the reason the GPU memory is not at "
+            "full capacity).\n",
+            Cause::kHostRamOom, Domain::kHost);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

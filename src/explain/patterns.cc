@@ -337,6 +337,12 @@ constexpr Pattern kPatterns[] = {
     {"library_alloc_failed", S::kLibraryAllocFailure, "",
      R"re((?:CUBLAS|CUDNN|CUFFT|CUSOLVER|CUSPARSE|CURAND)_STATUS_ALLOC(?:ATION)?_FAIL\w*|CUFFT_ALLOC_FAILED|Unable to find a valid cuDNN algorithm)re",
      "RuntimeError: CUDNN_STATUS_ALLOC_FAILED"},
+    // A cuFFT call checked against CUFFT_SUCCESS that returned 2 (Caffe's and glog's CHECK_EQ: "... ==
+    // CUFFT_SUCCESS (2 vs. 0)"): cufftResult 2 is CUFFT_ALLOC_FAILED, the plan's work area could not be allocated.
+    // Round 28, corpus-2525 (a compact bilinear pooling layer's cufftPlanMany; blind, no finding):
+    {"cufft_check_alloc_failed", S::kLibraryAllocFailure, "cufft", R"re(CUFFT_SUCCESS \(2 vs\.? 0\))re",
+     "Check failed: (cufftPlanMany(&plan_noinv_1 , 1, &n, __null, 0, 0, __null, 0, 0, CUFFT_R2C, hw)) == "
+     "CUFFT_SUCCESS (2 vs. 0) ..."},
     // Round 21 (corpus-2203): cuFFT's CUFFT_ALLOC_FAILED as CUFFTError words it, which names both memories.
     {"cufft_alloc_failed_words", S::kLibraryAllocFailure, "cufft", R"re(cuFFT failed to allocate GPU or CPU memory)re",
      "`CUFFTError(code 2, cuFFT failed to allocate GPU or CPU memory)"},
@@ -379,6 +385,15 @@ constexpr Pattern kPatterns[] = {
     {"torch_shm_object", S::kShmExhausted, "pytorch",
      R"re((?i)unable to (?:write to file|open shared memory object|allocate shared memory|mmap \d+ bytes from file) ?</torch_|unable to allocate shared memory)re",
      "RuntimeError: unable to write to file </torch_18692_1954506624>"},
+    // A shared-memory segment that cannot be opened or attached because its file is not there (ENOENT, "No such
+    // file or directory (2)"): the peer's segment was never created or already unlinked (an NCCL regression, a cuMem
+    // descriptor read as a path on memoryless NUMA nodes), not /dev/shm running out, which fails while creating
+    // ("No space left on device", "failed to extend"). Before nccl_shm. Round 28, corpus-2513 and corpus-2514
+    // (NVIDIA/nccl#1589, NVIDIA/nccl#2059; blind false alarms):
+    {"shm_segment_missing", S::kNotMemory, "nccl",
+     R"re((?i)(?:attaching to shared memory segment|NCCL WARN Call to open failed)\b.{0,160}No such file or directory)re",
+     "g148:14937:69361 [0] misc/shmutils.cc:129 NCCL WARN Error while attaching to shared memory segment "
+     "/dev/shm/nccl-glnlGK (size 14156128), error: No such file or directory (2)"},
     {"nccl_shm", S::kShmExhausted, "nccl",
      R"re((?i)NCCL WARN.{0,40}(?:shared memory|shm|posix_fallocate)|(?:Error while creating|unable to allocate) shared memory segment)re",
      "NCCL WARN Error while creating shared memory segment /dev/shm/nccl-PGBY7V (size 9637888)"},
@@ -622,6 +637,13 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bbatch[ _]?size\b.{0,60}\b(?:is |are |gets? )?(?:occupied|occupies|occupy|uses|used|takes|taken|reserves|reserved|allocates|allocated) (?:all|fully|completely|the (?:whole|entire))\b)re",
      "I use batch size = 32 or 64, gaudi is occupied all 32gb/32gb. Is it the mechanism of gaudi and Habana ?",
      Tier::kProse},
+    // The KV cache an inference server sizes from the free memory at start (vLLM's gpu_memory_utilization,
+    // TensorRT-LLM's kv_cache_free_gpu_mem_fraction, SGLang's mem-fraction-static) named as what takes the memory
+    // ("73GB used, 67GB used for KV Cache!", "allocating all available gpu global storage for KV cache"): a
+    // reservation made up front, not a shortage. Round 28, corpus-2521 (TensorRT-LLM; blind, no finding):
+    {"kv_cache_reservation_prose", S::kPreallocationProse, "",
+     R"re((?i)[\d.]+ ?[GMT]i?B (?:is |are |was |were |gets? )?(?:used|taken|reserved|allocated|occupied|grabbed) (?:for|by) (?:the )?(?:paged )?(?:kv|k/v) ?cache\b|\ballocat\w* (?:all|most) (?:of )?(?:the )?(?:available )?(?:GPU |gpu )?(?:global )?(?:memory|storage|VRAM) (?:for|to) (?:the )?(?:paged )?(?:kv|k/v) ?cache\b)re",
+     "73GB used, 67GB used for KV Cache!", Tier::kProse},
     {"preallocation_setting_prose", S::kPreallocationSetting, "",
      R"re((?i)\bpreallocat\w*|XLA_PYTHON_CLIENT_(?:PREALLOCATE|MEM_FRACTION)|per_process_gpu_memory_fraction|gpu_memory_fraction|TF_FORCE_GPU_ALLOW_GROWTH|set_memory_growth|allow_growth|arena_extend_strategy)re",
      "setting os.environ[\"XLA_PYTHON_CLIENT_PREALLOCATE\"] = \"false\" does not have any effect.", Tier::kProse},
@@ -867,6 +889,14 @@ constexpr Pattern kPatterns[] = {
     {"heap_corruption_abort", S::kNotMemory, "",
      R"re((?i)pointer being freed was not allocated|double free or corruption|\bfree\(\): (?:invalid (?:pointer|size|next size)|double free)|\bmalloc\(\): (?:memory corruption|corrupted|unaligned|unsorted double linked list corrupted)|corrupted size vs\.? prev_size|munmap_chunk\(\): invalid pointer)re",
      "malloc: *** error for object 0x5006ad0: pointer being freed was not allocated"},
+    // Windows' and .NET's access violation (System.AccessViolationException, "Attempted to read or write protected
+    // memory. This is often an indication that other memory is corrupt.", MSVC's "Access violation reading
+    // location"): a native crash, the segmentation fault of Windows, not a shortage, though the message names memory
+    // twice. Round 28, corpus-2532 (a TorchSharp crash in ML.NET's sample; blind false alarm) and corpus-2531:
+    {"access_violation", S::kNotMemory, "",
+     R"re((?i)\bAccessViolationException\b|Attempted to read or write protected memory|\bAccess violation (?:reading|writing|executing)(?: location| address)?\b|\bEXCEPTION_ACCESS_VIOLATION\b)re",
+     "Fatal error. System.AccessViolationException: Attempted to read or write protected memory. This is often an "
+     "indication that other memory is corrupt."},
     // Kubernetes evicting a pod for the node's disk (ephemeral-storage, DiskPressure): storage, not memory, though
     // the kubelet words it like a memory eviction ("The node was low on resource: ..."). From the round's probe (no
     // corpus row): kubernetes/kubernetes#91600, cloud-ark/kubeplus#1382.
@@ -1029,7 +1059,7 @@ constexpr const char* kPrefilter =
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
     R"re(outofhostmemory|out_of_host_memory|out_of_me|ioaf|not enough space|no space left|jetsam|out of resource|resources requested|launchoutofresources|launch_out_of_resources|)re"
     R"re(session crashed|\bkill\b|texture size|context_lost|context lost|webglcontextlost|wasm|occup|jvm|arena_extend|mmap (?:of )?\d+ bytes|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b|)re"
-    R"re(out_of_resources|locked memory|executor|circuit_?breaking|data too large|request of size|request size|/psm_|disk quota|errno 122|edquot|static tls|encodesession|80070057|e_invalidarg|double free|corrupt|invalid pointer|ephemeral-storage|diskpressure|raylet|\bray\b|\bdask\b|\bper (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|loop|round|hour|minute|day)s?\b)re";
+    R"re(out_of_resources|locked memory|executor|access ?violation|k/v cache|circuit_?breaking|data too large|request of size|request size|/psm_|disk quota|errno 122|edquot|static tls|encodesession|80070057|e_invalidarg|double free|corrupt|invalid pointer|ephemeral-storage|diskpressure|raylet|\bray\b|\bdask\b|\bper (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|loop|round|hour|minute|day)s?\b)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
 constexpr NumberPattern kNumberPatterns[] = {
@@ -1396,8 +1426,10 @@ LineDomain DomainOfLine(std::string_view line) {
 }
 
 LineDomain MemoryNounOfLine(std::string_view line) {
+  // Round 28: "the system (is) out of memory" names the machine's memory as "system memory" does ("-9 is system
+  // out of memory", corpus-2541, beside "the GPU memory is not at full capacity").
   static const RE2& host = Compile(
-      R"re((?i)\bRAM\b|\bswap\b|(?:system|host|CPU|main|physical) memory|\xe5\x86\x85\xe5\xad\x98)re");
+      R"re((?i)\bRAM\b|\bswap\b|(?:system|host|CPU|main|physical) memory|\bsystem (?:is |was |ran |runs |running )?out of memory\b|\xe5\x86\x85\xe5\xad\x98)re");
   static const RE2& gpu = Compile(
       R"re((?i)\bVRAM\b|(?:GPU|video|device|graphics|CUDA) memory|\xe6\x98\xbe\xe5\xad\x98)re");
   // Both named ("uses RAM when it runs out of VRAM"): the noun the shortage itself names.
@@ -1405,6 +1437,7 @@ LineDomain MemoryNounOfLine(std::string_view line) {
       R"re((?i)(?:out of|short of|not enough|insufficient|no (?:more |free )?|lack of|low on) (?:free |available )?)re"
       R"re((?:RAM\b|swap\b|(?:system|host|CPU|main|physical) memory|\xe5\x86\x85\xe5\xad\x98)|)re"
       R"re(\b(?:RAM|swap|(?:system|host|CPU|main|physical) memory) (?:is |was |gets |got )?(?:full|exhausted)\b|)re"
+      R"re(\bsystem (?:is |was |ran |runs |running )?out of memory\b|)re"
       R"re(\xe5\x86\x85\xe5\xad\x98(?:\xe4\xb8\x8d\xe8\xb6\xb3|\xe4\xb8\x8d\xe5\xa4\x9f|\xe6\xba\xa2\xe5\x87\xba|(?:\xe4\xbc\x9a)?\xe7\x88\x86))re");
   static const RE2& short_gpu = Compile(
       R"re((?i)(?:out of|short of|not enough|insufficient|no (?:more |free )?|lack of|low on) (?:free |available )?)re"

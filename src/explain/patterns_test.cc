@@ -723,5 +723,40 @@ TEST(PatternTable, RoundTwentySevenLinesAndDomainWords) {
             LineDomain::kGpu);
 }
 
+TEST(PatternTable, RoundTwentyEightLinesAndDomainWords) {
+  // Real lines of round 28's fresh development rows, each claimed by its family (the start engine read them blind:
+  // NCCL's missing segments as /dev/shm running out, .NET's access violation as the GPU's, cuFFT's result 2 and the
+  // KV cache's reservation as no finding).
+  const ClaimCase cases[] = {
+      {"corpus-2513", "g148:14937:69361 [0] misc/shmutils.cc:129 NCCL WARN Error while attaching to shared memory "
+       "segment /dev/shm/nccl-glnlGK (size 14156128), error: No such file or directory (2)", "shm_segment_missing"},
+      {"corpus-2513", "g148:14937:69361 [0] misc/shmutils.cc:93 NCCL WARN Call to open failed: No such file or "
+       "directory", "shm_segment_missing"},
+      {"corpus-2514", "[rank1]: Error while attaching to shared memory segment /dev/shm/nccl-\xd0\x8c (size 0), error: "
+       "No such file or directory (2)", "shm_segment_missing"},
+      {"corpus-2532", "Fatal error. System.AccessViolationException: Attempted to read or write protected memory. This "
+       "is often an indication that other memory is corrupt.", "access_violation"},
+      {"corpus-2531", "System.AccessViolationException", "access_violation"},
+      {"corpus-2525", "Check failed: (cufftPlanMany(&plan_noinv_1 , 1, &n, __null, 0, 0, __null, 0, 0, CUFFT_R2C, "
+       "hw)) == CUFFT_SUCCESS (2 vs. 0) ...", "cufft_check_alloc_failed"},
+      {"corpus-2521", "73GB used, 67GB used for KV Cache!", "kv_cache_reservation_prose"},
+  };
+  ExpectClaimedByTheirFamily(cases);
+  // NCCL's segment that cannot be created for want of space is still /dev/shm's (corpus-2509).
+  std::vector<int> matches;
+  MatchLine("[2026-04-22 21:34:20] mt-l-x86iavx512-45-172-t4-4-csmpw-runner-g4sfw-workflow:202016:202235 [0] "
+            "misc/shmutils.cc:132 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-WU88OE (size "
+            "9637888), error: No space left on device (28)",
+            &matches);
+  bool shm = false;
+  for (int i : matches) shm = shm || std::string_view(Patterns()[i].name) == "nccl_shm";
+  EXPECT_TRUE(shm);
+  // "system out of memory" names the host's memory beside a GPU noun the shortage does not name (corpus-2541).
+  EXPECT_EQ(MemoryNounOfLine("-9 is system out of memory. You are running stage 3 and offloading both optimizer "
+                             "states and parameters which is overflowing the DRAM on the servers (the offloading is "
+                             "also the reason the GPU memory is not at full capacity)."),
+            LineDomain::kHost);
+}
+
 }  // namespace
 }  // namespace oomguard::explain
