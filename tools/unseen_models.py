@@ -741,8 +741,8 @@ def compare_main(args) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", default="unseen", choices=["unseen"] + ["unseen%d" % n for n in range(2, 12)],
-                        help="which fixed set: unseen (first), or unseenN (tools/unseen_setN.py, N = 2 to 11)")
+    parser.add_argument("--set", default="unseen", choices=["unseen"] + ["unseen%d" % n for n in range(2, 13)],
+                        help="which fixed set: unseen (first), or unseenN (tools/unseen_setN.py, N = 2 to 12)")
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list")
     pm = sub.add_parser("measure")
