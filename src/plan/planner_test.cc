@@ -885,6 +885,32 @@ TEST(Planner, CumsumBackwardHoldsTwoReversedCopies) {
                            0.001);
 }
 
+// prod(dim) over an input holding a zero runs prod_safe_zeros_backward: 6.25 x the input + 2 x the output of
+// temporaries (ReduceProd:zeros, tools/probe_elementwise.py), not prod_dim's 1.25 x input; the plan takes that
+// form where the input comes from a clamp at 0 (NODE's oblivious trees, probe sparsemax_trees: -48.6 / -50.1 %
+// before). Its saved bytes are still high (+20 %, the sparsemax part, not studied).
+TEST(Planner, ProdOverClampedZerosRunsTheSafeZerosBackward) {
+  EXPECT_DOUBLE_EQ(EmbeddedElementwiseScratchTable().ScratchInputs("ReduceProd", {0}), 1.25);
+  EXPECT_DOUBLE_EQ(EmbeddedElementwiseScratchTable().ScratchInputs("ReduceProd:zeros", {0}), 6.25);
+  EXPECT_DOUBLE_EQ(EmbeddedElementwiseScratchTable().ScratchOutputs("ReduceProd:zeros", {0}), 2.0);
+  ForEachProbeRow(
+      "sparsemax_trees",
+      [&](const nlohmann::json& row, const StepPlan& plan) {
+        ExpectNearMeasured(plan.peak_allocated_bytes, row, "measured_peak", 0.006);
+      },
+      Optimizer::kSgd);
+}
+
+// A Linear over [N, L, C] tokens transposed from [N, C, L] (a BatchNorm1d's output): matmul() does not fold it
+// and runs bmm with the weight expanded over N, whose backward forms N copies of the weight gradient before
+// summing them (probe patch_bn_encoder, PatchTST's encoder: -12.3 % at both batches before). Tokens transposed
+// from a convolution's output are left alone (probes token_depthwise_ffn and sr_attention_mixffn stay exact).
+TEST(Planner, TransposedTokensLinearExpandsItsWeightGradientOverTheBatch) {
+  ExpectProbesNearMeasured({{"patch_bn_encoder", Optimizer::kSgd}}, 0.001, 0.025);
+  ExpectProbesNearMeasured({{"token_depthwise_ffn", Optimizer::kAdam}, {"sr_attention_mixffn", Optimizer::kSgd}},
+                           0.001, 0.001);
+}
+
 // Backward peaks inside an elementwise derivative formula: y / (y*y + 1), pow(y*y + 1, 0.75),
 // 1 / (y*y + 1) and nn.LocalResponseNorm after a convolution (tools/probe_elementwise.py --nets:
 // whole SGD steps of real PyTorch). The formulas' temporaries (data/elementwise_scratch.json) are what
