@@ -134,6 +134,8 @@ CASES = {
     # The same with PatchTST's encoder whole: multi-head attention and a GELU / Dropout MLP, each residual followed
     # by a BatchNorm1d over the transposed tokens, two layers.
     "patch_bn_encoder": ([("input", (48, 4), "float32", 0)], 4, (12,), (4, 16), "sgd"),
+    # Fixed positions picked by a boolean mask buffer (h[:, mask], ids[:, mask] = ...): ELECTRA-style replacement.
+    "bool_mask_positions": ([("input_ids", (30,), "int64", 300)], 2, (30,), (4, 16), "sgd"),
     # Oblivious trees: sparsemax over features (sort, cumsum), clamped choices, leaf products (prod over depth).
     "sparsemax_trees": ([("input", (12,), "float32", 0)], 3, (), (32, 128), "sgd"),
 }
@@ -1089,6 +1091,27 @@ def build(name: str, classes: int):
                 y = (y - self.aff_b) / (self.aff_w + 1e-10) * std + mean
                 return y.transpose(1, 2)
         return PatchEncoder()
+    if name == "bool_mask_positions":
+        class MaskPositions(nn.Module):
+            def __init__(self, vocab=300, t=30, d=32):
+                super().__init__()
+                self.emb = nn.Embedding(vocab, d)
+                self.gen = nn.Linear(d, d)
+                self.head = nn.Linear(d, vocab)
+                self.disc = nn.Sequential(nn.Linear(d, 2 * d), nn.ReLU(), nn.Linear(2 * d, d))
+                self.fc = nn.Linear(d, classes)
+                mask = torch.zeros(t, dtype=torch.bool)
+                mask[2::5] = True
+                self.register_buffer("mask", mask, persistent=False)
+
+            def forward(self, ids):
+                g = torch.tanh(self.gen(self.emb(ids.masked_fill(self.mask, 1))))
+                logits = self.head(g[:, self.mask])                            # [B, 6, vocab]
+                term = torch.logsumexp(logits, dim=-1).mean(dim=1)
+                corrupt = ids.clone()
+                corrupt[:, self.mask] = logits.argmax(dim=-1)
+                return self.fc(self.disc(self.emb(corrupt))).transpose(1, 2) + term.view(-1, 1, 1)
+        return MaskPositions()
     if name == "sparsemax_trees":
         class Trees(nn.Module):
             def __init__(self, din=12, trees=12, depth=3, out=2):
