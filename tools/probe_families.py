@@ -136,6 +136,10 @@ CASES = {
     "patch_bn_encoder": ([("input", (48, 4), "float32", 0)], 4, (12,), (4, 16), "sgd"),
     # Fixed positions picked by a boolean mask buffer (h[:, mask], ids[:, mask] = ...): ELECTRA-style replacement.
     "bool_mask_positions": ([("input_ids", (30,), "int64", 300)], 2, (30,), (4, 16), "sgd"),
+    # Two views through one CNN encoder, the second's features detached (MoCo / BYOL-style keys), a negative queue
+    # buffer, logits cat([q . k, q @ queue]).
+    "detached_key_queue": ([("input", (3, 24, 24), "float32", 0), ("input2", (3, 24, 24), "float32", 0)], 33, (),
+                           (4, 16), "sgd"),
     # Oblivious trees: sparsemax over features (sort, cumsum), clamped choices, leaf products (prod over depth).
     "sparsemax_trees": ([("input", (12,), "float32", 0)], 3, (), (32, 128), "sgd"),
 }
@@ -1112,6 +1116,22 @@ def build(name: str, classes: int):
                 corrupt[:, self.mask] = logits.argmax(dim=-1)
                 return self.fc(self.disc(self.emb(corrupt))).transpose(1, 2) + term.view(-1, 1, 1)
         return MaskPositions()
+    if name == "detached_key_queue":
+        class KeyQueue(nn.Module):
+            def __init__(self, d=48, k=32):
+                super().__init__()
+                self.enc = nn.Sequential(
+                    nn.Conv2d(3, 24, 3, 1, 1), nn.BatchNorm2d(24), nn.ReLU(inplace=True), nn.MaxPool2d(2),
+                    nn.Conv2d(24, 48, 3, 1, 1), nn.BatchNorm2d(48), nn.ReLU(inplace=True),
+                    nn.AdaptiveAvgPool2d(1), nn.Flatten())
+                self.proj = nn.Sequential(nn.Linear(48, 96), nn.ReLU(inplace=True), nn.Linear(96, d))
+                self.register_buffer("queue", F.normalize(torch.randn(d, k), dim=0))
+
+            def forward(self, x1, x2):
+                q = F.normalize(self.proj(self.enc(x1)), dim=1)
+                k = F.normalize(self.proj(self.enc(x2)), dim=1).detach()
+                return torch.cat([(q * k).sum(dim=1, keepdim=True), q @ self.queue], dim=1) / 0.07
+        return KeyQueue()
     if name == "sparsemax_trees":
         class Trees(nn.Module):
             def __init__(self, din=12, trees=12, depth=3, out=2):
