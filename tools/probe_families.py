@@ -140,6 +140,9 @@ CASES = {
     # buffer, logits cat([q . k, q @ queue]).
     "detached_key_queue": ([("input", (3, 24, 24), "float32", 0), ("input2", (3, 24, 24), "float32", 0)], 33, (),
                            (4, 16), "sgd"),
+    # DeBERTa's content-to-position scores: q @ rel^T gathered along the last dim by a relative index buffer
+    # expanded over batch and heads (torch.gather(s, -1, idx.expand(b, h, t, t))).
+    "gather_expanded_index": ([("input", (20, 24), "float32", 0)], 3, (), (4, 16), "sgd"),
     # Oblivious trees: sparsemax over features (sort, cumsum), clamped choices, leaf products (prod over depth).
     "sparsemax_trees": ([("input", (12,), "float32", 0)], 3, (), (32, 128), "sgd"),
 }
@@ -1132,6 +1135,24 @@ def build(name: str, classes: int):
                 k = F.normalize(self.proj(self.enc(x2)), dim=1).detach()
                 return torch.cat([(q * k).sum(dim=1, keepdim=True), q @ self.queue], dim=1) / 0.07
         return KeyQueue()
+    if name == "gather_expanded_index":
+        class RelGather(nn.Module):
+            def __init__(self, d=24, heads=2, t=20, span=8):
+                super().__init__()
+                self.heads = heads
+                self.qk = nn.Linear(d, 2 * d)
+                self.rel = nn.Parameter(torch.randn(2 * span, d // heads) * 0.1)
+                r = torch.arange(t).unsqueeze(1) - torch.arange(t).unsqueeze(0)
+                self.register_buffer("idx", torch.clamp(r + span, 0, 2 * span - 1), persistent=False)
+                self.fc = nn.Linear(d, classes)
+
+            def forward(self, x):
+                b, t, d = x.shape
+                q, k = (a.view(b, t, self.heads, d // self.heads).transpose(1, 2) for a in self.qk(x).chunk(2, -1))
+                c2p = torch.gather(q @ self.rel.t(), -1, self.idx.expand(b, self.heads, t, t))
+                w = torch.softmax(q @ k.transpose(-1, -2) + c2p, dim=-1)
+                return self.fc((w @ k).transpose(1, 2).reshape(b, t, d).mean(dim=1))
+        return RelGather()
     if name == "sparsemax_trees":
         class Trees(nn.Module):
             def __init__(self, din=12, trees=12, depth=3, out=2):
