@@ -2486,18 +2486,31 @@ std::array<bool, 2> EinsumCopiesOperands(const NodeInfo& n, const ConcreteShapes
   const std::string summed = pick([&](char c) { return has(left, c) && has(right, c) && !has(out, c); });
   const std::string left_order = batch + pick([&](char c) { return has(left, c) && !has(right, c); }) + summed;
   const std::string right_order = batch + summed + pick([&](char c) { return has(right, c) && !has(left, c); });
-  auto copies = [&](const std::string& labels, const std::string& order, int id) {
+  // sumproduct_pair permutes each operand to its order and reshapes it to 3-D (batch, own, summed groups).
+  // The permute is a view; the reshape copies only where a group merges dims that are not adjacent, in
+  // order, in the operand's own layout ("bchw,cd->bdhw": b, h, w around c). A pure permutation with one
+  // label a group ("btl,tol->bto", NODE's leaf values: [t, b, l]) stays a view, which bmm keeps (probe
+  // sparsemax_trees: the leaf tensor saved once, not copied).
+  auto copies = [&](const std::string& labels, const std::vector<std::string>& groups, int id) {
     const std::vector<int64_t>& d = shapes.tensors[id].dims;
-    std::string own, wanted;
+    std::string own;
     for (size_t i = 0; i < labels.size(); ++i) {
       if (d[i] != 1) own += labels[i];
     }
-    for (char c : order) {
-      if (d[labels.find(c)] != 1) wanted += c;
+    for (const std::string& g : groups) {
+      std::string wanted;
+      for (char c : g) {
+        if (d[labels.find(c)] != 1) wanted += c;
+      }
+      if (wanted.size() > 1 && own.find(wanted) == std::string::npos) return true;
     }
-    return own != wanted;
+    return false;
   };
-  return {copies(left, left_order, a), copies(right, right_order, b)};
+  const std::string left_only = pick([&](char c) { return has(left, c) && !has(right, c); });
+  const std::string right_only = pick([&](char c) { return has(right, c) && !has(left, c); });
+  (void)left_order;
+  (void)right_order;
+  return {copies(left, {batch, left_only, summed}, a), copies(right, {batch, summed, right_only}, b)};
 }
 
 // Whether the gradient of tensor `id`, arriving as an expand() view (stride 0 along the summed axes),
