@@ -106,6 +106,9 @@ REDUCTION_FORMS = [
     ("amax_dim", "ReduceMax", lambda a: a.amax(dim=1, keepdim=True)),
     ("amin_dim", "ReduceMin", lambda a: a.amin(dim=1, keepdim=True)),
     ("prod_dim", "ReduceProd", lambda a: a.prod(dim=1, keepdim=True)),
+    # the same over an input holding zeros: prod_backward then runs prod_safe_zeros_backward (exclusive
+    # cumprods both ways); the planner uses this row where the input comes from a relu or a clamp at 0
+    ("prod_dim_zeros", "ReduceProd:zeros", lambda a: a.prod(dim=1, keepdim=True)),
     ("logsumexp_dim", "ReduceLogSumExp", lambda a: a.logsumexp(dim=1, keepdim=True)),
     ("norm_dim", "ReduceL2", lambda a: a.norm(dim=1, keepdim=True)),
     ("mean_dim", "ReduceMean", lambda a: a.mean(dim=1, keepdim=True)),
@@ -118,9 +121,15 @@ REDUCTION_FORMS = [
 REDUCTION_SHAPES = ((8, 48, 20, 20), (16, 48, 20, 20), (8, 12, 40, 40), (4, 96, 10, 10))
 
 
-def measure_reduction(call, shape, tracker) -> tuple:
+ZERO_INPUT_FORMS = {"prod_dim_zeros"}  # measured on an input with some elements exactly 0
+
+
+def measure_reduction(call, shape, tracker, zeros=False) -> tuple:
     """(input bytes, output bytes, backward scratch) of one reduction on a tensor of `shape`."""
-    x = (torch.randn(*shape).abs() + 0.5).requires_grad_(True)
+    x = torch.randn(*shape).abs() + 0.5
+    if zeros:
+        x.view(-1)[::7] = 0.0
+    x = x.requires_grad_(True)
     out = call(x)
     grad_out = torch.randn_like(out)
     for _ in range(2):
@@ -210,7 +219,7 @@ def table(tracker, only=None) -> dict:
     for name, op, call in REDUCTION_FORMS:
         if only and name not in only:
             continue
-        measured = [measure_reduction(call, shape, tracker) for shape in REDUCTION_SHAPES]
+        measured = [measure_reduction(call, shape, tracker, name in ZERO_INPUT_FORMS) for shape in REDUCTION_SHAPES]
         a, b = fit2(measured)
         rows.append({"name": name, "op": op, "grad_inputs": [0],
                      # (the output's multiple may be negative: lp_pool2d's 2 x input - 4 x output)

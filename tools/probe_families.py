@@ -128,6 +128,23 @@ CASES = {
     "lstm_shared_value_attn": ([("input", (20, 24), "float32", 0)], 3, (), (16, 64), "adam"),
     # minGRU layers whole (LayerNorm, the parallel form, a residual, a LayerNorm GELU MLP), two of them.
     "mingru_layers": ([("input", (30, 10), "float32", 0)], 4, (), (8, 32), "sgd"),
+    # Unseen set 12's families, at sizes of their own: RevIN statistics (detached), channel independence by
+    # reshape, patches, a BatchNorm1d encoder over transposed tokens, a de-normalised forecast read per step.
+    "revin_patch_bn": ([("input", (40, 5), "float32", 0)], 5, (10,), (4, 16), "sgd"),
+    # The same with PatchTST's encoder whole: multi-head attention and a GELU / Dropout MLP, each residual followed
+    # by a BatchNorm1d over the transposed tokens, two layers.
+    "patch_bn_encoder": ([("input", (48, 4), "float32", 0)], 4, (12,), (4, 16), "sgd"),
+    # Fixed positions picked by a boolean mask buffer (h[:, mask], ids[:, mask] = ...): ELECTRA-style replacement.
+    "bool_mask_positions": ([("input_ids", (30,), "int64", 300)], 2, (30,), (4, 16), "sgd"),
+    # Two views through one CNN encoder, the second's features detached (MoCo / BYOL-style keys), a negative queue
+    # buffer, logits cat([q . k, q @ queue]).
+    "detached_key_queue": ([("input", (3, 24, 24), "float32", 0), ("input2", (3, 24, 24), "float32", 0)], 33, (),
+                           (4, 16), "sgd"),
+    # DeBERTa's content-to-position scores: q @ rel^T gathered along the last dim by a relative index buffer
+    # expanded over batch and heads (torch.gather(s, -1, idx.expand(b, h, t, t))).
+    "gather_expanded_index": ([("input", (20, 24), "float32", 0)], 3, (), (4, 16), "sgd"),
+    # Oblivious trees: sparsemax over features (sort, cumsum), clamped choices, leaf products (prod over depth).
+    "sparsemax_trees": ([("input", (12,), "float32", 0)], 3, (), (32, 128), "sgd"),
 }
 
 # The cases whose parameters are frozen, and which (prefixes of their names, `--frozen` patterns).
@@ -1014,6 +1031,152 @@ def build(name: str, classes: int):
                 tgt = self.n2(tgt + self.cross(tgt + qp, mem + self.pos, mem, need_weights=False)[0])
                 return self.fc(tgt).permute(1, 2, 0)
         return QueryDecoder()
+    if name == "revin_patch_bn":
+        class RevinPatch(nn.Module):
+            def __init__(self, ch=5, t=40, p=8, d=24, horizon=10):
+                super().__init__()
+                self.p, self.horizon = p, horizon
+                self.aff_w = nn.Parameter(torch.ones(ch))
+                self.aff_b = nn.Parameter(torch.zeros(ch))
+                self.embed = nn.Linear(p, d)
+                self.qkv = nn.Linear(d, 3 * d)
+                self.o = nn.Linear(d, d)
+                self.bn = nn.BatchNorm1d(d)
+                self.head = nn.Linear(t // p * d, horizon)
+
+            def forward(self, x):                                       # [B, T, C]
+                b, t, c = x.shape
+                mean = x.mean(dim=1, keepdim=True).detach()
+                std = torch.sqrt(x.var(dim=1, keepdim=True, unbiased=False) + 1e-5).detach()
+                x = (x - mean) / std * self.aff_w + self.aff_b
+                z = self.embed(x.permute(0, 2, 1).reshape(b * c, t // self.p, self.p))
+                q, k, v = self.qkv(z).chunk(3, dim=-1)
+                z = z + self.o(torch.softmax(q @ k.transpose(-1, -2) * 0.2, dim=-1) @ v)
+                z = self.bn(z.transpose(1, 2)).transpose(1, 2)
+                y = self.head(z.flatten(1)).reshape(b, c, self.horizon).permute(0, 2, 1)
+                y = (y - self.aff_b) / (self.aff_w + 1e-10) * std + mean
+                return y.transpose(1, 2)
+        return RevinPatch()
+    if name == "patch_bn_encoder":
+        class BnLayer(nn.Module):
+            def __init__(self, d, heads):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(d, 3 * d)
+                self.o = nn.Linear(d, d)
+                self.bn1 = nn.BatchNorm1d(d)
+                self.mlp = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Dropout(0.1), nn.Linear(2 * d, d))
+                self.bn2 = nn.BatchNorm1d(d)
+
+            def forward(self, x):
+                b, t, d = x.shape
+                q, k, v = (a.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+                           for a in self.qkv(x).chunk(3, dim=-1))
+                a = torch.softmax(q @ k.transpose(-1, -2) / 4.0, dim=-1) @ v
+                x = x + self.o(a.transpose(1, 2).reshape(b, t, d))
+                x = self.bn1(x.transpose(1, 2)).transpose(1, 2)
+                return self.bn2((x + self.mlp(x)).transpose(1, 2)).transpose(1, 2)
+
+        class PatchEncoder(nn.Module):
+            def __init__(self, ch=4, t=48, p=8, d=32, horizon=12):
+                super().__init__()
+                self.p, self.horizon = p, horizon
+                self.aff_w = nn.Parameter(torch.ones(ch))
+                self.aff_b = nn.Parameter(torch.zeros(ch))
+                self.embed = nn.Linear(p, d)
+                self.pos = nn.Parameter(torch.randn(t // p, d) * 0.02)
+                self.layers = nn.Sequential(BnLayer(d, 2), BnLayer(d, 2))
+                self.head = nn.Linear(t // p * d, horizon)
+
+            def forward(self, x):
+                b, t, c = x.shape
+                mean = x.mean(dim=1, keepdim=True).detach()
+                std = torch.sqrt(x.var(dim=1, keepdim=True, unbiased=False) + 1e-5).detach()
+                x = (x - mean) / std * self.aff_w + self.aff_b
+                z = self.embed(x.permute(0, 2, 1).reshape(b * c, t // self.p, self.p)) + self.pos
+                y = self.head(self.layers(z).flatten(1)).reshape(b, c, self.horizon).permute(0, 2, 1)
+                y = (y - self.aff_b) / (self.aff_w + 1e-10) * std + mean
+                return y.transpose(1, 2)
+        return PatchEncoder()
+    if name == "bool_mask_positions":
+        class MaskPositions(nn.Module):
+            def __init__(self, vocab=300, t=30, d=32):
+                super().__init__()
+                self.emb = nn.Embedding(vocab, d)
+                self.gen = nn.Linear(d, d)
+                self.head = nn.Linear(d, vocab)
+                self.disc = nn.Sequential(nn.Linear(d, 2 * d), nn.ReLU(), nn.Linear(2 * d, d))
+                self.fc = nn.Linear(d, classes)
+                mask = torch.zeros(t, dtype=torch.bool)
+                mask[2::5] = True
+                self.register_buffer("mask", mask, persistent=False)
+
+            def forward(self, ids):
+                g = torch.tanh(self.gen(self.emb(ids.masked_fill(self.mask, 1))))
+                logits = self.head(g[:, self.mask])                            # [B, 6, vocab]
+                term = torch.logsumexp(logits, dim=-1).mean(dim=1)
+                corrupt = ids.clone()
+                corrupt[:, self.mask] = logits.argmax(dim=-1)
+                return self.fc(self.disc(self.emb(corrupt))).transpose(1, 2) + term.view(-1, 1, 1)
+        return MaskPositions()
+    if name == "detached_key_queue":
+        class KeyQueue(nn.Module):
+            def __init__(self, d=48, k=32):
+                super().__init__()
+                self.enc = nn.Sequential(
+                    nn.Conv2d(3, 24, 3, 1, 1), nn.BatchNorm2d(24), nn.ReLU(inplace=True), nn.MaxPool2d(2),
+                    nn.Conv2d(24, 48, 3, 1, 1), nn.BatchNorm2d(48), nn.ReLU(inplace=True),
+                    nn.AdaptiveAvgPool2d(1), nn.Flatten())
+                self.proj = nn.Sequential(nn.Linear(48, 96), nn.ReLU(inplace=True), nn.Linear(96, d))
+                self.register_buffer("queue", F.normalize(torch.randn(d, k), dim=0))
+
+            def forward(self, x1, x2):
+                q = F.normalize(self.proj(self.enc(x1)), dim=1)
+                k = F.normalize(self.proj(self.enc(x2)), dim=1).detach()
+                return torch.cat([(q * k).sum(dim=1, keepdim=True), q @ self.queue], dim=1) / 0.07
+        return KeyQueue()
+    if name == "gather_expanded_index":
+        class RelGather(nn.Module):
+            def __init__(self, d=24, heads=2, t=20, span=8):
+                super().__init__()
+                self.heads = heads
+                self.qk = nn.Linear(d, 2 * d)
+                self.rel = nn.Parameter(torch.randn(2 * span, d // heads) * 0.1)
+                r = torch.arange(t).unsqueeze(1) - torch.arange(t).unsqueeze(0)
+                self.register_buffer("idx", torch.clamp(r + span, 0, 2 * span - 1), persistent=False)
+                self.fc = nn.Linear(d, classes)
+
+            def forward(self, x):
+                b, t, d = x.shape
+                q, k = (a.view(b, t, self.heads, d // self.heads).transpose(1, 2) for a in self.qk(x).chunk(2, -1))
+                c2p = torch.gather(q @ self.rel.t(), -1, self.idx.expand(b, self.heads, t, t))
+                w = torch.softmax(q @ k.transpose(-1, -2) + c2p, dim=-1)
+                return self.fc((w @ k).transpose(1, 2).reshape(b, t, d).mean(dim=1))
+        return RelGather()
+    if name == "sparsemax_trees":
+        class Trees(nn.Module):
+            def __init__(self, din=12, trees=12, depth=3, out=2):
+                super().__init__()
+                self.sel = nn.Parameter(torch.randn(trees, depth, din) * 0.5)
+                self.thr = nn.Parameter(torch.randn(trees, depth) * 0.1)
+                self.resp = nn.Parameter(torch.randn(trees, out, 2 ** depth) * 0.1)
+                codes = torch.tensor([[(i >> j) & 1 for i in range(2 ** depth)] for j in range(depth)]).float()
+                self.register_buffer("codes", codes, persistent=False)
+                self.fc = nn.Linear(trees * out, classes)
+
+            def forward(self, x):
+                zs, _ = torch.sort(self.sel, dim=-1, descending=True)
+                rng = torch.arange(1, zs.shape[-1] + 1, dtype=zs.dtype)
+                css = zs.cumsum(-1) - 1
+                support = (rng * zs > css).to(zs.dtype)
+                tau = (css * support).sum(-1, keepdim=True) / support.sum(-1, keepdim=True)
+                w = torch.clamp(self.sel - tau, min=0)
+                t = torch.einsum("bi,tdi->btd", x, w) - self.thr
+                c = torch.clamp(0.5 * torch.stack([-t, t], dim=-1) + 0.5, 0, 1)
+                pick = c[..., 0].unsqueeze(-1) * (1 - self.codes) + c[..., 1].unsqueeze(-1) * self.codes
+                leaf = pick.prod(dim=2)
+                return self.fc(torch.einsum("btl,tol->bto", leaf, self.resp).flatten(1))
+        return Trees()
     raise ValueError(name)
 
 

@@ -926,6 +926,66 @@ TEST(Planner, CumsumBackwardHoldsTwoReversedCopies) {
                            0.001);
 }
 
+// prod(dim) over an input holding a zero runs prod_safe_zeros_backward: 6.25 x the input + 2 x the output of
+// temporaries (ReduceProd:zeros, tools/probe_elementwise.py), not prod_dim's 1.25 x input; the plan takes that
+// form where the input comes from a clamp at 0 (NODE's oblivious trees, probe sparsemax_trees: -48.6 / -50.1 %
+// before). Its saved bytes are still high (+20 %, the sparsemax part, not studied).
+TEST(Planner, ProdOverClampedZerosRunsTheSafeZerosBackward) {
+  EXPECT_DOUBLE_EQ(EmbeddedElementwiseScratchTable().ScratchInputs("ReduceProd", {0}), 1.25);
+  EXPECT_DOUBLE_EQ(EmbeddedElementwiseScratchTable().ScratchInputs("ReduceProd:zeros", {0}), 6.25);
+  EXPECT_DOUBLE_EQ(EmbeddedElementwiseScratchTable().ScratchOutputs("ReduceProd:zeros", {0}), 2.0);
+  ForEachProbeRow(
+      "sparsemax_trees",
+      [&](const nlohmann::json& row, const StepPlan& plan) {
+        ExpectNearMeasured(plan.peak_allocated_bytes, row, "measured_peak", 0.006);
+      },
+      Optimizer::kSgd);
+}
+
+// einsum permutes each operand to (batch, own, summed) and reshapes it to 3-D: only a reshape that merges
+// dims not adjacent in the operand's layout copies. "btl,tol->bto" (NODE's leaf values) is a pure permutation,
+// a view bmm keeps: probe sparsemax_trees saved +20 % -> +1596 bytes at both batches. The merging case
+// (gumbel_codes' "bchw,cd->bdhw") still keeps its copy.
+TEST(Planner, EinsumPermutationWithoutMergesKeepsTheView) {
+  ForEachProbeRow(
+      "sparsemax_trees",
+      [&](const nlohmann::json& row, const StepPlan& plan) {
+        ExpectNearMeasured(plan.bytes.activations_saved, row, "measured_saved", 0.025);
+      },
+      Optimizer::kSgd);
+  ForEachProbeRow(
+      "gumbel_codes",
+      [&](const nlohmann::json& row, const StepPlan& plan) {
+        ExpectNearMeasured(plan.bytes.activations_saved, row, "measured_saved", 0.001);
+      },
+      Optimizer::kSgd);
+}
+
+// A Linear over [N, L, C] tokens transposed from [N, C, L] (a BatchNorm1d's output): matmul() does not fold it
+// and runs bmm with the weight expanded over N, whose backward forms N copies of the weight gradient before
+// summing them (probe patch_bn_encoder, PatchTST's encoder: -12.3 % at both batches before). Tokens transposed
+// from a convolution's output are left alone (probes token_depthwise_ffn and sr_attention_mixffn stay exact).
+TEST(Planner, TransposedTokensLinearExpandsItsWeightGradientOverTheBatch) {
+  ExpectProbesNearMeasured({{"patch_bn_encoder", Optimizer::kSgd}}, 0.001, 0.025);
+  ExpectProbesNearMeasured({{"token_depthwise_ffn", Optimizer::kAdam}, {"sr_attention_mixffn", Optimizer::kSgd}},
+                           0.001, 0.001);
+}
+
+// A boolean mask buffer picks fixed positions (h[:, mask], ids[:, mask] = y, ELECTRA's replaced tokens): the
+// export's NonZero of that constant has a known count, so shapes infer through the Expand / GatherND /
+// ScatterND after it (probe bool_mask_positions: shape inference stopped at the Expand, -9.6 / -15.8 %).
+TEST(Planner, NonZeroOfAConstantMaskHasAKnownCount) {
+  ForEachProbeRow(
+      "bool_mask_positions",
+      [&](const nlohmann::json& row, const StepPlan& plan) {
+        EXPECT_TRUE(plan.warnings.empty() || plan.warnings[0].find("shape inference stopped") == std::string::npos)
+            << plan.warnings[0];
+        ExpectNearMeasured(plan.bytes.activations_saved, row, "measured_saved", 0.001);
+        ExpectNearMeasured(plan.peak_allocated_bytes, row, "measured_peak", 0.001);
+      },
+      Optimizer::kSgd);
+}
+
 // Backward peaks inside an elementwise derivative formula: y / (y*y + 1), pow(y*y + 1, 0.75),
 // 1 / (y*y + 1) and nn.LocalResponseNorm after a convolution (tools/probe_elementwise.py --nets:
 // whole SGD steps of real PyTorch). The formulas' temporaries (data/elementwise_scratch.json) are what

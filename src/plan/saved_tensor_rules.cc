@@ -1973,6 +1973,77 @@ bool ReducesSomeAxes(const Model& m, const ConcreteShapes& shapes, const Logical
   return axes_input >= 0 && T[axes_input].Elements() > 0 && T[axes_input].Elements() < rank;
 }
 
+// Whether tensor `id` is likely to hold exact zeros when the step runs: the result of a Relu or of a clamp
+// whose lower bound is 0 (torch.clamp(x, 0, 1), nn.ReLU), carried through views, indexing, concatenation,
+// a product with such a value, or a sum or difference of two such values (NODE's leaf choices
+// c0 * (1 - code) + c1 * code). prod(dim)'s backward takes another formula when its input holds a zero
+// (ReduceProd:zeros in data/elementwise_scratch.json). Any other value (a random normal, a softmax, a
+// sigmoid) is taken to hold none.
+bool MayHoldExactZeros(const Model& m, const ConcreteShapes& shapes, int id, int depth = 0) {
+  if (id < 0 || depth > 12 || m.tensors[id].kind != TensorKind::kActivation || m.tensors[id].producer < 0) {
+    return false;
+  }
+  const NodeInfo& n = m.nodes[m.tensors[id].producer];
+  const std::string& k = n.op_type;
+  auto at = [&](size_t i) { return i < n.inputs.size() ? n.inputs[i] : -1; };
+  if (k == "Relu") return true;
+  if (k == "Clip") return at(1) >= 0 && ScalarNear(shapes, at(1), 0.0);
+  if (k == "Unsqueeze" || k == "Squeeze" || k == "Reshape" || k == "Transpose" || k == "Slice" ||
+      k == "Gather" || k == "Expand" || k == "Identity" || k == "Flatten") {
+    return MayHoldExactZeros(m, shapes, at(0), depth + 1);
+  }
+  if (k == "Concat") {
+    for (int x : n.inputs) {
+      if (MayHoldExactZeros(m, shapes, x, depth + 1)) return true;
+    }
+    return false;
+  }
+  if (k == "Mul") return MayHoldExactZeros(m, shapes, at(0), depth + 1) || MayHoldExactZeros(m, shapes, at(1), depth + 1);
+  if (k == "Add" || k == "Sub") {
+    return MayHoldExactZeros(m, shapes, at(0), depth + 1) && MayHoldExactZeros(m, shapes, at(1), depth + 1);
+  }
+  return false;
+}
+
+// Whether tensor `id` is a Transpose (reached through elementwise ops) of a convolution's output, or of a view
+// of one (conv(x).flatten(2).transpose(1, 2)): the convolution's memory format follows its input's (oneDNN
+// keeps a channels-last input channels-last), which DimOrder does not follow, so such tokens may well be
+// contiguous in PyTorch (SegFormer's Mix-FFN: probes token_depthwise_ffn and sr_attention_mixffn were exact).
+bool TransposeOfConvOutput(const Model& m, int id) {
+  for (int walked = 0; id >= 0 && walked < 16; ++walked) {
+    const TensorInfo& t = m.tensors[id];
+    if (t.kind != TensorKind::kActivation || t.producer < 0) return false;
+    const NodeInfo& n = m.nodes[t.producer];
+    if (n.inputs.empty()) return false;
+    if (n.op_type == "Transpose") {
+      for (int src = n.inputs[0], hops = 0; src >= 0 && hops < 4; ++hops) {
+        const TensorInfo& st = m.tensors[src];
+        if (st.kind != TensorKind::kActivation || st.producer < 0) return false;
+        const NodeInfo& p = m.nodes[st.producer];
+        if (p.op_type == "Conv" || p.op_type == "ConvTranspose") return true;
+        if (p.op_type != "Reshape" && p.op_type != "Flatten" && p.op_type != "Unsqueeze" && p.op_type != "Squeeze") {
+          return false;
+        }
+        src = p.inputs.empty() ? -1 : p.inputs[0];
+      }
+      return false;
+    }
+    // elementwise ops keep the operand's layout: follow the operand of the output's shape
+    int next = -1;
+    for (int x : n.inputs) {
+      if (x >= 0 && m.tensors[x].kind == TensorKind::kActivation) {
+        next = x;
+        break;
+      }
+    }
+    static const std::set<std::string> kElementwise = {"Mul", "Add", "Sub", "Div", "Erf", "Relu", "Sigmoid", "Tanh",
+                                                       "Dropout", "Neg", "Exp", "Sqrt", "Pow", "Clip", "Identity"};
+    if (!kElementwise.count(n.op_type)) return false;
+    id = next;
+  }
+  return false;
+}
+
 OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
   const Model& m = ctx.model;
   const auto& T = ctx.shapes.tensors;
@@ -2016,6 +2087,20 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
         if (auto strides = ViewStrides(m, ctx.shapes, in(0))) {
           folded_copy = LeadingFoldCopies(T[in(0)].dims, *strides);
         }
+      }
+    }
+    // matmul() does not fold a 3-D input whose last two dims are transposed over a dense first dim
+    // (x.transpose(1, 2) of a contiguous [N, C, L]; ATen's should_fold in 1.13): it expands the 2-D weight over
+    // the first dim and runs bmm, whose backward forms the expanded weight's gradient [N, K, M] before
+    // summing it to [K, M]: N x the weight's bytes of scratch. Probe patch_bn_encoder (tools/probe_families.py,
+    // PatchTST's Linear after a BatchNorm1d over transposed tokens): the MLP's first Linear.
+    if (!folded_copy && rg(in(1)) && in(0) >= 0 && in(1) >= 0 && T[in(0)].known && T[in(1)].known &&
+        T[in(0)].dims.size() == 3 && T[in(1)].dims.size() == 2) {
+      const std::vector<int64_t>& d = T[in(0)].dims;
+      auto order = DimOrder(m, ctx.shapes).Of(in(0));
+      if (order && *order == std::vector<int>{0, 2, 1} && d[0] > 1 && d[1] > 1 && d[2] > 1 &&
+          !TransposeOfConvOutput(m, in(0))) {
+        r.backward_temp_bytes += static_cast<uint64_t>(d[0]) * bytes(in(1));
       }
     }
     const bool batched = in(0) >= 0 && in(1) >= 0 && T[in(0)].dims.size() >= 4 &&
@@ -2463,18 +2548,31 @@ std::array<bool, 2> EinsumCopiesOperands(const NodeInfo& n, const ConcreteShapes
   const std::string summed = pick([&](char c) { return has(left, c) && has(right, c) && !has(out, c); });
   const std::string left_order = batch + pick([&](char c) { return has(left, c) && !has(right, c); }) + summed;
   const std::string right_order = batch + summed + pick([&](char c) { return has(right, c) && !has(left, c); });
-  auto copies = [&](const std::string& labels, const std::string& order, int id) {
+  // sumproduct_pair permutes each operand to its order and reshapes it to 3-D (batch, own, summed groups).
+  // The permute is a view; the reshape copies only where a group merges dims that are not adjacent, in
+  // order, in the operand's own layout ("bchw,cd->bdhw": b, h, w around c). A pure permutation with one
+  // label a group ("btl,tol->bto", NODE's leaf values: [t, b, l]) stays a view, which bmm keeps (probe
+  // sparsemax_trees: the leaf tensor saved once, not copied).
+  auto copies = [&](const std::string& labels, const std::vector<std::string>& groups, int id) {
     const std::vector<int64_t>& d = shapes.tensors[id].dims;
-    std::string own, wanted;
+    std::string own;
     for (size_t i = 0; i < labels.size(); ++i) {
       if (d[i] != 1) own += labels[i];
     }
-    for (char c : order) {
-      if (d[labels.find(c)] != 1) wanted += c;
+    for (const std::string& g : groups) {
+      std::string wanted;
+      for (char c : g) {
+        if (d[labels.find(c)] != 1) wanted += c;
+      }
+      if (wanted.size() > 1 && own.find(wanted) == std::string::npos) return true;
     }
-    return own != wanted;
+    return false;
   };
-  return {copies(left, left_order, a), copies(right, right_order, b)};
+  const std::string left_only = pick([&](char c) { return has(left, c) && !has(right, c); });
+  const std::string right_only = pick([&](char c) { return has(right, c) && !has(left, c); });
+  (void)left_order;
+  (void)right_order;
+  return {copies(left, {batch, left_only, summed}, a), copies(right, {batch, summed, right_only}, b)};
 }
 
 // Whether the gradient of tensor `id`, arriving as an expand() view (stride 0 along the summed axes),
@@ -2541,12 +2639,20 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     // (ReduceMax over some axes is planned as torch.max(x, dim), whose backward scatters the gradient
     // into zeros with no temporaries; HandRule says why.)
     if ((op.kind == "ReduceMax" || op.kind == "ReduceMin") && ReducesSomeAxes(ctx.model, ctx.shapes, op)) grads.clear();
-    const double k = grads.empty() ? 0 : table.ScratchOutputs(op.kind, grads, broadcast);
+    // prod(dim) over an input holding a zero runs prod_safe_zeros_backward (two exclusive cumprods, each with
+    // its concatenated copy, a flip, their product: 5 input-sized temporaries more; unseen set 12's NODE
+    // trees, probe sparsemax_trees of tools/probe_families.py).
+    std::string kind = op.kind;
+    if (kind == "ReduceProd" && !grads.empty() && ReducesSomeAxes(ctx.model, ctx.shapes, op) && !op.inputs.empty() &&
+        MayHoldExactZeros(ctx.model, ctx.shapes, op.inputs[0]) && table.ScratchOutputs("ReduceProd:zeros", grads) > 0) {
+      kind = "ReduceProd:zeros";
+    }
+    const double k = grads.empty() ? 0 : table.ScratchOutputs(kind, grads, broadcast);
     // (a reduction's scratch is partly in its input's size)
     const int x = op.inputs.empty() ? -1 : op.inputs[0];
     const double k_in = grads.empty() || x < 0 || !ctx.shapes.tensors[x].known
                             ? 0
-                            : table.ScratchInputs(op.kind, grads, broadcast);
+                            : table.ScratchInputs(kind, grads, broadcast);
     const double bytes = k * static_cast<double>(ctx.shapes.tensors[y].Bytes()) +
                          (k_in > 0 ? k_in * static_cast<double>(ctx.shapes.tensors[x].Bytes()) : 0);
     if (bytes > 0) r.backward_temp_bytes = std::max(r.backward_temp_bytes, static_cast<uint64_t>(bytes));

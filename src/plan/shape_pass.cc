@@ -282,7 +282,7 @@ class ShapePass {
       {"LSTM", &ShapePass::Recurrent}, {"GRU", &ShapePass::Recurrent}, {"RNN", &ShapePass::Recurrent},
       {"Range", &ShapePass::Range}, {"Pad", &ShapePass::Pad}, {"Resize", &ShapePass::Resize},
       {"Upsample", &ShapePass::Resize}, {"Tile", &ShapePass::Tile}, {"Loop", &ShapePass::LoopShape},
-      {"If", &ShapePass::IfShape},
+      {"If", &ShapePass::IfShape}, {"NonZero", &ShapePass::NonZero},
     });
     return *rules;
   }
@@ -720,6 +720,30 @@ class ShapePass {
     int64_t dirs = dir != n.string_attrs.end() && dir->second == "bidirectional" ? 2 : 1;
     Set(n, 0, {x->dims[0], dirs, x->dims[1], hidden}, x->dtype);
     for (size_t i = 1; i < n.outputs.size(); ++i) Set(n, i, {dirs, x->dims[1], hidden}, x->dtype);
+  }
+
+  // NonZero of a tensor whose values are known (a boolean mask buffer exported as a constant: x[:, mask] and
+  // x[:, mask] = y index fixed positions): [rank, count] int64, and the indices themselves. Of anything
+  // else the count depends on the data and stays unknown.
+  void NonZero(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    if (!a || !a->has_value || a->value.size() != a->Elements()) return;
+    const size_t rank = std::max<size_t>(1, a->dims.size());
+    std::vector<size_t> hits;
+    for (size_t i = 0; i < a->value.size(); ++i) {
+      if (a->value[i] != 0) hits.push_back(i);
+    }
+    Set(n, 0, {static_cast<int64_t>(rank), static_cast<int64_t>(hits.size())}, kInt64);
+    std::vector<double> v(rank * hits.size());
+    for (size_t j = 0; j < hits.size(); ++j) {
+      size_t flat = hits[j];
+      for (size_t d = rank; d-- > 0;) {
+        const size_t extent = a->dims.empty() ? 1 : static_cast<size_t>(a->dims[d]);
+        v[d * hits.size() + j] = static_cast<double>(extent == 0 ? 0 : flat % extent);
+        flat = extent == 0 ? 0 : flat / extent;
+      }
+    }
+    SetValue(n, 0, std::move(v));
   }
 
   void Range(const NodeInfo& n) {
