@@ -110,8 +110,8 @@ std::vector<int> HeldUntilCallReturns(const Model& m, const std::vector<LogicalO
 // next child alone is a pipeline (x = self.a(x); x = self.b(x), or self.b(self.a(x))) and held no
 // longer; a frame's own ops name their results more often (s = q @ k.T; a = s.softmax(-1)). Frames
 // that rebind their names hold nothing: a container (nn.Sequential: numbered children, "features.0"
-// or "0") and a frame that calls a child more than once (a loop, x = self.relu(x) twice: "relu" and
-// "relu_1").
+// or "0"), a frame that calls a child more than once (a loop, x = self.relu(x) twice: "relu" and
+// "relu_1") and a module below the top that calls no child module (torch's own functional code).
 std::vector<int> LocalsHeldUntil(const Model& m, const std::vector<LogicalOp>& ops, const ModuleRuns& runs) {
   const size_t n = ops.size();
   std::vector<int> hold(m.tensors.size(), -1);
