@@ -180,9 +180,9 @@ TEST(BatchPlanner, LocalsRiskIsReplayed) {
 }
 
 // The amax risk's bytes follow the batch (planner_test.cc's edge convolution): a recording replays
-// it in its place rather than giving up. (This net's module-frame locals risk is replayed too, but for
-// two option sets the recording's forward peak with locals misses the full plan's at the far batch,
-// so those batches are planned in full: 5 replays there, 8 elsewhere.)
+// it in its place rather than giving up. (This net's module-frame locals risk is replayed too, but under
+// amp the full plan's forward peak with locals at the far batch is not on the line through batches 1 and
+// 2, so those batches are planned in full: 5 replays there, 8 elsewhere.)
 TEST(BatchPlanner, ReductionAmaxRiskIsReplayed) {
   auto model = LoadModel(std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/plan/family_edge_knn_one.onnx");
   ASSERT_TRUE(model.ok()) << model.error();
