@@ -124,11 +124,12 @@ std::vector<int> LocalsHeldUntil(const Model& m, const std::vector<LogicalOp>& o
       if (id >= 0) producer[id] = static_cast<int>(i), depth[id] = runs.prefix[i].size();
     }
   }
-  std::vector<int> first_read(m.tensors.size(), -1);
+  std::vector<int> first_read(m.tensors.size(), -1), readers(m.tensors.size(), 0);
   for (size_t i = 0; i < n; ++i) {
     if (ops[i].kind == "Shape") continue;  // reads no data
     for (int id : ops[i].inputs) {
       if (id < 0 || producer[id] < 0 || producer[id] >= static_cast<int>(i)) continue;
+      if (last_read[id] != static_cast<int>(i)) ++readers[id];
       if (first_read[id] < 0) first_read[id] = static_cast<int>(i);
       last_read[id] = static_cast<int>(i);
       depth[id] = std::min(depth[id], runs.Common(i, static_cast<size_t>(producer[id])));
@@ -192,7 +193,9 @@ std::vector<int> LocalsHeldUntil(const Model& m, const std::vector<LogicalOp>& o
       continue;
     }
     const int end = runs.CallEnd(static_cast<size_t>(p), depth[id]);
-    if (end > last_read[id] && !piped(id) && frame_binds(static_cast<size_t>(p), depth[id])) hold[id] = end;
+    // An expression's temporary: the frame's own value read once, by the next op ((w * p).sum(3)).
+    const bool temporary = readers[id] == 1 && first_read[id] == p + 1 && runs.Component(static_cast<size_t>(p), depth[id]).empty();
+    if (end > last_read[id] && !temporary && !piped(id) && frame_binds(static_cast<size_t>(p), depth[id])) hold[id] = end;
   }
   return hold;
 }
