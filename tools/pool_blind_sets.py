@@ -13,7 +13,7 @@ and writes them as JSON with --out. Sets 1 and 2 are left out: their first figur
 
     /usr/bin/python3 tools/pool_blind_sets.py [--out bench/results/unseen_blind_pool_<date>.json]
     /usr/bin/python3 tools/pool_blind_sets.py --dir DIR [--out FILE]
-        the same summary of later plans of the same sets, DIR/unseenN.json for N = 3..12 as
+        the same summary of later plans of the same sets, DIR/unseenN.json for N = 3..13 as
         `tools/unseen_models.py --set unseenN compare --out DIR/unseenN.json` writes them (not blind: each set's
         own rules are in them; for a change that moves no point prediction, such as a new risk, its flagged /
         covered counts against the same sets' before)
@@ -43,6 +43,7 @@ BLIND = {
     10: "unseen10_blind_20261207.json",
     11: "unseen11_blind_20261207.json",
     12: "unseen12_blind_20261207.json",
+    13: "unseen13_blind_20261207.json",
 }
 
 BYTES = re.compile(r"(\d+) bytes")
@@ -102,7 +103,7 @@ def main():
         per_set[n] = dict(summarise(facts), file=name)
         pooled += facts
     what = f"compare results in {args.dir}" if args.dir else "blind results"
-    report = {"what": what + " of unseen sets 3-12 pooled (tools/pool_blind_sets.py)",
+    report = {"what": what + f" of unseen sets 3-{max(BLIND)} pooled (tools/pool_blind_sets.py)",
               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
               "machine": f"{platform.system()} {platform.release()} {platform.machine()}, {os.cpu_count()} CPUs",
               "command": "tools/pool_blind_sets.py " + " ".join(sys.argv[1:]),
