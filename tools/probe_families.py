@@ -145,6 +145,9 @@ CASES = {
     "gather_expanded_index": ([("input", (20, 24), "float32", 0)], 3, (), (4, 16), "sgd"),
     # Oblivious trees: sparsemax over features (sort, cumsum), clamped choices, leaf products (prod over depth).
     "sparsemax_trees": ([("input", (12,), "float32", 0)], 3, (), (32, 128), "sgd"),
+    # Knowledge distillation: a wider teacher CNN whose logits are .detach()'d (its parameters get no gradient)
+    # beside a small student, the temperature-scaled KL added to the student's logits.
+    "detached_teacher": ([("input", (3, 20, 20), "float32", 0)], 6, (), (4, 16), "sgd"),
 }
 
 # The cases whose parameters are frozen, and which (prefixes of their names, `--frozen` patterns).
@@ -1135,6 +1138,25 @@ def build(name: str, classes: int):
                 k = F.normalize(self.proj(self.enc(x2)), dim=1).detach()
                 return torch.cat([(q * k).sum(dim=1, keepdim=True), q @ self.queue], dim=1) / 0.07
         return KeyQueue()
+    if name == "detached_teacher":
+        def small_cnn(c):
+            return nn.Sequential(
+                nn.Conv2d(3, c, 3, 1, 1), nn.BatchNorm2d(c), nn.ReLU(inplace=True), nn.MaxPool2d(2),
+                nn.Conv2d(c, 2 * c, 3, 1, 1), nn.BatchNorm2d(2 * c), nn.ReLU(inplace=True),
+                nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(2 * c, classes))
+
+        class Distill(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.teacher = small_cnn(40)
+                self.student = small_cnn(12)
+
+            def forward(self, x):
+                t = self.teacher(x).detach()
+                s = self.student(x)
+                kl = (F.softmax(t / 3.0, dim=1) * (F.log_softmax(t / 3.0, dim=1) - F.log_softmax(s / 3.0, dim=1)))
+                return s + kl.sum(dim=1, keepdim=True) * 9.0
+        return Distill()
     if name == "gather_expanded_index":
         class RelGather(nn.Module):
             def __init__(self, d=24, heads=2, t=20, span=8):
