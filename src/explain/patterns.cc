@@ -360,6 +360,14 @@ constexpr Pattern kPatterns[] = {
      "RuntimeError: NCCL error in: ../torch/lib/c10d/ProcessGroupNCCL.cpp:825, unhandled cuda error, NCCL version 2.7.8"},
 
     // ---------------------------------------------------------------- /dev/shm
+    // PostgreSQL's "out of shared memory" as the server's error (ERROR:/FATAL:, a driver's DatabaseError,
+    // OperationalError or PSQLException), with its HINT "You might need to increase max_locks_per_transaction": the
+    // lock table, sized from that setting in the server's shared memory, is full (pg_dump locking every table, a query
+    // touching many partitions or chunks); raising the setting or touching fewer tables fixes it, not /dev/shm or RAM.
+    // Before dataloader_bus_error. Round 29, corpus-2587, 2588, 2589 (blind false alarms as /dev/shm):
+    {"postgres_lock_table_full", S::kNotMemory, "postgres",
+     R"re((?i)(?:\b(?:ERROR|FATAL)|DatabaseError|OperationalError|PSQLException):\s+(?:ERROR:\s+)?out of shared memory\b|\bincrease max_(?:pred_)?locks_per_transaction\b)re",
+     ">pg_dump: error: query failed: ERROR:  out of shared memory"},
     {"dataloader_bus_error", S::kShmExhausted, "pytorch",
      R"re((?i)bus error.{0,80}(?:shared memory|shm)|insufficient shared memory|killed by signal: Bus error|out of shared memory|raise your shared memory limit)re",
      "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
@@ -495,6 +503,13 @@ constexpr Pattern kPatterns[] = {
     {"matlab_out_of_memory", S::kHostRamOom, "matlab",
      R"re((?i)\bOut of memory\. Type \W?help memory\W? for your options)re",
      "Out of memory. Type HELP MEMORY for your options.", Tier::kFamily},
+    // Round 29: MATLAB's GPU arrays above what the device can hold ("parallel:gpu:array:pmaxsize, Maximum variable
+    // size allowed on the device is exceeded.", "Maximum gpuArray variable size exceeded"): the device's memory, fixed
+    // by chunking to gpuDevice's AvailableMemory. corpus-2599, corpus-2602 (blind, no finding):
+    {"matlab_gpu_max_size", S::kGpuOom, "matlab",
+     R"re((?i)\bMaximum variable size allowed on the device is exceeded|\bMaximum gpuArray variable size exceeded)re",
+     "parallel:gpu:array:pmaxsize, Maximum variable size allowed on the device is exceeded.", Tier::kFamily,
+     LineDomain::kGpu},
     // Round 22: more runtimes whose own allocators are the host's, in their words with no memory noun: V8's
     // "RangeError: Array buffer allocation failed" (an ArrayBuffer the JavaScript heap could not back), a
     // WebAssembly instance's linear memory ("WebAssembly.instantiate(): Out of memory: wasm memory", which a
@@ -504,6 +519,17 @@ constexpr Pattern kPatterns[] = {
     {"host_runtime_oom_js_beam", S::kHostRamOom, "",
      R"re((?i)\bArray ?buffer allocation failed|\bOut of memory: wasm memory\b|WebAssembly\.\w+\(\)(?::| failed:) (?:Out of memory|could not allocate memory)|\b[a-z_]+_alloc: Cannot allocate \d+ bytes of memory \(of type)re",
      "RangeError: Array buffer allocation failed", Tier::kFamily},
+    // Round 29: limits a host process sets on its own memory, in their words with no memory noun the GPU default could
+    // not claim: Redis refusing writes at maxmemory ("OOM command not allowed when used memory > 'maxmemory'"), PHP's
+    // memory_limit ("Allowed memory size of N bytes exhausted"), emscripten's fixed WebAssembly/asm.js heap ("Cannot
+    // enlarge memory arrays", TOTAL_MEMORY) and the JVM's metaspace named in prose ("running out of metaspace",
+    // "depletion of the metaspace"). corpus-2567 (emscripten), 2573, 2575, 2576 (Redis), 2592, 2593 (PHP), 2603
+    // (Gradle); blind: the GPU's at low confidence, or no finding:
+    {"host_process_memory_limit", S::kHostRamOom, "",
+     R"re((?i)\bOOM command not allowed when used memory\b|\bAllowed memory size of \d+ bytes exhausted|\bCannot enlarge memory arrays\b|\b(?:ran|run|runs|running) out of metaspace\b|\bdepletion of (?:the )?metaspace\b|\bmetaspace (?:is |was )?(?:exhausted|full)\b)re",
+     "RedisException: OOM command not allowed when used memory > 'maxmemory'. in "
+     "/opt/webroot/wp-content/object-cache.php:2212",
+     Tier::kFamily, LineDomain::kHost},
     // Round 23: an in-process analytical engine's buffer manager, whose blocks live in the host's RAM (DuckDB's
     // "Out of Memory Error: could not allocate block of 262144 bytes" / "Failed to allocate block of N bytes"):
     // no memory noun on the line, so the GPU default read it as the GPU's. corpus-2277, corpus-2281:
@@ -897,6 +923,12 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\bAccessViolationException\b|Attempted to read or write protected memory|\bAccess violation (?:reading|writing|executing)(?: location| address)?\b|\bEXCEPTION_ACCESS_VIOLATION\b)re",
      "Fatal error. System.AccessViolationException: Attempted to read or write protected memory. This is often an "
      "indication that other memory is corrupt."},
+    // The kernel's limit on the number of a process's mappings ("max virtual memory areas vm.max_map_count [65530] is
+    // too low, increase to at least [262144]", Elasticsearch's, OpenSearch's and CrateDB's bootstrap check): a sysctl
+    // to raise, not memory running out. Round 29, corpus-2585 (OpenSearch's operator; blind false alarm as RAM):
+    {"max_map_count_too_low", S::kNotMemory, "",
+     R"re((?i)\bmax virtual memory areas vm\.max_map_count\b|\bvm\.max_map_count (?:\[?\d+\]? )?(?:is )?(?:too low|likely too low)\b)re",
+     "max virtual memory areas vm.max_map_count [65530] is too low, increase to at least [262144]"},
     // Kubernetes evicting a pod for the node's disk (ephemeral-storage, DiskPressure): storage, not memory, though
     // the kubelet words it like a memory eviction ("The node was low on resource: ..."). From the round's probe (no
     // corpus row): kubernetes/kubernetes#91600, cloud-ark/kubeplus#1382.
@@ -1059,7 +1091,7 @@ constexpr const char* kPrefilter =
     R"re((?:in|inside|within) an? \w* ?loop|repeatedly|again and again|over and over|many times|times of|accumulat|hangs|hung|freez|froze|unresponsive|\brtx|\bgtx|tesla|quadro|radeon|titan|\b[ahvp]100\b|signal|kernel|kv[ _]cache|zombie|orphan|defunct|stale|leftover|dangling|ghost|\b80[234]\b|malloc|dnnl|\b(?:hbm|tpu|xpu|npu|hpu)\b|vulkan|opencl|\bmetal\b|\xe3\x83\xa1\xe3\x83\xa2\xe3\x83\xaa|\xeb\xa9\x94\xeb\xaa\xa8\xeb\xa6\xac|\xd0\xbf\xd0\xb0\xd0\xbc\xd1\x8f\xd1\x82|memoria|mem\xc3\xb3ria|speicher|m\xc3\xa9moire|memoire|)re"
     R"re(outofhostmemory|out_of_host_memory|out_of_me|ioaf|not enough space|no space left|jetsam|out of resource|resources requested|launchoutofresources|launch_out_of_resources|)re"
     R"re(session crashed|\bkill\b|texture size|context_lost|context lost|webglcontextlost|wasm|occup|jvm|arena_extend|mmap (?:of )?\d+ bytes|no matter how|fit (?:in|into|on)\b|\b(?:grows?|grew|growing|rises|rising|rose|climbs?|goes up|increas\w*) by\b|)re"
-    R"re(out_of_resources|locked memory|executor|access ?violation|k/v cache|circuit_?breaking|data too large|request of size|request size|/psm_|disk quota|errno 122|edquot|static tls|encodesession|80070057|e_invalidarg|double free|corrupt|invalid pointer|ephemeral-storage|diskpressure|raylet|\bray\b|\bdask\b|\bper (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|loop|round|hour|minute|day)s?\b)re";
+    R"re(out_of_resources|locked memory|executor|access ?violation|k/v cache|locks_per_transaction|metaspace|circuit_?breaking|data too large|request of size|request size|/psm_|disk quota|errno 122|edquot|static tls|encodesession|80070057|e_invalidarg|double free|corrupt|invalid pointer|ephemeral-storage|diskpressure|raylet|\bray\b|\bdask\b|\bper (?:\w+ )?(?:epoch|step|iteration|iter|batch|call|request|loop|round|hour|minute|day)s?\b)re";
 
 // Each extractor captures an amount in group 1. Phrases are the frameworks' own.
 constexpr NumberPattern kNumberPatterns[] = {

@@ -758,5 +758,40 @@ TEST(PatternTable, RoundTwentyEightLinesAndDomainWords) {
             LineDomain::kHost);
 }
 
+TEST(PatternTable, RoundTwentyNineLinesAndDomainWords) {
+  // Real lines of round 29's fresh development rows, each claimed by its family (the start engine read them blind:
+  // the host processes' own limits as the GPU's or no finding, PostgreSQL's full lock table as /dev/shm, the
+  // vm.max_map_count bootstrap check as RAM, MATLAB's GPU array limit as no finding).
+  const ClaimCase cases[] = {
+      {"corpus-2587", ">pg_dump: error: query failed: ERROR:  out of shared memory", "postgres_lock_table_full"},
+      {"corpus-2587", ">HINT:  You might need to increase max_locks_per_transaction.", "postgres_lock_table_full"},
+      {"corpus-2588", "2019-01-24 17:25:48.567 UTC [31329] ERROR:  out of shared memory", "postgres_lock_table_full"},
+      {"corpus-2589", "PSQLException: ERROR: out of shared memory", "postgres_lock_table_full"},
+      {"corpus-2573", "RedisException: OOM command not allowed when used memory > 'maxmemory'. in "
+       "/opt/webroot/wp-content/object-cache.php:2212", "host_process_memory_limit"},
+      {"corpus-2576", "(error) OOM command not allowed when used memory > 'maxmemory'.", "host_process_memory_limit"},
+      {"corpus-2592", "Fatal error: Allowed memory size of 268435456 bytes exhausted (tried to allocate 262144 bytes) "
+       "in DIR/public_html/phpagebuilder/config.php on line 3", "host_process_memory_limit"},
+      {"corpus-2593", "Allowed memory size of 134217728 bytes exhausted (tried to allocate 8388616 bytes)",
+       "host_process_memory_limit"},
+      {"corpus-2567", "Cannot enlarge memory arrays. Either compile with ALLOW_MEMORY_GROWTH=1 or increase "
+       "TOTAL_MEMORY.", "host_process_memory_limit"},
+      {"corpus-2603", "We saw the Gradle daemon running out of metaspace on 8.1 versions. Let's increase metaspace to "
+       "avoid this.", "host_process_memory_limit"},
+      {"corpus-2599", "parallel:gpu:array:pmaxsize, Maximum variable size allowed on the device is exceeded.",
+       "matlab_gpu_max_size"},
+      {"corpus-2602", "Maximum gpuArray variable size exceeded", "matlab_gpu_max_size"},
+      {"corpus-2585", "This helps with errors like ` max virtual memory areas vm.max_map_count [65530] is too low, "
+       "increase to at least [262144]`.", "max_map_count_too_low"},
+  };
+  ExpectClaimedByTheirFamily(cases);
+  // PyTorch's shared-memory prose stays /dev/shm's (corpus-2041).
+  std::vector<int> matches;
+  MatchLine("It's not a bug, it's a problem of your system, which probably ran out of shared memory.", &matches);
+  bool shm = false;
+  for (int i : matches) shm = shm || Patterns()[i].signal == Signal::kShmExhausted;
+  EXPECT_TRUE(shm);
+}
+
 }  // namespace
 }  // namespace oomguard::explain
