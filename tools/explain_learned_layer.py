@@ -390,18 +390,24 @@ def estimate(model, text, threshold, gate, phrase_gates=()):
             "confidence": "low"}
 
 
-def rules_answers(binary, rows, cache):
-    """Per row, the rules' findings (cause, domain, confidence), from `cache` when it holds every row."""
+def rules_answers(binary, rows, cache, why=False):
+    """Per row, the rules' findings (cause, domain, confidence; with `why`, each finding's undecided_because as
+    `why` too), from `cache` when it holds every row."""
     if cache and os.path.exists(cache):
         got = {a["id"]: a["findings"] for a in json.load(open(cache))}
         if all(r["id"] in got for r in rows):
             return [got[r["id"]] for r in rows]
 
+    def answer(f):
+        a = {k: f[k] for k in ("cause", "domain", "confidence")}
+        if why:
+            a["why"] = f.get("undecided_because")
+        return a
+
     def run(row):
         p = subprocess.run([binary, "explain", "--json", "-"], input=row["excerpt"].encode(), capture_output=True,
                            check=True)
-        return [{k: f[k] for k in ("cause", "domain", "confidence")} for f in json.loads(p.stdout)["findings"]
-                if not f["summary"].startswith(LEARNED_PREFIX)]
+        return [answer(f) for f in json.loads(p.stdout)["findings"] if not f["summary"].startswith(LEARNED_PREFIX)]
 
     with ThreadPoolExecutor(2) as pool:
         found = list(pool.map(run, rows))
@@ -793,29 +799,6 @@ def basis_of(finding):
     return "line" if finding.get("confidence") != "low" else "other"
 
 
-def rules_answers_why(binary, rows, cache):
-    """As rules_answers, with each finding's undecided_because kept as `why`."""
-    if cache and os.path.exists(cache):
-        got = {a["id"]: a["findings"] for a in json.load(open(cache))}
-        if all(r["id"] in got for r in rows):
-            return [got[r["id"]] for r in rows]
-
-    def run(row):
-        p = subprocess.run([binary, "explain", "--json", "-"], input=row["excerpt"].encode(), capture_output=True,
-                           check=True)
-        return [{"cause": f["cause"], "domain": f["domain"], "confidence": f["confidence"],
-                 "why": f.get("undecided_because")} for f in json.loads(p.stdout)["findings"]
-                if not f["summary"].startswith(LEARNED_PREFIX)]
-
-    with ThreadPoolExecutor(2) as pool:
-        found = list(pool.map(run, rows))
-    if cache:
-        with open(cache, "w") as f:
-            f.write("[\n" + ",\n".join(json.dumps({"id": r["id"], "findings": x}, separators=(",", ":"))
-                                       for r, x in zip(rows, found)) + "\n]\n")
-    return found
-
-
 def study_undecided(args):
     """Round 27: the model arbitrates GPU vs host only where the rules' top finding chose its memory without the
     line's words: by the GPU default (no line names a memory), by the whole log's count, or (wider) by the lines
@@ -825,7 +808,7 @@ def study_undecided(args):
     instead of the GPU default."""
     dev = read_dev()
     healthy = read_healthy_dev()
-    rules = rules_answers_why(args.oomguard, dev, args.rules)
+    rules = rules_answers(args.oomguard, dev, args.rules, why=True)
     folds = {k: train([r for r in dev if fold_of(r) != k], [r for r in healthy if fold_of(r) != k], SHIPPED_CLASSES)
              for k in range(FOLDS)}
     fresh_idx = [i for i, r in enumerate(dev) if number(r["id"]) >= args.fresh_from]
