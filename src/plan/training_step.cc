@@ -76,19 +76,25 @@ struct ModuleRuns {
   std::vector<std::vector<int>> run_end;    // run_end[i][d]: the last op of the run sharing that prefix with i
 };
 
-// Python holds the arguments of a module call until it returns: a tensor handed to a module
-// (nn.MultiheadAttention's key and value) stays alive over the whole call, even where the
-// module's last read of it is its first op (a transpose folded into a copy). For each tensor,
-// the last op of the outermost module call it enters, where that is after its last read; -1
-// elsewhere. Cross-attention probes (tools/measure_xattn.py): the forward peak was one
-// key-sized tensor low.
-std::vector<int> HeldUntilCallReturns(const Model& m, const std::vector<LogicalOp>& ops, const ModuleRuns& runs) {
+// The op that makes each tensor (its index in ops); -1 for inputs and initializers.
+std::vector<int> OpProducers(const Model& m, const std::vector<LogicalOp>& ops) {
   std::vector<int> producer(m.tensors.size(), -1);
   for (size_t i = 0; i < ops.size(); ++i) {
     for (int id : ops[i].outputs) {
       if (id >= 0) producer[id] = static_cast<int>(i);
     }
   }
+  return producer;
+}
+
+// Python holds the arguments of a module call until it returns: a tensor handed to a module
+// (nn.MultiheadAttention's key and value) stays alive over the whole call, even where the
+// module's last read of it is its first op (a transpose folded into a copy). For each tensor,
+// the last op of the outermost module call it enters, where that is after its last read; -1
+// elsewhere. Cross-attention probes (tools/measure_xattn.py): the forward peak was one
+// key-sized tensor low.
+std::vector<int> HeldUntilCallReturns(const Model& m, const std::vector<LogicalOp>& ops, const ModuleRuns& runs,
+                                      const std::vector<int>& producer) {
   std::vector<int> hold(m.tensors.size(), -1);
   for (size_t i = 0; i < ops.size(); ++i) {
     for (int id : ops[i].inputs) {
@@ -112,17 +118,16 @@ std::vector<int> HeldUntilCallReturns(const Model& m, const std::vector<LogicalO
 // that rebind their names hold nothing: a container (nn.Sequential: numbered children, "features.0"
 // or "0"), a frame that calls a child more than once (a loop, x = self.relu(x) twice: "relu" and
 // "relu_1") and a module below the top that calls no child module (torch's own functional code).
-std::vector<int> LocalsHeldUntil(const Model& m, const std::vector<LogicalOp>& ops, const ModuleRuns& runs) {
+std::vector<int> LocalsHeldUntil(const Model& m, const std::vector<LogicalOp>& ops, const ModuleRuns& runs,
+                                 const std::vector<int>& producer) {
   const size_t n = ops.size();
   std::vector<int> hold(m.tensors.size(), -1);
   // Without module paths (a graph not from torch.onnx.export) the frames are unknown.
   if (std::all_of(runs.path.begin(), runs.path.end(), [](std::string_view p) { return p.empty(); })) return hold;
-  std::vector<int> producer(m.tensors.size(), -1), last_read(m.tensors.size(), -1);
+  std::vector<int> last_read(m.tensors.size(), -1);
   std::vector<size_t> depth(m.tensors.size(), 0);  // the depth of the frame that holds it
-  for (size_t i = 0; i < n; ++i) {
-    for (int id : ops[i].outputs) {
-      if (id >= 0) producer[id] = static_cast<int>(i), depth[id] = runs.prefix[i].size();
-    }
+  for (size_t id = 0; id < m.tensors.size(); ++id) {
+    if (producer[id] >= 0) depth[id] = runs.prefix[static_cast<size_t>(producer[id])].size();
   }
   std::vector<int> first_read(m.tensors.size(), -1), readers(m.tensors.size(), 0);
   for (size_t i = 0; i < n; ++i) {
@@ -151,7 +156,7 @@ std::vector<int> LocalsHeldUntil(const Model& m, const std::vector<LogicalOp>& o
     auto [it, fresh] = binds.try_emplace({end, d}, true);
     if (!fresh) return it->second;
     size_t first = i;
-    while (first > 0 && static_cast<int>(first) - 1 >= 0 && (d == 0 || runs.Common(first - 1, i) >= d)) --first;
+    while (first > 0 && (d == 0 || runs.Common(first - 1, i) >= d)) --first;
     const std::string_view self = d == 0 ? std::string_view() : runs.Component(i, d - 1);
     std::set<std::string_view> children;
     std::string_view previous;
@@ -799,8 +804,9 @@ Result<StepPlan> Simulator::Run() {
   for (int id : m_.outputs) ++uses[id];
   std::vector<int> buf(m_.tensors.size(), -1);
   const ModuleRuns runs(m_, ops);
-  const std::vector<int> held_until = HeldUntilCallReturns(m_, ops, runs);
-  const std::vector<int> locals_held_until = LocalsHeldUntil(m_, ops, runs);
+  const std::vector<int> producer = OpProducers(m_, ops);
+  const std::vector<int> held_until = HeldUntilCallReturns(m_, ops, runs, producer);
+  const std::vector<int> locals_held_until = LocalsHeldUntil(m_, ops, runs, producer);
   std::vector<std::vector<int>> release_after(ops.size());  // tensors whose module call returns there
 
   // Persistent state: parameters (and buffers), optimizer state, the input batch and labels.
