@@ -148,6 +148,19 @@ CASES = {
     # Knowledge distillation: a wider teacher CNN whose logits are .detach()'d (its parameters get no gradient)
     # beside a small student, the temperature-scaled KL added to the student's logits.
     "detached_teacher": ([("input", (3, 20, 20), "float32", 0)], 6, (), (4, 16), "sgd"),
+    # The same teacher under torch.no_grad(), and a MoCo-style key encoder under no_grad beside its query
+    # encoder (adam: the key encoder's weights get no state). Planned with "oomguard.no_grad" /
+    # "oomguard.detached" as oomguard.export writes them (GRAD_MODE below).
+    "nograd_teacher": ([("input", (3, 20, 20), "float32", 0)], 6, (), (4, 16), "sgd"),
+    "momentum_key_encoder": ([("input", (3, 24, 24), "float32", 0)], 8, (), (4, 16), "adam"),
+}
+
+# The cases whose files carry what oomguard.export finds by running forward once (python/oomguard/grad_mode.py,
+# inplace.py): the plain export is planned beside them, and the plain export with --no-grad / --detached.
+GRAD_MODE = {
+    "detached_teacher": ["--detached", "/teacher/*", "--inplace", "all"],
+    "nograd_teacher": ["--no-grad", "/teacher/*", "--inplace", "all"],
+    "momentum_key_encoder": ["--no-grad", "/key/*"],  # (its queue buffer is a parameter to the plain file)
 }
 
 # The cases whose parameters are frozen, and which (prefixes of their names, `--frozen` patterns).
@@ -1138,25 +1151,54 @@ def build(name: str, classes: int):
                 k = F.normalize(self.proj(self.enc(x2)), dim=1).detach()
                 return torch.cat([(q * k).sum(dim=1, keepdim=True), q @ self.queue], dim=1) / 0.07
         return KeyQueue()
-    if name == "detached_teacher":
+    if name in ("detached_teacher", "nograd_teacher"):
         def small_cnn(c):
             return nn.Sequential(
                 nn.Conv2d(3, c, 3, 1, 1), nn.BatchNorm2d(c), nn.ReLU(inplace=True), nn.MaxPool2d(2),
                 nn.Conv2d(c, 2 * c, 3, 1, 1), nn.BatchNorm2d(2 * c), nn.ReLU(inplace=True),
                 nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(2 * c, classes))
 
-        class Distill(nn.Module):
-            def __init__(self):
+        class Distill(nn.Module):  # the teacher's result .detach()ed, or the teacher run under no_grad
+            def __init__(self, under_no_grad):
                 super().__init__()
+                self.under_no_grad = under_no_grad
                 self.teacher = small_cnn(40)
                 self.student = small_cnn(12)
 
             def forward(self, x):
-                t = self.teacher(x).detach()
+                if self.under_no_grad:
+                    with torch.no_grad():
+                        t = self.teacher(x)
+                else:
+                    t = self.teacher(x).detach()
                 s = self.student(x)
                 kl = (F.softmax(t / 3.0, dim=1) * (F.log_softmax(t / 3.0, dim=1) - F.log_softmax(s / 3.0, dim=1)))
                 return s + kl.sum(dim=1, keepdim=True) * 9.0
-        return Distill()
+        return Distill(name == "nograd_teacher")
+    if name == "momentum_key_encoder":
+        def encoder():
+            return nn.Sequential(
+                nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.ReLU(),
+                nn.Conv2d(16, 32, 3, 2, 1), nn.BatchNorm2d(32), nn.ReLU(),
+                nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 64))
+
+        class MomentumContrast(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.query = encoder()
+                self.key = encoder()
+                self.fc = nn.Linear(64, classes)
+                self.register_buffer("queue", F.normalize(torch.randn(64, 96), dim=0))
+
+            def forward(self, x):
+                q = F.normalize(self.query(x), dim=1)
+                with torch.no_grad():
+                    k = F.normalize(self.key(torch.flip(x, dims=[3])), dim=1)
+                pos = (q * k).sum(dim=1, keepdim=True)
+                neg = q @ self.queue
+                contrast = torch.logsumexp(torch.cat([pos, neg], dim=1) / 0.2, dim=1, keepdim=True) - pos / 0.2
+                return self.fc(q) + contrast
+        return MomentumContrast()
     if name == "gather_expanded_index":
         class RelGather(nn.Module):
             def __init__(self, d=24, heads=2, t=20, span=8):
@@ -1214,6 +1256,32 @@ def add_frozen_metadata(path: str, module) -> None:
         data = f.read()
     with open(path, "wb") as f:
         f.write(add(data, module))
+
+
+def add_export_hints(path: str, module, name: str) -> None:
+    """metadata_props "oomguard.inplace", "oomguard.buffers", "oomguard.frozen", "oomguard.no_grad" and
+    "oomguard.detached" in the exported file, as oomguard.export writes them (one eager forward of a batch of
+    2 finds the last two)."""
+    import types
+    import importlib
+    import torch
+    if "oomguard_hints" not in sys.modules:  # the package's pure-Python files alone: no built extension needed
+        pkg = types.ModuleType("oomguard_hints")
+        pkg.__path__ = [os.path.join(ROOT, "python", "oomguard")]
+        sys.modules["oomguard_hints"] = pkg
+    inplace = importlib.import_module("oomguard_hints.inplace")
+    grad_mode = importlib.import_module("oomguard_hints.grad_mode")
+    export = importlib.import_module("oomguard_hints._export")
+    torch.manual_seed(0)
+    inputs = tuple(torch.randn(2, *shape) if dtype.startswith("float") else torch.randint(0, high, (2, *shape))
+                   for _, shape, dtype, high in CASES[name][0])
+    with open(path, "rb") as f:
+        data = f.read()
+    data = export.add_frozen_metadata(export.add_buffers_metadata(inplace.add_inplace_metadata(data, module), module),
+                                      module)
+    data = grad_mode.add_grad_mode_metadata(data, module, inputs)
+    with open(path, "wb") as f:
+        f.write(data)
 
 
 def spec(name: str):
@@ -1281,6 +1349,12 @@ def main() -> int:
             shutil.copyfile(onnx_path, plain)
             add_frozen_metadata(onnx_path, spec(name).build())
             variants = {"plain": (plain, []), "flag": (plain, ["--frozen", ",".join(FROZEN[name])])}
+        if name in GRAD_MODE:
+            import shutil
+            plain = os.path.join(args.work, name + "_plain.onnx")
+            shutil.copyfile(onnx_path, plain)
+            add_export_hints(onnx_path, spec(name).build(), name)
+            variants = {"plain": (plain, []), "flag": (plain, GRAD_MODE[name])}
         for batch in CASES[name][3]:
             out = subprocess.run([sys.executable, __file__, "--child", name, str(batch)], capture_output=True,
                                  text=True, check=True).stdout.strip().splitlines()[-1]

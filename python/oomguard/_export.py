@@ -175,13 +175,15 @@ def export(model: Any, args: Any, path: Any, **kw: Any) -> Any:
     """torch.onnx.export for the planner: training mode, no constant folding, a dynamic batch axis
     on every input (unless dynamic_axes is given), metadata_props "oomguard.buffers" naming the
     initializers that are registered buffers, metadata_props "oomguard.frozen" naming the parameters
-    with requires_grad=False, and metadata_props "oomguard.inplace" naming the
-    nodes traced inside modules with inplace=True, which ONNX does not record otherwise. `path` is
+    with requires_grad=False, metadata_props "oomguard.inplace" naming the
+    nodes traced inside modules with inplace=True, and "oomguard.no_grad" / "oomguard.detached" naming
+    the nodes of modules run under torch.no_grad() or whose result is .detach()ed (one eager forward
+    of `args` finds them: python/oomguard/grad_mode.py), which ONNX does not record otherwise. `path` is
     a file name or a writable binary file object; keywords go to torch.onnx.export (training and
     do_constant_folding may not be changed). Returns the list of in-place node names."""
     import torch
     from ._commands import Error
-    from . import inplace
+    from . import grad_mode, inplace
 
     for key in ("training", "do_constant_folding"):
         if key in kw:
@@ -203,6 +205,7 @@ def export(model: Any, args: Any, path: Any, **kw: Any) -> Any:
         model.train(was_training)
     graph = add_frozen_metadata(add_buffers_metadata(inplace.add_inplace_metadata(buf.getvalue(), model), model),
                                 model)
+    graph = grad_mode.add_grad_mode_metadata(graph, model, inputs)
     if hasattr(path, "write"):
         path.write(graph)
     else:
@@ -289,8 +292,10 @@ def model_argument(model: Any, example_inputs: Any, options: Dict[str, Any], tak
         options["batch"] = int(inputs[0].shape[0])
     graph = export_onnx(model, inputs)
     try:  # which nodes ran in place (not recorded by ONNX): the planner reads it from the metadata
+        from .grad_mode import add_grad_mode_metadata
         from .inplace import add_inplace_metadata
         graph = add_frozen_metadata(add_buffers_metadata(add_inplace_metadata(graph, model), model), model)
+        graph = add_grad_mode_metadata(graph, model, inputs)
     except ImportError:
         pass
     graph = strip_weights(graph)

@@ -30,10 +30,18 @@ def _unqualified(name: str) -> str:
     return name
 
 
-def _scope(qualified: str) -> List[str]:
+def scope_of(qualified: str) -> List[str]:
     """The scope levels of the module called `qualified` in model.named_modules()."""
     atoms = qualified.split(".")
     return [_unqualified(".".join(atoms[:k])) for k in range(1, len(atoms) + 1)]
+
+
+def levels_match(levels: List[str], scope: List[str], known: set) -> bool:
+    """A node's scope levels (as many as `scope`'s) are the module's: each level exactly, or with the "_N"
+    suffix of a repeated call where no module (`known`: the scopes of model.named_modules()) has that
+    name exactly."""
+    return all(a == b or (re.fullmatch(re.escape(b) + r"_\d+", a) and tuple(levels[: i + 1]) not in known)
+               for i, (a, b) in enumerate(zip(levels, scope)))
 
 
 def inplace_modules(model) -> List[str]:
@@ -45,20 +53,17 @@ def inplace_node_names(model, node_names: Iterable[str]) -> List[str]:
     """The names among node_names (an exported graph's nodes, Constants left out by the caller or
     not) that were traced inside a module with inplace=True. A level matches exactly, or with the
     "_N" suffix of a repeated call when no module has that name exactly."""
-    wanted = [_scope(q) for q in inplace_modules(model)]
+    wanted = [scope_of(q) for q in inplace_modules(model)]
     if not wanted:
         return []
-    known = {tuple(_scope(n)) for n, _ in model.named_modules() if n}
+    known = {tuple(scope_of(n)) for n, _ in model.named_modules() if n}
     out = []
     for name in node_names:
         levels = [x for x in name.split("/")[1:-1]]
         if not levels:
             continue
         for scope in wanted:
-            if len(scope) != len(levels):
-                continue
-            if all(a == b or (re.fullmatch(re.escape(b) + r"_\d+", a) and tuple(levels[: i + 1]) not in known)
-                   for i, (a, b) in enumerate(zip(levels, scope))):
+            if len(scope) == len(levels) and levels_match(levels, scope, known):
                 out.append(name)
                 break
     return out

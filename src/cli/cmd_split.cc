@@ -267,6 +267,7 @@ int RunSplit(int argc, char** argv) {
     }
     j["inplace"] = InplaceJson(shown.inplace);
     j["frozen_parameters"] = shown.frozen_parameter_count;
+    j["grad_mode"] = GradModeJson(shown);
     j["warnings"] = shown.warnings;
     j["uncovered"] = UncoveredJson(shown.uncovered);
     j["risks"] = RisksJson(shown.risks);
@@ -292,6 +293,7 @@ int RunSplit(int argc, char** argv) {
     out << shown.parameter_count << " parameters trained, " << shown.frozen_parameter_count
         << " frozen (no gradient, no optimizer state)\n";
   }
+  out << GradModeLine(shown);
   if (s.even) {
     out << "an even split of " << s.even->batch << " per GPU ";
     std::string over;

@@ -71,6 +71,18 @@ void AddPlanOptions(CLI::App& app, PlanCliValues* v, PlanOptionsSpec spec) {
                  "globs with *, NAME[,NAME...] (e.g. 'backbone.*'); adds to the model's oomguard.frozen metadata")
       ->type_name("NAMES")
       ->allow_extra_args(false);
+  app.add_option("--no-grad", v->no_grad,
+                 "nodes run under torch.no_grad() (nothing saved, no gradient; weights read only there get no "
+                 "optimizer state): ONNX node names or globs with *, NODE[,NODE...] (e.g. '/teacher/*'); adds to "
+                 "the model's oomguard.no_grad metadata")
+      ->type_name("NODES")
+      ->allow_extra_args(false);
+  app.add_option("--detached", v->detached,
+                 "nodes of a module whose result is .detach()ed (what they save is freed when the module returns; "
+                 "no gradient): ONNX node names or globs with *, NODE[,NODE...] (e.g. '/teacher/*'); adds to the "
+                 "model's oomguard.detached metadata")
+      ->type_name("NODES")
+      ->allow_extra_args(false);
   if (spec.with_html) app.add_option("--html", v->html, "also write a self-contained HTML report")->type_name("FILE");
   ShowDefault(AddNumberOption(app, "--threads", &v->threads, 1, 256,
                               "plan what-ifs and searches on up to N threads (the answer is the same for any N)"),
@@ -162,8 +174,13 @@ Result<std::vector<std::string>> ParseFrozen(const std::vector<std::string>& val
 
 Result<std::shared_ptr<const plan::Model>> ModelToPlan(std::shared_ptr<const plan::Model> model,
                                                       const ResolvedPlanOptions& resolved) {
-  if (resolved.frozen.empty()) return model;
-  return plan::FreezeParameters(*model, resolved.frozen);
+  if (!resolved.frozen.empty()) {
+    auto frozen = plan::FreezeParameters(*model, resolved.frozen);
+    if (!frozen) return frozen;
+    model = std::move(frozen).value();
+  }
+  if (resolved.no_grad.empty() && resolved.detached.empty()) return model;
+  return plan::MarkGradMode(*model, resolved.no_grad, resolved.detached);
 }
 
 Status ApplyCudaAllocConf(const std::string& conf, plan::PlanOptions* o) {
@@ -227,6 +244,12 @@ Result<ResolvedPlanOptions> ResolvePlanOptions(const PlanCliValues& v) {
   auto frozen = ParseFrozen(v.frozen);
   if (!frozen) return MakeError(frozen.error());
   r.frozen = std::move(frozen).value();
+  auto no_grad = SplitNames(v.no_grad, "--no-grad", "node", "patterns");
+  if (!no_grad) return MakeError(no_grad.error());
+  r.no_grad = std::move(no_grad).value();
+  auto detached = SplitNames(v.detached, "--detached", "node", "patterns");
+  if (!detached) return MakeError(detached.error());
+  r.detached = std::move(detached).value();
   for (const std::string& text : v.inputs) {
     auto parsed = ParseInputOverride(text);
     if (!parsed) return MakeError(parsed.error());

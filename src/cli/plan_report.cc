@@ -113,6 +113,26 @@ std::string InplaceLine(const plan::InplaceSummary& inplace) {
          ". Say which with --inplace NODE[,NODE...]|all|none, or export with oomguard.export()\n";
 }
 
+nlohmann::json GradModeJson(const plan::StepPlan& plan) {
+  return {{"hint", plan.grad_mode_hint},
+          {"no_grad_nodes", plan.no_grad_nodes},
+          {"detached_nodes", plan.detached_nodes},
+          {"no_grad_parameters", plan.no_grad_parameter_count}};
+}
+
+std::string GradModeLine(const plan::StepPlan& plan) {
+  if (plan.no_grad_nodes + plan.detached_nodes == 0) return "";
+  std::string line = std::to_string(plan.no_grad_nodes) + " node" + (plan.no_grad_nodes == 1 ? "" : "s") +
+                     " planned under torch.no_grad() and " + std::to_string(plan.detached_nodes) +
+                     " as .detach()ed (from " +
+                     (plan.grad_mode_hint == "metadata" ? "the model's metadata" : "--no-grad / --detached") + ")";
+  if (plan.no_grad_parameter_count > 0) {
+    line += "; " + std::to_string(plan.no_grad_parameter_count) +
+            " parameters read only there get no gradient and no optimizer state";
+  }
+  return line + "\n";
+}
+
 PlanVerdict Judge(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved) {
   PlanVerdict v;
   v.capacity_bytes = resolved.capacity_bytes;
@@ -135,6 +155,7 @@ nlohmann::json PlanToJson(const plan::StepPlan& plan, const ResolvedPlanOptions&
   j["gpu"] = resolved.gpu ? nlohmann::json(std::string(resolved.gpu->key)) : nlohmann::json(nullptr);
   j["parameter_count"] = plan.parameter_count;
   j["frozen_parameters"] = plan.frozen_parameter_count;
+  j["grad_mode"] = GradModeJson(plan);
   j["peak_allocated_bytes"] = plan.peak_allocated_bytes;
   j["peak_reserved_bytes"] = plan.peak_reserved_bytes;
   j["required_bytes"] = plan.required_bytes;
@@ -182,7 +203,7 @@ std::string PlanToText(const plan::StepPlan& plan, const ResolvedPlanOptions& re
   if (plan.frozen_parameter_count > 0) {
     out << " trained, " << plan.frozen_parameter_count << " frozen (no gradient, no optimizer state)";
   }
-  out << "\n";
+  out << "\n" << GradModeLine(plan);
   for (const std::string& w : plan.warnings) out << "WARNING: " << w << "\n";
   out << InplaceLine(plan.inplace);
   if (!plan.inplace.nodes.empty()) {

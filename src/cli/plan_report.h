@@ -36,6 +36,13 @@ nlohmann::json InplaceJson(const plan::InplaceSummary& inplace);
 // The text line saying the plan is unsure about in-place activations, with the range ("" when sure).
 std::string InplaceLine(const plan::InplaceSummary& inplace);
 
+// "grad_mode": {"hint", "no_grad_nodes", "detached_nodes", "no_grad_parameters"}: code planned as run
+// under torch.no_grad() or .detach()ed (plan::MarkGradMode), and the parameters that therefore get no gradient.
+nlohmann::json GradModeJson(const plan::StepPlan& plan);
+
+// The text line naming that code ("" when there is none).
+std::string GradModeLine(const plan::StepPlan& plan);
+
 nlohmann::json PlanToJson(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved);
 
 

@@ -79,11 +79,13 @@ uint64_t MarkAsBuffers(const std::set<std::string>& names, Model* model) {
 
 namespace {
 
-std::optional<std::set<std::string>> ReadNameList(std::string_view value, std::string_view key, Model* model) {
+std::optional<std::set<std::string>> ReadNameList(std::string_view value, std::string_view key, Model* model,
+                                                  std::string_view what = "initializer") {
   HintReader reader;
   const bool parsed = nlohmann::json::sax_parse(value.begin(), value.end(), &reader);
   if (!parsed || !reader.array()) {
-    model->warnings.push_back("metadata " + std::string(key) + " is not a JSON list of initializer names; ignored");
+    model->warnings.push_back("metadata " + std::string(key) + " is not a JSON list of " + std::string(what) +
+                              " names; ignored");
     return std::nullopt;
   }
   return std::set<std::string>(reader.names.begin(), reader.names.end());
@@ -167,6 +169,53 @@ Result<std::shared_ptr<const Model>> FreezeParameters(const Model& model, const 
   }
   frozen->frozen_parameter_count += MarkAsBuffers(names, frozen.get());
   return std::shared_ptr<const Model>(std::move(frozen));
+}
+
+void ReadGradModeMetadata(std::string_view key, std::string_view value, Model* model) {
+  const GradMode mode = key == kNoGradMetadataKey ? GradMode::kNoGrad : GradMode::kDetached;
+  auto names = ReadNameList(value, key, model, "node");
+  if (!names) return;
+  size_t found = 0;
+  for (NodeInfo& n : model->nodes) {
+    if (!names->count(n.name)) continue;
+    ++found;
+    if (n.grad_mode != GradMode::kNoGrad) n.grad_mode = mode;  // under no_grad, a detach changes nothing
+  }
+  if (found < names->size()) {
+    model->warnings.push_back("metadata " + std::string(key) + " names " + std::to_string(names->size() - found) +
+                              " node(s) this model does not have; ignored");
+  }
+  if (found > 0) model->grad_mode_hint = "metadata";
+}
+
+Result<std::shared_ptr<const Model>> MarkGradMode(const Model& model, const std::vector<std::string>& no_grad,
+                                                 const std::vector<std::string>& detached) {
+  auto marked = std::make_shared<Model>(model);
+  auto mark = [&](const std::vector<std::string>& patterns, GradMode mode, const char* flag) -> Status {
+    for (const std::string& pattern : patterns) {
+      bool matched = false;
+      for (NodeInfo& n : marked->nodes) {
+        if (!GlobMatches(pattern, n.name)) continue;
+        matched = true;
+        if (n.grad_mode != GradMode::kNoGrad) n.grad_mode = mode;
+      }
+      if (!matched) {
+        std::string example;
+        for (const NodeInfo& n : model.nodes) {
+          if (n.op_type != "Constant" && !n.name.empty()) {
+            example = " (its nodes are named like '" + n.name + "'; '/teacher/*' names every node of module teacher)";
+            break;
+          }
+        }
+        return MakeError(std::string(flag) + " '" + pattern + "' matches no node of the model" + example);
+      }
+    }
+    return Status::Ok();
+  };
+  if (Status s = mark(no_grad, GradMode::kNoGrad, "--no-grad"); !s) return MakeError(s.error());
+  if (Status s = mark(detached, GradMode::kDetached, "--detached"); !s) return MakeError(s.error());
+  if (!no_grad.empty() || !detached.empty()) marked->grad_mode_hint = "option";
+  return std::shared_ptr<const Model>(std::move(marked));
 }
 
 InplaceHintInForce::InplaceHintInForce(const Model& model, const PlanOptions& options) {

@@ -5,6 +5,7 @@
 // comes from the operator table's in-place rows (OpTableRow::inplace).
 #pragma once
 
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -29,6 +30,15 @@ inline constexpr std::string_view kFrozenMetadataKey = "oomguard.frozen";
 void ReadFrozenMetadata(std::string_view value, Model* model);
 // Marks the float parameters `names` (a set) as buffers; returns the elements marked.
 uint64_t MarkAsBuffers(const std::set<std::string>& names, Model* model);
+
+// Code that ran under torch.no_grad() or whose result was .detach()ed (NodeInfo::grad_mode): metadata_props
+// keys written by oomguard.export, each a JSON list of node names (the nodes of the modules concerned).
+inline constexpr std::string_view kNoGradMetadataKey = "oomguard.no_grad";
+inline constexpr std::string_view kDetachedMetadataKey = "oomguard.detached";
+// Sets the grad_mode of the nodes `value` names (key is one of the two above); a warning for a value
+// that is not a list of names, or names that are no node.
+void ReadGradModeMetadata(std::string_view key, std::string_view value, Model* model);
+// MarkGradMode (planner.h) sets them from --no-grad / --detached.
 
 // Reads a metadata value into model's inplace_hint fields. A value that is neither a JSON list of
 // strings nor "all"/"none" is ignored with a warning on the model.

@@ -469,6 +469,42 @@ TEST(FrozenParameters, GetNoGradientNoOptimizerStateAndNothingBeforeThemIsKept) 
   EXPECT_NE(bad->warnings[0].find("oomguard.frozen"), std::string::npos);
 }
 
+// Code under torch.no_grad() or .detach()ed (oomguard.export's "oomguard.no_grad" / "oomguard.detached",
+// JSON lists of node names): the stem under no_grad keeps nothing for backward and its weights get no
+// gradient and no optimizer state. Names that are no node, and values that are no list, are warnings.
+TEST(GradModeMetadata, NamesNodesAndWarnsAboutTheRest) {
+  const std::string plain = FrozenStemNet();
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(plain));
+  auto* e = m.add_metadata_props();
+  e->set_key(std::string(kNoGradMetadataKey));
+  e->set_value("[\"/stem/Conv\", \"/act/Sigmoid\", \"/no/such/Node\"]");
+  PlanOptions o;
+  o.target = Target::kCpu;
+  o.batch = 2;
+  o.optimizer = Optimizer::kAdam;
+  auto without = Plan(plain, o);
+  auto with = Plan(m.SerializeAsString(), o);
+  ASSERT_TRUE(without.ok() && with.ok());
+  const uint64_t stem = 8 * 4 * 3 * 3 + 8;
+  EXPECT_EQ(with->no_grad_parameter_count, stem);
+  EXPECT_EQ(with->parameter_count, without->parameter_count - stem);
+  EXPECT_EQ(with->no_grad_nodes, 2u);
+  EXPECT_EQ(with->grad_mode_hint, "metadata");
+  // The conv's and the sigmoid's saved tensors are gone; the square of s is recorded no more either.
+  EXPECT_LT(with->bytes.activations_saved, without->bytes.activations_saved);
+  ASSERT_EQ(with->warnings.size(), 1u);
+  EXPECT_EQ(with->warnings[0], "metadata oomguard.no_grad names 1 node(s) this model does not have; ignored");
+  e->set_key(std::string(kDetachedMetadataKey));
+  e->set_value("\"/stem/Conv\"");
+  auto bad = Plan(m.SerializeAsString(), o);
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->detached_nodes, 0u);
+  EXPECT_EQ(bad->bytes, without->bytes);
+  ASSERT_FALSE(bad->warnings.empty());
+  EXPECT_EQ(bad->warnings[0], "metadata oomguard.detached is not a JSON list of node names; ignored");
+}
+
 // An export with constant folding (torch.onnx.export's default) stores nn.Linear's transposed weight
 // anew as "onnx::MatMul_N": --frozen names it by its module, as PyTorch does ("encoder.layer.0.fc1.weight",
 // an nn.Sequential child's "layer1/layer1.0" read as "layer1.0").
@@ -558,6 +594,48 @@ TEST(FrozenCli, ReportsTheFrozenParametersInTextAndJson) {
   std::ifstream again(page);
   const std::string plain_body((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
   EXPECT_EQ(plain_body.find("data-frozen-parameters"), std::string::npos);
+}
+
+// --no-grad / --detached: node globs; a typo is a one-line usage error (exit 2), and the plan says in text
+// and JSON what it planned so ("grad_mode").
+TEST(GradModeCli, PatternsReportsAndErrors) {
+  for (const std::string command : {"plan", "fit", "split"}) {
+    std::vector<std::string> args = {command, "resnet18", "--no-grad", "/teacher/*"};
+    if (command == "plan") args.insert(args.end(), {"--batch", "2"});
+    if (command == "fit") args.insert(args.end(), {"--memory", "4GiB"});
+    if (command == "split") args.insert(args.end(), {"--global-batch", "8", "--gpus", "2", "--memory", "4GiB"});
+    auto r = oomguard::testing::RunCli(kExe, args);
+    EXPECT_EQ(r.exit_code, 2) << command;
+    EXPECT_EQ(r.out, "") << command;
+    EXPECT_EQ(r.err, "oomguard " + command +
+                         ": --no-grad '/teacher/*' matches no node of the model (its nodes are named like "
+                         "'/conv1/Conv'; '/teacher/*' names every node of module teacher)\n");
+  }
+  auto empty = oomguard::testing::RunCli(kExe, {"plan", "resnet18", "--batch", "2", "--detached", "/conv1/*,"});
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_EQ(empty.err, "oomguard plan: --detached: an empty node in '/conv1/*,'\n");
+  auto plain = oomguard::testing::RunCli(kExe, {"plan", "resnet18", "--batch", "2", "--target", "cpu", "--json"});
+  auto marked = oomguard::testing::RunCli(
+      kExe, {"plan", "resnet18", "--batch", "2", "--target", "cpu", "--json", "--no-grad", "/conv1/*,/bn1/*"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(marked.exit_code, 0) << marked.err;
+  const auto a = nlohmann::json::parse(plain.out), b = nlohmann::json::parse(marked.out);
+  EXPECT_EQ(a["grad_mode"], nlohmann::json({{"hint", "none"}, {"no_grad_nodes", 0}, {"detached_nodes", 0},
+                                            {"no_grad_parameters", 0}}));
+  EXPECT_EQ(b["grad_mode"]["hint"], "option");
+  EXPECT_EQ(b["grad_mode"]["no_grad_nodes"], 2);
+  EXPECT_EQ(b["grad_mode"]["no_grad_parameters"], 9408 + 128);  // conv1's weight, bn1's affine
+  EXPECT_EQ(a["parameter_count"].get<uint64_t>() - b["parameter_count"].get<uint64_t>(), 9408u + 128u);
+  EXPECT_LT(b["bytes"]["activations_saved"].get<uint64_t>(), a["bytes"]["activations_saved"].get<uint64_t>());
+  auto text = oomguard::testing::RunCli(kExe, {"plan", "resnet18", "--batch", "2", "--no-grad", "/conv1/*,/bn1/*"});
+  EXPECT_NE(text.out.find("2 nodes planned under torch.no_grad() and 0 as .detach()ed (from --no-grad / --detached); "
+                          "9536 parameters read only there get no gradient and no optimizer state\n"),
+            std::string::npos)
+      << text.out;
+  auto split = oomguard::testing::RunCli(kExe, {"split", "resnet18", "--global-batch", "8", "--gpus", "2", "--memory",
+                                                "6GiB", "--target", "cpu", "--json", "--detached", "/conv1/*"});
+  ASSERT_EQ(split.exit_code, 0) << split.err;
+  EXPECT_EQ(nlohmann::json::parse(split.out)["grad_mode"]["detached_nodes"], 1);
 }
 
 }  // namespace

@@ -39,9 +39,16 @@ struct TensorInfo {
   std::vector<double> value;
 };
 
+// How autograd saw a node: recorded as usual, run under torch.no_grad() (nothing recorded, its
+// outputs need no gradient), or run with grad but inside a module whose result the model .detach()es
+// (recorded, but the graph dies when that result does: what it saved is freed before backward, and
+// no gradient comes back). ONNX records neither; grad_mode.h reads the hints.
+enum class GradMode : uint8_t { kRecorded, kNoGrad, kDetached };
+
 struct NodeInfo {
   std::string name;
   std::string op_type;
+  GradMode grad_mode = GradMode::kRecorded;
   std::vector<int> inputs;  // tensor indices; -1 for an omitted optional input
   std::vector<int> outputs;
   std::map<std::string, int64_t> int_attrs;
@@ -86,6 +93,9 @@ class Model {
   bool has_inplace_hint = false;
   bool inplace_hint_all = false;
   std::vector<std::string> inplace_hint;
+  // Nodes whose grad_mode a hint set (grad_mode.h): "metadata", "option" (either way the flag
+  // adds to the metadata), or "none".
+  const char* grad_mode_hint = "none";
 };
 
 // A trained weight or a registered buffer (an initializer of floating type).

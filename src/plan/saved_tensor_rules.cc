@@ -333,7 +333,7 @@ std::optional<std::vector<int64_t>> ViewStrides(const Model& m, const ConcreteSh
   static const std::set<std::string> kViews = {"Transpose", "Slice", "Split", "Squeeze", "Unsqueeze", "Identity",
                                                "Expand"};
   const int in = n.inputs.empty() ? -1 : n.inputs[0];
-  if (!kViews.count(n.op_type) || in < 0 || !s.tensors[in].known) {
+  if (!kViews.count(n.op_type) || IsFlip(m, n) || in < 0 || !s.tensors[in].known) {
     auto order = orders ? orders->Of(id) : DimOrder(m, s).Of(id);
     if (order && IsDenseOrder(dims, *order)) return dense();
     return std::nullopt;
@@ -2347,6 +2347,8 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     if ((k == "Reshape" || k == "Flatten") && ReshapeGradientCopies(m, ctx.shapes, out(0), src)) {
       r.grad_alias_output[0] = -1;
     }
+  } else if (k == "Slice" && IsFlip(m, m.nodes[static_cast<size_t>(op.nodes.front())])) {
+    // torch.flip: a copy that keeps nothing (the table's flip row).
   } else if (k == "Transpose" || k == "Expand" || k == "Slice" || k == "Split") {
     for (size_t i = 0; i < op.outputs.size(); ++i) r.output_view_of[i] = in(0);
     if (k == "Transpose") r.grad_alias_output[0] = 0;
@@ -2710,6 +2712,12 @@ int IfViewInput(const NodeInfo& n) {
     return -1;
   }
   return static_cast<int>(then_view->second.input);
+}
+
+bool IsFlip(const Model& m, const NodeInfo& n) {
+  if (n.op_type != "Slice" || n.inputs.size() < 5 || n.inputs[4] < 0) return false;
+  const TensorInfo& steps = m.tensors[static_cast<size_t>(n.inputs[4])];
+  return steps.has_value && std::any_of(steps.value.begin(), steps.value.end(), [](double v) { return v < 0; });
 }
 
 bool NotDifferentiable(const std::string& k) {

@@ -27,6 +27,15 @@ struct LogicalOp {
   std::vector<int> table_outputs{};
 };
 
+// How autograd saw the op: its anchor node's (NodeInfo::grad_mode).
+inline GradMode OpGradMode(const Model& model, const LogicalOp& op) {
+  return op.nodes.empty() ? GradMode::kRecorded : model.nodes[static_cast<size_t>(op.nodes.front())].grad_mode;
+}
+
+// torch.flip's export: a Slice with a negative step, which PyTorch's own slicing never has. A new tensor (a
+// copy), not a view; its backward flips the gradient into a new one.
+bool IsFlip(const Model& model, const NodeInfo& n);
+
 // Groups the graph into logical operators, in graph order.
 std::vector<LogicalOp> FuseOperators(const Model& model, const ConcreteShapes& shapes);
 

@@ -712,14 +712,26 @@ bool Simulator::AnyInputRequiresGrad(const LogicalOp& op) const {
 void Simulator::ComputeRequiresGrad(const std::vector<LogicalOp>& ops) {
   requires_grad_.assign(m_.tensors.size(), false);
   for (size_t i = 0; i < m_.tensors.size(); ++i) requires_grad_[i] = m_.tensors[i].kind == TensorKind::kParameter;
+  std::vector<bool> from_detached(m_.tensors.size(), false);  // made by code whose result is .detach()ed
+  std::vector<int> cut;                                        // such values that recorded code reads
   for (const LogicalOp& op : ops) {
-    if (NotDifferentiable(op.kind)) continue;
+    const GradMode mode = OpGradMode(m_, op);
+    if (NotDifferentiable(op.kind) || mode == GradMode::kNoGrad) continue;
     bool any = false;
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       int id = op.inputs[i];
       // BatchNormalization's running statistics and Dropout's ratio do not carry gradients.
       if (op.kind == "BatchNormalization" && i >= 3) continue;
+      if (id >= 0 && mode == GradMode::kRecorded && from_detached[id]) {
+        cut.push_back(id);
+        continue;
+      }
       any = any || (id >= 0 && requires_grad_[id]);
+    }
+    if (mode == GradMode::kDetached) {
+      for (int id : op.outputs) {
+        if (id >= 0) from_detached[id] = true;
+      }
     }
     if (!any) continue;
     for (size_t i = 0; i < op.outputs.size(); ++i) {
@@ -729,6 +741,8 @@ void Simulator::ComputeRequiresGrad(const std::vector<LogicalOp>& ops) {
       requires_grad_[id] = true;
     }
   }
+  // What recorded code reads of a detached result is the .detach()ed alias: no gradient flows back.
+  for (int id : cut) requires_grad_[id] = false;
 }
 
 Result<StepPlan> Simulator::Run() {
@@ -825,12 +839,24 @@ Result<StepPlan> Simulator::Run() {
   uint64_t all_params = 0;
   plan.frozen_parameter_count = m_.frozen_parameter_count;
   std::vector<int> param_ids;
+  for (const NodeInfo& n : m_.nodes) {
+    plan.no_grad_nodes += n.grad_mode == GradMode::kNoGrad;
+    plan.detached_nodes += n.grad_mode == GradMode::kDetached;
+  }
+  plan.grad_mode_hint = m_.grad_mode_hint;
   for (size_t i = 0; i < m_.tensors.size(); ++i) {
     const TensorInfo& t = m_.tensors[i];
     if (t.kind != TensorKind::kParameter && t.kind != TensorKind::kBuffer) continue;
     uint64_t elems = param_elems_[i];
     buf[i] = Alloc(elems * master_bytes / param_shards, kWeights);
-    if (t.kind == TensorKind::kParameter) {
+    // Read only by code under no_grad or detached (a teacher, a momentum encoder): never a gradient,
+    // so the optimizer keeps no state for it (torch.optim skips a parameter whose .grad is None).
+    const bool gets_gradient = std::any_of(t.consumers.begin(), t.consumers.end(), [&](int c) {
+      return m_.nodes[static_cast<size_t>(c)].grad_mode == GradMode::kRecorded;
+    });
+    if (t.kind == TensorKind::kParameter && !gets_gradient && !t.consumers.empty()) {
+      plan.no_grad_parameter_count += elems;
+    } else if (t.kind == TensorKind::kParameter) {
       param_ids.push_back(static_cast<int>(i));
       plan.parameter_count += elems;
       all_params += elems * master_bytes;
@@ -912,6 +938,7 @@ Result<StepPlan> Simulator::Run() {
     freed.clear();
   };
   int segment_first_buffer = 0;
+  std::vector<size_t> detached_run;  // the ops of the detached module running now
   for (size_t oi = 0; oi < ops.size(); ++oi) {
     const LogicalOp& op = ops[oi];
     timeline_node_ = static_cast<int>(oi);
@@ -945,11 +972,14 @@ Result<StepPlan> Simulator::Run() {
       rule.saved_extra.push_back({TensorBytes(op.outputs[0]), "second x - mean"});
       centred_at_risk += TensorBytes(op.outputs[0]);
     }
-    if (AnyInputRequiresGrad(op)) amax_at_risk = std::max(amax_at_risk, rule.amax_backward_bytes);
-    if (AnyInputRequiresGrad(op)) data_gemm_pack_at_risk = std::max(data_gemm_pack_at_risk, rule.data_gemm_pack_bytes);
-    if (!AnyInputRequiresGrad(op)) {
-      // No gradient flows through it (shape arithmetic, a mask built from constants): autograd
-      // records nothing, whatever the op, so nothing is saved and nothing is guessed.
+    const GradMode grad_mode = OpGradMode(m_, op);
+    const bool backward_runs = grad_mode == GradMode::kRecorded && AnyInputRequiresGrad(op);
+    if (backward_runs) amax_at_risk = std::max(amax_at_risk, rule.amax_backward_bytes);
+    if (backward_runs) data_gemm_pack_at_risk = std::max(data_gemm_pack_at_risk, rule.data_gemm_pack_bytes);
+    if (!AnyInputRequiresGrad(op) || grad_mode == GradMode::kNoGrad) {
+      // No gradient flows through it (shape arithmetic, a mask built from constants, code under
+      // torch.no_grad()): autograd records nothing, whatever the op, so nothing is saved and nothing
+      // is guessed.
       rule.known = true;
       rule.saved_tensors.clear();
       rule.saved_extra.clear();
@@ -1014,7 +1044,7 @@ Result<StepPlan> Simulator::Run() {
       rule.saved_extra.push_back({pooled_input_bytes, "pooled input"});
     }
     // Checkpointed segment: hold the segment's inputs, defer everything else to backward.
-    if (segment[oi] >= 0) {
+    if (segment[oi] >= 0 && grad_mode == GradMode::kRecorded) {
       int seg = segment[oi];
       for (int id : op.inputs) {
         if (id < 0 || buf[id] < 0) continue;
@@ -1039,7 +1069,8 @@ Result<StepPlan> Simulator::Run() {
       rule.saved_tensors.clear();
       rule.saved_extra.clear();
     }
-    // What autograd keeps.
+    // What autograd keeps (in forward only where the result is .detach()ed: not what backward finds).
+    const bool kept_for_backward = grad_mode == GradMode::kRecorded;
     std::set<int> saved_here;
     for (int id : rule.saved_tensors) {
       if (id < 0 || buf[id] < 0 || !saved_here.insert(buf[id]).second) continue;
@@ -1047,14 +1078,18 @@ Result<StepPlan> Simulator::Run() {
       saved_bufs[oi].push_back(buf[id]);
       Recategorize(buf[id], kSaved);
       Category c = buffers_[buf[id]].category;
-      if (c != kInputs && c != kWeights && counted_saved.insert(buf[id]).second) AddSaved(&layer, buf[id]);
+      if (kept_for_backward && c != kInputs && c != kWeights && counted_saved.insert(buf[id]).second) {
+        AddSaved(&layer, buf[id]);
+      }
     }
     for (const ExtraBuffer& e : rule.saved_extra) {
       int b = Alloc(e.bytes, kSaved);
       (e.freed_before_gradients ? unwound_bufs[oi] : saved_bufs[oi]).push_back(b);
+      if (!kept_for_backward) continue;
       AddSaved(&layer, b);
       counted_saved.insert(b);
     }
+    if (grad_mode == GradMode::kDetached) detached_run.push_back(oi);
     // Extras were allocated with one reference, owned by saved_bufs.
     hold_freed(oi);
     forward_peak_with_locals =
@@ -1072,6 +1107,18 @@ Result<StepPlan> Simulator::Run() {
       if (id >= 0 && uses[id] == 0 && buf[id] >= 0) Unref(buf[id]);
     }
     for (int id : release_after[oi]) Unref(buf[id]);
+    if (!detached_run.empty() && (oi + 1 == ops.size() || OpGradMode(m_, ops[oi + 1]) != GradMode::kDetached)) {
+      // The detached module has returned and its result was .detach()ed: the graph it built dies with the
+      // result, and what it saved with it.
+      for (size_t j : detached_run) {
+        for (int b : saved_bufs[j]) Unref(b);
+        for (int b : unwound_bufs[j]) Unref(b);
+        saved_bufs[j].clear();
+        unwound_bufs[j].clear();
+      }
+      detached_run.clear();
+      Observe("forward", 0);
+    }
     hold_freed(oi + 1);
     for (int b : locals_release[oi]) locals_bytes -= buffers_[b].bytes;
     if (trace_) op_end_event[oi] = trace_->events.size();

@@ -53,6 +53,16 @@ Result<std::shared_ptr<const Model>> LoadModel(std::string_view path_or_zoo_name
 // "oomguard.frozen" metadata.
 Result<std::shared_ptr<const Model>> FreezeParameters(const Model& model, const std::vector<std::string>& patterns);
 
+// The model with the nodes `no_grad` names run under torch.no_grad() (autograd records nothing: nothing
+// saved, no gradient, their weights no optimizer state) and those `detached` names run inside a module
+// whose result the model .detach()es (autograd records them, but their graph is freed with that result,
+// before backward: what they save counts in forward only; no gradient comes back). Patterns are node
+// names or globs where `*` matches any run of characters ("/teacher/*" is every node of module teacher).
+// A pattern that matches no node is an error naming it. They add to the model's "oomguard.no_grad" and
+// "oomguard.detached" metadata; no_grad wins where both name a node.
+Result<std::shared_ptr<const Model>> MarkGradMode(const Model& model, const std::vector<std::string>& no_grad,
+                                                 const std::vector<std::string>& detached);
+
 // The largest batch the planner plans (--batch above it is refused; fit and
 // split clamp their search to it).
 inline constexpr int64_t kMaxBatch = int64_t{1} << 31;
@@ -189,6 +199,14 @@ struct StepPlan {
   // Elements of the initializers frozen (requires_grad=False: --frozen, or the model's metadata
   // "oomguard.frozen"), planned like buffers: no gradient, no optimizer state; not in parameter_count.
   uint64_t frozen_parameter_count = 0;
+  // Elements of the trained parameters that only code run under no_grad or detached reads (a teacher, a
+  // momentum encoder): they get no gradient and no optimizer state; not in parameter_count.
+  uint64_t no_grad_parameter_count = 0;
+  // Nodes run under no_grad / detached (MarkGradMode, the "oomguard.no_grad" / "oomguard.detached"
+  // metadata), and where the hint came from: "none", "metadata" or "option".
+  uint64_t no_grad_nodes = 0;
+  uint64_t detached_nodes = 0;
+  std::string grad_mode_hint = "none";
   // Exactly what was live at the peak (sums to peak_allocated_bytes); unlike
   // `bytes`, whose activations_saved is the whole forward total.
   MemoryBreakdown at_peak;

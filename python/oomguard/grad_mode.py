@@ -1,0 +1,177 @@
+"""Which exported ONNX nodes autograd kept nothing from for backward: code run under torch.no_grad()
+(a momentum encoder, an EMA teacher), or inside a module whose result the model .detach()es (a
+distillation teacher called with grad enabled).
+
+torch.onnx.export writes such code like any other (no_grad leaves no trace, and aten::detach exports as
+nothing), so the planner would keep its activations for a backward that never comes. This module runs
+the model's forward once, eagerly, with a hook on every module call, and writes what it saw into the
+metadata_props keys "oomguard.no_grad" and "oomguard.detached" (JSON lists of node names) that the
+planner reads (docs/DESIGN.md, `--no-grad` / `--detached`):
+
+- a call ran under no_grad when grad mode was off as it began;
+- a call was detached when grad mode was on, it returned tensors that require grad, and none of their
+  autograd nodes is reachable from the model's outputs (the caller dropped the graph: .detach(), or
+  the result went nowhere that needs a gradient).
+
+A module all of whose calls are of one such kind names every node under its scope (the outermost such
+module only); a leaf module whose calls differ names the nodes of each such call ("relu", "relu_1", as
+torch 1.13 names repeated calls: python/oomguard/inplace.py). Code written in a forward of its own
+(`with torch.no_grad(): k = x @ w` in the root module) has no module to look at and is not found.
+It needs only torch (no compiled part of oomguard).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, Iterable, Iterator, List, Tuple
+
+from . import inplace
+
+NO_GRAD_METADATA_KEY = "oomguard.no_grad"
+DETACHED_METADATA_KEY = "oomguard.detached"
+
+NO_GRAD, DETACHED, RECORDED = "no_grad", "detached", "recorded"
+
+
+def _tensors(value: Any) -> Iterator[Any]:
+    import torch
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _tensors(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _tensors(v)
+
+
+def _reachable(outputs: Iterable[Any], alive: List[Any]) -> set:
+    """ids of the autograd nodes reachable from the outputs' grad_fn. Each node visited is appended to
+    `alive`, which the caller keeps while it compares ids: a wrapper that died could hand its id on."""
+    seen = set()
+    stack = [t.grad_fn for t in outputs if t.grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        alive.append(node)
+        stack.extend(n for n, _ in getattr(node, "next_functions", ()) if n is not None)
+    return seen
+
+
+def call_modes(model: Any, inputs: Tuple[Any, ...]) -> Dict[str, List[str]]:
+    """Qualified module name -> the mode of each of its calls (NO_GRAD, DETACHED or RECORDED), in call
+    order, from one eager forward in training mode with grad enabled. The model's buffers (BatchNorm's
+    running statistics) and the random number generators are as they were afterwards."""
+    import torch
+
+    names = {m: n for n, m in model.named_modules() if n}
+    calls: Dict[str, List[Tuple[bool, List[Any]]]] = {}
+    keep: List[Any] = []  # the calls' grad_fns, alive until the walk below
+
+    def pre(module: Any, _args: Any) -> None:
+        calls.setdefault(names[module], []).append((torch.is_grad_enabled(), []))
+
+    def post(module: Any, _args: Any, output: Any) -> None:
+        fns = [t.grad_fn for t in _tensors(output) if t.requires_grad and t.grad_fn is not None]
+        calls[names[module]][-1][1].extend(fns)
+        keep.extend(fns)
+
+    handles = []
+    for m in names:
+        handles.append(m.register_forward_pre_hook(pre))
+        handles.append(m.register_forward_hook(post))
+    saved_buffers = {k: v.detach().clone() for k, v in model.named_buffers()}
+    was_training = model.training
+    try:
+        with torch.random.fork_rng(devices=[]), torch.enable_grad():
+            model.train()
+            out = model(*inputs)
+            reachable = _reachable(_tensors(out), keep)
+    finally:
+        for h in handles:
+            h.remove()
+        model.train(was_training)
+        with torch.no_grad():
+            for k, v in model.named_buffers():
+                if k in saved_buffers and v.shape == saved_buffers[k].shape:
+                    v.copy_(saved_buffers[k])
+    modes: Dict[str, List[str]] = {}
+    for name, recorded in calls.items():
+        out_modes = []
+        for grad_enabled, fns in recorded:
+            if not grad_enabled:
+                out_modes.append(NO_GRAD)
+            elif fns and not any(id(f) in reachable for f in fns):
+                out_modes.append(DETACHED)
+            else:
+                out_modes.append(RECORDED)
+        modes[name] = out_modes
+    del keep
+    return modes
+
+
+def marked_modules(model: Any, modes: Dict[str, List[str]]) -> Tuple[Dict[str, str], Dict[Tuple[str, int], str]]:
+    """(whole modules: qualified name -> mode, the outermost whose every call had that one mode other than
+    RECORDED; single calls of leaf modules whose calls differ: (qualified name, call index) -> mode)."""
+    whole: Dict[str, str] = {}
+    for name in sorted(modes, key=lambda n: n.count(".")):
+        kinds = set(modes[name])
+        if len(kinds) != 1 or RECORDED in kinds:
+            continue
+        if any(name.startswith(w + ".") for w in whole):
+            continue
+        whole[name] = kinds.pop()
+    leaves = {n for n, m in model.named_modules() if n and not any(True for _ in m.children())}
+    calls: Dict[Tuple[str, int], str] = {}
+    for name in leaves:
+        if name in whole or any(name.startswith(w + ".") for w in whole):
+            continue
+        for k, mode in enumerate(modes.get(name, [])):
+            if mode != RECORDED:
+                calls[(name, k)] = mode
+    return whole, calls
+
+
+def node_modes(model: Any, node_names: Iterable[str], modes: Dict[str, List[str]]) -> Dict[str, str]:
+    """Node name -> NO_GRAD or DETACHED for the exported nodes that code ran (node_names: an exported
+    graph's nodes)."""
+    whole, calls = marked_modules(model, modes)
+    known = {tuple(inplace.scope_of(n)) for n, _ in model.named_modules() if n}
+    wanted_whole = [(inplace.scope_of(q), mode) for q, mode in whole.items()]
+    wanted_calls = {}
+    for (q, k), mode in calls.items():
+        scope = inplace.scope_of(q)
+        wanted_calls[tuple(scope[:-1] + [scope[-1] + ("_%d" % k if k else "")])] = mode
+    out: Dict[str, str] = {}
+    for name in node_names:
+        levels = name.split("/")[1:-1]
+        if not levels:
+            continue
+        mode = wanted_calls.get(tuple(levels))
+        if mode is None:
+            for scope, m in wanted_whole:
+                if len(levels) >= len(scope) and inplace.levels_match(levels[:len(scope)], scope, known):
+                    mode = m
+                    break
+        if mode is not None:
+            out[name] = mode
+    return out
+
+
+def add_grad_mode_metadata(onnx_bytes: bytes, model: Any, inputs: Tuple[Any, ...]) -> bytes:
+    """The exported model with metadata_props "oomguard.no_grad" and "oomguard.detached" listing the nodes
+    of code run under torch.no_grad() or .detach()ed (each an empty list when there is none). Needs the
+    onnx package."""
+    import onnx
+    proto = onnx.load_from_string(onnx_bytes)
+    found = node_modes(model, [n.name for n in proto.graph.node if n.op_type != "Constant"],
+                       call_modes(model, inputs))
+    for entry in list(proto.metadata_props):
+        if entry.key in (NO_GRAD_METADATA_KEY, DETACHED_METADATA_KEY):
+            proto.metadata_props.remove(entry)
+    for key, mode in ((NO_GRAD_METADATA_KEY, NO_GRAD), (DETACHED_METADATA_KEY, DETACHED)):
+        entry = proto.metadata_props.add()
+        entry.key, entry.value = key, json.dumps(sorted(n for n, m in found.items() if m == mode))
+    return proto.SerializeToString()
