@@ -1259,27 +1259,12 @@ def add_frozen_metadata(path: str, module) -> None:
 
 
 def add_export_hints(path: str, module, name: str) -> None:
-    """metadata_props "oomguard.inplace", "oomguard.buffers", "oomguard.frozen", "oomguard.no_grad" and
-    "oomguard.detached" in the exported file, as oomguard.export writes them (one eager forward of a batch of
-    2 finds the last two)."""
-    import types
-    import importlib
-    import torch
-    if "oomguard_hints" not in sys.modules:  # the package's pure-Python files alone: no built extension needed
-        pkg = types.ModuleType("oomguard_hints")
-        pkg.__path__ = [os.path.join(ROOT, "python", "oomguard")]
-        sys.modules["oomguard_hints"] = pkg
-    inplace = importlib.import_module("oomguard_hints.inplace")
-    grad_mode = importlib.import_module("oomguard_hints.grad_mode")
-    export = importlib.import_module("oomguard_hints._export")
-    torch.manual_seed(0)
-    inputs = tuple(torch.randn(2, *shape) if dtype.startswith("float") else torch.randint(0, high, (2, *shape))
-                   for _, shape, dtype, high in CASES[name][0])
+    """The exported file with the metadata oomguard.export writes (tools/export_hints.py; one eager forward of
+    a batch of 2 finds "oomguard.no_grad" / "oomguard.detached")."""
+    import export_hints
     with open(path, "rb") as f:
         data = f.read()
-    data = export.add_frozen_metadata(export.add_buffers_metadata(inplace.add_inplace_metadata(data, module), module),
-                                      module)
-    data = grad_mode.add_grad_mode_metadata(data, module, inputs)
+    data = export_hints.add_export_hints(data, module, export_hints.example_inputs(CASES[name][0]))
     with open(path, "wb") as f:
         f.write(data)
 

@@ -1,0 +1,39 @@
+"""The metadata oomguard.export writes (python/oomguard: inplace.py, _export.py, grad_mode.py), added to an ONNX file
+that torch.onnx.export wrote, for tools that measure what a user of oomguard.export would get. Uses the package's
+pure-Python files alone (no built extension): they are loaded as the package "oomguard_hints"."""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import types
+from typing import Any, Sequence, Tuple
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _module(name: str) -> Any:
+    if "oomguard_hints" not in sys.modules:
+        pkg = types.ModuleType("oomguard_hints")
+        pkg.__path__ = [os.path.join(ROOT, "python", "oomguard")]
+        sys.modules["oomguard_hints"] = pkg
+    return importlib.import_module("oomguard_hints." + name)
+
+
+def example_inputs(inputs: Sequence[Tuple[str, Sequence[int], str, int]], batch: int = 2) -> Tuple[Any, ...]:
+    """A batch of `batch` for inputs given as (name, per-sample shape, dtype name, high for integers)."""
+    import torch
+    torch.manual_seed(0)
+    return tuple(torch.randn(batch, *shape) if dtype.startswith("float")
+                 else torch.randint(0, max(int(high), 1), (batch, *shape), dtype=getattr(torch, dtype))
+                 for _, shape, dtype, high in inputs)
+
+
+def add_export_hints(onnx_bytes: bytes, module: Any, inputs: Tuple[Any, ...]) -> bytes:
+    """onnx_bytes with metadata_props "oomguard.inplace", "oomguard.buffers", "oomguard.frozen",
+    "oomguard.no_grad" and "oomguard.detached" as oomguard.export writes them (the last two from one eager
+    forward of `inputs`)."""
+    inplace, export, grad_mode = _module("inplace"), _module("_export"), _module("grad_mode")
+    data = export.add_frozen_metadata(export.add_buffers_metadata(inplace.add_inplace_metadata(onnx_bytes, module),
+                                                                  module), module)
+    return grad_mode.add_grad_mode_metadata(data, module, inputs)
