@@ -450,6 +450,8 @@ Report Explainer::Finish() {
   report.bytes_read = s.bytes;
   report.lines_truncated = s.truncated;
   report.here = s.options.here;
+  // Which program wrote the log: read once, on the sampled text, only when something is to be decided.
+  if (!s.observations.empty()) s.context.program = ProgramOfText(s.sample.Text(), &s.context.program_name);
   report.findings = Decide(s.observations, s.context, s.options);
   // The learned last layer: only when no rule gave any finding, once per log, on the sampled text.
   if (report.findings.empty()) {

@@ -67,6 +67,10 @@ struct LogContext {
   bool pinning_call = false;  // a traceback through pin_memory() / cudaHostRegister
   uint64_t gpu_lines = 0;     // lines that speak of the GPU
   uint64_t host_lines = 0;    // lines that speak of host memory
+  // The program that wrote the log (ProgramOfText on its first and last bytes, round 30): the memory a line
+  // that names none speaks of when the lines around it and the log's other lines do not say.
+  LineDomain program = LineDomain::kUnknown;
+  std::string program_name;
 };
 
 // Turns observations (in order of first appearance) into findings, most
