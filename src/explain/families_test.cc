@@ -1286,5 +1286,15 @@ TEST(Families, RoundThirtyTheProgramDecidesWhenNoLineNamesTheMemory) {
   for (const auto& c : cases) ExpectTop(c.log, c.cause, c.domain);
 }
 
+TEST(Families, RoundThirtyWeakHostCuesYieldToTheGpuNamedAroundThem) {
+  // corpus-2616 (Unsloth on a Colab T4): "the Sample Colab" is a weak host cue; the next line names the T4 GPU,
+  // so the out-of-memory is the GPU's (the start engine said host RAM). Alone, the line stays the host's.
+  const std::string line = "With the same Configs as in the Sample Colab(loading the model in 4 bit and dtype as None "
+                           "and other configs like Peft and Trainers), I faced OutofMermoryError. Even with the batch "
+                           "size of 1 and some config changes like reducing target modules, the same issue persists. \n";
+  ExpectTop(line + "\nEnvironment: Google Colab T4 GPU\n", Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop(line, Cause::kHostRamOom, Domain::kHost);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

@@ -41,6 +41,7 @@ struct Observation {
   bool shm_words = false;               // the lines name shared memory (/dev/shm, shm)
   Tier tier = Tier::kProse;                   // the most specific tier among its lines
   LineDomain line_domain = LineDomain::kUnknown;  // the first domain its lines' words name
+  bool weak_line_domain = false;  // line_domain came from weak host cues only (OnlyWeakHostWords): the window may overrule it
   int oomguard_verdict = 0;                   // OomguardVerdictOfLine of the report's verdict line
   // Family and prose lines that name no memory: lines within kDomainWindow of
   // them that speak of the GPU or of host memory (the context window).

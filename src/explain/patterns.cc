@@ -1491,6 +1491,13 @@ LineWords WordsOfLine(std::string_view line) {
   return w;
 }
 
+bool OnlyWeakHostWords(std::string_view line) {
+  const DomainWords& d = Words();
+  re2::StringPiece text(line.data(), line.size());
+  return !RE2::PartialMatch(text, d.pinned) && !RE2::PartialMatch(text, d.gpu) && !RE2::PartialMatch(text, d.host) &&
+         RE2::PartialMatch(text, d.weak_host);
+}
+
 LineDomain DomainOfLine(std::string_view line) {
   const DomainWords& d = Words();
   re2::StringPiece text(line.data(), line.size());

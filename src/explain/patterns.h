@@ -167,6 +167,11 @@ struct LineWords {
 };
 LineWords WordsOfLine(std::string_view line);
 
+// A line whose only memory words are the weak host cues (Colab, Kaggle, a notebook, Keras' fit/predict, a
+// database, the BEAM ...: kWeakHostWords): its memory is the host's only when the lines around it do not name
+// the GPU (round 30: "I faced OutofMermoryError ... in the Sample Colab" above "Environment: Google Colab T4 GPU").
+bool OnlyWeakHostWords(std::string_view line);
+
 // The memory a line's memory noun itself names, for a line that names both the GPU
 // and the host: RAM, swap, system/host/CPU memory, 内存 are the host's; VRAM, GPU/video/
 // device memory, 显存 the GPU's ("内存占用过大 with torch.device('mps')" is host RAM).

@@ -818,6 +818,10 @@ TEST(PatternTable, RoundThirtyProgramsAndKillCodes) {
        "process_killed"},
   };
   ExpectClaimedByTheirFamily(cases);
+  // Weak host cues only (corpus-2616's "Sample Colab"), against a line that also names the GPU or the RAM.
+  EXPECT_TRUE(OnlyWeakHostWords("I faced OutofMermoryError in the Sample Colab"));
+  EXPECT_FALSE(OnlyWeakHostWords("Environment: Google Colab T4 GPU"));
+  EXPECT_FALSE(OnlyWeakHostWords("Your session crashed after using all available RAM."));
 }
 
 }  // namespace

@@ -793,7 +793,14 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
   std::vector<bool> generic;  // the last layer's findings (kMemoryVocabulary, kGrowthVocabulary)
   std::vector<Signal> signal_of;
   const Observation* status_rows = nullptr;
-  for (const Observation& o : observations) {
+  // A line whose memory came from weak host cues only (Colab, a notebook) takes the GPU when the lines
+  // around it name the GPU more than the host (round 30, corpus-2616). The findings below keep pointers
+  // into this list, so it lives through the loop.
+  std::vector<Observation> decided(observations);
+  for (Observation& o : decided) {
+    if (o.weak_line_domain && o.near_gpu > o.near_host) o.line_domain = LineDomain::kGpu;
+  }
+  for (const Observation& o : decided) {
     Finding f;
     switch (o.signal) {
       case Signal::kTorchOomNumbers:
