@@ -297,7 +297,10 @@ void Explainer::State::Record(int pattern_index, std::string_view text) {
     // A family wording: the line's own words say which memory, when they do.
     switch (line_domain) {
       case LineDomain::kGpu: signal = Signal::kGpuOom; break;
-      case LineDomain::kHost: signal = Signal::kHostRamOom; break;
+      case LineDomain::kHost:
+        // Weak host cues only (a notebook, Colab): the lines around it may still name the GPU (round 30).
+        if (!OnlyWeakHostWords(text)) signal = Signal::kHostRamOom;
+        break;
       case LineDomain::kPinned: signal = Signal::kHostPinnedOom; break;
       case LineDomain::kUnknown: break;
     }
@@ -336,6 +339,7 @@ void Explainer::State::Record(int pattern_index, std::string_view text) {
   if (o.line_domain == LineDomain::kUnknown && !both_memories) {
     bool both = false;
     o.line_domain = line_domain != LineDomain::kUnknown ? line_domain : DomainOf(text, &both);
+    o.weak_line_domain = o.line_domain == LineDomain::kHost && OnlyWeakHostWords(text);
   }
 
   std::string clean = CleanLine(text);
@@ -450,6 +454,8 @@ Report Explainer::Finish() {
   report.bytes_read = s.bytes;
   report.lines_truncated = s.truncated;
   report.here = s.options.here;
+  // Which program wrote the log: read once, on the sampled text, only when something is to be decided.
+  if (!s.observations.empty()) s.context.program = ProgramOfText(s.sample.Text(), &s.context.program_name);
   report.findings = Decide(s.observations, s.context, s.options);
   // The learned last layer: only when no rule gave any finding, once per log, on the sampled text.
   if (report.findings.empty()) {

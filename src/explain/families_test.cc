@@ -1261,5 +1261,40 @@ TEST(Families, RoundTwentyNineHostLimitsLockTablesAndGpuArrays) {
             Cause::kGpuDeviceOom, Domain::kGpu);
 }
 
+TEST(Families, RoundThirtyTheProgramDecidesWhenNoLineNamesTheMemory) {
+  // Round 30: an out-of-memory wording whose log names no memory takes the memory of the program that wrote the
+  // log, not a GPU default: PHP's own "Out of memory (allocated N)" (defuse/crackstation-hashdb#17,
+  // Hydreon/Steadfast2#358; the start engine read both as the GPU's). The same wording in a PyTorch log stays the
+  // GPU's. A launcher's -9 asked about in Chinese is a kill: host RAM, undecided (corpus-2640).
+  const std::string php = "Fatal error: Out of memory (allocated 4194304) (tried to allocate 20480 bytes) in "
+                          "F:\\PocketMine-MP\\src\\pocketmine\\block\\Thin.php on line 0\n";
+  const struct {
+    std::string log;
+    Cause cause;
+    Domain domain;
+  } cases[] = {
+      {"PHP Fatal error:  Out of memory (allocated 4194304) (tried to allocate 2098451 bytes) in "
+       "/cygdrive/e/crackstation-hashdb-master/createidx.php on line 74\n",
+       Cause::kHostRamOom, Domain::kHost},
+      {php, Cause::kHostRamOom, Domain::kHost},
+      {"  File \"/opt/conda/lib/python3.9/site-packages/torch/nn/modules/module.py\", line 1501, in _call_impl\n" + php,
+       Cause::kGpuDeviceOom, Domain::kGpu},
+      {"\xe7\x94\xa8" "deepspeed\xe6\x96\xb9\xe5\xbc\x8f\xe8\xbf\x94\xe5\x9b\x9e\xe9\x94\x99\xe8\xaf\xaf"
+       "\xe7\xa0\x81-9 \xe5\x95\xa5\xe6\x84\x8f\xe6\x80\x9d\n",
+       Cause::kHostRamOom, Domain::kHost},
+  };
+  for (const auto& c : cases) ExpectTop(c.log, c.cause, c.domain);
+}
+
+TEST(Families, RoundThirtyWeakHostCuesYieldToTheGpuNamedAroundThem) {
+  // corpus-2616 (Unsloth on a Colab T4): "the Sample Colab" is a weak host cue; the next line names the T4 GPU,
+  // so the out-of-memory is the GPU's (the start engine said host RAM). Alone, the line stays the host's.
+  const std::string line = "With the same Configs as in the Sample Colab(loading the model in 4 bit and dtype as None "
+                           "and other configs like Peft and Trainers), I faced OutofMermoryError. Even with the batch "
+                           "size of 1 and some config changes like reducing target modules, the same issue persists. \n";
+  ExpectTop(line + "\nEnvironment: Google Colab T4 GPU\n", Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop(line, Cause::kHostRamOom, Domain::kHost);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

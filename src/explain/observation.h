@@ -41,6 +41,7 @@ struct Observation {
   bool shm_words = false;               // the lines name shared memory (/dev/shm, shm)
   Tier tier = Tier::kProse;                   // the most specific tier among its lines
   LineDomain line_domain = LineDomain::kUnknown;  // the first domain its lines' words name
+  bool weak_line_domain = false;  // line_domain came from weak host cues only (OnlyWeakHostWords): the window may overrule it
   int oomguard_verdict = 0;                   // OomguardVerdictOfLine of the report's verdict line
   // Family and prose lines that name no memory: lines within kDomainWindow of
   // them that speak of the GPU or of host memory (the context window).
@@ -67,6 +68,10 @@ struct LogContext {
   bool pinning_call = false;  // a traceback through pin_memory() / cudaHostRegister
   uint64_t gpu_lines = 0;     // lines that speak of the GPU
   uint64_t host_lines = 0;    // lines that speak of host memory
+  // The program that wrote the log (ProgramOfText on its first and last bytes, round 30): the memory a line
+  // that names none speaks of when the lines around it and the log's other lines do not say.
+  LineDomain program = LineDomain::kUnknown;
+  std::string program_name;
 };
 
 // Turns observations (in order of first appearance) into findings, most

@@ -577,7 +577,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)(?:DataLoader|worker).{0,60} killed by signal: Killed|DataLoader worker.{0,60}exited unexpectedly.{0,80}(?:Killed|SIGKILL|-9))re",
      "RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed."},
     {"process_killed", S::kProcessKilled, "os",
-     R"re(\bKilled\b|(?i:["'\x60*]killed\b)|^\s*\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb|(?i:Signal 9 \(SIGKILL\)|exit(?:ed with)? (?:code|status) 137\b|exit_?code\W{0,4}137\b|exitcode\s*:\s*-9\b|(?:return|run|exit) ?code ?[=:]? ?-9\b|died with <Signals\.SIGKILL: 9>|killed by signal 9\b))re",
+     R"re(\bKilled\b|(?i:["'\x60*]killed\b)|^\s*\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb|(?:\xe9\x94\x99\xe8\xaf\xaf|\xe8\xbf\x94\xe5\x9b\x9e|\xe9\x80\x80\xe5\x87\xba)\xe7\xa0\x81 ?(?:[=:]|\xef\xbc\x9a)? ?-9\b|(?i:Signal 9 \(SIGKILL\)|exit(?:ed with)? (?:code|status) 137\b|exit_?code\W{0,4}137\b|exitcode\s*:\s*-9\b|(?:return|run|exit|error) ?code ?[=:]? ?-9\b|died with <Signals\.SIGKILL: 9>|killed by signal 9\b))re",
      "Killed"},
     // Round 14 (corpus-1959): systemd's "Main process exited, code=killed, status=9/KILL".
     {"process_killed_status", S::kProcessKilled, "os",
@@ -1078,7 +1078,7 @@ constexpr const char* kPrefilter =
     R"re(segmentation|sigsegv|floating point|(?-i:\d ?Mi?B)|tensorflow|tf\.config|keras|jax|external/xla|flax|torch|)re"
     R"re(c10/cuda|dali|cupy|xgboost|numba|cudasupporterror|expandable_segments|pin_memory|wsl|microsoft|)re"
     R"re(xla_python_client|allow_growth|memory_fraction|memory_growth|preallocat|\x1b|verdict|"resource"|_bytes"|)re"
-    R"re(tactic|cache blocks|unhandled cuda|code ?[=:]? ?-9|killing subprocess|cpu|\bram\b|swap|usage|import|)re"
+    R"re(tactic|cache blocks|unhandled cuda|code ?[=:]? ?-9|\xe7\xa0\x81 ?(?:[=:]|\xef\xbc\x9a)? ?-9|killing subprocess|cpu|\bram\b|swap|usage|import|)re"
     R"re(can (?:only )?(?:access|use|allocate|address|see) only|can only (?:access|use|allocate|address|see)|elixir|erlang|beam\.smp|\.exs?:|freed|vmmem|)re"
     R"re(consumption|footprint|vram|regardless|whatever|no matter|launch|initiali|host|no cuda gpus|)re"
     R"re(error 80|not yet initialized|systemnotready|system_not_ready|outdated|check failed|error ?= ?2|)re"
@@ -1411,6 +1411,51 @@ constexpr const char* kWeakHostWords =
     // Round 27: Vmmem, the process of WSL2's (Hyper-V's) virtual machine, takes the host's RAM (corpus-2468).
     R"re(\bvmmem\b)re";
 
+// Round 30: the programs whose log a line can come from (ProgramDomains()). The GPU frameworks come first: a
+// log that names one keeps the GPU whatever host-only program it also names (pandas beside torch, a JVM beside
+// Spark's GPU plugin). Each example is a real line of the development corpus that names the program.
+constexpr ProgramDomain kProgramDomains[] = {
+    {"PyTorch", R"re(\btorch\b|(?i:\bpytorch\b)|\btorch\.|/torch/)re", LineDomain::kGpu,
+     "  File \"/opt/conda/lib/python3.9/site-packages/torch/nn/modules/module.py\", line 1501, in _call_impl"},
+    {"TensorFlow", R"re((?i:\btensorflow\b|\bkeras\b|\btf\.config\b))re", LineDomain::kGpu,
+     "[1] 2019-06-13 01:17:08.886805: E external/org_tensorflow/tensorflow/compiler/xla/python/local_client.cc:672] "
+     "Execution of replica 0 failed: Resource exhausted: Out "},
+    {"JAX", R"re(\bjax(?:lib)?\b|\bXlaRuntimeError\b|\bflax\b)re", LineDomain::kGpu,
+     "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 7406166528 "
+     "bytes."},
+    {"CUDA", R"re((?i:\bcuda\w*|\bcudnn\b|\bnvidia\b|\bnccl\b|\bgpu\w*|\bvram\b|\brocm\b|\bhip\w*\b|\bcupy\b|\btensorrt\b))re",
+     LineDomain::kGpu, "cupy.cuda.runtime.CUDARuntimeError: cudaErrorMemoryAllocation: out of memory"},
+    {"an LLM server", R"re((?i:\bvllm\b|llama\.cpp|\bggml\w*|\bollama\b|\bsglang\b|text.generation.inference))re",
+     LineDomain::kGpu, "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 144817.04 MiB on device 0: cudaMalloc "
+     "failed: out of memory"},
+    {"a deep-learning framework",
+     R"re((?i:\bdeepspeed\b|\bdiffusers\b|\btransformers\b|\bpaddle\w*|\bmxnet\b|\bcaffe\b|\bonnxruntime\b|\bfaiss\b|\bdetectron\d?\b|\bmmdet\w*|\bultralytics\b|\bunsloth\b|\baccelerate\b|\blightning\b))re",
+     LineDomain::kGpu, "mxnet.base.MXNetError: [18:53:03] src/storage/./pooled_storage_manager.h:157: cudaMalloc "
+     "failed: out of memory"},
+    {"Redis", R"re((?i:\bredis\w*|\bmaxmemory\b))re", LineDomain::kHost,
+     "(error) OOM command not allowed when used memory > 'maxmemory'."},
+    {"PHP", R"re((?i:\bPHP (?:Fatal|Warning|Notice)\b|\bmemory_limit\b)|\.php\b)re", LineDomain::kHost,
+     "Fatal error: Allowed memory size of 268435456 bytes exhausted (tried to allocate 262144 bytes) in "
+     "DIR/public_html/phpagebuilder/config.php on line 3"},
+    {"the JVM", R"re(\bjava\.(?:lang|util|io|nio)\.|\bat (?:java|javax|jdk|kotlin|scala|sun|org\.apache|com\.android)\.|(?i:\bJVM\b|\bgradle\w*|\bmaven\b|\bmetaspace\b|\bjava heap\b)|-Xmx\d)re",
+     LineDomain::kHost,
+     "We saw the Gradle daemon running out of metaspace on 8.1 versions. Let's increase metaspace to avoid this."},
+    {"the Erlang VM", R"re((?i:\berlang\b|\belixir\b|\bbeam\.smp\b|\b\w+_alloc: Cannot allocate \d+ bytes of memory))re",
+     LineDomain::kHost, "Slogan: eheap_alloc: Cannot allocate 8162366936 bytes of memory (of type \"heap\")."},
+    {"Node.js", R"re((?i:\bnode(?:\.js|js)?\b[^\n]{0,40}\bheap\b|\bJavaScript heap\b|\bnpm ERR!|\bwebpack\b|\bv8::))re",
+     LineDomain::kHost, "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory"},
+    {"WebAssembly", R"re((?i:\bemscripten\b|\bwasm\w*|\bwebassembly\b|\bblazor\b|\bALLOW_MEMORY_GROWTH\b))re",
+     LineDomain::kHost,
+     "Cannot enlarge memory arrays. Either compile with ALLOW_MEMORY_GROWTH=1 or increase TOTAL_MEMORY."},
+    {"a database server",
+     R"re((?i:\bpostgres\w*|\bpsql\b|\bmysqld?\b|\bmariadb\b|\belasticsearch\b|\bopensearch\b|\bclickhouse\b|\bduckdb\b|\bmongod\b|\bpg_dump\b|PSQLException))re",
+     LineDomain::kHost, ">pg_dump: error: query failed: ERROR:  out of shared memory"},
+    {"Go", R"re(\bgoroutine \d+ \[|\bruntime\.throw\b|\bGOGC\b|\bGOMEMLIMIT\b)re", LineDomain::kHost,
+     "goroutine 1 [running]:"},
+    {"a compiler", R"re(\bcc1plus\b|\bcc1\b|\bcollect2\b|\brustc\b|\blld\b|(?i:\bcargo build\b))re", LineDomain::kHost,
+     "c++: fatal error: signal terminated program cc1plus"},
+};
+
 const RE2& Compile(const char* text) {
   RE2::Options options;
   options.set_encoding(RE2::Options::EncodingLatin1);
@@ -1444,6 +1489,13 @@ LineWords WordsOfLine(std::string_view line) {
   w.host = RE2::PartialMatch(text, d.host) && !(w.gpu && RE2::PartialMatch(text, d.gpu_ram));
   if (!w.pinned && !w.host && !w.gpu) w.host = RE2::PartialMatch(text, d.weak_host);
   return w;
+}
+
+bool OnlyWeakHostWords(std::string_view line) {
+  const DomainWords& d = Words();
+  re2::StringPiece text(line.data(), line.size());
+  return !RE2::PartialMatch(text, d.pinned) && !RE2::PartialMatch(text, d.gpu) && !RE2::PartialMatch(text, d.host) &&
+         RE2::PartialMatch(text, d.weak_host);
 }
 
 LineDomain DomainOfLine(std::string_view line) {
@@ -1533,6 +1585,32 @@ int OomguardVerdictOfLine(std::string_view line) {
     if (!groups[i].empty()) return i + 1;
   }
   return 0;
+}
+
+std::span<const ProgramDomain> ProgramDomains() { return kProgramDomains; }
+
+LineDomain ProgramOfText(std::string_view text, std::string* name) {
+  struct ProgramSet {
+    std::unique_ptr<RE2::Set> set;
+    ProgramSet() {
+      RE2::Options options;
+      options.set_encoding(RE2::Options::EncodingLatin1);
+      options.set_log_errors(false);
+      set = std::make_unique<RE2::Set>(options, RE2::UNANCHORED);
+      for (const ProgramDomain& p : kProgramDomains) {
+        if (set->Add(p.regex, nullptr) < 0) std::abort();
+      }
+      if (!set->Compile()) std::abort();
+    }
+  };
+  static const ProgramSet* programs = new ProgramSet;
+  std::vector<int> named;
+  if (!programs->set->Match(re2::StringPiece(text.data(), text.size()), &named)) return LineDomain::kUnknown;
+  std::sort(named.begin(), named.end());
+  // The table lists the GPU frameworks first: the first program named decides.
+  const ProgramDomain& first = kProgramDomains[named.front()];
+  if (name) *name = first.name;
+  return first.domain;
 }
 
 void MatchLine(std::string_view line, std::vector<int>* matches) {

@@ -136,6 +136,24 @@ const CompiledPatterns& Compiled();
 // and the row's GPU utilization in percent (-1 when the row has none).
 bool ParseGpuRow(std::string_view line, uint64_t* used_bytes, uint64_t* total_bytes, int* utilization);
 
+// The programs a log can come from, and the memory each allocates (round 30): when no line of a log names a
+// memory (the lines around an out-of-memory wording name none, nor does the log as a whole), the program that
+// wrote it decides, not a GPU default. Host-only programs (Redis, PHP, the JVM, the Erlang VM, Node.js,
+// WebAssembly, databases and search engines, Go, compilers) allocate only host memory; a GPU framework's log
+// (PyTorch, TensorFlow, JAX, CUDA ...) keeps the GPU. One table, read by ProgramOfText.
+struct ProgramDomain {
+  const char* name;     // "redis"
+  const char* regex;    // RE2 syntax, matched on raw bytes (Latin-1), anywhere in the text
+  LineDomain domain;    // kHost or kGpu
+  const char* example;  // a real line that names the program (tested)
+};
+std::span<const ProgramDomain> ProgramDomains();
+
+// The memory the programs `text` names allocate: kGpu when a GPU framework is named (whatever else is),
+// kHost when only host-only programs are, kUnknown when none is. `name`, when given, gets the first program of
+// that domain in table order.
+LineDomain ProgramOfText(std::string_view text, std::string* name = nullptr);
+
 // Which memory `line` speaks of: pinned words win over host words, host words
 // over GPU words ("CUDA host allocation" is host memory).
 LineDomain DomainOfLine(std::string_view line);
@@ -148,6 +166,11 @@ struct LineWords {
   bool Both() const { return host && gpu && !pinned; }
 };
 LineWords WordsOfLine(std::string_view line);
+
+// A line whose only memory words are the weak host cues (Colab, Kaggle, a notebook, Keras' fit/predict, a
+// database, the BEAM ...: kWeakHostWords): its memory is the host's only when the lines around it do not name
+// the GPU (round 30: "I faced OutofMermoryError ... in the Sample Colab" above "Environment: Google Colab T4 GPU").
+bool OnlyWeakHostWords(std::string_view line);
 
 // The memory a line's memory noun itself names, for a line that names both the GPU
 // and the host: RAM, swap, system/host/CPU memory, 内存 are the host's; VRAM, GPU/video/

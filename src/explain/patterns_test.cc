@@ -793,5 +793,36 @@ TEST(PatternTable, RoundTwentyNineLinesAndDomainWords) {
   EXPECT_TRUE(shm);
 }
 
+TEST(PatternTable, RoundThirtyProgramsAndKillCodes) {
+  // The program table (round 30): every example names its program, and the log's memory is the program's. A host
+  // program's example names no GPU framework, so its own entry is the one named.
+  for (const ProgramDomain& p : ProgramDomains()) {
+    std::string name;
+    EXPECT_EQ(ProgramOfText(p.example, &name), p.domain) << p.name << ": " << p.example;
+    if (p.domain == LineDomain::kHost) {
+      EXPECT_EQ(name, p.name) << p.example;
+    }
+  }
+  // A GPU framework named anywhere keeps the GPU, whatever host program is named too (PHP's line beside a
+  // PyTorch traceback's).
+  EXPECT_EQ(ProgramOfText("  File \"/opt/conda/lib/python3.9/site-packages/torch/nn/modules/module.py\", line 1501, "
+                          "in _call_impl\nFatal error: Out of memory (allocated 4194304) (tried to allocate 20480 "
+                          "bytes) in F:\\PocketMine-MP\\src\\pocketmine\\block\\Thin.php on line 0\n"),
+            LineDomain::kGpu);
+  EXPECT_EQ(ProgramOfText("Killed\n"), LineDomain::kUnknown);
+  // A launcher's return code -9 asked about in Chinese ("what does error code -9 mean with deepspeed",
+  // corpus-2640) is a kill like "return code = -9".
+  const ClaimCase cases[] = {
+      {"corpus-2640", "\xe7\x94\xa8" "deepspeed\xe6\x96\xb9\xe5\xbc\x8f\xe8\xbf\x94\xe5\x9b\x9e\xe9\x94\x99\xe8\xaf\xaf"
+                      "\xe7\xa0\x81-9 \xe5\x95\xa5\xe6\x84\x8f\xe6\x80\x9d",
+       "process_killed"},
+  };
+  ExpectClaimedByTheirFamily(cases);
+  // Weak host cues only (corpus-2616's "Sample Colab"), against a line that also names the GPU or the RAM.
+  EXPECT_TRUE(OnlyWeakHostWords("I faced OutofMermoryError in the Sample Colab"));
+  EXPECT_FALSE(OnlyWeakHostWords("Environment: Google Colab T4 GPU"));
+  EXPECT_FALSE(OnlyWeakHostWords("Your session crashed after using all available RAM."));
+}
+
 }  // namespace
 }  // namespace oomguard::explain

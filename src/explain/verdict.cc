@@ -461,11 +461,22 @@ struct Decider {
 
   // Which memory a line that names none speaks of: the lines around it (the
   // context window), else the memory its wording implies ("std::bad_alloc",
-  // "exceeded memory limit"), else the whole log (host words and no GPU words).
+  // "exceeded memory limit"), else the whole log (more lines with host words than
+  // with GPU words, or the reverse), else the program that wrote it (round 30: a
+  // host-only program's log is the host's), else the GPU.
   bool HostByContext(const Observation& o) const {
     if (o.near_host != o.near_gpu) return o.near_host > o.near_gpu;
     if (o.implied != LineDomain::kUnknown) return o.implied != LineDomain::kGpu;
-    return context.host_lines > context.gpu_lines;
+    if (context.host_lines != context.gpu_lines) return context.host_lines > context.gpu_lines;
+    return context.program == LineDomain::kHost;
+  }
+
+  // How HostByContext chose, in words, when the log's lines did not say: the program, or the default.
+  std::string DefaultWords() const {
+    return context.program == LineDomain::kHost
+               ? "no line names the memory, and the log comes from " + context.program_name +
+                     ", which allocates only host memory"
+               : "no line names the memory, and most such logs are the GPU's";
   }
 
   // The last layer: memory named beside trouble in words no pattern knows. Its
@@ -481,7 +492,9 @@ struct Decider {
                 (f.domain == Domain::kHost ? "host memory" : "GPU memory") + " ran short.";
     std::string words = o.line_domain != LineDomain::kUnknown || o.shm_words ? "the line's words"
                         : o.near_host != o.near_gpu           ? "the lines around it"
-                        : context.host_lines || context.gpu_lines ? "the log's other lines"
+                        : context.host_lines != context.gpu_lines ? "the log's other lines"
+                        : context.program == LineDomain::kHost    ? "the program that wrote the log (" +
+                                                                     context.program_name + ")"
                                                                   : "nothing (the GPU by default)";
     Undecided(f, {f.domain == Domain::kHost ? Cause::kGpuDeviceOom : Cause::kHostRamOom, Cause::kNotMemory},
               "no recognised error message; the memory was chosen by " + words);
@@ -515,9 +528,9 @@ struct Decider {
                                                             std::string(host ? "host memory" : "the GPU")
                           : o.implied != LineDomain::kUnknown ? "its wording is usually " +
                                                                     std::string(host ? "host memory's" : "the GPU's")
-                          : context.host_lines || context.gpu_lines
+                          : context.host_lines != context.gpu_lines
                               ? "the log's other lines speak of " + std::string(host ? "host memory" : "the GPU")
-                              : "no line names the memory, and most such logs are the GPU's";
+                              : DefaultWords();
       Undecided(f, {host ? Cause::kGpuDeviceOom : Cause::kHostRamOom},
                 o.signal == Signal::kMemoryProse ? "memory is named as the problem in prose, not by an error; " + words
                                                  : "the message does not say which memory ran out; " + words);
@@ -780,7 +793,14 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
   std::vector<bool> generic;  // the last layer's findings (kMemoryVocabulary, kGrowthVocabulary)
   std::vector<Signal> signal_of;
   const Observation* status_rows = nullptr;
-  for (const Observation& o : observations) {
+  // A line whose memory came from weak host cues only (Colab, a notebook) takes the GPU when the lines
+  // around it name the GPU more than the host (round 30, corpus-2616). The findings below keep pointers
+  // into this list, so it lives through the loop.
+  std::vector<Observation> decided(observations);
+  for (Observation& o : decided) {
+    if (o.weak_line_domain && o.near_gpu > o.near_host) o.line_domain = LineDomain::kGpu;
+  }
+  for (const Observation& o : decided) {
     Finding f;
     switch (o.signal) {
       case Signal::kTorchOomNumbers:
