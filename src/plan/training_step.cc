@@ -217,11 +217,11 @@ bool AutocastFloat(const std::string& k) {
 // differ from the plan, and the words ({bytes}: the bytes at risk, {where}: the op it concerns).
 enum class Risk { kShapeInferenceStopped, kMeanCentredOnce, kCpuIsaScratch, kInplaceAfterInstanceNorm, kDropoutInputHeldByCaller,
                   kLocalsHeldUntilForwardReturns, kCpuThreadScratch, kReductionMayBeAmax, kMergedByExport,
-                  kConvDataGemmMayPack };
+                  kConvDataGemmMayPack, kBranchMayBeDetached };
 struct RiskText {
   std::string_view what, direction, text;
 };
-constexpr std::array<RiskText, 10> kRiskTexts = {{
+constexpr std::array<RiskText, 11> kRiskTexts = {{
     {"shape_inference_stopped", "higher",
      "shape inference stopped at {where}: the layers after it are planned without their saved tensors and scratch; "
      "at least {bytes} bytes (the inputs where it stopped) per layer more than planned"},
@@ -261,8 +261,13 @@ constexpr std::array<RiskText, 10> kRiskTexts = {{
      "a convolution's input gradient runs oneDNN's gemm (x64:gemm:jit backward_data) over many output positions and "
      "many columns with few output channels, where sgemm may pack its operands instead of the small buffer planned "
      "(not modelled): the peak up to {bytes} bytes higher than planned"},
+    {"branch_may_be_detached", "lower",
+     "modules {where} each read the same input with weights of their own: if one of them runs under "
+     "torch.no_grad() or its result is .detach()ed (a teacher, a momentum encoder), which ONNX does not record, "
+     "autograd keeps nothing of it for backward: the plan up to {bytes} bytes high (export with oomguard.export, "
+     "or name it with --no-grad / --detached)"},
 }};
-static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kConvDataGemmMayPack) + 1);
+static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kBranchMayBeDetached) + 1);
 
 // A risk's warning: its words with the bytes and the op filled in.
 std::string RiskWarning(const RiskText& r, uint64_t bytes, const std::string& where) {
@@ -392,6 +397,8 @@ class Simulator {
                          std::set<std::string>* kinds) const;
   uint64_t ShapeInferenceStoppedAtRisk(std::string* where) const;
   uint64_t InplaceAfterInstanceNormAtRisk(const std::vector<LogicalOp>& ops) const;
+  uint64_t BranchMayBeDetachedAtRisk(const std::vector<LogicalOp>& ops, const std::vector<LayerMemory>& layers,
+                                     std::string* where) const;
 
   const Model& m_;
   const ConcreteShapes& s_;
@@ -405,6 +412,115 @@ class Simulator {
   TimelineRecorder timeline_;
   int timeline_node_ = TimelineRecorder::kStart;  // the op being simulated, for the timeline
 };
+
+// The module a node was traced in at the top level: "teacher" for "/teacher/teacher.0/Conv"; "" for a node of
+// the root's own forward ("/Div") or one without a scope name.
+std::string_view TopScope(std::string_view name) {
+  if (name.size() < 2 || name[0] != '/') return {};
+  const size_t end = name.find('/', 1);
+  return end == std::string_view::npos ? std::string_view{} : name.substr(1, end - 1);
+}
+
+// Towers: top-level modules with trained weights whose nodes read nothing of another module, only graph inputs
+// (directly or through the root's own weightless ops: torch.flip(x), x * 2). Two towers reading one input are a
+// teacher and its student, a momentum encoder and its query encoder, or two branches trained together; ONNX
+// cannot tell. At risk: the larger tower's saved bytes (the plan keeps them; under no_grad or .detach() nothing
+// is kept). Nothing when a grad-mode hint is in force.
+uint64_t Simulator::BranchMayBeDetachedAtRisk(const std::vector<LogicalOp>& ops, const std::vector<LayerMemory>& layers,
+                                              std::string* where) const {
+  if (std::string_view(m_.grad_mode_hint) != "none") return 0;
+  struct Tower {
+    uint64_t saved = 0;
+    bool weights = false, other_module = false;
+    std::set<int> inputs;
+  };
+  std::map<std::string_view, Tower> towers;
+  // The graph inputs a value of the root's own weightless ops comes from; -1 in the set: another module's value.
+  std::map<int, std::set<int>> sources;
+  auto sources_of = [&](int id) -> const std::set<int>& {
+    if (auto it = sources.find(id); it != sources.end()) return it->second;
+    std::set<int> out;
+    std::vector<int> stack = {id};
+    std::set<int> seen;
+    while (!stack.empty() && out.size() < 64) {
+      const int t = stack.back();
+      stack.pop_back();
+      if (t < 0 || !seen.insert(t).second) continue;
+      const TensorInfo& info = m_.tensors[static_cast<size_t>(t)];
+      if (info.kind == TensorKind::kGraphInput) {
+        out.insert(t);
+        continue;
+      }
+      if (info.kind != TensorKind::kActivation || info.producer < 0) continue;
+      const NodeInfo& n = m_.nodes[static_cast<size_t>(info.producer)];
+      const bool weightless = std::none_of(n.inputs.begin(), n.inputs.end(), [&](int x) {
+        return x >= 0 && m_.tensors[static_cast<size_t>(x)].kind == TensorKind::kParameter;
+      });
+      if (!TopScope(n.name).empty() || !weightless || seen.size() > 4096) {
+        out.insert(-1);
+        continue;
+      }
+      stack.insert(stack.end(), n.inputs.begin(), n.inputs.end());
+    }
+    return sources.emplace(id, std::move(out)).first->second;
+  };
+  for (size_t oi = 0; oi < ops.size() && oi < layers.size(); ++oi) {
+    const LogicalOp& op = ops[oi];
+    if (op.nodes.empty()) continue;
+    const std::string_view scope = TopScope(m_.nodes[static_cast<size_t>(op.nodes.front())].name);
+    if (scope.empty()) continue;
+    Tower& t = towers[scope];
+    t.saved += layers[oi].saved_bytes;
+    for (int id : op.inputs) {
+      if (id < 0) continue;
+      const TensorInfo& info = m_.tensors[static_cast<size_t>(id)];
+      if (info.kind == TensorKind::kParameter) t.weights = true;
+      if (info.kind == TensorKind::kGraphInput) t.inputs.insert(id);
+      if (info.kind != TensorKind::kActivation || info.producer < 0) continue;
+      const std::string_view from = TopScope(m_.nodes[static_cast<size_t>(info.producer)].name);
+      if (from == scope) continue;
+      if (!from.empty()) {
+        t.other_module = true;
+        continue;
+      }
+      const std::set<int>& src = sources_of(id);
+      if (src.count(-1)) t.other_module = true;
+      for (int g : src) {
+        if (g >= 0) t.inputs.insert(g);
+      }
+    }
+  }
+  // The members of one container (experts.0, experts.1, ...: a mixture's experts, a hash grid's tables) are
+  // trained together; a teacher and a student are modules of their own.
+  auto container = [](std::string_view scope) {
+    const size_t dot = scope.rfind('.');
+    const bool numbered = dot != std::string_view::npos && dot + 1 < scope.size() &&
+                          std::all_of(scope.begin() + static_cast<std::ptrdiff_t>(dot) + 1, scope.end(),
+                                      [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+    return numbered ? scope.substr(0, dot) : scope;
+  };
+  uint64_t at_risk = 0;
+  for (int input : m_.inputs) {
+    std::vector<std::string_view> readers;
+    std::map<std::string_view, uint64_t> containers;  // saved bytes per container
+    uint64_t largest = 0;
+    for (const auto& [scope, t] : towers) {
+      if (!t.weights || t.other_module || !t.inputs.count(input)) continue;
+      readers.push_back(scope);
+      containers[container(scope)] += t.saved;
+      largest = std::max(largest, t.saved);
+    }
+    // Two towers of some size: a router or a gate beside its experts is no second tower.
+    std::vector<uint64_t> sizes;
+    for (const auto& [name, saved] : containers) sizes.push_back(saved);
+    std::sort(sizes.rbegin(), sizes.rend());
+    if (sizes.size() < 2 || sizes[1] * 20 < sizes[0] || largest <= at_risk) continue;
+    at_risk = largest;
+    *where = "'" + std::string(readers[0]) + "' and '" + std::string(readers[1]) + "'" +
+             (readers.size() > 2 ? " (and " + std::to_string(readers.size() - 2) + " more)" : "");
+  }
+  return at_risk;
+}
 
 bool Simulator::InplaceCandidate(const LogicalOp& op, const std::vector<int>& buf, TableMatch* match) const {
   if (op.nodes.empty() || !MatchInplaceRow(m_, s_, EmbeddedOpTable(), op, match)) return false;
@@ -1163,6 +1279,9 @@ Result<StepPlan> Simulator::Run() {
   AddRisk(&plan, Risk::kReductionMayBeAmax, amax_at_risk);
   AddRisk(&plan, Risk::kMergedByExport, MergedByExportAtRisk(buf, counted_saved));
   AddRisk(&plan, Risk::kConvDataGemmMayPack, data_gemm_pack_at_risk);
+  std::string towers;
+  const uint64_t detached_at_risk = BranchMayBeDetachedAtRisk(ops, plan.layers, &towers);
+  if (detached_at_risk * 100 >= ledger_.peak) AddRisk(&plan, Risk::kBranchMayBeDetached, detached_at_risk, towers);
 
   // Loss.
   timeline_node_ = TimelineRecorder::kLoss;
