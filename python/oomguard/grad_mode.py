@@ -160,14 +160,34 @@ def node_modes(model: Any, node_names: Iterable[str], modes: Dict[str, List[str]
     return out
 
 
+def _first_samples(inputs: Tuple[Any, ...], n: int = 2) -> Tuple[Any, ...]:
+    """The inputs cut to their first n samples along the batch axis (the forward here only needs which code
+    ran how, not the user's batch: its memory and time stay small)."""
+    import torch
+    return tuple(t[:n] if isinstance(t, torch.Tensor) and t.dim() > 0 and t.shape[0] > n else t for t in inputs)
+
+
 def add_grad_mode_metadata(onnx_bytes: bytes, model: Any, inputs: Tuple[Any, ...]) -> bytes:
     """The exported model with metadata_props "oomguard.no_grad" and "oomguard.detached" listing the nodes
-    of code run under torch.no_grad() or .detach()ed (each an empty list when there is none). Needs the
-    onnx package."""
+    of code run under torch.no_grad() or .detach()ed (each an empty list when there is none), from one eager
+    forward of the inputs' first two samples (of all of them if that fails). A model whose forward fails
+    here gets neither entry, with a warning: the planner then assumes every node recorded. Needs the onnx
+    package."""
+    import warnings
     import onnx
     proto = onnx.load_from_string(onnx_bytes)
-    found = node_modes(model, [n.name for n in proto.graph.node if n.op_type != "Constant"],
-                       call_modes(model, inputs))
+    modes = None
+    for attempt in (_first_samples(inputs), inputs):
+        try:
+            modes = call_modes(model, attempt)
+            break
+        except Exception as e:  # noqa: BLE001 (the export stands; only the hint is missing)
+            error = e
+    if modes is None:
+        warnings.warn("oomguard.export: could not run the model's forward to find code under torch.no_grad() or "
+                      ".detach()ed (%s: %s); planned as recorded" % (type(error).__name__, error))
+        return onnx_bytes
+    found = node_modes(model, [n.name for n in proto.graph.node if n.op_type != "Constant"], modes)
     for entry in list(proto.metadata_props):
         if entry.key in (NO_GRAD_METADATA_KEY, DETACHED_METADATA_KEY):
             proto.metadata_props.remove(entry)

@@ -108,6 +108,30 @@ class GradModeTest(unittest.TestCase):
         api = oomguard.plan(Distill("hints"), example_inputs=torch.randn(64, 16), target="cpu", optimizer="adam")
         self.assertEqual(api["grad_mode"], plan["grad_mode"])
 
+    def test_the_forward_runs_on_two_samples_else_on_all(self):
+        class FixedBatch(torch.nn.Module):  # reshapes to the batch it was written for: two samples fail
+            def __init__(self):
+                super().__init__()
+                self.teacher = torch.nn.Linear(16, 8)
+                self.student = torch.nn.Linear(16, 8)
+
+            def forward(self, x):
+                x = x.view(4, 16)
+                return self.student(x) + self.teacher(x).detach()
+
+        model = FixedBatch()
+        seen = []
+        model.register_forward_pre_hook(lambda m, args: seen.append(args[0].shape[0]))
+        _, entries = metadata(model, torch.randn(4, 16))
+        self.assertEqual(entries["oomguard.detached"], ["/teacher/Gemm"])
+        self.assertIn(2, seen)  # the cheap forward was tried first
+        small = Distill("hints")
+        sizes = []
+        small.register_forward_pre_hook(lambda m, args: sizes.append(args[0].shape[0]))
+        grad_mode.add_grad_mode_metadata(metadata(Distill("hints"), torch.randn(64, 16))[0], small,
+                                         (torch.randn(64, 16),))
+        self.assertEqual(sizes, [2])
+
 
 if __name__ == "__main__":
     unittest.main()
