@@ -153,6 +153,29 @@ CASES = {
     # "oomguard.detached" as oomguard.export writes them (GRAD_MODE below).
     "nograd_teacher": ([("input", (3, 20, 20), "float32", 0)], 6, (), (4, 16), "sgd"),
     "momentum_key_encoder": ([("input", (3, 24, 24), "float32", 0)], 8, (), (4, 16), "adam"),
+    # Unseen set 14's NTM family, sizes of its own: content addressing of a [B, M, W] memory by
+    # F.cosine_similarity(mem, key.unsqueeze(1), dim=-1) (a broadcast key), softmax weights, reads and additive
+    # writes over a few steps; and cosine of a conv feature map against class prototypes along channels
+    # (dim=1 of [B, C, H, W] against [1, C, 1, 1]).
+    "cosine_memory": ([("input", (5, 10), "float32", 0)], 4, (), (4, 16), "sgd"),
+    "cosine_prototypes": ([("input", (3, 16, 16), "float32", 0)], 5, (), (2, 8), "sgd"),
+    # Unseen set 13's Conv-TasNet family, sizes of its own: a strided Conv1d encoder, global layer norm by hand
+    # (mean / var over C and T), 1x1 + PReLU + gLN + dilated depthwise Conv1d + PReLU + gLN blocks with residual
+    # and skip 1x1s, sigmoid masks over 2 sources, a ConvTranspose1d decoder.
+    "tasnet_gln_blocks": ([("input", (1, 2400), "float32", 0)], 2, (2400,), (2, 8), "sgd"),
+    # Unseen set 12's NODE rows, closer than sparsemax_trees: a learned temperature (f - thr) * exp(-log_temp),
+    # BatchNorm1d on the input, two ODST layers (the second over cat([x, h1])), the heads concatenated.
+    "node_temp_trees": ([("input", (10,), "float32", 0)], 3, (), (32, 128), "sgd"),
+    # Unseen set 14's BlurPool family, sizes of its own: conv + BN + ReLU, then a fixed binomial filter (a buffer,
+    # no gradient) applied depthwise with stride 2 after a reflect pad; max pool stride 1 before the first blur.
+    "blur_depthwise_buffer": ([("input", (3, 40, 40), "float32", 0)], 6, (), (2, 8), "momentum"),
+    # Unseen set 14's PointNet++ family, sizes of its own: farthest point sampling under no_grad, kNN by topk with
+    # the radius fallback (torch.where), gather grouping into [B, m, k, C], a shared 1x1 Conv2d MLP, max over k.
+    "pointnet_grouping": ([("input", (256, 3), "float32", 0)], 4, (), (4, 16), "sgd"),
+    # Unseen set 14's GATv2 family, sizes of its own: index_select of source / target projections by an edge-index
+    # buffer, projected edge features, leaky ReLU, a per-edge softmax (exp over a detached amax, index_add
+    # denominators), index_add aggregation, ELU.
+    "gatv2_index_softmax": ([("x", (40, 12), "float32", 0), ("e", (160, 6), "float32", 0)], 4, (), (4, 16), "sgd"),
 }
 
 # The cases whose files carry what oomguard.export finds by running forward once (python/oomguard/grad_mode.py,
@@ -1241,6 +1264,204 @@ def build(name: str, classes: int):
                 leaf = pick.prod(dim=2)
                 return self.fc(torch.einsum("btl,tol->bto", leaf, self.resp).flatten(1))
         return Trees()
+    if name == "cosine_memory":
+        class CosineMemory(nn.Module):
+            def __init__(self, din=10, m=40, w=12):
+                super().__init__()
+                self.mem0 = nn.Parameter(torch.randn(m, w) * 0.1)
+                self.key = nn.Linear(din, w)
+                self.add = nn.Linear(din, w)
+                self.fc = nn.Linear(w, classes)
+
+            def forward(self, x):
+                b, t = x.shape[0], x.shape[1]
+                mem = self.mem0.unsqueeze(0).expand(b, -1, -1)
+                reads = 0
+                for i in range(t):
+                    wt = (5.0 * F.cosine_similarity(mem, self.key(x[:, i]).unsqueeze(1), dim=-1)).softmax(-1)
+                    mem = mem + wt.unsqueeze(-1) * torch.tanh(self.add(x[:, i])).unsqueeze(1)
+                    reads = reads + (wt.unsqueeze(-1) * mem).sum(1)
+                return self.fc(reads)
+        return CosineMemory()
+    if name == "cosine_prototypes":
+        class CosinePrototypes(nn.Module):
+            def __init__(self, c=24):
+                super().__init__()
+                self.conv = nn.Sequential(nn.Conv2d(3, c, 3, padding=1), nn.ReLU())
+                self.protos = nn.Parameter(torch.randn(classes, c))
+
+            def forward(self, x):
+                f = self.conv(x)
+                s = [F.cosine_similarity(f, p.view(1, -1, 1, 1), dim=1).mean(dim=(1, 2)) for p in self.protos]
+                return torch.stack(s, 1) * 10.0
+        return CosinePrototypes()
+    if name == "tasnet_gln_blocks":
+        class GLN(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.g = nn.Parameter(torch.ones(1, c, 1))
+                self.b = nn.Parameter(torch.zeros(1, c, 1))
+
+            def forward(self, x):
+                m = x.mean(dim=(1, 2), keepdim=True)
+                v = ((x - m) ** 2).mean(dim=(1, 2), keepdim=True)
+                return self.g * (x - m) / torch.sqrt(v + 1e-8) + self.b
+
+        class Block(nn.Module):
+            def __init__(self, b, h, dil):
+                super().__init__()
+                self.inp, self.p1, self.n1 = nn.Conv1d(b, h, 1), nn.PReLU(), GLN(h)
+                self.dw = nn.Conv1d(h, h, 3, padding=dil, dilation=dil, groups=h)
+                self.p2, self.n2 = nn.PReLU(), GLN(h)
+                self.res, self.skip = nn.Conv1d(h, b, 1), nn.Conv1d(h, b, 1)
+
+            def forward(self, x):
+                y = self.n2(self.p2(self.dw(self.n1(self.p1(self.inp(x))))))
+                return x + self.res(y), self.skip(y)
+
+        class TasNet(nn.Module):
+            def __init__(self, n=40, b=24, h=48):
+                super().__init__()
+                self.enc = nn.Conv1d(1, n, 12, stride=6, bias=False)
+                self.norm, self.bott = GLN(n), nn.Conv1d(n, b, 1)
+                self.blocks = nn.ModuleList([Block(b, h, 2 ** i) for i in range(3)])
+                self.prelu, self.mask = nn.PReLU(), nn.Conv1d(b, classes * n, 1)
+                self.dec = nn.ConvTranspose1d(n, 1, 12, stride=6, bias=False)
+                self.n = n
+
+            def forward(self, x):
+                w = F.relu(self.enc(x))
+                y = self.bott(self.norm(w))
+                skips = 0
+                for blk in self.blocks:
+                    y, s = blk(y)
+                    skips = skips + s
+                m = torch.sigmoid(self.mask(self.prelu(skips)))
+                bsz, t = w.shape[0], w.shape[2]
+                masked = w.unsqueeze(1) * m.view(bsz, classes, self.n, t)
+                return self.dec(masked.reshape(bsz * classes, self.n, t)).view(bsz, classes, -1)
+        return TasNet()
+    if name == "node_temp_trees":
+        def sparsemax(z):
+            zs, _ = torch.sort(z, dim=-1, descending=True)
+            rng = torch.arange(1, z.shape[-1] + 1, dtype=z.dtype)
+            css = zs.cumsum(-1) - 1
+            support = (rng * zs > css).to(z.dtype)
+            tau = (css * support).sum(dim=-1, keepdim=True) / support.sum(dim=-1, keepdim=True)
+            return torch.clamp(z - tau, min=0)
+
+        class Odst(nn.Module):
+            def __init__(self, din, trees=16, depth=3, out=2):
+                super().__init__()
+                self.sel = nn.Parameter(torch.randn(trees, depth, din) * 0.5)
+                self.thr = nn.Parameter(torch.randn(trees, depth) * 0.1)
+                self.log_temp = nn.Parameter(torch.zeros(trees, depth))
+                self.resp = nn.Parameter(torch.randn(trees, out, 2 ** depth) * 0.1)
+                codes = torch.tensor([[(i >> j) & 1 for j in range(depth)] for i in range(2 ** depth)]).float()
+                self.register_buffer("codes", codes.t().contiguous(), persistent=False)
+
+            def forward(self, x):
+                f = torch.einsum("bi,tdi->btd", x, sparsemax(self.sel))
+                t = (f - self.thr) * torch.exp(-self.log_temp)
+                c = torch.clamp(0.5 * torch.stack([-t, t], dim=-1) + 0.5, 0, 1)
+                left, right = c[..., 0].unsqueeze(-1), c[..., 1].unsqueeze(-1)
+                leaf = (left * (1 - self.codes) + right * self.codes).prod(dim=2)
+                return torch.einsum("btl,tol->bto", leaf, self.resp).flatten(1)
+
+        class Node(nn.Module):
+            def __init__(self, din=10):
+                super().__init__()
+                self.bn = nn.BatchNorm1d(din)
+                self.l1, self.l2 = Odst(din), Odst(din + 32)
+                self.fc = nn.Linear(64, classes)
+
+            def forward(self, x):
+                x = self.bn(x)
+                h1 = self.l1(x)
+                return self.fc(torch.cat([h1, self.l2(torch.cat([x, h1], dim=1))], dim=1))
+        return Node()
+    if name == "blur_depthwise_buffer":
+        class Blur(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                a = torch.tensor([1.0, 2.0, 1.0])
+                self.register_buffer("k", ((a[:, None] * a[None, :]) / 16.0).expand(c, 1, 3, 3).contiguous(),
+                                     persistent=False)
+                self.c = c
+
+            def forward(self, x):
+                return F.conv2d(F.pad(x, (1, 1, 1, 1), mode="reflect"), self.k, stride=2, groups=self.c)
+
+        layers, c = [], 3
+        for i, co in enumerate((24, 48, 64)):
+            layers += [nn.Conv2d(c, co, 3, 1, 1, bias=False), nn.BatchNorm2d(co), nn.ReLU(inplace=True)]
+            layers += ([nn.MaxPool2d(2, 1)] if i == 0 else []) + [Blur(co)]
+            c = co
+        return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c, classes))
+    if name == "pointnet_grouping":
+        def gather_points(pts, idx):
+            b, c = pts.shape[0], pts.shape[2]
+            return pts.gather(1, idx.reshape(b, -1).unsqueeze(-1).expand(-1, -1, c)).view(list(idx.shape) + [c])
+
+        def fps(xyz, m):
+            dist = (xyz[:, :, 0] * 0.0) + 1e10
+            far = (xyz[:, 0, 0] * 0.0).long()
+            chosen = []
+            for _ in range(m):
+                chosen.append(far)
+                d = ((xyz - xyz.gather(1, far.view(-1, 1, 1).expand(-1, 1, 3))) ** 2).sum(-1)
+                dist = torch.minimum(dist, d)
+                far = dist.argmax(-1)
+            return torch.stack(chosen, 1)
+
+        class Grouping(nn.Module):
+            def __init__(self, m=24, k=12, r2=0.5):
+                super().__init__()
+                self.m, self.k, self.r2 = m, k, r2
+                self.mlp = nn.Sequential(nn.Conv2d(3, 24, 1, bias=False), nn.BatchNorm2d(24), nn.ReLU(inplace=True),
+                                         nn.Conv2d(24, 48, 1, bias=False), nn.BatchNorm2d(48), nn.ReLU(inplace=True))
+                self.fc = nn.Linear(48, classes)
+
+            def forward(self, xyz):
+                with torch.no_grad():
+                    idx_c = fps(xyz, self.m)
+                c = gather_points(xyz, idx_c)
+                d = ((c.unsqueeze(2) - xyz.unsqueeze(1)) ** 2).sum(-1)
+                dk, idx = d.topk(self.k, dim=-1, largest=False)
+                idx = torch.where(dk > self.r2, idx[:, :, :1].expand(-1, -1, self.k), idx)
+                g = gather_points(xyz, idx) - c.unsqueeze(2)
+                h = self.mlp(g.permute(0, 3, 1, 2)).max(dim=-1)[0]
+                return self.fc(h.max(dim=-1)[0])
+        return Grouping()
+    if name == "gatv2_index_softmax":
+        g = torch.Generator().manual_seed(5)
+        src = torch.cat([torch.randint(0, 40, (120,), generator=g), torch.arange(40)])
+        dst = torch.cat([torch.randint(0, 40, (120,), generator=g), torch.arange(40)])
+
+        class GatV2(nn.Module):
+            def __init__(self, heads=2, co=16):
+                super().__init__()
+                self.h, self.co = heads, co
+                self.wl, self.wr = nn.Linear(12, heads * co), nn.Linear(12, heads * co)
+                self.we = nn.Linear(6, heads * co, bias=False)
+                self.att = nn.Parameter(torch.randn(heads, co) * 0.1)
+                self.register_buffer("src", src, persistent=False)
+                self.register_buffer("dst", dst, persistent=False)
+                self.fc = nn.Linear(heads * co, classes)
+
+            def forward(self, x, e):
+                b, n, ne = x.shape[0], x.shape[1], e.shape[1]
+                xl = self.wl(x).view(b, n, self.h, self.co)
+                xr = self.wr(x).view(b, n, self.h, self.co)
+                xj = xl.index_select(1, self.src)
+                m = xj + xr.index_select(1, self.dst) + self.we(e).view(b, ne, self.h, self.co)
+                logit = (F.leaky_relu(m, 0.2) * self.att).sum(-1)
+                a = (logit - logit.detach().amax(dim=1, keepdim=True)).exp()
+                den = x.new_zeros((b, n, self.h)).index_add(1, self.dst, a)
+                alpha = a / (den.index_select(1, self.dst) + 1e-16)
+                out = x.new_zeros((b, n, self.h, self.co)).index_add(1, self.dst, xj * alpha.unsqueeze(-1))
+                return self.fc(F.elu(out.reshape(b, n, -1)).mean(dim=1))
+        return GatV2()
     raise ValueError(name)
 
 

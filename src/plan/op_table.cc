@@ -188,6 +188,19 @@ class TableReader : public json::json_sax_t {
       Row().inplace = v.kind == Value::kBool && v.b;
     } else if (f == "inputs/[]") {
       Row().input_float.push_back(v.Str().rfind("f:", 0) == 0);
+      std::vector<int64_t> dims;  // "f:4,8,8" -> {4, 8, 8}; only float inputs say their dims so
+      if (Row().input_float.back()) {
+        std::string_view rest = std::string_view(v.Str()).substr(2);
+        while (!rest.empty()) {
+          size_t comma = rest.find(',');
+          std::string_view part = rest.substr(0, comma);
+          int64_t d = 0;
+          std::from_chars(part.data(), part.data() + part.size(), d);
+          dims.push_back(d);
+          rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        }
+      }
+      Row().input_dims.push_back(std::move(dims));
     } else if (f == "pattern/[]") {
       Row().pattern.push_back(v.Str());
     } else if (f == "graph/nodes/[]/op") {

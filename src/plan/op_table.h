@@ -59,6 +59,7 @@ struct OpTableRow {
   // only on nodes the user says ran in place (PlanOptions::inplace, the model's oomguard.inplace).
   bool inplace = false;
   std::vector<bool> input_float;        // per op input: a float tensor (else integer or bool)
+  std::vector<std::vector<int64_t>> input_dims;  // per op input: its recorded per-sample dims ("f:4,8,8")
   std::vector<std::string> pattern;    // node types in graph order, Constants included
   std::vector<TablePatternNode> nodes;  // the wiring (empty when the op does not export)
   std::vector<TableRef> outputs;

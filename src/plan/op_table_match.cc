@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -327,13 +328,84 @@ class RowMatcher {
   int budget_ = 0;
 };
 
-uint64_t SizeOf(const TableSaved& s, const LogicalOp& op, const RuleContext& ctx) {
+// A row's intermediate recorded at the full shape of its float inputs (all of one recorded shape), some
+// dims maybe reduced to 1: [B, x0.1] of "f:32" inputs. torch's composites build such intermediates
+// elementwise over the inputs broadcast to one shape, so at a higher rank than the recording they have
+// every dim of the broadcast shape, not just the recorded leading ones. F.cosine_similarity(mem [B, M, W],
+// key [B, 1, W], dim=-1) keeps both x / |x| at [B, M, W] and both norms at [B, M, 1] (torch 1.13's
+// autograd graph; probe cosine_memory: the [B, x0.1] reading kept [B, M] and [B, 1], saved -37 %). A dim
+// reduced to 1 is sized by the op's output where that output dropped just the reduced dims (cosine's
+// [B, M]: the same count wherever dim= pointed); otherwise one reduced in the recording's last position
+// stays the last and another keeps its index. Absent (nullopt) when the saved entry is not of this form
+// or a shape is unknown; the recorded reading then applies, as it does at the recorded rank.
+std::optional<uint64_t> BroadcastFullShapeSize(const TableSaved& s, const OpTableRow& row, const LogicalOp& op,
+                                               const RuleContext& ctx) {
+  const auto& T = ctx.shapes.tensors;
+  if (s.size.size() < 2 || s.size[0].kind != TableSizeFactor::kBatch) return std::nullopt;
+  int input = -1;
+  for (const TableSizeFactor& f : s.size) {
+    if (f.kind == TableSizeFactor::kDim) {
+      if (f.output || (input >= 0 && f.index != input)) return std::nullopt;
+      input = f.index;
+    }
+  }
+  if (input < 0) {  // only the batch and 1s ([B, 1], cosine's norms): the float inputs must agree on one shape
+    for (size_t i = 0; i < row.input_dims.size(); ++i) {
+      if (!row.input_float[i]) continue;
+      if (input >= 0 && row.input_dims[i] != row.input_dims[input]) return std::nullopt;
+      if (input < 0) input = static_cast<int>(i);
+    }
+  }
+  if (input < 0 || input >= static_cast<int>(row.input_dims.size())) return std::nullopt;
+  const std::vector<int64_t>& recorded = row.input_dims[input];
+  const size_t r = recorded.size() + 1;  // with the batch
+  if (s.size.size() != r) return std::nullopt;
+  std::vector<bool> reduced(r, false);
+  for (size_t p = 1; p < r; ++p) {
+    const TableSizeFactor& f = s.size[p];
+    if (f.kind == TableSizeFactor::kDim && f.dim == static_cast<int>(p)) continue;
+    if (f.kind == TableSizeFactor::kLiteral && f.literal == 1 && recorded[p - 1] != 1) {
+      reduced[p] = true;
+      continue;
+    }
+    return std::nullopt;
+  }
+  // The broadcast shape of the bound float inputs recorded with that shape.
+  std::vector<int64_t> shape;
+  for (size_t i = 0; i < row.input_dims.size(); ++i) {
+    if (!row.input_float[i] || row.input_dims[i] != recorded) continue;
+    int id = i < op.table_inputs.size() ? op.table_inputs[i] : -1;
+    if (id < 0 || !T[id].known) return std::nullopt;
+    const std::vector<int64_t>& d = T[id].dims;
+    if (d.size() > shape.size()) shape.insert(shape.begin(), d.size() - shape.size(), 1);
+    for (size_t k = 0; k < d.size(); ++k) {
+      int64_t& a = shape[shape.size() - d.size() + k];
+      a = a == 1 ? d[k] : a;
+    }
+  }
+  if (shape.size() < r) return std::nullopt;
+  const size_t n_reduced = static_cast<size_t>(std::count(reduced.begin(), reduced.end(), true));
+  const int out = op.table_outputs.empty() ? -1 : op.table_outputs[0];
+  if (n_reduced > 0 && out >= 0 && T[out].known && T[out].dims.size() + n_reduced == shape.size()) {
+    shape = T[out].dims;  // the op's output dropped the reduced dims: the same elements, wherever they were
+  } else {
+    for (size_t p = 1; p < r; ++p) {
+      if (reduced[p]) shape[p + 1 == r ? shape.size() - 1 : p] = 1;
+    }
+  }
+  uint64_t n = static_cast<uint64_t>(s.element_bytes);
+  for (int64_t d : shape) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+  return n;
+}
+
+uint64_t SizeOf(const TableSaved& s, const OpTableRow& row, const LogicalOp& op, const RuleContext& ctx) {
   const auto& T = ctx.shapes.tensors;
   auto tensor = [&](bool output, int index) {
     const auto& v = output ? op.table_outputs : op.table_inputs;
     return index >= 0 && index < static_cast<int>(v.size()) ? v[index] : -1;
   };
   const uint64_t batch = ctx.shapes.batch > 0 ? static_cast<uint64_t>(ctx.shapes.batch) : 1;
+  if (std::optional<uint64_t> full = BroadcastFullShapeSize(s, row, op, ctx)) return *full;
   if (!s.size.empty()) {
     uint64_t n = static_cast<uint64_t>(s.element_bytes);
     for (const TableSizeFactor& f : s.size) {
@@ -461,7 +533,7 @@ OpRule TableRule(const OpTable& table, const LogicalOp& op, const RuleContext& c
   for (const TableSaved& s : row.saved) {
     if (s.role == "parameter") continue;
     if (s.role == "other") {
-      uint64_t bytes = SizeOf(s, op, ctx);
+      uint64_t bytes = SizeOf(s, row, op, ctx);
       if (bytes) r.saved_extra.push_back({bytes, "saved by " + row.name});
       continue;
     }

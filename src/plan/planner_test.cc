@@ -1102,6 +1102,71 @@ TEST(Planner, TransposedTokensLinearExpandsItsWeightGradientOverTheBatch) {
                            0.001, 0.001);
 }
 
+// F.cosine_similarity of a broadcast pair (an NTM's memory [B, M, W] against a key [B, 1, W], dim -1; a feature map
+// [B, C, H, W] against a prototype [1, C, 1, 1], dim 1) keeps x / |x| and y / |y| at the broadcast shape and both
+// norms at the output's size, and its backward builds 3 broadcast-sized temporaries. The operator table's row was
+// recorded on two [N, 32] inputs, whose [B, x0.1] / [B, 1] sizes read as [B, M] / [B, 1] (probe cosine_memory:
+// saved -60 %, peak -57 %; cosine_prototypes: saved -89 %, peak -73 %; unseen set 14's NTM -17 / -34 %).
+TEST(Planner, CosineSimilarityOfBroadcastInputsKeepsTheBroadcastShape) {
+  ExpectProbesNearMeasured({{"cosine_memory", Optimizer::kSgd}, {"cosine_prototypes", Optimizer::kSgd}}, 0.001,
+                           0.005);
+}
+
+// A global layer norm by hand, g * (x - m) / sqrt(v + eps) with v = ((x - m) ** 2).mean(): the export merges the two
+// x - m into one Sub, PyTorch computes and keeps both (pow's input, and the Mul's other factor since the gain g
+// requires grad). Planned as two copies, like (x - m) / sqrt(...) (ConvNeXt), with the mean_centred_once risk
+// (probe tasnet_gln_blocks, unseen set 13's Conv-TasNet: saved and peak -11.8 % with one copy).
+TEST(Planner, GainTimesCentredIsTheSecondCopyOfXMinusMean) {
+  ForEachProbeRow(
+      "tasnet_gln_blocks",
+      [&](const nlohmann::json& row, const StepPlan& plan) {
+        ExpectNearMeasured(plan.bytes.activations_saved, row, "measured_saved", 0.001);
+        ExpectNearMeasured(plan.peak_allocated_bytes, row, "measured_peak", 0.005);
+        bool risk = false;
+        for (const auto& r : plan.risks) risk = risk || r.what == "mean_centred_once";
+        EXPECT_TRUE(risk);
+      },
+      Optimizer::kSgd);
+}
+
+// prod(dim)'s backward over a value that may hold exact zeros (NODE's clamped leaf choices) is planned with
+// prod_safe_zeros_backward, but whether a zero is there is the data's: in probe node_temp_trees (two tree layers,
+// a learned temperature) one layer's prod ran each formula in the same step, the plan +20 to +23 %. The plan
+// says so: the prod_without_zeros risk names bytes that reach the measured peak (unseen set 12's NODE rows).
+TEST(Planner, ProdOverMaybeZerosIsARiskOfAPlainBackward) {
+  ForEachProbeRow(
+      "node_temp_trees",
+      [&](const nlohmann::json& row, const StepPlan& plan) {
+        ExpectNearMeasured(plan.bytes.activations_saved, row, "measured_saved", 0.005);
+        uint64_t lower = 0;
+        for (const auto& r : plan.risks) {
+          if (r.what == "prod_without_zeros" && r.direction == "lower") lower = r.bytes;
+        }
+        const uint64_t measured = row["measured_peak"].get<uint64_t>();
+        EXPECT_GT(lower, 0u);
+        EXPECT_GE(plan.peak_allocated_bytes, measured);
+        EXPECT_LE(plan.peak_allocated_bytes - lower, measured);
+      },
+      Optimizer::kSgd);
+  // One layer whose input holds zeros (sparsemax_trees: the zeros formula ran): the same risk, the peak exact.
+  ExpectProbesNearMeasured({{"sparsemax_trees", Optimizer::kSgd}}, 0.025, 0.005);
+}
+
+// A depthwise 3x3 filter registered as a buffer (BlurPool's binomial blur, stride 2 after a reflect pad): no
+// weight gradient, so oneDNN's backward holds only the blocked input gradient, not the reordered input and
+// output gradient a weight gradient needs (probe blur_depthwise_buffer: +1.2 / +1.3 % with them; unseen set 14's
+// BlurPool CNN likewise).
+TEST(Planner, DepthwiseFilterWithoutGradientHoldsOnlyTheInputGradient) {
+  ExpectProbesNearMeasured({{"blur_depthwise_buffer", Optimizer::kMomentum}}, 0.001, 0.002);
+}
+
+// torch.max(x, dim)[0] over a ReLU's output (PointNet++'s max over neighbours): the input is kept by the ReLU anyway,
+// so of the two readings of ReduceMax the larger is max(dim)'s int64 indices, twice the output's float bytes, not
+// amax's input + output (probe pointnet_grouping: saved -2.8 % with the output's float bytes; the peak exact).
+TEST(Planner, MaxOverAReluKeepsInt64Indices) {
+  ExpectProbesNearMeasured({{"pointnet_grouping", Optimizer::kSgd}}, 0.005, 0.001);
+}
+
 // A boolean mask buffer picks fixed positions (h[:, mask], ids[:, mask] = y, ELECTRA's replaced tokens): the
 // export's NonZero of that constant has a known count, so shapes infer through the Expand / GatherND /
 // ScatterND after it (probe bool_mask_positions: shape inference stopped at the Expand, -9.6 / -15.8 %).

@@ -1289,6 +1289,13 @@ void ConvScratch(const RuleContext& ctx, const LogicalOp& op, OpRule* r) {
     // the peak, the 65536-byte blocked output gradient freed before; planned 1.9 % high with 2 x padded).
     r->backward_temp_bytes =
         std::max(padded(y) + padded(x) - std::min(padded(x), T[x].Bytes()) + fixed, padded(x));
+  } else if (depthwise && spatial <= 2 && input_grad && !(w >= 0 && ctx.requires_grad[w])) {
+    // A depthwise kernel of at most 3 whose weight needs no gradient (a buffer: BlurPool's fixed binomial
+    // filter) runs the input-gradient kernel alone: its blocked input gradient, no reordered input or
+    // output gradient for a weight gradient (tools/probe_families.py blur_depthwise_buffer; one layer, 48-64
+    // channels, k3, stride 2 and 1: input + 4.6 / 8.4 KiB, where a trained weight takes input + output +
+    // 6.7 KiB, bench/results/depthwise_buffer_scratch_20261207.txt; planned with the output's too, +1.2 %).
+    r->backward_temp_bytes = padded_to(x, 16) + fixed;
   } else {
     r->backward_temp_bytes = input_reorder + padded_to(y, weight_block) + fixed;
     // (Probed from 4 input channels on; 1-3 are first convolutions, blocked by 16: below.)
@@ -2434,6 +2441,18 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
       // risk's bytes (probe edge_knn_one of tools/probe_families.py, a DGCNN edge convolution written
       // with amax over the neighbours: its peak in that backward, 28 % above the plan).
       const int x = in(0), y = out(0);
+      // Where the input is kept anyway (its producer's backward keeps its result: relu, sigmoid, tanh,
+      // exp, softmax), amax adds only its output while max(dim) adds int64 indices of the output's size,
+      // twice its float bytes: that is the larger, so the other half is planned too (probe
+      // pointnet_grouping, PointNet++'s max over neighbours of a ReLU MLP: saved -2.8 % with the output's
+      // float bytes).
+      const int xp = x >= 0 ? m.tensors[x].producer : -1;
+      const std::string xk = xp >= 0 ? m.nodes[xp].op_type : "";
+      if (x >= 0 && y >= 0 && ctx.shapes.tensors[y].known && ctx.requires_grad[x] &&
+          (xk == "Relu" || xk == "Sigmoid" || xk == "Tanh" || xk == "Exp" || xk == "Softmax")) {
+        r.saved_extra.push_back({ctx.shapes.tensors[y].Elements() * 8 - ctx.shapes.tensors[y].Bytes(),
+                                 "max(dim)'s int64 indices"});
+      }
       if (x >= 0 && y >= 0 && ctx.shapes.tensors[x].known && ctx.shapes.tensors[y].known) {
         const ElementwiseScratchTable& table = EmbeddedElementwiseScratchTable();
         r.amax_backward_bytes = static_cast<uint64_t>(
@@ -2655,9 +2674,46 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
     const double k_in = grads.empty() || x < 0 || !ctx.shapes.tensors[x].known
                             ? 0
                             : table.ScratchInputs(kind, grads, broadcast);
+    auto scratch = [&](const std::string& form) {
+      const double k_out = grads.empty() ? 0 : table.ScratchOutputs(form, grads, broadcast);
+      const double k_x = grads.empty() || x < 0 || !ctx.shapes.tensors[x].known
+                             ? 0
+                             : table.ScratchInputs(form, grads, broadcast);
+      return k_out * static_cast<double>(ctx.shapes.tensors[y].Bytes()) +
+             (k_x > 0 ? k_x * static_cast<double>(ctx.shapes.tensors[x].Bytes()) : 0);
+    };
     const double bytes = k * static_cast<double>(ctx.shapes.tensors[y].Bytes()) +
                          (k_in > 0 ? k_in * static_cast<double>(ctx.shapes.tensors[x].Bytes()) : 0);
     if (bytes > 0) r.backward_temp_bytes = std::max(r.backward_temp_bytes, static_cast<uint64_t>(bytes));
+    // Whether the input holds a zero is the data's: where it holds none, prod's backward takes the plain
+    // formula (probe node_temp_trees, NODE's two tree layers: one ran each formula in one step; planned
+    // with both on the zeros formula, the peak +20 to +23 %).
+    if (kind == "ReduceProd:zeros") {
+      const double plain = scratch("ReduceProd");
+      if (bytes > plain) r.prod_zeros_backward_bytes = static_cast<uint64_t>(bytes - plain);
+    }
+  }
+  // F.cosine_similarity (the operator table's row, taken as one op): its backward builds the gradients of
+  // x / |x| and y / |y| at the inputs' broadcast shape, and where the inputs' shapes differ a third such
+  // tensor (the smaller one's gradient at full size before it is summed down). Measured on torch 1.13 CPU
+  // (bench/results/cosine_backward_scratch_20261207.txt): 2.00 x the broadcast bytes for equal shapes,
+  // 3.00 to 3.06 x for [N, M, W] against [N, 1, W] (dim -1) and [N, C, H, W] against [1, C, 1, 1] (dim 1).
+  // Probes cosine_memory and cosine_prototypes (tools/probe_families.py; unseen set 14's NTM addressing).
+  if (op.kind == "cosine_similarity" && op.table_inputs.size() >= 2) {
+    const int a = op.table_inputs[0], b = op.table_inputs[1];
+    const auto& T = ctx.shapes.tensors;
+    if (a >= 0 && b >= 0 && T[a].known && T[b].known && (ctx.requires_grad[a] || ctx.requires_grad[b])) {
+      std::vector<int64_t> full = T[a].dims, other = T[b].dims;
+      if (other.size() > full.size()) std::swap(full, other);
+      for (size_t k = 0; k < other.size(); ++k) {
+        int64_t& d = full[full.size() - other.size() + k];
+        d = d == 1 ? other[k] : d;
+      }
+      uint64_t bytes = static_cast<uint64_t>(ctx.activation_bytes);
+      for (int64_t d : full) bytes *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+      const uint64_t copies = T[a].dims == T[b].dims ? 2 : 3;
+      r.backward_temp_bytes = std::max(r.backward_temp_bytes, copies * bytes);
+    }
   }
   if (ctx.target == Target::kCpu && y >= 0 && ctx.shapes.tensors[y].known &&
       CopiesAStridedOutputGradient(op.kind, ctx.shapes.tensors[y].dims.size()) &&

@@ -93,6 +93,10 @@ struct OpRule {
   // A ReduceMax/ReduceMin over some axes, planned as torch.max/min(x, dim) (no backward temporaries):
   // the temporaries torch.amax/amin's backward would build instead (bytes at risk, higher).
   uint64_t amax_backward_bytes = 0;
+  // A ReduceProd over some axes planned with prod_safe_zeros_backward (its input may hold exact zeros: a clamp
+  // at 0, a ReLU): the scratch that formula adds over the plain one, which runs where no element is exactly
+  // zero when the step runs (bytes at risk, lower).
+  uint64_t prod_zeros_backward_bytes = 0;
   // CPU convolutions: the kernel each direction's scratch follows.
   ConvKernels conv_kernels;
   // A gemm input gradient whose sgemm call may pack its operands (large m and n, small k), which the
