@@ -176,6 +176,16 @@ CASES = {
     # buffer, projected edge features, leaky ReLU, a per-edge softmax (exp over a detached amax, index_add
     # denominators), index_add aggregation, ELU.
     "gatv2_index_softmax": ([("x", (40, 12), "float32", 0), ("e", (160, 6), "float32", 0)], 4, (), (4, 16), "sgd"),
+    # In-place activations written as calls in forward, which no module's inplace=True shows: torchvision-style
+    # basic blocks with F.relu(x, inplace=True) after the residual add, the stem's in the root's own forward and
+    # one block called twice; a DCGAN-style discriminator with x.relu_(), F.leaky_relu_(x, 0.2) and
+    # F.hardtanh_ in the root and in a block called twice; an MLP with F.elu(inplace=True) in the root,
+    # F.leaky_relu(inplace=True) in a block called twice and F.silu(inplace=True) before the head. Planned with
+    # "oomguard.inplace" as oomguard.export writes it (the eager calls matched to their nodes,
+    # python/oomguard/inplace.py) and the plain export beside.
+    "fn_relu_resblocks": ([("input", (3, 32, 32), "float32", 0)], 10, (), (2, 8), "sgd"),
+    "method_inplace_disc": ([("input", (3, 32, 32), "float32", 0)], 2, (), (4, 16), "adam"),
+    "fn_act_mlp": ([("input", (64,), "float32", 0)], 10, (), (16, 64), "sgd"),
 }
 
 # The cases whose files carry what oomguard.export finds by running forward once (python/oomguard/grad_mode.py,
@@ -184,6 +194,9 @@ GRAD_MODE = {
     "detached_teacher": ["--detached", "/teacher/*", "--inplace", "all"],
     "nograd_teacher": ["--no-grad", "/teacher/*", "--inplace", "all"],
     "momentum_key_encoder": ["--no-grad", "/key/*"],  # (its queue buffer is a parameter to the plain file)
+    "fn_relu_resblocks": ["--inplace", "all"],  # every activation of these three runs in place
+    "method_inplace_disc": ["--inplace", "all"],
+    "fn_act_mlp": ["--inplace", "all"],
 }
 
 # The cases whose parameters are frozen, and which (prefixes of their names, `--frozen` patterns).
@@ -1462,6 +1475,88 @@ def build(name: str, classes: int):
                 out = x.new_zeros((b, n, self.h, self.co)).index_add(1, self.dst, xj * alpha.unsqueeze(-1))
                 return self.fc(F.elu(out.reshape(b, n, -1)).mean(dim=1))
         return GatV2()
+    if name == "fn_relu_resblocks":
+        class BasicBlock(nn.Module):  # torchvision's, with the ReLUs as calls
+            def __init__(self, cin, cout, stride):
+                super().__init__()
+                self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+                self.bn1 = nn.BatchNorm2d(cout)
+                self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+                self.bn2 = nn.BatchNorm2d(cout)
+                self.down = (nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+                             if stride != 1 or cin != cout else None)
+
+            def forward(self, x):
+                out = F.relu(self.bn1(self.conv1(x)), inplace=True)
+                out = self.bn2(self.conv2(out))
+                out += x if self.down is None else self.down(x)
+                return F.relu(out, inplace=True)
+
+        class ResNetFn(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 16, 3, 1, 1, bias=False)
+                self.bn = nn.BatchNorm2d(16)
+                self.layer1 = nn.Sequential(BasicBlock(16, 16, 1), BasicBlock(16, 16, 1))
+                self.layer2 = BasicBlock(16, 32, 2)
+                self.shared = BasicBlock(32, 32, 1)  # called twice
+                self.fc = nn.Linear(32, classes)
+
+            def forward(self, x):
+                x = F.relu(self.bn(self.conv(x)), inplace=True)
+                x = self.shared(self.shared(self.layer2(self.layer1(x))))
+                return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+        return ResNetFn()
+    if name == "method_inplace_disc":
+        class DownBlock(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.conv = nn.Conv2d(c, c, 3, 1, 1, bias=False)
+                self.bn = nn.BatchNorm2d(c)
+
+            def forward(self, x):
+                return F.leaky_relu_(self.bn(self.conv(x)), 0.2)
+
+        class Disc(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c1 = nn.Conv2d(3, 32, 4, 2, 1)
+                self.c2 = nn.Conv2d(32, 64, 4, 2, 1, bias=False)
+                self.bn2 = nn.BatchNorm2d(64)
+                self.block = DownBlock(64)  # called twice
+                self.c3 = nn.Conv2d(64, 96, 4, 2, 1, bias=False)
+                self.bn3 = nn.BatchNorm2d(96)
+                self.fc = nn.Linear(96 * 16, classes)
+
+            def forward(self, x):
+                x = self.c1(x).relu_()
+                x = F.leaky_relu_(self.bn2(self.c2(x)), 0.2)
+                x = self.block(self.block(x))
+                x = F.hardtanh_(self.bn3(self.c3(x)), -2.0, 2.0)
+                return self.fc(x.flatten(1))
+        return Disc()
+    if name == "fn_act_mlp":
+        class LnBlock(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.ln = nn.LayerNorm(d)
+                self.fc = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.fc(F.leaky_relu(self.ln(x), 0.1, inplace=True))
+
+        class ActMlp(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1 = nn.Linear(64, 256)
+                self.bn = nn.BatchNorm1d(256)
+                self.block = LnBlock(256)  # called twice
+                self.head = nn.Linear(256, classes)
+
+            def forward(self, x):
+                h = self.block(self.block(F.elu(self.bn(self.fc1(x)), inplace=True)))
+                return self.head(F.silu(h, inplace=True))
+        return ActMlp()
     raise ValueError(name)
 
 

@@ -175,10 +175,12 @@ def export(model: Any, args: Any, path: Any, **kw: Any) -> Any:
     """torch.onnx.export for the planner: training mode, no constant folding, a dynamic batch axis
     on every input (unless dynamic_axes is given), metadata_props "oomguard.buffers" naming the
     initializers that are registered buffers, metadata_props "oomguard.frozen" naming the parameters
-    with requires_grad=False, metadata_props "oomguard.inplace" naming the
-    nodes traced inside modules with inplace=True, and "oomguard.no_grad" / "oomguard.detached" naming
-    the nodes of modules run under torch.no_grad() or whose result is .detach()ed (one eager forward
-    of `args` finds them: python/oomguard/grad_mode.py), which ONNX does not record otherwise. `path` is
+    with requires_grad=False, metadata_props "oomguard.inplace" naming the nodes traced inside modules
+    with inplace=True and those of in-place activation calls in forward (F.relu(x, inplace=True),
+    x.relu_(), ...: python/oomguard/inplace.py), and "oomguard.no_grad" / "oomguard.detached" naming
+    the nodes of modules run under torch.no_grad() or whose result is .detach()ed (eager forwards of
+    `args` find these and the in-place calls: python/oomguard/grad_mode.py), which ONNX does not
+    record otherwise. `path` is
     a file name or a writable binary file object; keywords go to torch.onnx.export (training and
     do_constant_folding may not be changed). Returns the list of in-place node names."""
     import torch
@@ -203,8 +205,8 @@ def export(model: Any, args: Any, path: Any, **kw: Any) -> Any:
                               do_constant_folding=False, input_names=names, **kw)
     finally:
         model.train(was_training)
-    graph = add_frozen_metadata(add_buffers_metadata(inplace.add_inplace_metadata(buf.getvalue(), model), model),
-                                model)
+    graph = inplace.add_inplace_metadata(buf.getvalue(), model, inputs)
+    graph = add_frozen_metadata(add_buffers_metadata(graph, model), model)
     graph = grad_mode.add_grad_mode_metadata(graph, model, inputs)
     if hasattr(path, "write"):
         path.write(graph)
@@ -294,7 +296,7 @@ def model_argument(model: Any, example_inputs: Any, options: Dict[str, Any], tak
     try:  # which nodes ran in place (not recorded by ONNX): the planner reads it from the metadata
         from .grad_mode import add_grad_mode_metadata
         from .inplace import add_inplace_metadata
-        graph = add_frozen_metadata(add_buffers_metadata(add_inplace_metadata(graph, model), model), model)
+        graph = add_frozen_metadata(add_buffers_metadata(add_inplace_metadata(graph, model, inputs), model), model)
         graph = add_grad_mode_metadata(graph, model, inputs)
     except ImportError:
         pass
