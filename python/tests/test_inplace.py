@@ -317,6 +317,21 @@ class FunctionalTest(unittest.TestCase):
         self.assertEqual(inplace_names.functional_node_names(
             calls(((), []), (("b",), [relu_ip])), [("/b/Relu", "Relu"), ("/b_1/Relu", "Relu")]), [])
 
+    def test_torchvisions_functional_relus(self):
+        # GoogLeNet's BasicConv2d ends in F.relu(x, inplace=True): no module has inplace=True, and every one of
+        # its 57 Relu nodes, in branches nested two deep, ran in place.
+        try:
+            from torchvision.models import googlenet
+        except ImportError:
+            self.skipTest("no torchvision")
+        torch.manual_seed(0)
+        model = googlenet(aux_logits=False, init_weights=False)
+        nodes = onnx_nodes(model, torch.randn(2, 3, 96, 96))
+        relus = sorted(n for n, op in nodes if op == "Relu")
+        self.assertEqual(len(relus), 57)
+        self.assertEqual(inplace_names.inplace_node_names(model, [n for n, _ in nodes]), [])
+        self.assertEqual(found(model, torch.randn(2, 3, 96, 96)), relus)
+
     def test_the_forward_leaves_the_model_as_it_was(self):
         model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.BatchNorm1d(8), torch.nn.Dropout(0.5))
         model.eval()
