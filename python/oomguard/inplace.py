@@ -278,11 +278,17 @@ def add_inplace_metadata(onnx_bytes: bytes, model, inputs: Optional[Tuple[Any, .
     """The exported model with metadata_props "oomguard.inplace" listing its in-place nodes (an
     empty list says nothing ran in place): those of modules with inplace=True and, given the example
     `inputs`, those of in-place activation calls run in forward (one eager forward finds them:
-    functional_calls). Needs the onnx package."""
+    functional_calls, on the inputs' first two samples, or all of them if that fails). Needs the onnx
+    package."""
     import onnx
     proto = onnx.load_from_string(onnx_bytes)
     names = inplace_node_names(model, [n.name for n in proto.graph.node if n.op_type != "Constant"])
-    calls = functional_calls(model, inputs) if inputs is not None else None
+    calls = None
+    if inputs is not None:
+        from .grad_mode import _first_samples
+        calls = functional_calls(model, _first_samples(inputs))
+        if calls is None:
+            calls = functional_calls(model, inputs)
     if calls:
         names += functional_node_names(calls, [(n.name, n.op_type) for n in proto.graph.node])
     for entry in list(proto.metadata_props):

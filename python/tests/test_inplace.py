@@ -332,6 +332,26 @@ class FunctionalTest(unittest.TestCase):
         self.assertEqual(inplace_names.inplace_node_names(model, [n for n, _ in nodes]), [])
         self.assertEqual(found(model, torch.randn(2, 3, 96, 96)), relus)
 
+    def test_the_calls_forward_runs_on_two_samples(self):
+        class Seen(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 8)
+                self.batches = []
+
+            def forward(self, x):
+                if not torch.jit.is_tracing():
+                    self.batches.append(x.shape[0])
+                return self.lin(x).relu_()
+
+        model, x = Seen(), torch.randn(8, 8)
+        buf = io.BytesIO()
+        torch.onnx.export(model, (x,), buf, training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+        import onnx
+        proto = onnx.load_from_string(inplace_names.add_inplace_metadata(buf.getvalue(), model, (x,)))
+        self.assertEqual([json.loads(e.value) for e in proto.metadata_props if e.key == "oomguard.inplace"], [["/Relu"]])
+        self.assertEqual(model.batches, [2])
+
     def test_the_forward_leaves_the_model_as_it_was(self):
         model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.BatchNorm1d(8), torch.nn.Dropout(0.5))
         model.eval()
