@@ -78,25 +78,9 @@ def call_modes(model: Any, inputs: Tuple[Any, ...]) -> Dict[str, List[str]]:
         calls[names[module]][-1][1].extend(fns)
         keep.extend(fns)
 
-    handles = []
-    for m in names:
-        handles.append(m.register_forward_pre_hook(pre))
-        handles.append(m.register_forward_hook(post))
-    saved_buffers = {k: v.detach().clone() for k, v in model.named_buffers()}
-    was_training = model.training
-    try:
-        with torch.random.fork_rng(devices=[]), torch.enable_grad():
-            model.train()
-            out = model(*inputs)
-            reachable = _reachable(_tensors(out), keep)
-    finally:
-        for h in handles:
-            h.remove()
-        model.train(was_training)
-        with torch.no_grad():
-            for k, v in model.named_buffers():
-                if k in saved_buffers and v.shape == saved_buffers[k].shape:
-                    v.copy_(saved_buffers[k])
+    with inplace.hooked_training_forward(model, names, pre, post):
+        out = model(*inputs)
+        reachable = _reachable(_tensors(out), keep)
     modes: Dict[str, List[str]] = {}
     for name, recorded in calls.items():
         out_modes = []

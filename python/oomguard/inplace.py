@@ -25,9 +25,10 @@ nothing: a node is named only where the eager calls and the exported nodes agree
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 METADATA_KEY = "oomguard.inplace"
 
@@ -140,13 +141,38 @@ class _Call:
         self.records: List[Tuple[Tuple[str, ...], bool]] = []
 
 
+@contextlib.contextmanager
+def hooked_training_forward(model: Any, modules: Iterable[Any], pre: Any, post: Any) -> Iterator[None]:
+    """For one eager forward in the block: `pre` / `post` as forward pre- and post-hooks on `modules`, the model
+    in training mode, grad enabled, the random number generators forked. Afterwards the hooks are gone and the
+    model's training flag and buffers (BatchNorm's running statistics) are as they were."""
+    import torch
+    handles = []
+    saved_buffers = {k: v.detach().clone() for k, v in model.named_buffers()}
+    was_training = model.training
+    try:
+        for m in modules:
+            handles.append(m.register_forward_pre_hook(pre))
+            handles.append(m.register_forward_hook(post))
+        with torch.random.fork_rng(devices=[]), torch.enable_grad():
+            model.train()
+            yield
+    finally:
+        for h in handles:
+            h.remove()
+        model.train(was_training)
+        with torch.no_grad():
+            for k, v in model.named_buffers():
+                if k in saved_buffers and v.shape == saved_buffers[k].shape:
+                    v.copy_(saved_buffers[k])
+
+
 def functional_calls(model: Any, inputs: Tuple[Any, ...]) -> Optional[List[_Call]]:
     """The module calls of one eager forward of `inputs` (training mode, grad enabled), in call order, each with
     its scope path (the levels torch 1.13 names its nodes with, the root's being ()) and the activation calls
     made directly in it (classify_call). The model's buffers (BatchNorm's running statistics) and the random
     number generators are as they were afterwards. None when the forward cannot be recorded (torch without
     TorchFunctionMode, or the forward raised under it)."""
-    import torch
     try:
         from torch.overrides import TorchFunctionMode
     except ImportError:
@@ -175,27 +201,11 @@ def functional_calls(model: Any, inputs: Tuple[Any, ...]) -> Optional[List[_Call
                     stack[-1].records.append(found)
             return func(*args, **kwargs)
 
-    handles = []
-    saved_buffers = {k: v.detach().clone() for k, v in model.named_buffers()}
-    was_training = model.training
     try:
-        for m in qualified:
-            handles.append(m.register_forward_pre_hook(pre))
-            handles.append(m.register_forward_hook(post))
-        with torch.random.fork_rng(devices=[]), torch.enable_grad():
-            model.train()
-            with Record():
-                model(*inputs)
+        with hooked_training_forward(model, qualified, pre, post), Record():
+            model(*inputs)
     except Exception:  # noqa: BLE001 (the module-scope names still stand)
         return None
-    finally:
-        for h in handles:
-            h.remove()
-        model.train(was_training)
-        with torch.no_grad():
-            for k, v in model.named_buffers():
-                if k in saved_buffers and v.shape == saved_buffers[k].shape:
-                    v.copy_(saved_buffers[k])
     return calls
 
 
