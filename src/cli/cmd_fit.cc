@@ -110,6 +110,7 @@ int RunFit(int argc, char** argv) {
       all.inplace = plan::InplaceHint::kAll;
       fit::FitOptions from_answer = options;  // in place needs no more memory than out of place
       from_answer.likely_fits = r.max_batch;
+      from_answer.answer_only = true;  // the range reads the largest batch alone
       in_place = fit::FindMaxBatch(planner, all, from_answer);
       return;
     }

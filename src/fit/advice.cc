@@ -152,6 +152,7 @@ Result<AdviceList> Advise(const PlanFunction& plan, const AdviceRequest& request
     fo.budget_bytes = budget;
     fo.max_batch_limit = request.max_batch_limit;
     fo.exhaustive_limit = 0;  // a what-if's largest batch is a hint: the bracket's answer, never every batch
+    fo.answer_only = true;
     // A what-if is advised where it needs less than the step at this batch: where the step fits, so does it.
     if (baseline.required_bytes <= budget) fo.likely_fits = batch;
     Result<FitResult> r = FindMaxBatch(plan, o, fo);
@@ -164,6 +165,7 @@ Result<AdviceList> Advise(const PlanFunction& plan, const AdviceRequest& request
     FitOptions fo;
     fo.budget_bytes = budget;
     fo.max_batch_limit = request.max_batch_limit;
+    fo.answer_only = true;
     Result<FitResult> fit = FindMaxBatch(plan, request.base, fo);
     if (!fit) {
       list.skipped.push_back("lower_batch: " + fit.error());

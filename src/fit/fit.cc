@@ -230,7 +230,10 @@ Result<FitResult> FindMaxBatch(const PlanFunction& plan, const plan::PlanOptions
   // A batch just above that fits again is noise when the first failing batch
   // is within the noise of the budget.
   bool suspicious = !Monotone(planner.all());
-  if (!suspicious && hi > 0) {
+  const int64_t top = std::min<int64_t>(limit, 2 * hi + options.verify_window);
+  // (Without the fallback's reach, the verification changes nothing a caller of the answer alone reads.)
+  const bool verify = !options.answer_only || (hi > 0 && top <= options.exhaustive_limit);
+  if (!suspicious && hi > 0 && verify) {
     const uint64_t at_hi = *required(hi);
     const bool near_budget = at_hi - budget <= budget / kNoiseDivisor;
     for (int k = 1; k <= options.verify_window && hi + k <= limit; ++k) {
@@ -240,7 +243,6 @@ Result<FitResult> FindMaxBatch(const PlanFunction& plan, const plan::PlanOptions
     }
     suspicious = suspicious || !Monotone(planner.all());
   }
-  const int64_t top = std::min<int64_t>(limit, 2 * hi + options.verify_window);
   // (When the limit itself fits, the answer is the limit; planning every batch
   // is only affordable for small batches.)
   if (suspicious && hi > 0 && top <= options.exhaustive_limit) {
@@ -256,6 +258,8 @@ Result<FitResult> FindMaxBatch(const PlanFunction& plan, const plan::PlanOptions
 
   result.max_batch = lo;
   result.hit_limit = lo == limit;
+  result.plans_evaluated = planner.evaluated();
+  if (options.answer_only) return result;
   const int64_t shown = lo > 0 ? lo : 1;
   result.plan = **planner.At(shown);
   if (lo > 0 && lo < limit) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <vector>
 
 #include "fake_planner.h"
 
@@ -123,6 +124,39 @@ TEST(FindMaxBatch, ALikelyFittingBatchGivesTheSameAnswerInFewerPlans) {
     }
   }
   EXPECT_LT(hinted_plans * 4, cold_plans * 3) << hinted_plans << " vs " << cold_plans;
+}
+
+// A caller of the answer alone (what-if hints, split's per-GPU limits) gets the same max_batch and
+// hit_limit, with or without the exhaustive fallback in reach, on curves with dips (not monotone).
+TEST(FindMaxBatch, AnswerOnlyGivesTheSameAnswerWithoutThePlans) {
+  std::mt19937_64 rng(4242);
+  int fewer = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    FakeCurve c;
+    c.weights = (1 + rng() % 2000) * MiB;
+    c.activations_per_sample = (1 + rng() % (200 * 1024)) * 1024;
+    c.input_per_sample = rng() % (4 * MiB);
+    c.round = (rng() % 2) ? 2 * MiB : 1;
+    for (int d = 0; d < 3; ++d) c.dips[1 + static_cast<int64_t>(rng() % 600)] = (rng() % 512) * MiB;
+    FakePlanner fake(c);
+    const uint64_t budget = (1 + rng() % 24) * GiB + rng() % GiB;
+    FitOptions o = WithBudget(budget, 1 + static_cast<int64_t>(rng() % 3000));
+    o.exhaustive_limit = std::vector<int64_t>{0, 64, 256, 4000}[rng() % 4];
+    o.likely_fits = (rng() % 2) ? static_cast<int64_t>(rng() % 800) : 0;
+    Result<FitResult> full = FindMaxBatch(fake.Function(), {}, o);
+    o.answer_only = true;
+    Result<FitResult> answer = FindMaxBatch(fake.Function(), {}, o);
+    ASSERT_EQ(full.ok(), answer.ok()) << "trial " << trial;
+    if (!full.ok()) continue;
+    EXPECT_EQ(answer->max_batch, full->max_batch) << "trial " << trial;
+    EXPECT_EQ(answer->hit_limit, full->hit_limit) << "trial " << trial;
+    EXPECT_EQ(answer->exhaustive_fallback, full->exhaustive_fallback) << "trial " << trial;
+    EXPECT_TRUE(answer->plan.layers.empty()) << "trial " << trial;
+    EXPECT_FALSE(answer->next_plan.has_value()) << "trial " << trial;
+    EXPECT_LE(answer->plans_evaluated, full->plans_evaluated) << "trial " << trial;
+    fewer += answer->plans_evaluated < full->plans_evaluated;
+  }
+  EXPECT_GT(fewer, 50);  // the verification above the answer is skipped where it cannot change it
 }
 
 TEST(FindMaxBatch, NothingFitsGivesZeroAndThePlanAtBatchOne) {

@@ -124,6 +124,7 @@ class RankModel {
     if (it != max_cache_.end()) return it->second;
     FitOptions fo;
     fo.budget_bytes = budget;
+    fo.answer_only = true;  // the shares are planned at the batches the split chooses
     if (central) fo.max_batch_limit = std::max<int64_t>(1, global_batch);
     if (!central && static_cast<size_t>(rank) < request_.likely_max_batch.size()) {
       fo.likely_fits = request_.likely_max_batch[static_cast<size_t>(rank)];

@@ -260,8 +260,11 @@ void CudaCachingAllocator::Free(int64_t handle) {
 
 namespace oomguard::plan {
 
-ReplayResult ReplayTrainingStep(const AllocationEvents& events, size_t step_begin, size_t buffers,
-                                CudaAllocatorConfig config) {
+namespace {
+
+// ReplayTrainingStep over any indexable events (stored ones are read without a virtual call).
+template <typename Events>
+ReplayResult Replay(const Events& events, size_t step_begin, size_t buffers, CudaAllocatorConfig config) {
   // (Kept per thread, storage and all: a fit replays a large step for every batch it asks.)
   thread_local CudaCachingAllocator a;
   thread_local std::vector<int64_t> handle;
@@ -294,18 +297,16 @@ ReplayResult ReplayTrainingStep(const AllocationEvents& events, size_t step_begi
   return {a.stats().peak_allocated_bytes, a.stats().peak_reserved_bytes};
 }
 
+}  // namespace
+
+ReplayResult ReplayTrainingStep(const AllocationEvents& events, size_t step_begin, size_t buffers,
+                                CudaAllocatorConfig config) {
+  return Replay(events, step_begin, buffers, config);
+}
+
 ReplayResult ReplayTrainingStep(const std::vector<AllocationEvent>& events, size_t step_begin, size_t buffers,
                                 CudaAllocatorConfig config) {
-  class Stored final : public AllocationEvents {
-   public:
-    explicit Stored(const std::vector<AllocationEvent>& e) : e_(e) {}
-    size_t size() const override { return e_.size(); }
-    AllocationEvent operator[](size_t i) const override { return e_[i]; }
-
-   private:
-    const std::vector<AllocationEvent>& e_;
-  };
-  return ReplayTrainingStep(Stored(events), step_begin, buffers, config);
+  return Replay(events, step_begin, buffers, config);
 }
 
 }  // namespace oomguard::plan

@@ -169,8 +169,9 @@ struct ReplayResult {
   uint64_t peak_reserved_bytes = 0;   // torch.cuda.max_memory_reserved()
 };
 
-// A step's events by index, for a caller that computes them rather than stores them (a recording
-// derives each from its trace at the batch asked).
+// A step's events by index, for a caller that computes them rather than stores them. (A recording's
+// replay writes its events at the batch asked into reused storage instead: the stored overload reads
+// them without a virtual call per event.)
 class AllocationEvents {
  public:
   virtual ~AllocationEvents() = default;

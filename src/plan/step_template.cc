@@ -9,6 +9,7 @@
 #include <queue>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "coverage.h"
@@ -229,8 +230,10 @@ void CompileRequired(Recording* r) {
   }
 }
 
-// The plan at `batch` from a recording; nullopt when a count leaves its range.
-std::optional<StepPlan> Replay(const Recording& r, const PlanOptions& options, int64_t batch) {
+// The plan at `batch` from a recording; nullopt when a count leaves its range. `replayed`: the
+// caching allocator's result at this batch where ReplayRequired found it (the same events).
+std::optional<StepPlan> Replay(const Recording& r, const PlanOptions& options, int64_t batch,
+                               const ReplayResult* replayed = nullptr) {
   if (batch < 1) return std::nullopt;
   auto value = [&](const Affine& f) -> std::optional<uint64_t> {
     __int128 v = f.At(batch);
@@ -309,42 +312,17 @@ std::optional<StepPlan> Replay(const Recording& r, const PlanOptions& options, i
   std::optional<uint64_t> params = value(r.parameter_count);
   if (!params) return std::nullopt;
   p.parameter_count = *params;
-  FinishStepPlan(ledger, options, r.trace.has_matmul, r.trace.has_conv, sum(r.trace.total_saved), &p);
+  FinishStepPlan(ledger, options, r.trace.has_matmul, r.trace.has_conv, sum(r.trace.total_saved), &p, replayed);
   AddLocalsRisk(std::max(forward_peak, forward_peak_with_locals), ledger.peak, &p);
   return p;
 }
 
-// A recording's trace at one batch as the caching allocator sees it, as the ledger would give it: each
-// buffer rounded as the allocator rounds it, scratch as a temporary. Computed per event, not stored (a
-// large step has millions, and a search asks many batches).
-class TraceEventsAt final : public AllocationEvents {
- public:
-  TraceEventsAt(const Recording& r, int64_t batch) : r_(r), batch_(batch) {}
-  // The bytes of event `i` (an allocation or an observation's scratch) at the batch, rounded.
-  uint64_t Rounded(size_t i) const {
-    return CudaRoundSize(static_cast<uint64_t>(r_.event_bytes[i].At(batch_)));
-  }
-  size_t size() const override { return r_.trace.events.size(); }
-  AllocationEvent operator[](size_t i) const override {
-    const StepTrace::Event& e = r_.trace.events[i];
-    switch (e.kind) {
-      case StepTrace::kAlloc: return {AllocationEvent::kAlloc, e.buffer, Rounded(i)};
-      case StepTrace::kFree: return {AllocationEvent::kFree, e.buffer, 0};
-      case StepTrace::kObserve: return {AllocationEvent::kTemporary, -1, Rounded(i)};  // 0 bytes: nothing
-      case StepTrace::kStepBegin:
-      case StepTrace::kRecategorize: break;
-    }
-    return {AllocationEvent::kTemporary, -1, 0};
-  }
-
- private:
-  const Recording& r_;
-  const int64_t batch_;
-};
-
 // Replay(r, options, batch)->required_bytes without the plan; nullopt where
-// Replay gives none (or the CPU peak leaves what uint64 sums hold exactly).
-std::optional<uint64_t> ReplayRequired(const Recording& r, const PlanOptions& options, int64_t batch) {
+// Replay gives none (or the CPU peak leaves what uint64 sums hold exactly). On cuda, fills
+// `replayed` (when given) with the caching allocator's result: the events it replays are those
+// Replay's ledger gives at this batch, event for event, so Replay may take it instead of replaying.
+std::optional<uint64_t> ReplayRequired(const Recording& r, const PlanOptions& options, int64_t batch,
+                                       ReplayResult* replayed = nullptr) {
   if (batch < r.valid_lo || batch > r.valid_hi) return std::nullopt;
   if (r.inplace_warning >= 0 && r.inplace_bytes.At(batch) == 0) return std::nullopt;
   if (options.target == Target::kCpu) {
@@ -353,23 +331,46 @@ std::optional<uint64_t> ReplayRequired(const Recording& r, const PlanOptions& op
     if (peak > std::numeric_limits<int64_t>::max()) return std::nullopt;
     return static_cast<uint64_t>(peak);
   }
-  // On cuda, the ledger's own peak from the trace, then the caching allocator over the same events.
-  const TraceEventsAt events(r, batch);
+  // On cuda, the ledger's own peak from the trace, then the caching allocator over the same events:
+  // the trace at this batch as the allocator sees it, as the ledger would give it (each buffer rounded
+  // as the allocator rounds it, scratch as a temporary), written once into storage the thread keeps
+  // (the replay reads each event up to three times; computing it each time was about a sixth of a replay).
+  thread_local std::vector<AllocationEvent> events;
+  thread_local std::vector<uint64_t> buffer_bytes;
+  events.clear();
+  events.reserve(r.trace.events.size());
+  buffer_bytes.assign(r.alloc_event.size(), 0);
+  auto rounded = [&](size_t i) { return CudaRoundSize(static_cast<uint64_t>(r.event_bytes[i].At(batch))); };
   uint64_t total = 0, peak = 0;
   size_t step_begin = 0;
   for (size_t i = 0; i < r.trace.events.size(); ++i) {
     const StepTrace::Event& e = r.trace.events[i];
     switch (e.kind) {
-      case StepTrace::kAlloc: total += events.Rounded(i); break;
-      case StepTrace::kFree: total -= events.Rounded(r.alloc_event[e.buffer]); break;
-      case StepTrace::kObserve: peak = std::max(peak, total + events.Rounded(i)); break;
-      case StepTrace::kStepBegin: step_begin = i; break;
+      case StepTrace::kAlloc: {
+        const uint64_t bytes = rounded(i);
+        buffer_bytes[e.buffer] = bytes;
+        total += bytes;
+        events.push_back({AllocationEvent::kAlloc, e.buffer, bytes});
+        break;
+      }
+      case StepTrace::kFree:
+        total -= buffer_bytes[e.buffer];
+        events.push_back({AllocationEvent::kFree, e.buffer, buffer_bytes[e.buffer]});
+        break;
+      case StepTrace::kObserve: {
+        const uint64_t bytes = rounded(i);  // 0 bytes: nothing
+        peak = std::max(peak, total + bytes);
+        if (bytes > 0) events.push_back({AllocationEvent::kTemporary, -1, bytes});
+        break;
+      }
+      case StepTrace::kStepBegin: step_begin = events.size(); break;
       case StepTrace::kRecategorize: break;
     }
   }
-  const CudaPeaks peaks = CudaStepPeaks(peak, ReplayTrainingStep(events, step_begin, r.alloc_event.size(),
-                                                                 {options.cuda_max_split_size,
-                                                                  options.cuda_expandable_segments}));
+  const ReplayResult replay = ReplayTrainingStep(events, step_begin, r.alloc_event.size(),
+                                                 {options.cuda_max_split_size, options.cuda_expandable_segments});
+  if (replayed) *replayed = replay;
+  const CudaPeaks peaks = CudaStepPeaks(peak, replay);
   return CudaRequiredBytes(peaks, CudaOverheads(options, r.trace.has_matmul, r.trace.has_conv));
 }
 
@@ -427,7 +428,22 @@ struct BatchPlanner::Impl {
     Recording recording;
     int64_t lo = 0, hi = 0;
     bool checked = false;
+    // The caching allocator's results RequiredFrom found, by batch (the last few): a whole plan at
+    // one of those batches (a search's answer and the batch above it) takes it instead of replaying.
+    mutable std::vector<std::pair<int64_t, ReplayResult>> replays;
   };
+  static constexpr size_t kKeptReplays = 8;
+
+  // ReplayRequired through a checked segment, keeping the allocator's result on cuda.
+  static std::optional<uint64_t> RequiredFrom(const Segment& s, const PlanOptions& o, int64_t n) {
+    ReplayResult replay;
+    std::optional<uint64_t> r = ReplayRequired(s.recording, o, n, &replay);
+    if (r && o.target == Target::kCuda) {
+      if (s.replays.size() == kKeptReplays) s.replays.erase(s.replays.begin());
+      s.replays.emplace_back(n, replay);
+    }
+    return r;
+  }
   // One option set's state. Option sets are planned concurrently (fit's what-ifs on several threads),
   // each under its own lock; the planner's lock (mu) guards only the maps and caches they share and
   // is taken after an entry's lock, never before.
@@ -607,7 +623,7 @@ struct BatchPlanner::Impl {
       CompileRequired(&*r);
       ++e.recordings;
       Count(&BatchPlanner::Stats::recordings);
-      e.segments.push_back({std::move(*r), lo, hi, false});
+      e.segments.push_back({std::move(*r), lo, hi, false, {}});
       e.loose.clear();
       return Status::Ok();
     }
@@ -665,7 +681,11 @@ struct BatchPlanner::Impl {
     if (!o.record_timeline) {
       for (const Segment& s : e.segments) {
         if (!s.checked || n < s.lo || n > s.hi) continue;
-        if (std::optional<StepPlan> p = Replay(s.recording, o, n)) {
+        const ReplayResult* known = nullptr;
+        for (const auto& [batch, replay] : s.replays) {
+          if (batch == n) known = &replay;
+        }
+        if (std::optional<StepPlan> p = Replay(s.recording, o, n, known)) {
           Count(&BatchPlanner::Stats::replayed_plans);
           return *std::move(p);
         }
@@ -696,7 +716,7 @@ struct BatchPlanner::Impl {
   Result<uint64_t> NewRequiredBytes(const PlanOptions& o, Entry& e, int64_t reach) REQUIRES(e.mu) EXCLUDES(mu) {
     const int64_t n = *o.batch;
     if (const Segment* s = Covering(e, n)) {
-      if (std::optional<uint64_t> r = ReplayRequired(s->recording, o, n)) {
+      if (std::optional<uint64_t> r = RequiredFrom(*s, o, n)) {
         Count(&BatchPlanner::Stats::replayed_plans);
         return *r;
       }
@@ -715,7 +735,7 @@ struct BatchPlanner::Impl {
         uint64_t ignored = 0;
         if (Status st = FullAndLearn(far, e, nullptr, &ignored); !st) break;
         if (const Segment* c = Covering(e, n)) {
-          if (std::optional<uint64_t> r = ReplayRequired(c->recording, o, n)) {
+          if (std::optional<uint64_t> r = RequiredFrom(*c, o, n)) {
             Count(&BatchPlanner::Stats::replayed_plans);
             return *r;
           }

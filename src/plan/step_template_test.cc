@@ -59,8 +59,9 @@ int ExpectSameRequired(const Model& model, const PlanOptions& base, const std::s
     EXPECT_EQ(full.ok(), fast.ok()) << label << " batch " << b;
     if (!full.ok() || !fast.ok()) continue;
     EXPECT_EQ(full->required_bytes, *fast) << label << " batch " << b << " reach " << reach;
-    // A whole plan from the same planner afterwards still equals the full one.
-    if (b == 39 || b == 999) {
+    // A whole plan from the same planner afterwards still equals the full one (on cuda, one at a
+    // batch whose required bytes were replayed takes the caching allocator's result from that replay).
+    if (b == 39 || b == 41 || b == 7 || b == 999) {
       Result<StepPlan> whole = planner.Plan(o);
       EXPECT_TRUE(whole.ok() && *whole == *full) << label << " batch " << b;
     }

@@ -1611,7 +1611,7 @@ uint64_t CudaRequiredBytes(const CudaPeaks& peaks, const CudaStepOverheads& over
 }
 
 void FinishStepPlan(const StepLedger& ledger, const PlanOptions& o, bool has_matmul, bool has_conv,
-                    uint64_t total_saved, StepPlan* plan) {
+                    uint64_t total_saved, StepPlan* plan, const ReplayResult* replayed) {
   const auto& at_peak = ledger.at_peak;
   plan->peak_allocated_bytes = ledger.peak;
   plan->peak_phase = ledger.phase;
@@ -1625,8 +1625,9 @@ void FinishStepPlan(const StepLedger& ledger, const PlanOptions& o, bool has_mat
   plan->at_peak.activations_saved = at_peak[kSaved];
   if (o.target == Target::kCuda) {
     const CudaPeaks peaks = CudaStepPeaks(
-        ledger.peak, ReplayTrainingStep(ledger.events, ledger.step_begin, ledger.buffers.size(),
-                                        {o.cuda_max_split_size, o.cuda_expandable_segments}));
+        ledger.peak, replayed ? *replayed
+                              : ReplayTrainingStep(ledger.events, ledger.step_begin, ledger.buffers.size(),
+                                                   {o.cuda_max_split_size, o.cuda_expandable_segments}));
     plan->peak_allocated_bytes = peaks.allocated;
     plan->peak_reserved_bytes = peaks.reserved;
     const CudaStepOverheads overheads = CudaOverheads(o, has_matmul, has_conv);

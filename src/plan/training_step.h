@@ -104,9 +104,10 @@ CudaPeaks CudaStepPeaks(uint64_t ledger_peak, const ReplayResult& replay);
 uint64_t CudaRequiredBytes(const CudaPeaks& peaks, const CudaStepOverheads& overheads);
 
 // The plan's peak, breakdowns and required bytes from a finished ledger (on
-// cuda, replayed through the caching-allocator model).
+// cuda, replayed through the caching-allocator model, or `replayed`: that replay's result, known
+// already for these very events).
 void FinishStepPlan(const StepLedger& ledger, const PlanOptions& options, bool has_matmul, bool has_conv,
-                    uint64_t total_saved, StepPlan* plan);
+                    uint64_t total_saved, StepPlan* plan, const ReplayResult* replayed = nullptr);
 
 // The risk that module forwards hold their locals until they return: added to `plan` (risk
 // and warning) when the forward peak with them held, `forward_peak_with_locals`, exceeds the step's

@@ -93,6 +93,11 @@ struct FitOptions {
   // after batches 1 and 2, then the batch above it, so that a search whose answer is near it ends
   // in a few plans rather than closing in from batch 2. Where it does not fit, it bounds the search.
   int64_t likely_fits = 0;
+  // The caller reads max_batch and hit_limit alone (a what-if's largest batch, a split's per-GPU
+  // limit): the search leaves FitResult::plan and next_plan empty, and plans the batches above the
+  // answer only where the exhaustive fallback could follow (above exhaustive_limit they cannot
+  // change the answer). max_batch is the same as without it; plans_evaluated is smaller.
+  bool answer_only = false;
 };
 
 struct FitResult {
