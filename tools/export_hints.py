@@ -31,9 +31,10 @@ def example_inputs(inputs: Sequence[Tuple[str, Sequence[int], str, int]], batch:
 
 def add_export_hints(onnx_bytes: bytes, module: Any, inputs: Tuple[Any, ...]) -> bytes:
     """onnx_bytes with metadata_props "oomguard.inplace", "oomguard.buffers", "oomguard.frozen",
-    "oomguard.no_grad" and "oomguard.detached" as oomguard.export writes them (in-place activation calls in
-    forward and the last two from eager forwards of `inputs`)."""
+    "oomguard.no_grad", "oomguard.detached" and "oomguard.locals" as oomguard.export writes them (in-place
+    activation calls in forward and the last three from eager forwards of `inputs`)."""
     inplace, export, grad_mode = _module("inplace"), _module("_export"), _module("grad_mode")
+    frame_locals = _module("frame_locals")
     data = inplace.add_inplace_metadata(onnx_bytes, module, inputs)
     data = export.add_frozen_metadata(export.add_buffers_metadata(data, module), module)
-    return grad_mode.add_grad_mode_metadata(data, module, inputs)
+    return frame_locals.add_locals_metadata(grad_mode.add_grad_mode_metadata(data, module, inputs), module, inputs)

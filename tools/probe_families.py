@@ -199,6 +199,11 @@ GRAD_MODE = {
     "fn_act_mlp": ["--inplace", "all"],
 }
 
+# The cases whose forwards hold values in names until they return: each is planned beside as the plain export
+# with "oomguard.locals" as oomguard.export writes it (python/oomguard/frame_locals.py), the "locals" variant;
+# --store keeps that file as tests/data/plan/family_<case>_locals.onnx.
+LOCALS = ("einsum_chunk_heads", "elu_feature_attn", "vq_straight_through", "gumbel_codes")
+
 # The cases whose parameters are frozen, and which (prefixes of their names, `--frozen` patterns).
 FROZEN = {
     "frozen_stem_cnn": ["0.*", "1.*", "3.*", "4.*"],
@@ -1585,6 +1590,17 @@ def add_export_hints(path: str, module, name: str) -> None:
         f.write(data)
 
 
+def add_locals_metadata(src: str, dst: str, module, name: str) -> None:
+    """dst: src with "oomguard.locals" as oomguard.export writes it (one eager forward of a batch of 2)."""
+    import export_hints
+    with open(src, "rb") as f:
+        data = f.read()
+    data = export_hints._module("frame_locals").add_locals_metadata(
+        data, module, export_hints.example_inputs(CASES[name][0]))
+    with open(dst, "wb") as f:
+        f.write(data)
+
+
 def spec(name: str):
     import torch
     import models
@@ -1656,6 +1672,10 @@ def main() -> int:
             shutil.copyfile(onnx_path, plain)
             add_export_hints(onnx_path, spec(name).build(), name)
             variants = {"plain": (plain, []), "flag": (plain, GRAD_MODE[name])}
+        if name in LOCALS:
+            with_locals = os.path.join(args.work, name + "_locals.onnx")
+            add_locals_metadata(onnx_path, with_locals, spec(name).build(), name)
+            variants["locals"] = (with_locals, [])
         for batch in CASES[name][3]:
             out = subprocess.run([sys.executable, __file__, "--child", name, str(batch)], capture_output=True,
                                  text=True, check=True).stdout.strip().splitlines()[-1]
@@ -1693,6 +1713,9 @@ def main() -> int:
                 stored = json.load(f)
         for name in names:
             shutil.copyfile(os.path.join(args.work, name + ".onnx"), os.path.join(data, "family_%s.onnx" % name))
+            if name in LOCALS:
+                shutil.copyfile(os.path.join(args.work, name + "_locals.onnx"),
+                                os.path.join(data, "family_%s_locals.onnx" % name))
             stored["cases"][name] = {"onnx": "family_%s.onnx" % name, "optimizer": CASES[name][4], "rows": [
                 {k: r[k] for k in ("batch", "measured_peak", "measured_phase", "measured_saved")}
                 for r in rows if r["model"] == name]}

@@ -179,13 +179,14 @@ def export(model: Any, args: Any, path: Any, **kw: Any) -> Any:
     with inplace=True and those of in-place activation calls in forward (F.relu(x, inplace=True),
     x.relu_(), ...: python/oomguard/inplace.py), and "oomguard.no_grad" / "oomguard.detached" naming
     the nodes of modules run under torch.no_grad() or whose result is .detach()ed (eager forwards of
-    `args` find these and the in-place calls: python/oomguard/grad_mode.py), which ONNX does not
-    record otherwise. `path` is
+    `args` find these and the in-place calls: python/oomguard/grad_mode.py), and "oomguard.locals" naming
+    the values a module's forward still bound to a name when it returned (python/oomguard/frame_locals.py),
+    which ONNX does not record otherwise. `path` is
     a file name or a writable binary file object; keywords go to torch.onnx.export (training and
     do_constant_folding may not be changed). Returns the list of in-place node names."""
     import torch
     from ._commands import Error
-    from . import grad_mode, inplace
+    from . import frame_locals, grad_mode, inplace
 
     for key in ("training", "do_constant_folding"):
         if key in kw:
@@ -208,6 +209,7 @@ def export(model: Any, args: Any, path: Any, **kw: Any) -> Any:
     graph = inplace.add_inplace_metadata(buf.getvalue(), model, inputs)
     graph = add_frozen_metadata(add_buffers_metadata(graph, model), model)
     graph = grad_mode.add_grad_mode_metadata(graph, model, inputs)
+    graph = frame_locals.add_locals_metadata(graph, model, inputs)
     if hasattr(path, "write"):
         path.write(graph)
     else:
@@ -294,10 +296,11 @@ def model_argument(model: Any, example_inputs: Any, options: Dict[str, Any], tak
         options["batch"] = int(inputs[0].shape[0])
     graph = export_onnx(model, inputs)
     try:  # which nodes ran in place (not recorded by ONNX): the planner reads it from the metadata
+        from .frame_locals import add_locals_metadata
         from .grad_mode import add_grad_mode_metadata
         from .inplace import add_inplace_metadata
         graph = add_frozen_metadata(add_buffers_metadata(add_inplace_metadata(graph, model, inputs), model), model)
-        graph = add_grad_mode_metadata(graph, model, inputs)
+        graph = add_locals_metadata(add_grad_mode_metadata(graph, model, inputs), model, inputs)
     except ImportError:
         pass
     graph = strip_weights(graph)

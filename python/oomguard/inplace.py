@@ -167,10 +167,12 @@ def hooked_training_forward(model: Any, modules: Iterable[Any], pre: Any, post: 
                     v.copy_(saved_buffers[k])
 
 
-def functional_calls(model: Any, inputs: Tuple[Any, ...]) -> Optional[List[_Call]]:
+def recorded_calls(model: Any, inputs: Tuple[Any, ...], record: Any, around: Any = None) -> Optional[List[_Call]]:
     """The module calls of one eager forward of `inputs` (training mode, grad enabled), in call order, each with
-    its scope path (the levels torch 1.13 names its nodes with, the root's being ()) and the activation calls
-    made directly in it (classify_call). The model's buffers (BatchNorm's running statistics) and the random
+    its scope path (the levels torch 1.13 names its nodes with, the root's being ()) and the records that
+    `record(call, func, args, kwargs, result)` appended to its `records` for each torch function run directly
+    in it. `around(stack)`, when given, is a context manager entered around the forward, `stack` the module
+    calls running (innermost last). The model's buffers (BatchNorm's running statistics) and the random
     number generators are as they were afterwards. None when the forward cannot be recorded (torch without
     TorchFunctionMode, or the forward raised under it)."""
     try:
@@ -195,18 +197,29 @@ def functional_calls(model: Any, inputs: Tuple[Any, ...]) -> Optional[List[_Call
     class Record(TorchFunctionMode):
         def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             kwargs = kwargs or {}
+            result = func(*args, **kwargs)
             if stack:
-                found = classify_call(func, args, kwargs)
-                if found is not None:
-                    stack[-1].records.append(found)
-            return func(*args, **kwargs)
+                record(stack[-1], func, args, kwargs, result)
+            return result
 
     try:
-        with hooked_training_forward(model, qualified, pre, post), Record():
+        with hooked_training_forward(model, qualified, pre, post), \
+                (around(stack) if around is not None else contextlib.nullcontext()), Record():
             model(*inputs)
-    except Exception:  # noqa: BLE001 (the module-scope names still stand)
+    except Exception:  # noqa: BLE001 (the caller names nothing from it)
         return None
     return calls
+
+
+def functional_calls(model: Any, inputs: Tuple[Any, ...]) -> Optional[List[_Call]]:
+    """The module calls of one eager forward of `inputs` (recorded_calls), each with the activation calls made
+    directly in it (classify_call). None when the forward cannot be recorded."""
+    def record(call: _Call, func: Any, args: Any, kwargs: Dict[str, Any], _result: Any) -> None:
+        found = classify_call(func, args, kwargs)
+        if found is not None:
+            call.records.append(found)
+
+    return recorded_calls(model, inputs, record)
 
 
 def _scoped_nodes(nodes: Iterable[Tuple[str, str]]) -> Dict[str, Dict[str, List[Tuple[int, str]]]]:
@@ -227,16 +240,15 @@ def _scoped_nodes(nodes: Iterable[Tuple[str, str]]) -> Dict[str, Dict[str, List[
     return out
 
 
-def functional_node_names(calls: List[_Call], nodes: Iterable[Tuple[str, str]]) -> List[str]:
-    """The nodes (from (name, op type) pairs of an exported graph, Constants included) of the in-place
-    activation calls in `calls` (functional_calls).
+def matched_scopes(calls: List[_Call], nodes: Iterable[Tuple[str, str]]) -> List[Tuple[_Call, str]]:
+    """(module call, the scope instance its nodes are named with: "inner/lin_1", "" for the root) for the calls
+    of `calls` (recorded_calls) that can be told apart, given the exported graph's (name, op type) pairs,
+    Constants included.
 
     torch 1.13 names a call's scope by its levels joined with "/", and a later call with the same levels
     that traced nodes of its own gets "_1", "_2", ... ("inner/lin_1"). The calls with the same levels are
-    matched to those scopes in order when as many have nodes as were made, or when the calls that ran an
-    activation are exactly as many; otherwise (or when a suffixed name is also some module's own) they name
-    nothing. Within a matched scope, for each op type an in-place call exports to, the eager calls exporting
-    to it and the scope's nodes of that type must be equally many, or the scope names nothing."""
+    matched to those scopes in order when as many have nodes as were made, or when the calls with records are
+    exactly as many; otherwise (or when a suffixed name is also some module's own) they are left out."""
     scoped = _scoped_nodes(nodes)
     by_path: Dict[str, List[_Call]] = {}
     for c in calls:
@@ -248,35 +260,54 @@ def functional_node_names(calls: List[_Call], nodes: Iterable[Tuple[str, str]]) 
         for n in names[1:]:
             if n in by_path:
                 mixed.update((base, n))
-    out: List[str] = []
+    out: List[Tuple[_Call, str]] = []
     for base, group in by_path.items():
-        if base in mixed or not any(inplace for c in group for _, inplace in c.records):
+        if base in mixed:
             continue
         names = scope_names[base]
         present = [j for j, n in enumerate(names) if n in scoped]
         if present != list(range(len(present))) or len(present) > len(group):
             continue
         if len(present) == len(group):
-            matched = list(zip(group, names))
+            out.extend(zip(group, names))
         else:
-            ran = [c for c in group if c.records]  # an activation call traces a node
-            if len(ran) != len(present):
-                continue
-            matched = list(zip(ran, names))
-        for call, scope in matched:
-            wanted = {t for types, inplace in call.records if inplace for t in types if t in _NAMED_TYPES}
-            if not wanted:
-                continue
-            exported = scoped.get(scope, {})
-            eager: Dict[str, List[bool]] = {}
-            for types, inplace in call.records:
-                for t in types:
-                    eager.setdefault(t, []).append(inplace)
-            if any(len(eager[t]) != len(exported.get(t, [])) for t in wanted):
-                continue  # counts differ: which node is which is not known
-            for t in sorted(wanted):
-                out.extend(name for (_, name), inplace in zip(exported[t], eager[t]) if inplace)
+            ran = [c for c in group if c.records]  # a recorded call traces a node
+            if len(ran) == len(present):
+                out.extend(zip(ran, names))
+    return out
+
+
+def functional_node_names(calls: List[_Call], nodes: Iterable[Tuple[str, str]]) -> List[str]:
+    """The nodes (from (name, op type) pairs of an exported graph, Constants included) of the in-place
+    activation calls in `calls` (functional_calls), in the scopes matched_scopes finds. Within a scope, for
+    each op type an in-place call exports to, the eager calls exporting to it and the scope's nodes of that
+    type must be equally many, or the scope names nothing."""
+    nodes = list(nodes)
+    scoped = _scoped_nodes(nodes)
+    out: List[str] = []
+    for call, scope in matched_scopes(calls, nodes):
+        wanted = {t for types, inplace in call.records if inplace for t in types if t in _NAMED_TYPES}
+        if not wanted:
+            continue
+        exported = scoped.get(scope, {})
+        eager: Dict[str, List[bool]] = {}
+        for types, inplace in call.records:
+            for t in types:
+                eager.setdefault(t, []).append(inplace)
+        if any(len(eager[t]) != len(exported.get(t, [])) for t in wanted):
+            continue  # counts differ: which node is which is not known
+        for t in sorted(wanted):
+            out.extend(name for (_, name), inplace in zip(exported[t], eager[t]) if inplace)
     return sorted(set(out))
+
+
+def set_metadata(proto: Any, key: str, value: str) -> None:
+    """proto's metadata_props entry `key` set to `value` (the one entry of that key)."""
+    for entry in list(proto.metadata_props):
+        if entry.key == key:
+            proto.metadata_props.remove(entry)
+    entry = proto.metadata_props.add()
+    entry.key, entry.value = key, value
 
 
 def hint_value(names: Iterable[str]) -> str:
@@ -301,9 +332,5 @@ def add_inplace_metadata(onnx_bytes: bytes, model, inputs: Optional[Tuple[Any, .
             calls = functional_calls(model, inputs)
     if calls:
         names += functional_node_names(calls, [(n.name, n.op_type) for n in proto.graph.node])
-    for entry in list(proto.metadata_props):
-        if entry.key == METADATA_KEY:
-            proto.metadata_props.remove(entry)
-    entry = proto.metadata_props.add()
-    entry.key, entry.value = METADATA_KEY, hint_value(names)
+    set_metadata(proto, METADATA_KEY, hint_value(names))
     return proto.SerializeToString()

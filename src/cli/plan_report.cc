@@ -120,6 +120,10 @@ nlohmann::json GradModeJson(const plan::StepPlan& plan) {
           {"no_grad_parameters", plan.no_grad_parameter_count}};
 }
 
+nlohmann::json LocalsJson(const plan::StepPlan& plan) {
+  return {{"hint", plan.locals_hint}, {"held", plan.locals_held}};
+}
+
 std::string GradModeLine(const plan::StepPlan& plan) {
   if (plan.no_grad_nodes + plan.detached_nodes == 0) return "";
   std::string line = std::to_string(plan.no_grad_nodes) + " node" + (plan.no_grad_nodes == 1 ? "" : "s") +
@@ -156,6 +160,7 @@ nlohmann::json PlanToJson(const plan::StepPlan& plan, const ResolvedPlanOptions&
   j["parameter_count"] = plan.parameter_count;
   j["frozen_parameters"] = plan.frozen_parameter_count;
   j["grad_mode"] = GradModeJson(plan);
+  j["locals"] = LocalsJson(plan);
   j["peak_allocated_bytes"] = plan.peak_allocated_bytes;
   j["peak_reserved_bytes"] = plan.peak_reserved_bytes;
   j["required_bytes"] = plan.required_bytes;

@@ -40,6 +40,10 @@ std::string InplaceLine(const plan::InplaceSummary& inplace);
 // under torch.no_grad() or .detach()ed (plan::MarkGradMode), and the parameters that therefore get no gradient.
 nlohmann::json GradModeJson(const plan::StepPlan& plan);
 
+// "locals": {"hint", "held"}: values planned as held by their module's forward until it returns (the model's
+// metadata "oomguard.locals").
+nlohmann::json LocalsJson(const plan::StepPlan& plan);
+
 // The text line naming that code ("" when there is none).
 std::string GradModeLine(const plan::StepPlan& plan);
 

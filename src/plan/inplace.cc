@@ -188,6 +188,24 @@ void ReadGradModeMetadata(std::string_view key, std::string_view value, Model* m
   if (found > 0) model->grad_mode_hint = "metadata";
 }
 
+void ReadLocalsMetadata(std::string_view value, Model* model) {
+  auto names = ReadNameList(value, kLocalsMetadataKey, model, "value");
+  if (!names) return;
+  model->has_locals_hint = true;
+  model->held_locals.clear();
+  for (size_t id = 0; id < model->tensors.size(); ++id) {
+    const TensorInfo& t = model->tensors[id];
+    if (t.kind == TensorKind::kActivation && t.producer >= 0 && names->count(t.name)) {
+      model->held_locals.push_back(static_cast<int>(id));
+    }
+  }
+  if (model->held_locals.size() < names->size()) {
+    model->warnings.push_back("metadata " + std::string(kLocalsMetadataKey) + " names " +
+                              std::to_string(names->size() - model->held_locals.size()) +
+                              " value(s) this model does not compute; ignored");
+  }
+}
+
 Result<std::shared_ptr<const Model>> MarkGradMode(const Model& model, const std::vector<std::string>& no_grad,
                                                  const std::vector<std::string>& detached) {
   auto marked = std::make_shared<Model>(model);

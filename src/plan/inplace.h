@@ -40,6 +40,13 @@ inline constexpr std::string_view kDetachedMetadataKey = "oomguard.detached";
 void ReadGradModeMetadata(std::string_view key, std::string_view value, Model* model);
 // MarkGradMode (planner.h) sets them from --no-grad / --detached.
 
+// metadata_props key written by oomguard.export: a JSON list of the values (tensor names) a module's forward
+// still bound to a name when it returned (python/oomguard/frame_locals.py), which the step holds until then.
+inline constexpr std::string_view kLocalsMetadataKey = "oomguard.locals";
+// Sets model's held_locals from the values `value` names; a warning for a value that is not a list of names,
+// or names that are no activation of the model.
+void ReadLocalsMetadata(std::string_view value, Model* model);
+
 // Reads a metadata value into model's inplace_hint fields. A value that is neither a JSON list of
 // strings nor "all"/"none" is ignored with a warning on the model.
 void ReadInplaceMetadata(std::string_view value, Model* model);

@@ -96,6 +96,9 @@ class Model {
   // Nodes whose grad_mode a hint set (grad_mode.h): "metadata", "option" (either way the flag
   // adds to the metadata), or "none".
   const char* grad_mode_hint = "none";
+  // metadata_props "oomguard.locals" (inplace.h): values a module's forward held in a name until it returned.
+  bool has_locals_hint = false;
+  std::vector<int> held_locals;  // tensor ids
 };
 
 // A trained weight or a registered buffer (an initializer of floating type).

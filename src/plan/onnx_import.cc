@@ -485,6 +485,7 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
     if (entry.key() == kInplaceMetadataKey) ReadInplaceMetadata(entry.value(), &m);
     if (entry.key() == kBuffersMetadataKey) ReadBuffersMetadata(entry.value(), &m);
     if (entry.key() == kFrozenMetadataKey) ReadFrozenMetadata(entry.value(), &m);
+    if (entry.key() == kLocalsMetadataKey) ReadLocalsMetadata(entry.value(), &m);
     if (entry.key() == kNoGradMetadataKey || entry.key() == kDetachedMetadataKey) {
       ReadGradModeMetadata(entry.key(), entry.value(), &m);
     }

@@ -118,10 +118,13 @@ std::vector<int> HeldUntilCallReturns(const Model& m, const std::vector<LogicalO
 // that rebind their names hold nothing: a container (nn.Sequential: numbered children, "features.0"
 // or "0"), a frame that calls a child more than once (a loop, x = self.relu(x) twice: "relu" and
 // "relu_1") and a module below the top that calls no child module (torch's own functional code).
+// `frame_end`, when given, gets that last op for every tensor read before it, whatever the frame binds: where
+// the model's metadata says a name held it (Model::held_locals).
 std::vector<int> LocalsHeldUntil(const Model& m, const std::vector<LogicalOp>& ops, const ModuleRuns& runs,
-                                 const std::vector<int>& producer) {
+                                 const std::vector<int>& producer, std::vector<int>* frame_end = nullptr) {
   const size_t n = ops.size();
   std::vector<int> hold(m.tensors.size(), -1);
+  if (frame_end) frame_end->assign(m.tensors.size(), -1);
   // Without module paths (a graph not from torch.onnx.export) the frames are unknown.
   if (std::all_of(runs.path.begin(), runs.path.end(), [](std::string_view p) { return p.empty(); })) return hold;
   std::vector<int> last_read(m.tensors.size(), -1);
@@ -198,6 +201,7 @@ std::vector<int> LocalsHeldUntil(const Model& m, const std::vector<LogicalOp>& o
       continue;
     }
     const int end = runs.CallEnd(static_cast<size_t>(p), depth[id]);
+    if (frame_end && end > last_read[id]) (*frame_end)[id] = end;
     // An expression's temporary: the frame's own value read once, by the next op ((w * p).sum(3)).
     const bool temporary = readers[id] == 1 && first_read[id] == p + 1 && runs.Component(static_cast<size_t>(p), depth[id]).empty();
     if (end > last_read[id] && !temporary && !piped(id) && frame_binds(static_cast<size_t>(p), depth[id])) hold[id] = end;
@@ -948,8 +952,19 @@ Result<StepPlan> Simulator::Run() {
   std::vector<int> buf(m_.tensors.size(), -1);
   const ModuleRuns runs(m_, ops);
   const std::vector<int> producer = OpProducers(m_, ops);
-  const std::vector<int> held_until = HeldUntilCallReturns(m_, ops, runs, producer);
-  const std::vector<int> locals_held_until = LocalsHeldUntil(m_, ops, runs, producer);
+  std::vector<int> held_until = HeldUntilCallReturns(m_, ops, runs, producer);
+  std::vector<int> frame_end;
+  std::vector<int> locals_held_until = LocalsHeldUntil(m_, ops, runs, producer, &frame_end);
+  // Values the model's metadata says a name held (python/oomguard/frame_locals.py): held until their frame
+  // returns, a point, no longer the locals risk's.
+  if (m_.has_locals_hint) plan.locals_hint = "metadata";
+  for (int id : m_.held_locals) {
+    const size_t t = static_cast<size_t>(id);
+    locals_held_until[t] = -1;
+    if (frame_end[t] < 0) continue;
+    held_until[t] = std::max(held_until[t], frame_end[t]);
+    ++plan.locals_held;
+  }
   std::vector<std::vector<int>> release_after(ops.size());  // tensors whose module call returns there
 
   // Persistent state: parameters (and buffers), optimizer state, the input batch and labels.

@@ -207,6 +207,10 @@ struct StepPlan {
   uint64_t no_grad_nodes = 0;
   uint64_t detached_nodes = 0;
   std::string grad_mode_hint = "none";
+  // Values held by their module's forward until it returns, from the model's metadata "oomguard.locals"
+  // ("metadata"; "none" without it), and how many were planned so.
+  std::string locals_hint = "none";
+  uint64_t locals_held = 0;
   // Exactly what was live at the peak (sums to peak_allocated_bytes); unlike
   // `bytes`, whose activations_saved is the whole forward total.
   MemoryBreakdown at_peak;
