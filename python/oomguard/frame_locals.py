@@ -11,11 +11,10 @@ One eager forward (inplace.recorded_calls: training mode, grad enabled; buffers 
 they were afterwards) records, for each torch function run directly in a module call, the ONNX op types it
 exports to (_EXPORTS, opset 14 on torch 1.13) and the tensors it returned; a profiler reads each module's
 `forward` frame as it returns: the tensors its names (and the lists, tuples and dicts they hold) still bind,
-less the returned value, the call's own arguments, parameters and buffers, were held until then; a view
-(`q = x.view(b, t, h, -1).transpose(1, 2)`) holds its base (torch's `_base`, the tensor that owns the storage),
-and that is what is named: the recorded call's result, or the recorded call whose result views all of it (F.linear
-on a 3-D input returns a view of its 2-D product). Each such
-tensor made by a recorded call is the k-th data node of that call's op type in the call's scope when the call
+less the returned value, the call's own arguments (and their bases), parameters and buffers, were held until
+then; a view (`q = x.view(b, t, h, -1).transpose(1, 2)`) holds its base (torch's `_base`, the tensor that owns
+the storage), and that is what is named: the recorded call's result, or the recorded call whose result views all
+of it (F.linear on a 3-D input returns a view of its 2-D product). Each such tensor made by a recorded call is the k-th data node of that call's op type in the call's scope when the call
 was the k-th recorded call exporting to that type there (inplace.matched_scopes finds the scopes); a scope whose
 eager calls and exported data nodes of that type differ in number names none of them. Data nodes are those that
 read the inputs or the floating-point initializers, directly or through other data nodes (not the shape
@@ -116,7 +115,7 @@ def _frames(stack: List[Any], held: Dict[int, _Held]) -> Iterator[None]:
             f_locals = frame.f_locals
             if not isinstance(f_locals.get("self"), torch.nn.Module):
                 return
-            h = _Held({id(t) for v in f_locals.values() for t in _tensors(v)})
+            h = _Held({id(s) for v in f_locals.values() for t in _tensors(v) for s in (t, t._base) if s is not None})
             held[id(stack[-1])] = h
             frames[id(frame)] = (stack[-1], h)
         elif event == "return" and id(frame) in frames:
