@@ -12,7 +12,8 @@ from typing import Any, Sequence, Tuple
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _module(name: str) -> Any:
+def package_module(name: str) -> Any:
+    """python/oomguard/NAME.py, imported as part of the package "oomguard_hints" (relative imports work)."""
     if "oomguard_hints" not in sys.modules:
         pkg = types.ModuleType("oomguard_hints")
         pkg.__path__ = [os.path.join(ROOT, "python", "oomguard")]
@@ -33,8 +34,8 @@ def add_export_hints(onnx_bytes: bytes, module: Any, inputs: Tuple[Any, ...]) ->
     """onnx_bytes with metadata_props "oomguard.inplace", "oomguard.buffers", "oomguard.frozen",
     "oomguard.no_grad", "oomguard.detached" and "oomguard.locals" as oomguard.export writes them (in-place
     activation calls in forward and the last three from eager forwards of `inputs`)."""
-    inplace, export, grad_mode = _module("inplace"), _module("_export"), _module("grad_mode")
-    frame_locals = _module("frame_locals")
+    inplace, export, grad_mode = package_module("inplace"), package_module("_export"), package_module("grad_mode")
+    frame_locals = package_module("frame_locals")
     data = inplace.add_inplace_metadata(onnx_bytes, module, inputs)
     data = export.add_frozen_metadata(export.add_buffers_metadata(data, module), module)
     return frame_locals.add_locals_metadata(grad_mode.add_grad_mode_metadata(data, module, inputs), module, inputs)

@@ -47,7 +47,7 @@ def main() -> int:
     import torch
     import export_hints
     import probe_families
-    frame_locals = export_hints._module("frame_locals")
+    frame_locals = export_hints.package_module("frame_locals")
     data = os.path.join(ROOT, "tests", "data", "plan")
     with open(os.path.join(data, "family_probes.json")) as f:
         stored = json.load(f)["cases"]

@@ -1567,12 +1567,8 @@ def build(name: str, classes: int):
 
 def add_frozen_metadata(path: str, module) -> None:
     """metadata_props "oomguard.frozen" in the exported file, as oomguard.export writes it."""
-    import importlib.util  # the file alone: the package needs its built extension
-    loader = importlib.util.spec_from_file_location("oomguard_export", os.path.join(ROOT, "python", "oomguard",
-                                                                                     "_export.py"))
-    export = importlib.util.module_from_spec(loader)
-    loader.loader.exec_module(export)
-    add = export.add_frozen_metadata
+    import export_hints  # the package's pure-Python files alone: its built extension is not needed
+    add = export_hints.package_module("_export").add_frozen_metadata
     with open(path, "rb") as f:
         data = f.read()
     with open(path, "wb") as f:
@@ -1595,7 +1591,7 @@ def add_locals_metadata(src: str, dst: str, module, name: str) -> None:
     import export_hints
     with open(src, "rb") as f:
         data = f.read()
-    data = export_hints._module("frame_locals").add_locals_metadata(
+    data = export_hints.package_module("frame_locals").add_locals_metadata(
         data, module, export_hints.example_inputs(CASES[name][0]))
     with open(dst, "wb") as f:
         f.write(data)

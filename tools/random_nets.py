@@ -592,12 +592,9 @@ def inplace_hint(record: dict) -> list:
     """--inplace for the net: the exported nodes of its inplace=True modules, found from the net's
     description (the module is built again, not run) and the ONNX file's node names, the way
     oomguard.export() writes them into the metadata (python/oomguard/inplace.py)."""
-    import importlib.util
     import onnx
-    spec = importlib.util.spec_from_file_location("oomguard_inplace", os.path.join(ROOT, "python", "oomguard",
-                                                                                   "inplace.py"))
-    inplace = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(inplace)
+    import export_hints  # the package's pure-Python files alone: its built extension is not needed
+    inplace = export_hints.package_module("inplace")
     model = build_module(record["net"])
     graph = onnx.load(record["onnx"], load_external_data=False).graph
     names = inplace.inplace_node_names(model, [n.name for n in graph.node if n.op_type != "Constant"])

@@ -143,12 +143,8 @@ def _with_name_list(onnx_bytes: bytes, key: str, names: Any) -> bytes:
     import onnx
     proto = onnx.load_from_string(onnx_bytes)
     initializers = {t.name for t in proto.graph.initializer}
-    listed = sorted(n for n in names if n in initializers)
-    for entry in list(proto.metadata_props):
-        if entry.key == key:
-            proto.metadata_props.remove(entry)
-    entry = proto.metadata_props.add()
-    entry.key, entry.value = key, json.dumps(listed)
+    from .inplace import set_metadata
+    set_metadata(proto, key, json.dumps(sorted(n for n in names if n in initializers)))
     return proto.SerializeToString()
 
 

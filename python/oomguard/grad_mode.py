@@ -172,10 +172,6 @@ def add_grad_mode_metadata(onnx_bytes: bytes, model: Any, inputs: Tuple[Any, ...
                       ".detach()ed (%s: %s); planned as recorded" % (type(error).__name__, error))
         return onnx_bytes
     found = node_modes(model, [n.name for n in proto.graph.node if n.op_type != "Constant"], modes)
-    for entry in list(proto.metadata_props):
-        if entry.key in (NO_GRAD_METADATA_KEY, DETACHED_METADATA_KEY):
-            proto.metadata_props.remove(entry)
     for key, mode in ((NO_GRAD_METADATA_KEY, NO_GRAD), (DETACHED_METADATA_KEY, DETACHED)):
-        entry = proto.metadata_props.add()
-        entry.key, entry.value = key, json.dumps(sorted(n for n, m in found.items() if m == mode))
+        inplace.set_metadata(proto, key, json.dumps(sorted(n for n, m in found.items() if m == mode)))
     return proto.SerializeToString()
