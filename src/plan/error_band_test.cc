@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unistd.h>
 
 #include "run_cli_for_test.h"
 
@@ -95,6 +97,18 @@ TEST(ErrorBand, ThePlanCarriesTheBandAroundItsPeak) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("if the model is new"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find(std::to_string(EmbeddedErrorBand()->models) + " models new to oomguard"),
+            std::string::npos);
+}
+
+TEST(ErrorBand, TheHtmlPageNamesTheBand) {
+  const std::string page = "/tmp/oomguard_error_band_" + std::to_string(getpid()) + ".html";
+  auto r = testing::RunCli(OOMGUARD_EXE, {"plan", "resnet18", "--batch", "2", "--target", "cpu", "--html", page});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(page);
+  std::stringstream html;
+  html << in.rdbuf();
+  std::remove(page.c_str());
+  EXPECT_NE(html.str().find("<span class=\"band\">If this model is new to oomguard, expect the measured peak between "),
             std::string::npos);
 }
 
