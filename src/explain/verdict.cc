@@ -126,6 +126,11 @@ struct Decider {
                             RU = Get(n, "reserved_unallocated_bytes"), P = Get(n, "process_in_use_bytes");
     if (!Rs && A && RU) Rs = n["reserved_bytes"] = *A + *RU;
     if (!RU && Rs && A && *Rs >= *A) RU = n["reserved_unallocated_bytes"] = *Rs - *A;
+    // Round 31: "this process has 0 bytes memory in use" beside 22.41 GiB "allocated by PyTorch": the process's own
+    // figure comes from the driver (NVML), which sees no process inside some containers and on WSL; a figure below
+    // what PyTorch itself holds cannot be the process's use, so the allocator's figures stand in for it (the rest of
+    // the device is not another process's). corpus-2645 (torchtune on a 24 GB 4090, read as another process).
+    if (P && ((Rs && *P < *Rs) || (A && *P < *A))) P.reset();
     std::optional<uint64_t> cap = T ? T : Get(n, "limit_bytes") ? Get(n, "limit_bytes") : gpu_limit;
     if (!R && Get(n, "tensor_bytes")) R = Get(n, "tensor_bytes");
 
