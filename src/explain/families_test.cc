@@ -1365,5 +1365,23 @@ TEST(Families, RoundThirtyOneAnOomASettingAvoidsReportsNoFailureUnlessAsked) {
   EXPECT_TRUE(HasMemoryFinding(ExplainText("How to load checkpoint shards one by one to avoid OOM error?\n")));
 }
 
+TEST(Families, RoundThirtyOneFreeMemoryBesideAnEmptyCacheIsNotFragmentation) {
+  // corpus-2116 (a 4 GB GPU, nothing cached) and corpus-1893 (20 GiB free, 2.85 MiB cached, a dataset bug): the
+  // free figure exceeds the request but PyTorch's cache is too small to be fragmented (the start engine said
+  // fragmentation, high). With a cache larger than the request it stays fragmentation.
+  ExpectTop("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacty of "
+            "4.00 GiB of which 2.80 GiB is free. Of the allocated memory 0 bytes is allocated by PyTorch, and 0 bytes is "
+            "reserved by PyTorch but unallocated.\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 214.00 MiB. GPU 1 has a total capacty "
+            "of 22.00 GiB of which 20.28 GiB is free. Of the allocated memory 527.15 MiB is allocated by PyTorch, and "
+            "2.85 MiB is reserved by PyTorch but unallocated.\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 214.00 MiB. GPU 1 has a total capacty "
+            "of 22.00 GiB of which 2.28 GiB is free. Of the allocated memory 17.15 GiB is allocated by PyTorch, and "
+            "2.50 GiB is reserved by PyTorch but unallocated.\n",
+            Cause::kFragmentation, Domain::kGpu);
+}
+
 }  // namespace
 }  // namespace oomguard::explain
