@@ -113,6 +113,11 @@ CASES = {
     "unfold_involution": ([("input", (16, 20, 20), "float32", 0)], 5, (), (2, 8), "sgd"),
     "token_depthwise_ffn": ([("input", (144, 40), "float32", 0)], 5, (), (2, 8), "adam"),
     "einsum_chunk_heads": ([("input", (64, 48), "float32", 0)], 5, (), (2, 8), "sgd"),
+    # Pieces of one projection reshaped again (issue 11, tools/view_layouts.py): qkv viewed as [B, T, 3, d], each
+    # piece selected and folded to [B * T, d] (views in torch: the rows keep their 3d gaps), and chunks viewed per
+    # head then folded to [B, T * d] (copies: the gaps cannot merge), each kept for backward.
+    "select_fold_views": ([("input", (32, 48), "float32", 0)], 5, (), (2, 8), "sgd"),
+    "chunk_fold_copy": ([("input", (32, 48), "float32", 0)], 5, (), (2, 8), "sgd"),
     # Unseen set 11's misses, at sizes of their own: a VQ bottleneck with a straight-through estimator
     # (argmin over codebook distances, .detach()), minGRU's parallel form (cumsum of log gates), a TFT-style
     # variable selection (per-variable GRNs stacked and weighted by a softmax over variables).
@@ -1562,6 +1567,36 @@ def build(name: str, classes: int):
                 h = self.block(self.block(F.elu(self.bn(self.fc1(x)), inplace=True)))
                 return self.head(F.silu(h, inplace=True))
         return ActMlp()
+    if name == "select_fold_views":
+        class SelectFoldViews(nn.Module):
+            def __init__(self, d=48):
+                super().__init__()
+                self.qkv = nn.Linear(d, 3 * d)
+                self.o = nn.Linear(d, d)
+                self.head = nn.Linear(d, classes)
+
+            def forward(self, x):
+                b, t, d = x.shape
+                qkv = self.qkv(x).reshape(b, t, 3, d)
+                q, k, v = (qkv[:, :, i].reshape(b * t, d) for i in range(3))
+                y = self.o(torch.sigmoid(q) * torch.tanh(k) * v).reshape(b, t, d)
+                return self.head(y.mean(dim=1))
+        return SelectFoldViews()
+    if name == "chunk_fold_copy":
+        class ChunkFoldCopy(nn.Module):
+            def __init__(self, d=48, heads=4):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(d, 3 * d)
+                self.head = nn.Linear(32 * d, classes)
+                self.side = nn.Linear(d, classes)
+
+            def forward(self, x):
+                b, t, d = x.shape
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                q, k = (z.view(b, t, self.heads, d // self.heads).reshape(b, t * d) for z in (q, k))
+                return self.head(q * k) + self.side(v.sum(dim=1))
+        return ChunkFoldCopy()
     raise ValueError(name)
 
 

@@ -548,28 +548,36 @@ bool Simulator::InplaceCandidate(const LogicalOp& op, const std::vector<int>& bu
   return true;
 }
 
+// nn.Linear on an input of more than two dims is exported as MatMul(x, weight or its Transpose) then Add
+// of the bias; the MatMul's result when `node` is that Add (and the Add its only reader), else -1.
+int LinearProduct(const Model& m, int node) {
+  const NodeInfo& n = m.nodes[static_cast<size_t>(node)];
+  if (n.op_type != "Add" || n.inputs.size() != 2 || n.outputs.empty()) return -1;
+  for (int k = 0; k < 2; ++k) {
+    const int mm = n.inputs[k], bias = n.inputs[1 - k];
+    if (mm < 0 || bias < 0 || !IsParam(m, bias) || m.tensors[mm].producer < 0) continue;
+    if (m.tensors[mm].consumers.size() != 1) continue;
+    const NodeInfo& p = m.nodes[static_cast<size_t>(m.tensors[mm].producer)];
+    if (p.op_type != "MatMul" || p.inputs.size() != 2 || p.inputs[0] < 0 || p.inputs[1] < 0) continue;
+    int weight = p.inputs[1];  // the weight, or its Transpose (nn.Linear's export)
+    const int t = m.tensors[weight].producer;
+    if (t >= 0 && m.nodes[t].op_type == "Transpose" && !m.nodes[t].inputs.empty()) weight = m.nodes[t].inputs[0];
+    if (IsParam(m, weight)) return mm;
+  }
+  return -1;
+}
+
 bool Simulator::OutputIsAView(int node) const {
   const NodeInfo& n = m_.nodes[node];
   if (n.op_type == "InstanceNormalization") return true;
   // at::linear on a contiguous 3-D input with a bias: addmm on the flattened input, viewed back to
   // 3-D (exported as MatMul then Add of the bias).
-  if (n.op_type != "Add" || n.inputs.size() != 2 || n.outputs.empty() || s_.tensors[n.outputs[0]].dims.size() != 3) {
-    return false;
-  }
-  for (int k = 0; k < 2; ++k) {
-    const int mm = n.inputs[k], bias = n.inputs[1 - k];
-    if (mm < 0 || bias < 0 || !IsParam(m_, bias) || m_.tensors[mm].producer < 0) continue;
-    const NodeInfo& p = m_.nodes[m_.tensors[mm].producer];
-    if (p.op_type != "MatMul" || p.inputs.size() != 2 || p.inputs[0] < 0 || p.inputs[1] < 0) continue;
-    // Only for a contiguous input: a transposed one (an LSTM's batch_first output, or an activation
-    // of it, laid out the same way) goes through matmul, whose result is no view.
-    if (NonContiguousInTorch(m_, s_, p.inputs[0])) continue;
-    int weight = p.inputs[1];  // the weight, or its Transpose (nn.Linear's export)
-    const int t = m_.tensors[weight].producer;
-    if (t >= 0 && m_.nodes[t].op_type == "Transpose" && !m_.nodes[t].inputs.empty()) weight = m_.nodes[t].inputs[0];
-    if (IsParam(m_, weight)) return true;
-  }
-  return false;
+  if (n.outputs.empty() || s_.tensors[n.outputs[0]].dims.size() != 3) return false;
+  const int mm = LinearProduct(m_, node);
+  if (mm < 0) return false;
+  // Only for a contiguous input: a transposed one (an LSTM's batch_first output, or an activation
+  // of it, laid out the same way) goes through matmul, whose result is no view.
+  return !NonContiguousInTorch(m_, s_, m_.nodes[m_.tensors[mm].producer].inputs[0]);
 }
 
 void Simulator::ComputeTypes(const std::vector<LogicalOp>& ops) {
@@ -1153,6 +1161,12 @@ Result<StepPlan> Simulator::Run() {
       if (id < 0) continue;
       int view = rule.output_view_of[k];
       if (view == -2) continue;
+      // at::linear adds the bias to its product in place (addmm, or matmul then add_): one storage.
+      if (const int mm = k == 0 && op.nodes.size() == 1 ? LinearProduct(m_, op.nodes[0]) : -1;
+          view < 0 && mm >= 0 && uses[mm] == 1 && held_until[mm] <= static_cast<int>(oi) &&
+          TensorBytes(mm) == TensorBytes(id)) {
+        view = mm;
+      }
       if (view >= 0 && buf[view] >= 0) {
         buf[id] = buf[view];
         Ref(buf[id]);
