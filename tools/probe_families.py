@@ -118,6 +118,9 @@ CASES = {
     # head then folded to [B, T * d] (copies: the gaps cannot merge), each kept for backward.
     "select_fold_views": ([("input", (32, 48), "float32", 0)], 5, (), (2, 8), "sgd"),
     "chunk_fold_copy": ([("input", (32, 48), "float32", 0)], 5, (), (2, 8), "sgd"),
+    # Unseen set 9's ALBERT family (planned +3.2 / +6.8 % with its locals held), sizes of its own: a factorized
+    # embedding, one encoder layer (q, k, v chunks of one projection viewed per head) called three times.
+    "shared_layer_chunks": ([("input", (32, 24), "float32", 0)], 5, (), (2, 8), "sgd"),
     # Unseen set 11's misses, at sizes of their own: a VQ bottleneck with a straight-through estimator
     # (argmin over codebook distances, .detach()), minGRU's parallel form (cumsum of log gates), a TFT-style
     # variable selection (per-variable GRNs stacked and weighted by a softmax over variables).
@@ -207,7 +210,7 @@ GRAD_MODE = {
 # The cases whose forwards hold values in names until they return: each is planned beside as the plain export
 # with "oomguard.locals" as oomguard.export writes it (python/oomguard/frame_locals.py), the "locals" variant;
 # --store keeps that file as tests/data/plan/family_<case>_locals.onnx.
-LOCALS = ("einsum_chunk_heads", "elu_feature_attn", "vq_straight_through", "gumbel_codes")
+LOCALS = ("einsum_chunk_heads", "elu_feature_attn", "vq_straight_through", "gumbel_codes", "shared_layer_chunks")
 
 # The cases whose parameters are frozen, and which (prefixes of their names, `--frozen` patterns).
 FROZEN = {
@@ -1597,6 +1600,44 @@ def build(name: str, classes: int):
                 q, k = (z.view(b, t, self.heads, d // self.heads).reshape(b, t * d) for z in (q, k))
                 return self.head(q * k) + self.side(v.sum(dim=1))
         return ChunkFoldCopy()
+    if name == "shared_layer_chunks":
+        class SharedLayer(nn.Module):
+            def __init__(self, d=64, heads=4, ff=128):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(d, 3 * d)
+                self.o = nn.Linear(d, d)
+                self.ln1 = nn.LayerNorm(d)
+                self.ff1 = nn.Linear(d, ff)
+                self.ff2 = nn.Linear(ff, d)
+                self.ln2 = nn.LayerNorm(d)
+
+            def forward(self, x):
+                b, t, d = x.shape
+                h = self.heads
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                q = q.view(b, t, h, d // h).transpose(1, 2)
+                k = k.view(b, t, h, d // h).transpose(1, 2)
+                v = v.view(b, t, h, d // h).transpose(1, 2)
+                a = (q @ k.transpose(-2, -1) / (d // h) ** 0.5).softmax(dim=-1)
+                y = (a @ v).transpose(1, 2).reshape(b, t, d)
+                x = self.ln1(x + self.o(y))
+                return self.ln2(x + self.ff2(F.gelu(self.ff1(x))))
+
+        class SharedLayerNet(nn.Module):
+            def __init__(self, d=64):
+                super().__init__()
+                self.embed = nn.Linear(24, 16)
+                self.proj = nn.Linear(16, d)
+                self.layer = SharedLayer(d)
+                self.head = nn.Linear(d, classes)
+
+            def forward(self, x):
+                x = self.proj(self.embed(x))
+                for _ in range(3):
+                    x = self.layer(x)
+                return self.head(x[:, 0])
+        return SharedLayerNet()
     raise ValueError(name)
 
 
