@@ -2846,7 +2846,7 @@ bool NotDifferentiable(const std::string& k) {
   return k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" || k == "Greater" ||
          k == "Less" || k == "Not" || k == "And" || k == "Or" || k == "ArgMax" || k == "ArgMin" || k == "NonZero" ||
          k == "GreaterOrEqual" || k == "LessOrEqual" || k == "Floor" || k == "Ceil" || k == "Round" ||
-         k == "RandomUniformLike" || k == "RandomNormalLike";
+         k == "RandomUniformLike" || k == "RandomNormalLike" || k == "EyeLike";
 }
 
 }  // namespace oomguard::plan
