@@ -2,9 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <span>
+#include <vector>
 
 #include "embedded_file.h"
 
@@ -54,12 +56,20 @@ Result<ErrorBand> ParseErrorBand(std::string_view text) {
   if (b.rows <= 0 || b.models <= 0 || b.models > b.rows) {
     return MakeError("malformed error band: rows and models must be positive, models <= rows");
   }
-  const json& sets = j["sets"];
-  if (!sets.front().is_number_integer() || !sets.back().is_number_integer()) {
-    return MakeError("malformed error band: sets must be integers");
+  // "3-14, 16": runs of consecutive set numbers.
+  std::vector<int64_t> sets;
+  for (const json& n : j["sets"]) {
+    if (!n.is_number_integer()) return MakeError("malformed error band: sets must be integers");
+    sets.push_back(n.get<int64_t>());
   }
-  b.sets = std::to_string(sets.front().get<int64_t>());
-  if (sets.size() > 1) b.sets += "-" + std::to_string(sets.back().get<int64_t>());
+  std::sort(sets.begin(), sets.end());
+  for (size_t i = 0; i < sets.size();) {
+    size_t k = i;
+    while (k + 1 < sets.size() && sets[k + 1] == sets[k] + 1) ++k;
+    if (!b.sets.empty()) b.sets += ", ";
+    b.sets += std::to_string(sets[i]) + (k > i ? "-" + std::to_string(sets[k]) : "");
+    i = k + 1;
+  }
   return b;
 }
 

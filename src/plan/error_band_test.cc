@@ -33,7 +33,9 @@ std::string Good(const std::string& replace_key = "", const std::string& value =
 TEST(ErrorBand, ParsesAndNamesTheSets) {
   Result<ErrorBand> b = ParseErrorBand(Good());
   ASSERT_TRUE(b.ok()) << b.error();
-  EXPECT_EQ(b->sets, "3-14");
+  EXPECT_EQ(b->sets, "3-4, 14");
+  EXPECT_EQ(ParseErrorBand(Good("sets", "[5, 3, 4, 6, 9]"))->sets, "3-6, 9");
+  EXPECT_EQ(ParseErrorBand(Good("sets", "[7]"))->sets, "7");
   EXPECT_EQ(b->rows, 346);
   EXPECT_EQ(b->models, 173);
   EXPECT_DOUBLE_EQ(b->error_low, -0.1);
