@@ -223,7 +223,7 @@ TEST(Families, ADeviceOomWhilePinningIsPinnedHostMemory) {
 // cross-validation kept). Its memory by the last layer's rules (the GPU here: nothing names the host).
 TEST(LastLayer, AnErrorNamingAMemoryObjectIsAWeakGenericFinding) {
   for (const char* line : {
-           // corpus-1675 (ipex): an Intel GPU's allocation over its per-allocation limit
+           // corpus-1675 (ipex): an Intel GPU in fine-tuning
            "I have exactly the same bug : during torch finetuning, my script crash with `PI_ERROR_INVALID_MEM_OBJECT` "
            "full stack:\n",
            // corpus-2243 (julia-cuda)

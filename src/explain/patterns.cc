@@ -1034,8 +1034,8 @@ constexpr Pattern kPatterns[] = {
      Tier::kProse},
 
     // Round 32: an error that names a memory object, or a buffer that failed to be freed, in no wording above: the
-    // OpenCL/SYCL/Level Zero family's INVALID_MEM_OBJECT (CL_, PI_ERROR_, UR_RESULT_ERROR_; Intel GPUs return it for
-    // an allocation over their per-allocation limit) and a runtime's "error while freeing DeviceBuffer". The one cue
+    // OpenCL/SYCL family's INVALID_MEM_OBJECT (CL_, PI_ERROR_; corpus-1675, an Intel GPU in fine-tuning, is labelled
+    // from its thread as an allocation too large) and a runtime's "error while freeing DeviceBuffer". The one cue
     // of round 32's study (tools/explain_cv.py, CUES) that cross-validation by thread kept: on the development logs
     // left without a memory finding it holds 2 memory logs and 0 of 445 others. A last-layer finding: low, ranked
     // after any other, kept only when nothing else names a memory. corpus-1675:
