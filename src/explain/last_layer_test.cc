@@ -218,5 +218,36 @@ TEST(Families, ADeviceOomWhilePinningIsPinnedHostMemory) {
   EXPECT_TRUE(HasCause(own_line.alternatives, Cause::kGpuDeviceOom));
 }
 
+// Round 32: an error that names a memory object or a buffer that failed to be freed, in no wording the table knows:
+// a low generic finding of the last layer (patterns.cc's memory_object_error; the cue tools/explain_cv.py's
+// cross-validation kept). Its memory by the last layer's rules (the GPU here: nothing names the host).
+TEST(LastLayer, AnErrorNamingAMemoryObjectIsAWeakGenericFinding) {
+  for (const char* line : {
+           // corpus-1675 (ipex): an Intel GPU in fine-tuning
+           "I have exactly the same bug : during torch finetuning, my script crash with `PI_ERROR_INVALID_MEM_OBJECT` "
+           "full stack:\n",
+           // corpus-2243 (julia-cuda)
+           "WARNING: Error while freeing DeviceBuffer(2.000 MiB at 0x0000000564c93e00):      \nStackOverflowError()\n",
+           "clEnqueueWriteBuffer failed: CL_INVALID_MEM_OBJECT\n"}) {
+    const Report r = ExplainText(line);
+    ASSERT_EQ(r.findings.size(), 1u) << line;
+    EXPECT_EQ(r.findings[0].cause, Cause::kGpuDeviceOom) << line;
+    EXPECT_EQ(r.findings[0].domain, Domain::kGpu) << line;
+    EXPECT_EQ(r.findings[0].confidence, Confidence::kLow) << line;
+    EXPECT_TRUE(HasCause(r.findings[0].alternatives, Cause::kNotMemory)) << line;
+  }
+  // Freeing a buffer without a failure, and the API that releases memory objects, are no finding.
+  EXPECT_TRUE(ExplainText("freeing DeviceBuffer(2.000 MiB at 0x0000000564c93e00)\n").findings.empty());
+  EXPECT_TRUE(ExplainText("clReleaseMemObject(buf) returned CL_SUCCESS\n").findings.empty());
+  // Beside a specific memory finding the last layer says nothing.
+  const Report oom = ExplainText("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+                                 "PI_ERROR_INVALID_MEM_OBJECT\n");
+  ASSERT_FALSE(oom.findings.empty());
+  EXPECT_NE(oom.findings[0].confidence, Confidence::kLow);
+  for (const Finding& f : oom.findings) {
+    EXPECT_EQ(f.summary.rfind("Memory is named beside a failure", 0), std::string::npos) << f.summary;
+  }
+}
+
 }  // namespace
 }  // namespace oomguard::explain
