@@ -3423,6 +3423,42 @@ TEST(Planner, RandomNormalOfAFixedShapeHasThatShape) {
   }
 }
 
+// A student called twice (DINO's global and local crops) beside a teacher on the global crops: torch.onnx
+// names the second call's own nodes "/student_1/..." and its layers' "/student/fc_1/...", so each scope
+// read the other's values and neither was a tower; they are one module, and the risk names the bytes
+// (unseen set 15's dino_multicrop: +38 / +34 % with no risk before).
+TEST(Planner, AModuleCalledTwiceIsOneTowerBesideATeacher) {
+  GraphBuilder g;
+  g.Input("global", {16}).Input("local", {16});
+  g.Weight("student.fc.weight", {32, 16}).Weight("student.head.weight", {5, 32});
+  g.Weight("teacher.fc.weight", {32, 16}).Weight("teacher.head.weight", {5, 32});
+  auto gemm = [&](const std::string& x, const std::string& w, const std::string& y, const std::string& name) {
+    GraphBuilder::IntAttr(g.Node("Gemm", {x, w}, {y}, name), "transB", 1);
+  };
+  gemm("global", "student.fc.weight", "s1", "/student/fc/Gemm");
+  g.Node("Relu", {"s1"}, {"s1r"}, "/student/Relu");
+  gemm("s1r", "student.head.weight", "out1", "/student/head/Gemm");
+  gemm("local", "student.fc.weight", "s2", "/student/fc_1/Gemm");
+  g.Node("Relu", {"s2"}, {"s2r"}, "/student_1/Relu");
+  gemm("s2r", "student.head.weight", "out2", "/student/head_1/Gemm");
+  gemm("global", "teacher.fc.weight", "t1", "/teacher/fc/Gemm");
+  g.Node("Relu", {"t1"}, {"t1r"}, "/teacher/Relu");
+  gemm("t1r", "teacher.head.weight", "out3", "/teacher/head/Gemm");
+  g.Node("Add", {"out1", "out2"}, {"sum"}, "/Add");
+  g.Node("Add", {"sum", "out3"}, {"logits"}, "/Add_1");
+  g.Output("logits");
+  const StepPlan p = MustPlan(g.Bytes(), Cpu(64));
+  uint64_t at_risk = 0;
+  for (const PlanRisk& r : p.risks) {
+    if (r.what == "branch_may_be_detached") at_risk = r.bytes;
+  }
+  EXPECT_GT(at_risk, 0u);
+  const bool named = std::any_of(p.warnings.begin(), p.warnings.end(), [](const std::string& w) {
+    return w.find("modules 'student' and 'teacher'") != std::string::npos;
+  });
+  EXPECT_TRUE(named);
+}
+
 // A registered buffer that forward reads (Swin's relative-position index, 49 x 49 int64) is exported
 // as a Constant node; PyTorch holds it for the whole step (window random nets: planned 8.7 % low).
 TEST(Planner, DataSizedConstantsAreHeldLikeBuffers) {

@@ -444,6 +444,19 @@ uint64_t Simulator::BranchMayBeDetachedAtRisk(const std::vector<LogicalOp>& ops,
     std::set<int> inputs;
   };
   std::map<std::string_view, Tower> towers;
+  // A module called twice: torch.onnx names the second call's own nodes "/student_1/..." (its layers' stay
+  // "/student/...", unseen set 15's DINO student over global and local crops); both are the one module.
+  std::set<std::string_view> scopes;
+  for (const NodeInfo& n : m_.nodes) scopes.insert(TopScope(n.name));
+  auto module = [&](std::string_view scope) {
+    const size_t us = scope.rfind('_');
+    if (us == std::string_view::npos || us + 1 >= scope.size() ||
+        !std::all_of(scope.begin() + static_cast<std::ptrdiff_t>(us) + 1, scope.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
+      return scope;
+    }
+    return scopes.count(scope.substr(0, us)) ? scope.substr(0, us) : scope;
+  };
   // The graph inputs a value of the root's own weightless ops comes from; -1 in the set: another module's value.
   std::map<int, std::set<int>> sources;
   auto sources_of = [&](int id) -> const std::set<int>& {
@@ -476,7 +489,7 @@ uint64_t Simulator::BranchMayBeDetachedAtRisk(const std::vector<LogicalOp>& ops,
   for (size_t oi = 0; oi < ops.size() && oi < layers.size(); ++oi) {
     const LogicalOp& op = ops[oi];
     if (op.nodes.empty()) continue;
-    const std::string_view scope = TopScope(m_.nodes[static_cast<size_t>(op.nodes.front())].name);
+    const std::string_view scope = module(TopScope(m_.nodes[static_cast<size_t>(op.nodes.front())].name));
     if (scope.empty()) continue;
     Tower& t = towers[scope];
     t.saved += layers[oi].saved_bytes;
@@ -486,7 +499,7 @@ uint64_t Simulator::BranchMayBeDetachedAtRisk(const std::vector<LogicalOp>& ops,
       if (info.kind == TensorKind::kParameter) t.weights = true;
       if (info.kind == TensorKind::kGraphInput) t.inputs.insert(id);
       if (info.kind != TensorKind::kActivation || info.producer < 0) continue;
-      const std::string_view from = TopScope(m_.nodes[static_cast<size_t>(info.producer)].name);
+      const std::string_view from = module(TopScope(m_.nodes[static_cast<size_t>(info.producer)].name));
       if (from == scope) continue;
       if (!from.empty()) {
         t.other_module = true;
