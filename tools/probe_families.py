@@ -153,6 +153,10 @@ CASES = {
     # "oomguard.detached" as oomguard.export writes them (GRAD_MODE below).
     "nograd_teacher": ([("input", (3, 20, 20), "float32", 0)], 6, (), (4, 16), "sgd"),
     "momentum_key_encoder": ([("input", (3, 24, 24), "float32", 0)], 8, (), (4, 16), "adam"),
+    # SwAV-style codes computed in the root's own forward under torch.no_grad() (no module of their own): scores
+    # of normalised features against many prototypes, a sharpened softmax and two normalisations as targets; the
+    # same prototypes scored again with grad for the swapped prediction. Found by grad_mode's second export.
+    "root_nograd_codes": ([("input", (3, 24, 24), "float32", 0)], 8, (), (4, 16), "adam"),
     # Unseen set 14's NTM family, sizes of its own: content addressing of a [B, M, W] memory by
     # F.cosine_similarity(mem, key.unsqueeze(1), dim=-1) (a broadcast key), softmax weights, reads and additive
     # writes over a few steps; and cosine of a conv feature map against class prototypes along channels
@@ -194,6 +198,7 @@ GRAD_MODE = {
     "detached_teacher": ["--detached", "/teacher/*", "--inplace", "all"],
     "nograd_teacher": ["--no-grad", "/teacher/*", "--inplace", "all"],
     "momentum_key_encoder": ["--no-grad", "/key/*"],  # (its queue buffer is a parameter to the plain file)
+    "root_nograd_codes": ["--no-grad", "/MatMul,/Div_1,/Softmax,/ReduceSum,/Div_2,/ReduceSum_1,/Div_3"],
     "fn_relu_resblocks": ["--inplace", "all"],  # every activation of these three runs in place
     "method_inplace_disc": ["--inplace", "all"],
     "fn_act_mlp": ["--inplace", "all"],
@@ -1216,6 +1221,26 @@ def build(name: str, classes: int):
                 kl = (F.softmax(t / 3.0, dim=1) * (F.log_softmax(t / 3.0, dim=1) - F.log_softmax(s / 3.0, dim=1)))
                 return s + kl.sum(dim=1, keepdim=True) * 9.0
         return Distill(name == "nograd_teacher")
+    if name == "root_nograd_codes":
+        class Codes(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.enc = nn.Sequential(
+                    nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.ReLU(),
+                    nn.Conv2d(16, 32, 3, 2, 1), nn.BatchNorm2d(32), nn.ReLU(),
+                    nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 64))
+                self.prototypes = nn.Parameter(torch.randn(64, 3000) * 0.1)
+                self.fc = nn.Linear(64, classes)
+
+            def forward(self, x):
+                h = F.normalize(self.enc(x), dim=1)
+                with torch.no_grad():
+                    q = torch.softmax((h @ self.prototypes) / 0.05, dim=1)
+                    q = q / q.sum(dim=0, keepdim=True)
+                    q = q / q.sum(dim=1, keepdim=True)
+                p = torch.log_softmax((h @ self.prototypes) / 0.1, dim=1)
+                return self.fc(h) - (q * p).sum(dim=1, keepdim=True)
+        return Codes()
     if name == "momentum_key_encoder":
         def encoder():
             return nn.Sequential(
@@ -1581,7 +1606,8 @@ def add_export_hints(path: str, module, name: str) -> None:
     import export_hints
     with open(path, "rb") as f:
         data = f.read()
-    data = export_hints.add_export_hints(data, module, export_hints.example_inputs(CASES[name][0]))
+    data = export_hints.add_export_hints(data, module, export_hints.example_inputs(CASES[name][0]),
+                                         export_hints.zoo_reexport(module, CASES[name][0]))
     with open(path, "wb") as f:
         f.write(data)
 
