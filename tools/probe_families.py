@@ -113,6 +113,14 @@ CASES = {
     "unfold_involution": ([("input", (16, 20, 20), "float32", 0)], 5, (), (2, 8), "sgd"),
     "token_depthwise_ffn": ([("input", (144, 40), "float32", 0)], 5, (), (2, 8), "adam"),
     "einsum_chunk_heads": ([("input", (64, 48), "float32", 0)], 5, (), (2, 8), "sgd"),
+    # Pieces of one projection reshaped again (issue 11, tools/view_layouts.py): qkv viewed as [B, T, 3, d], each
+    # piece selected and folded to [B * T, d] (views in torch: the rows keep their 3d gaps), and chunks viewed per
+    # head then folded to [B, T * d] (copies: the gaps cannot merge), each kept for backward.
+    "select_fold_views": ([("input", (32, 48), "float32", 0)], 5, (), (2, 8), "sgd"),
+    "chunk_fold_copy": ([("input", (32, 48), "float32", 0)], 5, (), (2, 8), "sgd"),
+    # Unseen set 9's ALBERT family (planned +3.2 / +6.8 % with its locals held), sizes of its own: a factorized
+    # embedding, one encoder layer (q, k, v chunks of one projection viewed per head) called three times.
+    "shared_layer_chunks": ([("input", (32, 24), "float32", 0)], 5, (), (2, 8), "sgd"),
     # Unseen set 11's misses, at sizes of their own: a VQ bottleneck with a straight-through estimator
     # (argmin over codebook distances, .detach()), minGRU's parallel form (cumsum of log gates), a TFT-style
     # variable selection (per-variable GRNs stacked and weighted by a softmax over variables).
@@ -207,7 +215,7 @@ GRAD_MODE = {
 # The cases whose forwards hold values in names until they return: each is planned beside as the plain export
 # with "oomguard.locals" as oomguard.export writes it (python/oomguard/frame_locals.py), the "locals" variant;
 # --store keeps that file as tests/data/plan/family_<case>_locals.onnx.
-LOCALS = ("einsum_chunk_heads", "elu_feature_attn", "vq_straight_through", "gumbel_codes")
+LOCALS = ("einsum_chunk_heads", "elu_feature_attn", "vq_straight_through", "gumbel_codes", "shared_layer_chunks")
 
 # The cases whose parameters are frozen, and which (prefixes of their names, `--frozen` patterns).
 FROZEN = {
@@ -1587,6 +1595,74 @@ def build(name: str, classes: int):
                 h = self.block(self.block(F.elu(self.bn(self.fc1(x)), inplace=True)))
                 return self.head(F.silu(h, inplace=True))
         return ActMlp()
+    if name == "select_fold_views":
+        class SelectFoldViews(nn.Module):
+            def __init__(self, d=48):
+                super().__init__()
+                self.qkv = nn.Linear(d, 3 * d)
+                self.o = nn.Linear(d, d)
+                self.head = nn.Linear(d, classes)
+
+            def forward(self, x):
+                b, t, d = x.shape
+                qkv = self.qkv(x).reshape(b, t, 3, d)
+                q, k, v = (qkv[:, :, i].reshape(b * t, d) for i in range(3))
+                y = self.o(torch.sigmoid(q) * torch.tanh(k) * v).reshape(b, t, d)
+                return self.head(y.mean(dim=1))
+        return SelectFoldViews()
+    if name == "chunk_fold_copy":
+        class ChunkFoldCopy(nn.Module):
+            def __init__(self, d=48, heads=4):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(d, 3 * d)
+                self.head = nn.Linear(32 * d, classes)
+                self.side = nn.Linear(d, classes)
+
+            def forward(self, x):
+                b, t, d = x.shape
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                q, k = (z.view(b, t, self.heads, d // self.heads).reshape(b, t * d) for z in (q, k))
+                return self.head(q * k) + self.side(v.sum(dim=1))
+        return ChunkFoldCopy()
+    if name == "shared_layer_chunks":
+        class SharedLayer(nn.Module):
+            def __init__(self, d=64, heads=4, ff=128):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(d, 3 * d)
+                self.o = nn.Linear(d, d)
+                self.ln1 = nn.LayerNorm(d)
+                self.ff1 = nn.Linear(d, ff)
+                self.ff2 = nn.Linear(ff, d)
+                self.ln2 = nn.LayerNorm(d)
+
+            def forward(self, x):
+                b, t, d = x.shape
+                h = self.heads
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                q = q.view(b, t, h, d // h).transpose(1, 2)
+                k = k.view(b, t, h, d // h).transpose(1, 2)
+                v = v.view(b, t, h, d // h).transpose(1, 2)
+                a = (q @ k.transpose(-2, -1) / (d // h) ** 0.5).softmax(dim=-1)
+                y = (a @ v).transpose(1, 2).reshape(b, t, d)
+                x = self.ln1(x + self.o(y))
+                return self.ln2(x + self.ff2(F.gelu(self.ff1(x))))
+
+        class SharedLayerNet(nn.Module):
+            def __init__(self, d=64):
+                super().__init__()
+                self.embed = nn.Linear(24, 16)
+                self.proj = nn.Linear(16, d)
+                self.layer = SharedLayer(d)
+                self.head = nn.Linear(d, classes)
+
+            def forward(self, x):
+                x = self.proj(self.embed(x))
+                for _ in range(3):
+                    x = self.layer(x)
+                return self.head(x[:, 0])
+        return SharedLayerNet()
     raise ValueError(name)
 
 
