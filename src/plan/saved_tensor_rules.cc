@@ -2916,7 +2916,8 @@ bool NotDifferentiable(const std::string& k) {
   return k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" || k == "Greater" ||
          k == "Less" || k == "Not" || k == "And" || k == "Or" || k == "ArgMax" || k == "ArgMin" || k == "NonZero" ||
          k == "GreaterOrEqual" || k == "LessOrEqual" || k == "Floor" || k == "Ceil" || k == "Round" ||
-         k == "RandomUniformLike" || k == "RandomNormalLike" || k == "RandomUniform" || k == "RandomNormal";
+         k == "RandomUniformLike" || k == "RandomNormalLike" || k == "RandomUniform" || k == "RandomNormal" ||
+         k == "EyeLike";
 }
 
 }  // namespace oomguard::plan
