@@ -179,6 +179,9 @@ OPS = [
     ("rnn_tanh", "nn.RNN(16, 24, batch_first=True)", ["f:10,16"]),
     ("lstm_cell", "nn.LSTMCell(16, 24)", ["f:16"]),
     ("gru_cell", "nn.GRUCell(16, 24)", ["f:16"]),
+    # the hidden state given (a recurrence after its first step: GRU-D, unseen set 15); the gates are
+    # updated in place on CPU, so autograd keeps 6 x hidden per sample besides the inputs, not the 7 the nodes alone would
+    ("gru_cell_hidden", "nn.GRUCell(16, 24)", ["f:16", "f:24"]),
     ("multihead_attention", "MHA(nn.MultiheadAttention(32, 4, batch_first=True))", ["f:10,32"]),
     ("multihead_attention_nodrop", "MHA(nn.MultiheadAttention(32, 4, batch_first=True, dropout=0.0, bias=False))",
      ["f:10,32"]),

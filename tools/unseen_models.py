@@ -143,8 +143,8 @@ SET_MODULES = {"unseen2": "unseen_set2", "unseen3": "unseen_set3", "unseen4": "u
                "unseen5": "unseen_set5", "unseen6": "unseen_set6",
                "unseen7": "unseen_set7", "unseen8": "unseen_set8", "unseen9": "unseen_set9",
                "unseen10": "unseen_set10", "unseen11": "unseen_set11", "unseen12": "unseen_set12",
-               "unseen13": "unseen_set13", "unseen14": "unseen_set14"}
-SET_MODULES["unseen16"] = "unseen_set16"  # set 16 on a line of its own (set 15 was fixed beside it)
+               "unseen13": "unseen_set13", "unseen14": "unseen_set14",
+               "unseen15": "unseen_set15", "unseen16": "unseen_set16"}
 
 
 def use_set(name: str) -> None:

@@ -25,7 +25,7 @@ const std::set<std::string>& DrivingRows() {
   static const std::set<std::string> rows = {
       "instance_norm1d", "instance_norm2d", "instance_norm3d", "instance_norm2d_affine",  // stats per (N, C)
       "gelu_tanh", "hardshrink", "softshrink", "log_sigmoid", "glu", "lp_pool2d", "pixel_shuffle",
-      "gru_cell", "bce_with_logits", "bce_with_logits_none", "kl_div", "cosine_similarity", "einsum_bij_bjk", "einsum_outer",
+      "gru_cell", "gru_cell_hidden", "bce_with_logits", "bce_with_logits_none", "kl_div", "cosine_similarity", "einsum_bij_bjk", "einsum_outer",
       "gather", "pad_constant", "pad_reflect", "pad_replicate", "norm_l1", "logsumexp", "var", "std",
       "var_biased", "var_mean_biased", "var_mean", "weight_norm",
       "cumsum", "maximum", "minimum", "atan", "sign_mul", "lerp", "expand", "mul_scalar", "div_scalar",

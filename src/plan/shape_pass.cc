@@ -262,6 +262,7 @@ class ShapePass {
       {"Dropout", &ShapePass::DropoutShape}, {"LayerNormalization", &ShapePass::LayerNormShape},
       {"TopK", &ShapePass::TopK},
       {"RandomUniformLike", &ShapePass::RandomLike}, {"RandomNormalLike", &ShapePass::RandomLike},
+      {"RandomNormal", &ShapePass::RandomOfShape}, {"RandomUniform", &ShapePass::RandomOfShape},
       {"EyeLike", &ShapePass::RandomLike},  // torch.eye(x.shape[-1]): the input's 2-D shape, `dtype` or its own
       {"Cast", &ShapePass::Cast}, {"BatchNormalization", &ShapePass::BatchNorm}, {"Conv", &ShapePass::Window},
       {"ConvTranspose", &ShapePass::Window}, {"MaxPool", &ShapePass::Window},
@@ -343,6 +344,14 @@ class ShapePass {
     ConcreteTensor* a = In(n, 0);
     if (!a) return;
     Set(n, 0, a->dims, static_cast<int>(Attr(n, "dtype", a->dtype)));
+  }
+
+  // torch.randn(shape) / torch.rand(shape) with a fixed shape: no input, the `shape` attribute, `dtype` or float
+  // (Reformer's random rotations drawn in forward stopped the pass, unseen set 15's lsh_attention).
+  void RandomOfShape(const NodeInfo& n) {
+    const std::vector<int64_t>* shape = Ints(n, "shape");
+    if (!shape || std::any_of(shape->begin(), shape->end(), [](int64_t x) { return x < 0; })) return;
+    Set(n, 0, Dims(shape->begin(), shape->end()), static_cast<int>(Attr(n, "dtype", kFloat)));
   }
 
   void Cast(const NodeInfo& n) {

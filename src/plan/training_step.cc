@@ -299,11 +299,11 @@ bool AutocastFloat(const std::string& k) {
 // differ from the plan, and the words ({bytes}: the bytes at risk, {where}: the op it concerns).
 enum class Risk { kShapeInferenceStopped, kMeanCentredOnce, kCpuIsaScratch, kInplaceAfterInstanceNorm, kDropoutInputHeldByCaller,
                   kLocalsHeldUntilForwardReturns, kCpuThreadScratch, kReductionMayBeAmax, kMergedByExport,
-                  kConvDataGemmMayPack, kBranchMayBeDetached, kProdWithoutZeros };
+                  kConvDataGemmMayPack, kBranchMayBeDetached, kProdWithoutZeros, kWeightMayBeFrozen };
 struct RiskText {
   std::string_view what, direction, text;
 };
-constexpr std::array<RiskText, 12> kRiskTexts = {{
+constexpr std::array<RiskText, 13> kRiskTexts = {{
     {"shape_inference_stopped", "higher",
      "shape inference stopped at {where}: the layers after it are planned without their saved tensors and scratch; "
      "at least {bytes} bytes (the inputs where it stopped) per layer more than planned"},
@@ -353,8 +353,13 @@ constexpr std::array<RiskText, 12> kRiskTexts = {{
      "backward that torch takes when the input holds a zero (two exclusive cumprods and their copies); where no "
      "element is exactly zero in the step, it takes the plain formula: the peak up to {bytes} bytes lower than "
      "planned"},
+    {"weight_may_be_frozen", "lower",
+     "a weight is added in forward to a low-rank product of two weights (W0 + B A: LoRA or DoRA merged into it); "
+     "such a base weight is usually frozen (requires_grad=False), which ONNX does not record: then it gets no "
+     "gradient and no optimizer state, the plan up to {bytes} bytes high (name it with --frozen, or export with "
+     "oomguard.export)"},
 }};
-static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kProdWithoutZeros) + 1);
+static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kWeightMayBeFrozen) + 1);
 
 // A risk's warning: its words with the bytes and the op filled in.
 std::string RiskWarning(const RiskText& r, uint64_t bytes, const std::string& where) {
@@ -522,6 +527,19 @@ uint64_t Simulator::BranchMayBeDetachedAtRisk(const std::vector<LogicalOp>& ops,
     std::set<int> inputs;
   };
   std::map<std::string_view, Tower> towers;
+  // A module called twice: torch.onnx names the second call's own nodes "/student_1/..." (its layers' stay
+  // "/student/...", unseen set 15's DINO student over global and local crops); both are the one module.
+  std::set<std::string_view> scopes;
+  for (const NodeInfo& n : m_.nodes) scopes.insert(TopScope(n.name));
+  auto module = [&](std::string_view scope) {
+    const size_t us = scope.rfind('_');
+    if (us == std::string_view::npos || us + 1 >= scope.size() ||
+        !std::all_of(scope.begin() + static_cast<std::ptrdiff_t>(us) + 1, scope.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
+      return scope;
+    }
+    return scopes.count(scope.substr(0, us)) ? scope.substr(0, us) : scope;
+  };
   // The graph inputs a value of the root's own weightless ops comes from; -1 in the set: another module's value.
   std::map<int, std::set<int>> sources;
   auto sources_of = [&](int id) -> const std::set<int>& {
@@ -554,7 +572,7 @@ uint64_t Simulator::BranchMayBeDetachedAtRisk(const std::vector<LogicalOp>& ops,
   for (size_t oi = 0; oi < ops.size() && oi < layers.size(); ++oi) {
     const LogicalOp& op = ops[oi];
     if (op.nodes.empty()) continue;
-    const std::string_view scope = TopScope(m_.nodes[static_cast<size_t>(op.nodes.front())].name);
+    const std::string_view scope = module(TopScope(m_.nodes[static_cast<size_t>(op.nodes.front())].name));
     if (scope.empty()) continue;
     Tower& t = towers[scope];
     t.saved += layers[oi].saved_bytes;
@@ -564,7 +582,7 @@ uint64_t Simulator::BranchMayBeDetachedAtRisk(const std::vector<LogicalOp>& ops,
       if (info.kind == TensorKind::kParameter) t.weights = true;
       if (info.kind == TensorKind::kGraphInput) t.inputs.insert(id);
       if (info.kind != TensorKind::kActivation || info.producer < 0) continue;
-      const std::string_view from = TopScope(m_.nodes[static_cast<size_t>(info.producer)].name);
+      const std::string_view from = module(TopScope(m_.nodes[static_cast<size_t>(info.producer)].name));
       if (from == scope) continue;
       if (!from.empty()) {
         t.other_module = true;
@@ -1405,6 +1423,7 @@ Result<StepPlan> Simulator::Run() {
   std::string towers;
   const uint64_t detached_at_risk = BranchMayBeDetachedAtRisk(ops, plan.layers, &towers);
   if (detached_at_risk * 100 >= ledger_.peak) AddRisk(&plan, Risk::kBranchMayBeDetached, detached_at_risk, towers);
+  AddRisk(&plan, Risk::kWeightMayBeFrozen, LowRankBaseWeightBytes(m_, s_) * (1 + state_copies) / state_shards);
 
   // Loss.
   timeline_node_ = TimelineRecorder::kLoss;
