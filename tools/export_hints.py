@@ -7,7 +7,7 @@ import importlib
 import os
 import sys
 import types
-from typing import Any, Sequence, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -30,12 +30,21 @@ def example_inputs(inputs: Sequence[Tuple[str, Sequence[int], str, int]], batch:
                  for _, shape, dtype, high in inputs)
 
 
-def add_export_hints(onnx_bytes: bytes, module: Any, inputs: Tuple[Any, ...]) -> bytes:
+def zoo_reexport(module: Any, inputs: Sequence[Tuple[str, Sequence[int], str, int]]) -> Callable[[], bytes]:
+    """A function that exports `module` as tools/export_zoo.py exported the stored file (a batch of 2 of `inputs`,
+    given as (name, per-sample shape, dtype name, high)): what grad_mode needs to export it a second time."""
+    import export_zoo
+    return lambda: export_zoo.export_bytes(module, list(example_inputs(inputs)), [n for n, *_ in inputs], 14)
+
+
+def add_export_hints(onnx_bytes: bytes, module: Any, inputs: Tuple[Any, ...],
+                     reexport: Optional[Callable[[], bytes]] = None) -> bytes:
     """onnx_bytes with metadata_props "oomguard.inplace", "oomguard.buffers", "oomguard.frozen",
     "oomguard.no_grad", "oomguard.detached" and "oomguard.locals" as oomguard.export writes them (in-place
-    activation calls in forward and the last three from eager forwards of `inputs`)."""
+    activation calls in forward and the last three from eager forwards of `inputs`; `reexport`, exporting the
+    module as onnx_bytes was exported, lets grad_mode find code under no_grad outside a module of its own)."""
     inplace, export, grad_mode = package_module("inplace"), package_module("_export"), package_module("grad_mode")
     frame_locals = package_module("frame_locals")
     data = inplace.add_inplace_metadata(onnx_bytes, module, inputs)
     data = export.add_frozen_metadata(export.add_buffers_metadata(data, module), module)
-    return frame_locals.add_locals_metadata(grad_mode.add_grad_mode_metadata(data, module, inputs), module, inputs)
+    return frame_locals.add_locals_metadata(grad_mode.add_grad_mode_metadata(data, module, inputs, reexport), module, inputs)

@@ -24,6 +24,7 @@ import json
 import os
 import sys
 import warnings
+from typing import List
 
 import onnx
 import torch
@@ -80,13 +81,9 @@ def save_annotated(proto: onnx.ModelProto, path: str) -> None:
         f.write(annotate_shapes(proto).SerializeToString())
 
 
-def export_one(spec: models.ModelSpec, out_dir: str, opset: int, require_inferred_output: bool = True) -> dict:
-    """Exports one model to out_dir. With require_inferred_output, ONNX's own shape inference must
-    reach the logits without the weights (the zoo's files); without it, a model whose output shape
-    ONNX cannot infer (a Resize whose sizes come from a Shape) is kept for the planner to try."""
-    module = spec.build()
-    example = spec.example_inputs(2)
-    input_names = [i.name for i in spec.inputs]
+def export_bytes(module: torch.nn.Module, example: List[torch.Tensor], input_names: List[str], opset: int) -> bytes:
+    """The module exported as export_one exports it (training mode, no constant folding, a dynamic batch axis on
+    the inputs and the output "logits"), with its weights."""
     output_names = ["logits"]
     dynamic_axes = {n: {0: "batch"} for n in input_names + output_names}
     buf = io.BytesIO()
@@ -96,7 +93,15 @@ def export_one(spec: models.ModelSpec, out_dir: str, opset: int, require_inferre
                           training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
                           input_names=input_names, output_names=output_names,
                           dynamic_axes=dynamic_axes)
-    proto = onnx.load_from_string(buf.getvalue())
+    return buf.getvalue()
+
+
+def export_one(spec: models.ModelSpec, out_dir: str, opset: int, require_inferred_output: bool = True) -> dict:
+    """Exports one model to out_dir. With require_inferred_output, ONNX's own shape inference must
+    reach the logits without the weights (the zoo's files); without it, a model whose output shape
+    ONNX cannot infer (a Resize whose sizes come from a Shape) is kept for the planner to try."""
+    module = spec.build()
+    proto = onnx.load_from_string(export_bytes(module, spec.example_inputs(2), [i.name for i in spec.inputs], opset))
     onnx.checker.check_model(proto)  # with the weights still inside
     weight_bytes = strip_weights(proto, spec.name + ".onnx.data")
     proto.doc_string = spec.description

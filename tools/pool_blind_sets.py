@@ -47,6 +47,7 @@ BLIND = {
     12: "unseen12_blind_20261207.json",
     13: "unseen13_blind_20261207.json",
     14: "unseen14_blind_20261207.json",
+    16: "unseen16_blind_20261207.json",
 }
 
 BYTES = re.compile(r"(\d+) bytes")

@@ -113,6 +113,14 @@ CASES = {
     "unfold_involution": ([("input", (16, 20, 20), "float32", 0)], 5, (), (2, 8), "sgd"),
     "token_depthwise_ffn": ([("input", (144, 40), "float32", 0)], 5, (), (2, 8), "adam"),
     "einsum_chunk_heads": ([("input", (64, 48), "float32", 0)], 5, (), (2, 8), "sgd"),
+    # Pieces of one projection reshaped again (issue 11, tools/view_layouts.py): qkv viewed as [B, T, 3, d], each
+    # piece selected and folded to [B * T, d] (views in torch: the rows keep their 3d gaps), and chunks viewed per
+    # head then folded to [B, T * d] (copies: the gaps cannot merge), each kept for backward.
+    "select_fold_views": ([("input", (32, 48), "float32", 0)], 5, (), (2, 8), "sgd"),
+    "chunk_fold_copy": ([("input", (32, 48), "float32", 0)], 5, (), (2, 8), "sgd"),
+    # Unseen set 9's ALBERT family (planned +3.2 / +6.8 % with its locals held), sizes of its own: a factorized
+    # embedding, one encoder layer (q, k, v chunks of one projection viewed per head) called three times.
+    "shared_layer_chunks": ([("input", (32, 24), "float32", 0)], 5, (), (2, 8), "sgd"),
     # Unseen set 11's misses, at sizes of their own: a VQ bottleneck with a straight-through estimator
     # (argmin over codebook distances, .detach()), minGRU's parallel form (cumsum of log gates), a TFT-style
     # variable selection (per-variable GRNs stacked and weighted by a softmax over variables).
@@ -153,6 +161,10 @@ CASES = {
     # "oomguard.detached" as oomguard.export writes them (GRAD_MODE below).
     "nograd_teacher": ([("input", (3, 20, 20), "float32", 0)], 6, (), (4, 16), "sgd"),
     "momentum_key_encoder": ([("input", (3, 24, 24), "float32", 0)], 8, (), (4, 16), "adam"),
+    # SwAV-style codes computed in the root's own forward under torch.no_grad() (no module of their own): scores
+    # of normalised features against many prototypes, a sharpened softmax and two normalisations as targets; the
+    # same prototypes scored again with grad for the swapped prediction. Found by grad_mode's second export.
+    "root_nograd_codes": ([("input", (3, 24, 24), "float32", 0)], 8, (), (4, 16), "adam"),
     # Unseen set 14's NTM family, sizes of its own: content addressing of a [B, M, W] memory by
     # F.cosine_similarity(mem, key.unsqueeze(1), dim=-1) (a broadcast key), softmax weights, reads and additive
     # writes over a few steps; and cosine of a conv feature map against class prototypes along channels
@@ -194,6 +206,7 @@ GRAD_MODE = {
     "detached_teacher": ["--detached", "/teacher/*", "--inplace", "all"],
     "nograd_teacher": ["--no-grad", "/teacher/*", "--inplace", "all"],
     "momentum_key_encoder": ["--no-grad", "/key/*"],  # (its queue buffer is a parameter to the plain file)
+    "root_nograd_codes": ["--no-grad", "/MatMul,/Div_1,/Softmax,/ReduceSum,/Div_2,/ReduceSum_1,/Div_3"],
     "fn_relu_resblocks": ["--inplace", "all"],  # every activation of these three runs in place
     "method_inplace_disc": ["--inplace", "all"],
     "fn_act_mlp": ["--inplace", "all"],
@@ -202,7 +215,7 @@ GRAD_MODE = {
 # The cases whose forwards hold values in names until they return: each is planned beside as the plain export
 # with "oomguard.locals" as oomguard.export writes it (python/oomguard/frame_locals.py), the "locals" variant;
 # --store keeps that file as tests/data/plan/family_<case>_locals.onnx.
-LOCALS = ("einsum_chunk_heads", "elu_feature_attn", "vq_straight_through", "gumbel_codes")
+LOCALS = ("einsum_chunk_heads", "elu_feature_attn", "vq_straight_through", "gumbel_codes", "shared_layer_chunks")
 
 # The cases whose parameters are frozen, and which (prefixes of their names, `--frozen` patterns).
 FROZEN = {
@@ -1216,6 +1229,26 @@ def build(name: str, classes: int):
                 kl = (F.softmax(t / 3.0, dim=1) * (F.log_softmax(t / 3.0, dim=1) - F.log_softmax(s / 3.0, dim=1)))
                 return s + kl.sum(dim=1, keepdim=True) * 9.0
         return Distill(name == "nograd_teacher")
+    if name == "root_nograd_codes":
+        class Codes(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.enc = nn.Sequential(
+                    nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.ReLU(),
+                    nn.Conv2d(16, 32, 3, 2, 1), nn.BatchNorm2d(32), nn.ReLU(),
+                    nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 64))
+                self.prototypes = nn.Parameter(torch.randn(64, 3000) * 0.1)
+                self.fc = nn.Linear(64, classes)
+
+            def forward(self, x):
+                h = F.normalize(self.enc(x), dim=1)
+                with torch.no_grad():
+                    q = torch.softmax((h @ self.prototypes) / 0.05, dim=1)
+                    q = q / q.sum(dim=0, keepdim=True)
+                    q = q / q.sum(dim=1, keepdim=True)
+                p = torch.log_softmax((h @ self.prototypes) / 0.1, dim=1)
+                return self.fc(h) - (q * p).sum(dim=1, keepdim=True)
+        return Codes()
     if name == "momentum_key_encoder":
         def encoder():
             return nn.Sequential(
@@ -1562,6 +1595,74 @@ def build(name: str, classes: int):
                 h = self.block(self.block(F.elu(self.bn(self.fc1(x)), inplace=True)))
                 return self.head(F.silu(h, inplace=True))
         return ActMlp()
+    if name == "select_fold_views":
+        class SelectFoldViews(nn.Module):
+            def __init__(self, d=48):
+                super().__init__()
+                self.qkv = nn.Linear(d, 3 * d)
+                self.o = nn.Linear(d, d)
+                self.head = nn.Linear(d, classes)
+
+            def forward(self, x):
+                b, t, d = x.shape
+                qkv = self.qkv(x).reshape(b, t, 3, d)
+                q, k, v = (qkv[:, :, i].reshape(b * t, d) for i in range(3))
+                y = self.o(torch.sigmoid(q) * torch.tanh(k) * v).reshape(b, t, d)
+                return self.head(y.mean(dim=1))
+        return SelectFoldViews()
+    if name == "chunk_fold_copy":
+        class ChunkFoldCopy(nn.Module):
+            def __init__(self, d=48, heads=4):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(d, 3 * d)
+                self.head = nn.Linear(32 * d, classes)
+                self.side = nn.Linear(d, classes)
+
+            def forward(self, x):
+                b, t, d = x.shape
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                q, k = (z.view(b, t, self.heads, d // self.heads).reshape(b, t * d) for z in (q, k))
+                return self.head(q * k) + self.side(v.sum(dim=1))
+        return ChunkFoldCopy()
+    if name == "shared_layer_chunks":
+        class SharedLayer(nn.Module):
+            def __init__(self, d=64, heads=4, ff=128):
+                super().__init__()
+                self.heads = heads
+                self.qkv = nn.Linear(d, 3 * d)
+                self.o = nn.Linear(d, d)
+                self.ln1 = nn.LayerNorm(d)
+                self.ff1 = nn.Linear(d, ff)
+                self.ff2 = nn.Linear(ff, d)
+                self.ln2 = nn.LayerNorm(d)
+
+            def forward(self, x):
+                b, t, d = x.shape
+                h = self.heads
+                q, k, v = self.qkv(x).chunk(3, dim=-1)
+                q = q.view(b, t, h, d // h).transpose(1, 2)
+                k = k.view(b, t, h, d // h).transpose(1, 2)
+                v = v.view(b, t, h, d // h).transpose(1, 2)
+                a = (q @ k.transpose(-2, -1) / (d // h) ** 0.5).softmax(dim=-1)
+                y = (a @ v).transpose(1, 2).reshape(b, t, d)
+                x = self.ln1(x + self.o(y))
+                return self.ln2(x + self.ff2(F.gelu(self.ff1(x))))
+
+        class SharedLayerNet(nn.Module):
+            def __init__(self, d=64):
+                super().__init__()
+                self.embed = nn.Linear(24, 16)
+                self.proj = nn.Linear(16, d)
+                self.layer = SharedLayer(d)
+                self.head = nn.Linear(d, classes)
+
+            def forward(self, x):
+                x = self.proj(self.embed(x))
+                for _ in range(3):
+                    x = self.layer(x)
+                return self.head(x[:, 0])
+        return SharedLayerNet()
     raise ValueError(name)
 
 
@@ -1581,7 +1682,8 @@ def add_export_hints(path: str, module, name: str) -> None:
     import export_hints
     with open(path, "rb") as f:
         data = f.read()
-    data = export_hints.add_export_hints(data, module, export_hints.example_inputs(CASES[name][0]))
+    data = export_hints.add_export_hints(data, module, export_hints.example_inputs(CASES[name][0]),
+                                         export_hints.zoo_reexport(module, CASES[name][0]))
     with open(path, "wb") as f:
         f.write(data)
 

@@ -15,6 +15,7 @@ its scratch is peak - live after.
     /usr/bin/python3 tools/step_profile.py random 140 --top 5  # the five highest rows only
     /usr/bin/python3 tools/step_profile.py family:convlstm_cell --batch 4   # tools/probe_families.py
     /usr/bin/python3 tools/step_profile.py fuzz:124            # a dev row of tools/probe_conv_fuzz.py, its batch
+    /usr/bin/python3 tools/step_profile.py unseen16:hopfield_pooling --batch 16 --optimizer adam   # a set's model
 
 Compare with the planner's per-layer timeline (`oomguard plan ... --html FILE`, the points of the
 timeline figure) to find the layer whose scratch the planner misses.
@@ -45,6 +46,11 @@ def spec_for(args):
         seed = int(args.model[len("fuzz:"):])
         row = probe_conv_fuzz.draw(seed)
         return probe_conv_fuzz.spec(seed, row["layer"]), row["batch"], "sgd"
+    if args.model.startswith("unseen") and ":" in args.model:  # unseenN:model, a model of an unseen set
+        import unseen_models
+        set_name, name = args.model.split(":", 1)
+        unseen_models.use_set(set_name)
+        return unseen_models.spec_for(unseen_models.BY_NAME[name]), args.batch, args.optimizer
     import models
     spec = models.SPECS[args.model]
     return spec, args.batch, args.optimizer

@@ -41,7 +41,8 @@ def hinted_file(um, model: dict, src: str, work: str) -> tuple:
     module = builder(model)
     inputs = export_hints.example_inputs([(n, s, d, h) for n, s, d, h in model["inputs"]])
     with open(src, "rb") as f:
-        data = export_hints.add_export_hints(f.read(), module, inputs)
+        data = export_hints.add_export_hints(f.read(), module, inputs,
+                                             export_hints.zoo_reexport(module, [tuple(i) for i in model["inputs"]]))
     path = os.path.join(work, "%s__%s.onnx" % (um.SET, model["name"]))
     with open(path, "wb") as f:
         f.write(data)

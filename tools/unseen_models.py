@@ -144,6 +144,7 @@ SET_MODULES = {"unseen2": "unseen_set2", "unseen3": "unseen_set3", "unseen4": "u
                "unseen7": "unseen_set7", "unseen8": "unseen_set8", "unseen9": "unseen_set9",
                "unseen10": "unseen_set10", "unseen11": "unseen_set11", "unseen12": "unseen_set12",
                "unseen13": "unseen_set13", "unseen14": "unseen_set14"}
+SET_MODULES["unseen16"] = "unseen_set16"  # set 16 on a line of its own (set 15 was fixed beside it)
 
 
 def use_set(name: str) -> None:
@@ -742,8 +743,8 @@ def compare_main(args) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", default="unseen", choices=["unseen"] + ["unseen%d" % n for n in range(2, 15)],
-                        help="which fixed set: unseen (first), or unseenN (tools/unseen_setN.py, N = 2 to 14)")
+    parser.add_argument("--set", default="unseen", choices=["unseen"] + sorted(SET_MODULES, key=lambda k: int(k[6:])),
+                        help="which fixed set: unseen (first), or unseenN (tools/unseen_setN.py: SET_MODULES)")
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list")
     pm = sub.add_parser("measure")

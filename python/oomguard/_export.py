@@ -175,7 +175,8 @@ def export(model: Any, args: Any, path: Any, **kw: Any) -> Any:
     with inplace=True and those of in-place activation calls in forward (F.relu(x, inplace=True),
     x.relu_(), ...: python/oomguard/inplace.py), and "oomguard.no_grad" / "oomguard.detached" naming
     the nodes of modules run under torch.no_grad() or whose result is .detach()ed (eager forwards of
-    `args` find these and the in-place calls: python/oomguard/grad_mode.py), and "oomguard.locals" naming
+    `args` find these and the in-place calls; code under no_grad outside a module of its own is found by a
+    second export: python/oomguard/grad_mode.py), and "oomguard.locals" naming
     the values a module's forward still bound to a name when it returned (python/oomguard/frame_locals.py),
     which ONNX does not record otherwise. `path` is
     a file name or a writable binary file object; keywords go to torch.onnx.export (training and
@@ -194,17 +195,20 @@ def export(model: Any, args: Any, path: Any, **kw: Any) -> Any:
     kw.setdefault("dynamic_axes", {name: {0: "batch"} for name in names})
     if "dynamo" in inspect.signature(torch.onnx.export).parameters:
         kw.setdefault("dynamo", False)
-    buf = io.BytesIO()
-    was_training = model.training
-    try:
-        with _exportable_random_masks():
-            torch.onnx.export(model, inputs, buf, training=torch.onnx.TrainingMode.TRAINING,
-                              do_constant_folding=False, input_names=names, **kw)
-    finally:
-        model.train(was_training)
-    graph = inplace.add_inplace_metadata(buf.getvalue(), model, inputs)
+    def export_once() -> bytes:
+        buf = io.BytesIO()
+        was_training = model.training
+        try:
+            with _exportable_random_masks():
+                torch.onnx.export(model, inputs, buf, training=torch.onnx.TrainingMode.TRAINING,
+                                  do_constant_folding=False, input_names=names, **kw)
+        finally:
+            model.train(was_training)
+        return buf.getvalue()
+
+    graph = inplace.add_inplace_metadata(export_once(), model, inputs)
     graph = add_frozen_metadata(add_buffers_metadata(graph, model), model)
-    graph = grad_mode.add_grad_mode_metadata(graph, model, inputs)
+    graph = grad_mode.add_grad_mode_metadata(graph, model, inputs, reexport=export_once)
     graph = frame_locals.add_locals_metadata(graph, model, inputs)
     if hasattr(path, "write"):
         path.write(graph)
@@ -296,7 +300,8 @@ def model_argument(model: Any, example_inputs: Any, options: Dict[str, Any], tak
         from .grad_mode import add_grad_mode_metadata
         from .inplace import add_inplace_metadata
         graph = add_frozen_metadata(add_buffers_metadata(add_inplace_metadata(graph, model, inputs), model), model)
-        graph = add_locals_metadata(add_grad_mode_metadata(graph, model, inputs), model, inputs)
+        graph = add_locals_metadata(
+            add_grad_mode_metadata(graph, model, inputs, reexport=lambda: export_onnx(model, inputs)), model, inputs)
     except ImportError:
         pass
     graph = strip_weights(graph)

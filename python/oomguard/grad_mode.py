@@ -15,15 +15,23 @@ planner reads (docs/DESIGN.md, `--no-grad` / `--detached`):
 
 A module all of whose calls are of one such kind names every node under its scope (the outermost such
 module only); a leaf module whose calls differ names the nodes of each such call ("relu", "relu_1", as
-torch 1.13 names repeated calls: python/oomguard/inplace.py). Code written in a forward of its own
-(`with torch.no_grad(): k = x @ w` in the root module) has no module to look at and is not found.
+torch 1.13 names repeated calls: python/oomguard/inplace.py).
+
+Code run under no_grad outside such a module (`with torch.no_grad(): k = x @ w` in a forward) has no module
+to look at. When the eager forward ran any torch function with grad off, the model is exported a second time
+with every such call traced inside a scope level of its own ("oomguard_no_grad", torch's tracer names the nodes
+after it: no_grad_scope); the two exports' nodes are paired by position (the same code traced twice gives the
+same op types in the same order; where it does not, nothing is named) and the first export's nodes whose twin
+carries that level are no_grad. A value .detach()ed in such a forward exports as nothing and is not found.
 It needs only torch (no compiled part of oomguard).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from typing import Any, Dict, Iterable, Iterator, List, Tuple
+import re
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from . import inplace
 
@@ -144,6 +152,57 @@ def node_modes(model: Any, node_names: Iterable[str], modes: Dict[str, List[str]
     return out
 
 
+NO_GRAD_SCOPE = "oomguard_no_grad"
+_SCOPED = re.compile("/" + NO_GRAD_SCOPE + r"(?:_\d+)?/")
+
+
+def ran_without_grad(model: Any, inputs: Tuple[Any, ...]) -> Optional[bool]:
+    """Whether one eager forward (training mode, grad enabled) ran any torch function with grad off; None when
+    the forward cannot be recorded."""
+    import torch
+
+    def record(call: Any, _func: Any, _args: Any, _kwargs: Any, _result: Any) -> None:
+        if not torch.is_grad_enabled():
+            call.records.append(True)
+
+    calls = inplace.recorded_calls(model, inputs, record)
+    return None if calls is None else any(c.records for c in calls)
+
+
+@contextlib.contextmanager
+def no_grad_scope() -> Iterator[None]:
+    """While torch.onnx.export traces in the block (grad enabled as it begins): each torch function called with
+    grad off is traced inside a scope level NO_GRAD_SCOPE, which torch names its nodes with ("/oomguard_no_grad/
+    MatMul", "/enc/oomguard_no_grad_1/Relu")."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class Scope(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            state = torch._C._get_tracing_state()
+            if state is None or torch.is_grad_enabled():
+                return func(*args, **kwargs)
+            state.push_scope("oomguard.NoGrad::" + NO_GRAD_SCOPE)
+            try:
+                return func(*args, **kwargs)
+            finally:
+                state.pop_scope()
+
+    with torch.enable_grad(), Scope():
+        yield
+
+
+def scoped_no_grad_nodes(plain: Any, scoped: Any) -> Optional[List[str]]:
+    """The names of `plain`'s nodes (an export's GraphProto) whose twin in `scoped` (the same model exported under
+    no_grad_scope) was traced inside NO_GRAD_SCOPE, the two paired by position; None when the two graphs do not
+    have the same op types in the same order."""
+    a, b = list(plain.node), list(scoped.node)
+    if [n.op_type for n in a] != [n.op_type for n in b]:
+        return None
+    return [x.name for x, y in zip(a, b) if x.op_type != "Constant" and _SCOPED.search(y.name)]
+
+
 def _first_samples(inputs: Tuple[Any, ...], n: int = 2) -> Tuple[Any, ...]:
     """The inputs cut to their first n samples along the batch axis (the forward here only needs which code
     ran how, not the user's batch: its memory and time stay small)."""
@@ -151,12 +210,14 @@ def _first_samples(inputs: Tuple[Any, ...], n: int = 2) -> Tuple[Any, ...]:
     return tuple(t[:n] if isinstance(t, torch.Tensor) and t.dim() > 0 and t.shape[0] > n else t for t in inputs)
 
 
-def add_grad_mode_metadata(onnx_bytes: bytes, model: Any, inputs: Tuple[Any, ...]) -> bytes:
+def add_grad_mode_metadata(onnx_bytes: bytes, model: Any, inputs: Tuple[Any, ...],
+                           reexport: Optional[Callable[[], bytes]] = None) -> bytes:
     """The exported model with metadata_props "oomguard.no_grad" and "oomguard.detached" listing the nodes
     of code run under torch.no_grad() or .detach()ed (each an empty list when there is none), from one eager
-    forward of the inputs' first two samples (of all of them if that fails). A model whose forward fails
-    here gets neither entry, with a warning: the planner then assumes every node recorded. Needs the onnx
-    package."""
+    forward of the inputs' first two samples (of all of them if that fails). `reexport`, when given, exports the
+    model again as onnx_bytes was exported: it is called under no_grad_scope when some torch function ran with
+    grad off, to find such code outside a module of its own. A model whose forward fails here gets neither
+    entry, with a warning: the planner then assumes every node recorded. Needs the onnx package."""
     import warnings
     import onnx
     proto = onnx.load_from_string(onnx_bytes)
@@ -172,6 +233,21 @@ def add_grad_mode_metadata(onnx_bytes: bytes, model: Any, inputs: Tuple[Any, ...
                       ".detach()ed (%s: %s); planned as recorded" % (type(error).__name__, error))
         return onnx_bytes
     found = node_modes(model, [n.name for n in proto.graph.node if n.op_type != "Constant"], modes)
+    if reexport is not None and ran_without_grad(model, _first_samples(inputs)):
+        reason = "its nodes differ"
+        try:
+            with no_grad_scope():
+                scoped = onnx.load_from_string(reexport())
+            names = scoped_no_grad_nodes(proto.graph, scoped.graph)
+        except Exception as e:  # noqa: BLE001 (the module-level finding stands)
+            names, reason = None, "%s: %s" % (type(e).__name__, e)
+        if names is None:
+            warnings.warn("oomguard.export: could not export the model a second time to find code run under "
+                          "torch.no_grad() outside a module of its own (%s); that code is planned as recorded"
+                          % reason)
+        for name in names or ():
+            if found.get(name) != DETACHED:
+                found[name] = NO_GRAD
     for key, mode in ((NO_GRAD_METADATA_KEY, NO_GRAD), (DETACHED_METADATA_KEY, DETACHED)):
         inplace.set_metadata(proto, key, json.dumps(sorted(n for n, m in found.items() if m == mode)))
     return proto.SerializeToString()

@@ -86,9 +86,10 @@ class GradModeTest(unittest.TestCase):
         graph, entries = metadata(Distill("hints"), x)
         self.assertEqual(entries["oomguard.detached"], ["/teacher/teacher.0/Gemm", "/teacher/teacher.1/BatchNormalization",
                                                         "/teacher/teacher.2/Relu", "/teacher/teacher.3/Gemm"])
-        # key's nodes, and the first (no_grad) call of shared; its second call ("shared_1") is recorded.
-        self.assertEqual(entries["oomguard.no_grad"], ["/key/key.0/Gemm", "/key/key.1/Relu", "/key/key.2/Gemm",
-                                                       "/shared/Gemm"])
+        # key's nodes, the first (no_grad) call of shared (its second call, "shared_1", is recorded), and the
+        # forward's own x * 2 under no_grad (found by the second export's scope).
+        self.assertEqual(entries["oomguard.no_grad"], ["/Mul", "/key/key.0/Gemm", "/key/key.1/Relu",
+                                                       "/key/key.2/Gemm", "/shared/Gemm"])
         _, none = metadata(Distill("plain"), x)
         self.assertEqual((none["oomguard.no_grad"], none["oomguard.detached"]), ([], []))
         path = os.path.join(self.dir.name, "distill.onnx")
@@ -100,13 +101,63 @@ class GradModeTest(unittest.TestCase):
         plan = json.loads(p.stdout)
         self.assertEqual(plan["grad_mode"]["hint"], "metadata")
         self.assertEqual(plan["grad_mode"]["detached_nodes"], 4)
-        self.assertEqual(plan["grad_mode"]["no_grad_nodes"], 4)
+        self.assertEqual(plan["grad_mode"]["no_grad_nodes"], 5)
         # teacher's and key's weights get no gradient; shared's does (its second call is recorded).
         frozen = sum(p.numel() for m in (Distill("hints").teacher, Distill("hints").key) for p in m.parameters())
         self.assertEqual(plan["grad_mode"]["no_grad_parameters"], frozen)
         # The Python API plans the module the same way.
         api = oomguard.plan(Distill("hints"), example_inputs=torch.randn(64, 16), target="cpu", optimizer="adam")
         self.assertEqual(api["grad_mode"], plan["grad_mode"])
+
+    def test_code_under_no_grad_in_a_forward_of_its_own_is_found_by_a_second_export(self):
+        class Codes(torch.nn.Module):  # SwAV-style targets computed in the root's forward, no module of their own
+            def __init__(self):
+                super().__init__()
+                self.enc = torch.nn.Linear(16, 32)
+                self.prototypes = torch.nn.Parameter(torch.randn(32, 512))
+
+            def forward(self, x):
+                h = self.enc(x)
+                with torch.no_grad():
+                    q = torch.softmax(h @ self.prototypes, dim=1)
+                    q = q / q.sum(dim=1, keepdim=True)
+                return (q * torch.log_softmax(h @ self.prototypes, dim=1)).sum(dim=1, keepdim=True)
+
+        x = torch.randn(4, 16)
+        self.assertTrue(grad_mode.ran_without_grad(Codes(), (x,)))
+        self.assertFalse(grad_mode.ran_without_grad(Distill("plain"), (x,)))
+        graph, entries = metadata(Codes(), x)
+        # not MatMul_1 / LogSoftmax, which run with grad; the names are the plain export's
+        self.assertEqual(entries["oomguard.no_grad"], ["/Div", "/MatMul", "/ReduceSum", "/Softmax"])
+        import onnx
+        self.assertEqual([n.name for n in onnx.load_from_string(graph).graph.node if n.op_type != "Constant"],
+                         ["/enc/Gemm", "/MatMul", "/Softmax", "/ReduceSum", "/Div", "/MatMul_1", "/LogSoftmax",
+                          "/Mul", "/ReduceSum_1"])
+        from oomguard._export import export_onnx
+
+        def saved(data):
+            path = os.path.join(self.dir.name, "codes.onnx")
+            with open(path, "wb") as f:
+                f.write(data)
+            p = subprocess.run([EXE, "plan", path, "--target", "cpu", "--batch", "64", "--json"],
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            return json.loads(p.stdout)["bytes"]["activations_saved"]
+        # The no_grad nodes keep nothing: at least the [64, 512] softmax output (which Softmax and Div keep when
+        # they run with grad) is not saved.
+        self.assertGreaterEqual(saved(export_onnx(Codes(), x)) - saved(graph), 64 * 512 * 4)
+
+    def test_a_second_export_that_differs_names_nothing(self):
+        import onnx
+        from onnx import helper
+        a = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="/Relu")], "a", [], [])
+        b = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"], name="/oomguard_no_grad/Sigmoid")], "b",
+                              [], [])
+        self.assertIsNone(grad_mode.scoped_no_grad_nodes(a, b))
+        c = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="/enc/oomguard_no_grad_1/Relu")], "c",
+                              [], [])
+        self.assertEqual(grad_mode.scoped_no_grad_nodes(a, c), ["/Relu"])
+        del onnx
 
     def test_the_forward_runs_on_two_samples_else_on_all(self):
         class FixedBatch(torch.nn.Module):  # reshapes to the batch it was written for: two samples fail

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "oomguard/fit/chart.h"
+#include "oomguard/plan/error_band.h"
 #include "oomguard/svg.h"
 #include "oomguard/units.h"
 
@@ -443,6 +444,13 @@ void Timeline(std::ostringstream& h, const plan::StepPlan& plan, const ResolvedP
     h << " On top of the tensors the device holds the CUDA context (" << E(B(plan.bytes.context))
       << "), the cuBLAS/cuDNN workspace (" << E(B(plan.bytes.workspace)) << ") and the caching allocator's rounding ("
       << E(B(plan.bytes.allocator_slack)) << "): " << E(B(plan.required_bytes)) << " in all.";
+  }
+  if (const std::optional<plan::ErrorBand>& band = plan::EmbeddedErrorBand()) {
+    const plan::BandBytes range = plan::MeasuredRange(*band, plan.peak_allocated_bytes);
+    h << " <span class=\"band\">If this model is new to oomguard, expect the measured peak between "
+      << E(B(range.low)) << " and " << E(B(range.high)) << ": " << Pct(100 * band->coverage) << " of "
+      << band->models << " models new to it (sets " << E(band->sets)
+      << " of the unseen architectures, real PyTorch CPU steps) measured within that band of their blind plan.</span>";
   }
   h << "</p>\n";
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "oomguard/plan/error_band.h"
 #include "oomguard/units.h"
 
 namespace oomguard::cli {
@@ -53,6 +54,14 @@ std::string Shape(const std::vector<int64_t>& d) {
 std::string Percent(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f %%", v);
+  return buf;
+}
+
+
+// "+10.0 %" / "-2.7 %": how far the measured peak may be from the plan at the band's edge.
+std::string SignedPercent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f %%", 100 * fraction);
   return buf;
 }
 
@@ -106,6 +115,15 @@ nlohmann::json InplaceJson(const plan::InplaceSummary& inplace) {
 std::string InplaceLine(const plan::InplaceSummary& inplace) {
   if (!inplace.Unsure()) return "";
   const std::string n = std::to_string(inplace.candidates) + " activation node" + (inplace.candidates == 1 ? "" : "s");
+  // Under 0.5 % either way (the peak outside the forward, where in-place activations free nothing): a note,
+  // not an alarm. The JSON's "unsure" stays true.
+  auto small = [](uint64_t low, uint64_t high) { return (high - std::min(low, high)) * 200 < high; };
+  if (small(inplace.peak_allocated_low_bytes, inplace.peak_allocated_high_bytes) &&
+      small(inplace.required_low_bytes, inplace.required_high_bytes)) {
+    return "note: " + n + " may have run in place (inplace=True is not recorded in ONNX); it moves the peak by " +
+           "under 0.5 % (" + FormatBytes(inplace.peak_allocated_low_bytes) + " all in place, " +
+           FormatBytes(inplace.peak_allocated_high_bytes) + " none, as planned)\n";
+  }
   return "UNSURE: " + n + " may have run in place (inplace=True is not recorded in ONNX); planned out of place. " +
          "Peak " + FormatBytes(inplace.peak_allocated_low_bytes) + " (all in place) to " +
          FormatBytes(inplace.peak_allocated_high_bytes) + " (none); needs " + FormatBytes(inplace.required_low_bytes) +
@@ -135,6 +153,34 @@ std::string GradModeLine(const plan::StepPlan& plan) {
             " parameters read only there get no gradient and no optimizer state";
   }
   return line + "\n";
+}
+
+nlohmann::json UnseenModelBandJson(const plan::StepPlan& plan) {
+  const std::optional<plan::ErrorBand>& band = plan::EmbeddedErrorBand();
+  if (!band) return nullptr;
+  const plan::BandBytes peak = plan::MeasuredRange(*band, plan.peak_allocated_bytes);
+  // The rest of the requirement (allocator blocks, workspace, context) moves with the allocated peak.
+  const uint64_t above = plan.required_bytes - std::min(plan.required_bytes, plan.peak_allocated_bytes);
+  return {{"coverage", band->coverage},
+          {"error_low", band->error_low},
+          {"error_high", band->error_high},
+          {"rows", band->rows},
+          {"models", band->models},
+          {"sets", band->sets},
+          {"peak_allocated_bytes", {{"low", peak.low}, {"high", peak.high}}},
+          {"required_bytes", {{"low", peak.low + above}, {"high", peak.high + above}}}};
+}
+
+std::string UnseenModelBandLine(const plan::StepPlan& plan) {
+  const std::optional<plan::ErrorBand>& band = plan::EmbeddedErrorBand();
+  if (!band) return "";
+  const plan::BandBytes peak = plan::MeasuredRange(*band, plan.peak_allocated_bytes);
+  char share[32];
+  std::snprintf(share, sizeof share, "%.0f %%", 100 * band->coverage);
+  return std::string("  if the model is new    ") + FormatBytes(peak.low) + " to " + FormatBytes(peak.high) + "   (" +
+         share + " of " + std::to_string(band->models) + " models new to oomguard measured " +
+         SignedPercent(1 / (1 + band->error_high) - 1) + " to " + SignedPercent(1 / (1 + band->error_low) - 1) +
+         " from their blind plan, PyTorch CPU)\n";
 }
 
 PlanVerdict Judge(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved) {
@@ -167,6 +213,7 @@ nlohmann::json PlanToJson(const plan::StepPlan& plan, const ResolvedPlanOptions&
   j["peak_allocated_range_bytes"] = {{"low", plan.inplace.peak_allocated_low_bytes},
                                      {"high", plan.inplace.peak_allocated_high_bytes}};
   j["required_range_bytes"] = {{"low", plan.inplace.required_low_bytes}, {"high", plan.inplace.required_high_bytes}};
+  j["unseen_model_band"] = UnseenModelBandJson(plan);
   j["inplace"] = InplaceJson(plan.inplace);
   j["peak_phase"] = plan.peak_phase;
   j["device_total_bytes"] = v.device_total_bytes ? nlohmann::json(*v.device_total_bytes) : nlohmann::json(nullptr);
@@ -225,6 +272,7 @@ std::string PlanToText(const plan::StepPlan& plan, const ResolvedPlanOptions& re
     out << buf << (note.empty() ? "" : "   " + note) << "\n";
   };
   line("peak allocated", plan.peak_allocated_bytes, "(during " + plan.peak_phase + ")");
+  out << UnseenModelBandLine(plan);
   if (cuda) {
     line("peak reserved", plan.peak_reserved_bytes, "(caching allocator blocks)");
     line("+ workspace", plan.bytes.workspace);

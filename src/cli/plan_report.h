@@ -30,6 +30,14 @@ std::string UncoveredLine(const plan::StepPlan& plan);
 // With --strict, any warning is an error: the line to print (exit 2), or nullopt.
 std::optional<std::string> StrictFailure(const plan::StepPlan& plan);
 
+// "unseen_model_band": {"coverage", "error_low", "error_high", "rows", "models", "sets", "peak_allocated_bytes":
+// {"low", "high"}, "required_bytes": {"low", "high"}}: where the measured peak of a model nobody here has seen
+// lies for `coverage` of such models (plan::EmbeddedErrorBand); null when the band is not embedded.
+nlohmann::json UnseenModelBandJson(const plan::StepPlan& plan);
+
+// The text line with that band ("" when it is not embedded).
+std::string UnseenModelBandLine(const plan::StepPlan& plan);
+
 // "inplace": {"hint", "candidates", "nodes", "unsure"}: what the plan assumed about inplace=True.
 nlohmann::json InplaceJson(const plan::InplaceSummary& inplace);
 

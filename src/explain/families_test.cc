@@ -1296,5 +1296,92 @@ TEST(Families, RoundThirtyWeakHostCuesYieldToTheGpuNamedAroundThem) {
   ExpectTop(line, Cause::kHostRamOom, Domain::kHost);
 }
 
+TEST(Families, RoundThirtyOneAProcessFigureBelowPyTorchsOwnIsNotAnotherProcess) {
+  // corpus-2645 (torchtune on a 24 GB 4090): "this process has 0 bytes memory in use" comes from the driver, which
+  // sees no process inside some containers; PyTorch itself holds 22.6 GiB of the 23.4, so the GPU is full, not
+  // shared (the start engine said another process holds it).
+  const std::string zero =
+      "[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 5 has a total capacity of "
+      "23.43 GiB of which 210.06 MiB is free. Including non-PyTorch memory, this process has 0 bytes memory in use. Of "
+      "the allocated memory 22.41 GiB is allocated by PyTorch, and 206.09 MiB is reserved by PyTorch but unallocated. "
+      "If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to "
+      "avoid fragmentation.\n";
+  ExpectTop(zero, Cause::kGpuDeviceOom, Domain::kGpu);
+  // The same with a process figure that covers PyTorch's own: 12 GiB of the device is someone else's.
+  ExpectTop("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0 has a total capacity of "
+            "23.43 GiB of which 210.06 MiB is free. Including non-PyTorch memory, this process has 11.00 GiB memory in "
+            "use. Of the allocated memory 10.41 GiB is allocated by PyTorch, and 206.09 MiB is reserved by PyTorch but "
+            "unallocated.\n",
+            Cause::kOtherProcessHoldsMemory, Domain::kGpu);
+}
+
+TEST(Families, RoundThirtyOneTritonsOutOfResourcesNamedInProseIsTheGpusSharedMemory) {
+  // corpus-2654 (torchtune): Triton's OutOfResources on shared memory named by a person who tried a large Docker
+  // --shm-size: the GPU's per-block shared memory, not /dev/shm (the start engine said /dev/shm, host).
+  ExpectTop("I have omitted non-zero ranks for convenience. Note the OutOfResources error on shared memory (hence me "
+            "trying with very large shm-size, although perhaps this is referring to a different type of shared "
+            "memory?)\n",
+            Cause::kImpossibleRequest, Domain::kGpu);
+  ExpectTop("compiling the flash kernel fails: shared memory too small, OutOfResource raised by triton\n",
+            Cause::kImpossibleRequest, Domain::kGpu);
+  // /dev/shm in a Docker setting without Triton's error stays the host's.
+  ExpectTop("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory "
+            "(shm).\n",
+            Cause::kShmExhausted, Domain::kHost);
+}
+
+TEST(Families, RoundThirtyOneXlasBufferReportIsTheDevicesOomWithoutItsHeader) {
+  // corpus-2686 (t5x on a 32 GB GPU): part of XLA's "Peak buffers" report pasted without its RESOURCE_EXHAUSTED
+  // header (the start engine gave no finding). XLA prints the report only when an allocation failed.
+  ExpectTop("        Buffer 11:\n"
+            "                Size: 96.00MiB\n"
+            "                Operator: op_name=\"pjit(train_step)/jit(main)/jvp(Transformer)/Transformer.encode/"
+            "encoder/layers_3/attention/bqhd,bkhd->bhqk/jit(_einsum)/dot_general\"\n"
+            "                XLA Label: custom-call\n"
+            "                Shape: bf16[128,6,256,256]\n"
+            "                ==========================\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop("BufferAssignment OOM Debugging.\nBufferAssignment stats:\n", Cause::kGpuDeviceOom, Domain::kGpu);
+}
+
+TEST(Families, RoundThirtyOneLittleHostMemoryAndAGpuMemoryFloorInProse) {
+  // corpus-2669 (a GPTQ loader that stages the model in RAM) and corpus-2681 (a FLUX LoRA): no finding before.
+  ExpectTop("As I understand it, the model is loaded through the cpu. and not directly into the GPU. This makes it "
+            "impossible to load a large model with little system memory.\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("the job dies on the login node, which has limited host RAM\n", Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("Fintune flux-dev with batch size 1, at least 40 GB CUDA memory\n", Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop("Training the 13B model needs at least 24GB of VRAM\n", Cause::kGpuDeviceOom, Domain::kGpu);
+}
+
+TEST(Families, RoundThirtyOneAnOomASettingAvoidsReportsNoFailureUnlessAsked) {
+  // corpus-2668: a web UI's routine warning names out-of-memory errors as what its setting prevents; the learned
+  // layer's gate read it as a failure (GPU, low). A question about avoiding an OOM is about one its writer has
+  // (corpus-2047, host RAM from the learned layer).
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "2023-08-14 00:53:43 INFO:Loading THUDM_chatglm2-6b...\n"
+      "2023-08-14 00:53:43 WARNING:Auto-assiging --gpu-memory 11 for your GPU to try to prevent out-of-memory errors. "
+      "You can manually set other values.\n")));
+  EXPECT_TRUE(HasMemoryFinding(ExplainText("How to load checkpoint shards one by one to avoid OOM error?\n")));
+}
+
+TEST(Families, RoundThirtyOneFreeMemoryBesideAnEmptyCacheIsNotFragmentation) {
+  // corpus-2116 (a 4 GB GPU, nothing cached) and corpus-1893 (20 GiB free, 2.85 MiB cached, a dataset bug): the
+  // free figure exceeds the request but PyTorch's cache is too small to be fragmented (the start engine said
+  // fragmentation, high). With a cache larger than the request it stays fragmentation.
+  ExpectTop("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacty of "
+            "4.00 GiB of which 2.80 GiB is free. Of the allocated memory 0 bytes is allocated by PyTorch, and 0 bytes is "
+            "reserved by PyTorch but unallocated.\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 214.00 MiB. GPU 1 has a total capacty "
+            "of 22.00 GiB of which 20.28 GiB is free. Of the allocated memory 527.15 MiB is allocated by PyTorch, and "
+            "2.85 MiB is reserved by PyTorch but unallocated.\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 214.00 MiB. GPU 1 has a total capacty "
+            "of 22.00 GiB of which 2.28 GiB is free. Of the allocated memory 17.15 GiB is allocated by PyTorch, and "
+            "2.50 GiB is reserved by PyTorch but unallocated.\n",
+            Cause::kFragmentation, Domain::kGpu);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

@@ -1,9 +1,12 @@
 #include "learned_layer.h"
 
+#include "patterns.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
@@ -41,6 +44,7 @@ struct Model {
   std::vector<std::string> failure_suffixes;
   std::array<std::vector<std::string>, 2> domain_nouns;  // the words for the GPU's memory [kGpu], the host's [kHost]
   bool drop_zero_count_lines = false;  // round 17: the gates and domain nouns skip GateText's zero-count lines
+  bool erase_avoided_oom = false;      // round 31: ... and read no OOM named as what a setting avoids
 };
 
 // A phrase as PhraseText's output holds it.
@@ -85,6 +89,7 @@ const Model& TheModel() {
       m.gates.push_back(std::move(gate));
     }
     m.drop_zero_count_lines = j.value("drop_zero_count_lines", false);
+    m.erase_avoided_oom = j.value("erase_avoided_oom", false);
     for (const auto& w : j.value("failure_words", nlohmann::json::array())) {
       if (!w.is_string()) return Model{};
       m.failure_words.insert(w.get<std::string>());
@@ -167,7 +172,7 @@ bool ZeroCountLine(std::string_view line) {
   return true;
 }
 
-std::string GateText(std::string_view text) {
+std::string GateText(std::string_view text, bool erase_avoided_oom) {
   std::string kept;
   kept.reserve(text.size());
   bool first = true;
@@ -177,7 +182,11 @@ std::string GateText(std::string_view text) {
     const std::string_view line = text.substr(start, end - start);
     if (!ZeroCountLine(line)) {
       if (!first) kept.push_back('\n');
-      kept.append(line);
+      // A question keeps it: "How to load checkpoint shards one by one to avoid OOM error?" asks about an OOM
+      // its writer has (corpus-2047).
+      std::optional<std::string> edited =
+          erase_avoided_oom && line.find('?') == std::string_view::npos ? EraseAvoidedOom(line) : std::nullopt;
+      kept.append(edited ? std::string_view(*edited) : line);
       first = false;
     }
     start = end + 1;
@@ -286,7 +295,7 @@ std::optional<Finding> LearnedFinding(std::string_view text) {
   const LearnedPosterior p = LearnedPosteriorOf(text);
   double threshold = m.info.threshold_not_memory;
   std::string gate;  // the gate that let the finding through, if one did
-  const std::string phrases = m.drop_zero_count_lines ? GateText(text) : PhraseText(text);
+  const std::string phrases = m.drop_zero_count_lines ? GateText(text, m.erase_avoided_oom) : PhraseText(text);
   if (!(p.not_memory < threshold)) {
     for (const auto& g : m.gates) {
       if (g.threshold > threshold && HoldsPhrase(phrases, g.phrases) &&

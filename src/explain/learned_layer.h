@@ -49,8 +49,11 @@ std::string PhraseText(std::string_view text);
 // Round 17: whether a line counts something at zero ("CUDA OOMs: 0 | cudaMalloc retries: 0 |",
 // "num_out_of_memory_retries 0"): it has a digit, every digit is a 0, and after the last one no ASCII letter or
 // digit. GateText is the PhraseText of the text without such lines (what the gates and domain nouns read).
+// Round 31: with erase_avoided_oom, an OOM named as what a setting is meant to avoid ("to try to prevent
+// out-of-memory errors", EraseAvoidedOom) is erased from each line without a '?' first: it reports no failure to a
+// gate either (a question asking how to avoid an OOM is about one its writer has).
 bool ZeroCountLine(std::string_view line);
-std::string GateText(std::string_view text);
+std::string GateText(std::string_view text, bool erase_avoided_oom = false);
 
 // P(gpu), P(host), P(not memory) of `text` under the model (all 0 when no model is loaded).
 struct LearnedPosterior {

@@ -141,6 +141,11 @@ TEST(LearnedLayer, Round17GatesProseCuesAndTheVocabularyBesideAFailureWord) {
   EXPECT_FALSE(ZeroCountLine("out of memory"));
   EXPECT_FALSE(ZeroCountLine("retries: 10"));
   EXPECT_EQ(GateText("RuntimeError: CUDA out of memory\nnum_out_of_memory_retries 0\n"), " runtimeerror cuda out of memory ");
+  // Round 31: with erase_avoided_oom, an OOM a setting avoids is erased, except on a question.
+  EXPECT_EQ(GateText("WARNING: set 11 GiB to try to prevent out-of-memory errors.\n", true),  " warning set 11 gib to try ");
+  EXPECT_EQ(GateText("how to avoid OOM?\n", true), " how to avoid oom ");
+  EXPECT_EQ(GateText("WARNING: set 11 GiB to try to prevent out-of-memory errors.\n"),
+            " warning set 11 gib to try to prevent out of memory errors ");
   // The unit tests' negatives stay silent (with round 17's looser vocabulary gate too).
   for (const char* line : {"|            CUDA OOMs: 0            |        cudaMalloc retries: 0         |\n",
                            "errors: 0, OOM retries: 0\n", "I increased the memory limit to 16GB and the build passed\n",

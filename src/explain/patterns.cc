@@ -182,6 +182,14 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)out of resource: shared memory)re",
      "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: 49152. "
      "Reducing block sizes or `num_stages` may help."},
+    // Round 31: the same error named by its class in a person's words ("the OutOfResources error on shared memory"),
+    // often beside a Docker --shm-size tried in vain: the GPU's on-chip shared memory per block, not /dev/shm, so
+    // it speaks before the shm prose on the same line. corpus-2654 (torchtune, read as /dev/shm):
+    {"triton_out_of_resources_named", S::kImpossibleHint, "triton",
+     R"re((?i)\bOutOfResources?\b.{0,40}\bshared memory\b|\bshared memory\b.{0,40}\bOutOfResources?\b)re",
+     "I have omitted non-zero ranks for convenience. Note the OutOfResources error on shared memory (hence me trying "
+     "with very large shm-size, although perhaps this is referring to a different type of shared memory?)",
+     Tier::kFamily, LineDomain::kGpu},
 
     // ---------------------------------------------------------------- GPU OOM that is only a warning
     {"tf_bfc_not_a_failure", S::kGpuOomWarning, "tensorflow",
@@ -237,6 +245,13 @@ constexpr Pattern kPatterns[] = {
      "RuntimeError: initCnmem: cnmemInit call failed! Reason=CNMEM_STATUS_OUT_OF_MEMORY. numdev=1"},
     {"tf_bfc_dump_summary", S::kGpuOom, "tensorflow", R"re(Sum Total of in-use chunks)re",
      "I tensorflow/core/common_runtime/bfc_allocator.cc:678] Sum Total of in-use chunks: 4.02GiB", Tier::kFamily},
+    // Round 31: XLA's buffer report, which it prints only when an allocation failed ("BufferAssignment OOM
+    // Debugging", then "Peak buffers:" with each buffer's Size / Operator / XLA Label / Shape): a pasted part of it
+    // without its RESOURCE_EXHAUSTED header is still the device's OOM, like TF's chunk summary above. corpus-2686
+    // (t5x on a 32 GB GPU, no finding):
+    {"xla_oom_buffer_report", S::kGpuOom, "jax",
+     R"re(BufferAssignment OOM Debugging|^\s*XLA Label: \S)re",
+     "                XLA Label: custom-call", Tier::kFamily, LineDomain::kGpu},
     {"xla_resource_exhausted", S::kGpuOom, "",
      R"re((?i)RESOURCE[_ ]EXHAUSTED:.{0,40}(?:out of memory|failed to allocate|allocat))re",
      "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
@@ -828,6 +843,16 @@ constexpr Pattern kPatterns[] = {
     {"memory_pressure_prose", S::kMemoryProse, "",
      R"re((?i)(?:too much|to much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage |footprint |consumption )?(?:explod|spik|blows? up|skyrocket|shoots? up|balloon|doubl|tripl|quadrupl)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|[\d.]+ ?[GM]i?B (?:more|extra|additional) (?:GPU |CPU |video )?(?:memory|VRAM|RAM)\b|\b(?:need|needs|needed|require|requires|required|take|takes) (?:about |around |over |~)?[\d.]+ ?[GMT]i?B\b.{0,60}\b(?:has|have|had|only|with) (?:only )?[\d.]+ ?[GMT]i?B|(?:reduce|lower|decrease|cut) (?:the )?(?:peak |GPU |CPU |VRAM |RAM |host |device )*memory(?: usage| consumption| footprint)?\b|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:memory|RAM|VRAM|swap) (?:usage )?(?:fills? up|filled up|is filling up|gets filled|max(?:e[sd]|ing)? out)|\bmax(?:e[sd]|ing)? out (?:all )?(?:of )?(?:the |my |its |our )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:system |host |CPU |GPU |video )?(?:RAM|VRAM|swap)\b|\b(?:ran|runs?|running|burn(?:s|ed|t|ing)?|chew(?:s|ed|ing)?|blew|blows?|blowing) through (?:all (?:of )?(?:the |my |its |our )?(?:available )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?|(?:the |my |its |our )?(?:available )?[\d.]+ ?[GMT]i?B (?:of )?)(?:system |host |CPU |GPU |video )?(?:memory|RAM|VRAM|swap)\b|(?:memory|RAM|VRAM|swap) (?:usage |use )?(?:hits|hit|reaches|reached|goes to|went to|climbs to|is at|stays at) (?:almost |nearly |about |~)?\d{2,3} ?%|(?:memory|RAM|VRAM|swap) (?:usage |use |consumption )?(?:hits|hit|reaches|reached|climbs to|climbed to|goes up to|went up to|shoots up to|grows to|grew to) (?:almost |nearly |about |around |over |~)?[\d.]+ ?[GT]i?B?\b|(?:uses?|using|used|takes?|taking|consumes?|consuming|needs?|requires?) (?:over |more than |about |around |~)?[\d.]+ ?[GT](?:i?B)? (?:of )?(?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM)\b|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+|utili[sz]\w*) (?:up )?(?:all|most) (?:of )?(?:the |my |your |our |its |their )?(?:available |free )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:RAM|system memory|host memory|CPU memory|swap)\b|(?:memory|VRAM|RAM) (?:costs?|costed) (?:is |was |of )?(?:around |about |almost |nearly |over |~)?[\d.]+ ?[GT]|(?:memory|VRAM|RAM|swap) (?:\w+ ){0,2}to the brim\b|(?:memory|VRAM|RAM) (?:cost|consumption|usage|footprint|requirements?) (?:is|are|remains?|becomes?|stays?) (?:still )?(?:a |the )?(?:big |major |main |real |serious |huge )?(?:challenge|problem|issue|bottleneck|concern)\b)re",
      "Inference uses too much GPU memory", Tier::kProse},
+    // Round 31: a host with little memory named as what stops the job ("impossible to load a large model with little
+    // system memory"), and a GPU memory requirement stated as a floor ("at least 40 GB CUDA memory"): weak, each in
+    // its own memory. corpus-2669 (a GPTQ loader staging the model in RAM) and corpus-2681 (a FLUX LoRA), no finding:
+    {"little_host_memory_prose", S::kMemoryProse, "",
+     R"re((?i)\b(?:little|limited|insufficient|scarce|too little|not much) (?:amounts? of )?(?:system|host|CPU) (?:memory|RAM)\b)re",
+     "As I understand it, the model is loaded through the cpu. and not directly into the GPU. This makes it "
+     "impossible to load a large model with little system memory.", Tier::kProse, LineDomain::kHost},
+    {"gpu_memory_floor_prose", S::kMemoryProse, "",
+     R"re((?i)\bat least [\d.]+ ?[GT]i?B (?:of )?(?:(?:CUDA|GPU|video|device|graphics) memory|VRAM)\b)re",
+     "Fintune flux-dev with batch size 1, at least 40 GB CUDA memory", Tier::kProse, LineDomain::kGpu},
     {"batch_of_one_prose", S::kMemoryProse, "",
      R"re((?i)\beven (?:\w+ ){0,3}batch(?:[ _]size)?(?: of|\s*=|:)? ?1\b)re",
      "I'm having the same issue, but I'm to the point where I can't even run an batch of 1! For context I'm on a "
@@ -1075,7 +1100,7 @@ constexpr const char* kPrefilter =
     R"re(steady|gradual|slow|\xe6\x98\xbe\xe5\xad\x98|device|gpu|cuda:0|map_location|driver|forward compat|ptx|)re"
     R"re(kernel module|error 80|library|shared object|dlopen|kernel image|version|compiled with|compatible|compiled against|built against|linked against|)re"
     R"re(undefined symbol|no_binary|nokernelimage|illegal|assert|misaligned|launch|_status_|invalid|watchdog|)re"
-    R"re(segmentation|sigsegv|floating point|(?-i:\d ?Mi?B)|tensorflow|tf\.config|keras|jax|external/xla|flax|torch|)re"
+    R"re(segmentation|sigsegv|floating point|(?-i:\d ?Mi?B)|tensorflow|tf\.config|keras|jax|external/xla|xla label|flax|torch|)re"
     R"re(c10/cuda|dali|cupy|xgboost|numba|cudasupporterror|expandable_segments|pin_memory|wsl|microsoft|)re"
     R"re(xla_python_client|allow_growth|memory_fraction|memory_growth|preallocat|\x1b|verdict|"resource"|_bytes"|)re"
     R"re(tactic|cache blocks|unhandled cuda|code ?[=:]? ?-9|\xe7\xa0\x81 ?(?:[=:]|\xef\xbc\x9a)? ?-9|killing subprocess|cpu|\bram\b|swap|usage|import|)re"

@@ -126,6 +126,11 @@ struct Decider {
                             RU = Get(n, "reserved_unallocated_bytes"), P = Get(n, "process_in_use_bytes");
     if (!Rs && A && RU) Rs = n["reserved_bytes"] = *A + *RU;
     if (!RU && Rs && A && *Rs >= *A) RU = n["reserved_unallocated_bytes"] = *Rs - *A;
+    // Round 31: "this process has 0 bytes memory in use" beside 22.41 GiB "allocated by PyTorch": the process's own
+    // figure comes from the driver (NVML), which sees no process inside some containers and on WSL; a figure below
+    // what PyTorch itself holds cannot be the process's use, so the allocator's figures stand in for it (the rest of
+    // the device is not another process's). corpus-2645 (torchtune on a 24 GB 4090, read as another process).
+    if (P && ((Rs && *P < *Rs) || (A && *P < *A))) P.reset();
     std::optional<uint64_t> cap = T ? T : Get(n, "limit_bytes") ? Get(n, "limit_bytes") : gpu_limit;
     if (!R && Get(n, "tensor_bytes")) R = Get(n, "tensor_bytes");
 
@@ -194,6 +199,23 @@ struct Decider {
       f.advice.push_back("Split the " + B(*R) + " buffer (chunk the batch or the sequence) so no single allocation "
                          "reaches the limit.");
       Undecided(f, {Cause::kGpuDeviceOom}, "the limit that refused the request is not in the message");
+      return f;
+    }
+    // Round 31: free beyond the request while PyTorch's own cache holds less than the request unallocated: the
+    // cache is not what is fragmented (expandable_segments cannot help), and the free figure was read after the
+    // failure or lies outside a limit; the device is treated as full, with the readings named as undecided.
+    // corpus-1893 (20.28 GiB free, 2.85 MiB cached, a dataset bug) and corpus-2116 (a 4 GB GPU, 0 bytes cached).
+    if (R && F && *F >= *R + slack && RU && *RU < *R) {
+      f.summary = "The GPU reports " + B(*F) + " free, more than the " + B(*R) + " requested, yet the allocation " +
+                  "failed while PyTorch's cache held only " + B(*RU) + " unallocated: the free figure was read after " +
+                  "the failure, or lies outside a limit on this process.";
+      f.advice.push_back("Lower the step's peak: a smaller batch or input, mixed precision (AMP), activation "
+                         "checkpointing; look for one input far larger than the rest.");
+      f.advice.push_back("If a limit is set (torch.cuda.set_per_process_memory_fraction, a MIG slice, "
+                         "XLA_PYTHON_CLIENT_MEM_FRACTION), the free memory may lie outside it.");
+      Undecided(f, {Cause::kFragmentation, Cause::kImpossibleRequest},
+                "the free memory the message reports would serve the request, and PyTorch's cache is too small to "
+                "be fragmented");
       return f;
     }
     if (R && F && *F >= *R + slack) {

@@ -383,8 +383,10 @@ std::optional<uint64_t> BroadcastFullShapeSize(const TableSaved& s, const OpTabl
       a = a == 1 ? d[k] : a;
     }
   }
-  if (shape.size() < r) return std::nullopt;
   const size_t n_reduced = static_cast<size_t>(std::count(reduced.begin(), reduced.end(), true));
+  // At a lower rank than the recording, the full shape is the inputs' own (an in-place activation's
+  // clone of its input, recorded [B, 8, 10, 10], at [B, 256]); a reduced dim's place is then unknown.
+  if (shape.size() < r && (n_reduced > 0 || shape.empty())) return std::nullopt;
   const int out = op.table_outputs.empty() ? -1 : op.table_outputs[0];
   if (n_reduced > 0 && out >= 0 && T[out].known && T[out].dims.size() + n_reduced == shape.size()) {
     shape = T[out].dims;  // the op's output dropped the reduced dims: the same elements, wherever they were

@@ -1022,10 +1022,10 @@ TEST(Planner, ValuesOnlyArgminReadsAreALocalsRisk) {
 // The same four probes exported with "oomguard.locals" (tools/probe_families.py --store writes
 // family_<case>_locals.onnx: python/oomguard/frame_locals.py names the values each forward still bound to a
 // name when it returned, from one eager forward; a view names its base). The named values are held until their
-// frame returns: a point, no longer the risk's. The plain files plan 5-22 % low; with the metadata the elu
-// attention, VQ and Gumbel rows are planned within 0.01 % of the measured peak, and the einsum attention over
-// chunked heads 7.8 / 8.6 % high (q, k, v view one projection's result, which is held; the planner lays out
-// their reshapes otherwise). Every plan is at least the plain file's plan and at most that plan + its locals risk.
+// frame returns: a point, no longer the risk's. The plain files plan 5-22 % low; with the metadata every row is
+// planned within 0.01 % of the measured peak (the einsum attention over chunked heads was 7.8 / 8.6 % high until
+// nn.Linear's bias add shared its product's storage: its output projection, where the held locals put the
+// peak, had two outputs live). Every plan is at least the plain file's plan and at most that plan + its locals risk.
 TEST(Planner, LocalsNamedByTheMetadataAreHeldUntilTheirFrameReturns) {
   auto locals = [](const StepPlan& p) {
     uint64_t bytes = 0;
@@ -1049,13 +1049,7 @@ TEST(Planner, LocalsNamedByTheMetadataAreHeldUntilTheirFrameReturns) {
       EXPECT_GT(b->locals_held, 0u);
       EXPECT_GE(b->peak_allocated_bytes, a->peak_allocated_bytes);
       EXPECT_LE(b->peak_allocated_bytes, a->peak_allocated_bytes + locals(*a));  // within what the risk named
-      const double measured = row["measured_peak"].get<double>();
-      if (std::string(name) == "einsum_chunk_heads") {
-        EXPECT_GE(static_cast<double>(b->peak_allocated_bytes), measured);
-        EXPECT_LE(static_cast<double>(b->peak_allocated_bytes), 1.09 * measured);
-      } else {
-        ExpectNearMeasured(b->peak_allocated_bytes, row, "measured_peak", 0.001);
-      }
+      ExpectNearMeasured(b->peak_allocated_bytes, row, "measured_peak", 0.001);
     }
   }
 }
@@ -2786,6 +2780,47 @@ TEST(Planner, SelectAlongAnInnerAxisFreesItsGradientBeforeTheSliceCopy) {
   EXPECT_EQ(r.backward_temp_bytes, 4u * 16 * 64 * 4 - 4u * 64 * 4);  // input - output
 }
 
+// qkv [2, 16, 96] (an activation) -> `piece` -> Reshape to `to`.
+// piece "chunk": qkv[..., 32:64] (chunk(3, -1)[1], a Slice) viewed as [B, 16, 4, 8] first;
+// piece "select": qkv viewed as [B, 16, 3, 32], then [:, :, 1] (a Gather of one index).
+// Returns whether the final Reshape is a view of qkv.
+bool FinalReshapeIsAView(const std::string& piece, const std::vector<int64_t>& to) {
+  GraphBuilder g;
+  g.Input("input", {16, 96});
+  g.Constant("starts", {32}, {1}).Constant("ends", {64}, {1}).Constant("axes", {2}, {1});
+  g.Constant("heads", {2, 16, 4, 8}, {4}).Constant("three", {2, 16, 3, 32}, {4}).Constant("one", {1}, {});
+  g.Constant("to", to, {static_cast<int64_t>(to.size())});
+  g.Node("Mul", {"input", "input"}, {"qkv"}, "/qkv");
+  if (piece == "chunk") {
+    g.Node("Slice", {"qkv", "starts", "ends", "axes"}, {"k"}, "/Slice");
+    g.Node("Reshape", {"k", "heads"}, {"p"}, "/Reshape");
+  } else {
+    g.Node("Reshape", {"qkv", "three"}, {"t"}, "/Reshape");
+    GraphBuilder::IntAttr(g.Node("Gather", {"t", "one"}, {"p"}, "/Gather"), "axis", 2);
+  }
+  g.Node("Reshape", {"p", "to"}, {"y"}, "/Reshape_1");
+  g.Node("Mul", {"y", "y"}, {"logits"}, "/out");
+  g.Output("logits");
+  const OpRule r = RuleOf(g.Bytes(), 2, "Reshape", 1);
+  return !r.output_view_of.empty() && r.output_view_of[0] >= 0;
+}
+
+// Pieces of one projection viewed again: view() works where the merged dims step over each other
+// exactly, and the gaps a chunk or a select leaves between rows must be traced through the earlier
+// view (torch 1.13, the storages and strides of each result):
+//   qkv.chunk(3, -1)[1].view(B, 16, 4, 8).reshape(B * 16, 32)  a view (strides 96, 1)
+//   qkv.chunk(3, -1)[1].view(B, 16, 4, 8).reshape(B, 512)      a copy (16 rows 96 apart, 32 wide)
+//   qkv.view(B, 16, 3, 32)[:, :, 1].reshape(B * 16, 32)          a view
+//   qkv.view(B, 16, 3, 32)[:, :, 1].reshape(B, 512)              a copy
+// The first view's order is dense, so the dim order alone took the second for a view and the select
+// (no link of the stride trace) made the third a copy.
+TEST(Planner, ReshapeOfAPieceFollowsTheStridesItCameWith) {
+  EXPECT_TRUE(FinalReshapeIsAView("chunk", {32, 32}));
+  EXPECT_FALSE(FinalReshapeIsAView("chunk", {2, 512}));
+  EXPECT_TRUE(FinalReshapeIsAView("select", {32, 32}));
+  EXPECT_FALSE(FinalReshapeIsAView("select", {2, 512}));
+}
+
 // nn.LSTM(num_layers=2) exports one node per layer; PyTorch runs the stack in one call whose
 // caller holds a transposed (batch_first) input's storage until the last layer is done, beside the
 // first layer's contiguous copy. A contiguous input is not copied: the first layer keeps that very
@@ -3248,6 +3283,32 @@ TEST(Planner, OpsWithoutGradientInputsKeepNothing) {
       EXPECT_EQ(l.saved_bytes, 0u);
     }
   }
+}
+
+// torch.eye(n) in forward exports as ConstantOfShape([n, n]) -> EyeLike (Nystromformer's iterative
+// pseudo-inverse, 13 I - K Z): the identity has its input's shape and no gradient, and the shape pass goes on
+// past it (unseen set 16, development data after its blind plan: nystromformer -15.4 / -20.7 % with shape
+// inference stopped at the EyeLike, exact after).
+TEST(Planner, EyeLikeHasItsInputShape) {
+  GraphBuilder g;
+  g.Input("input", {8}).Weight("fc.weight", {8, 8});
+  GraphBuilder::IntAttr(g.Node("Gemm", {"input", "fc.weight"}, {"x"}, "fc"), "transB", 1);
+  g.Constant("shape", {8, 8}, {2});
+  g.Node("ConstantOfShape", {"shape"}, {"zeros"});
+  g.Node("EyeLike", {"zeros"}, {"eye"}, "eye");
+  g.Node("MatMul", {"x", "eye"}, {"y"}, "mm");
+  g.Node("Relu", {"y"}, {"logits"}, "act");
+  g.Output("logits");
+  StepPlan p = MustPlan(g.Bytes(), Cpu(4));
+  for (const std::string& w : p.warnings) EXPECT_EQ(w.find("shape inference stopped"), std::string::npos) << w;
+  EXPECT_TRUE(p.uncovered.empty());
+  for (const auto& l : p.layers) {
+    if (l.name == "eye") {
+      EXPECT_EQ(l.output_shape, (std::vector<int64_t>{8, 8}));
+      EXPECT_EQ(l.saved_bytes, 0u);
+    }
+  }
+  EXPECT_EQ(p.layers.back().output_shape, (std::vector<int64_t>{4, 8}));
 }
 
 // Shape arithmetic without a finite result (the root of a negative, a power past double's range)

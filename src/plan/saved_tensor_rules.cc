@@ -287,11 +287,32 @@ bool IsChannelsLastOrder(const std::vector<int64_t>& dims, const std::vector<int
   return big == nhwc;
 }
 
-// Whether a tensor is a non-contiguous view in PyTorch (DimOrder). reshape() of such a tensor copies.
+std::optional<std::vector<int64_t>> ViewStrides(const Model& m, const ConcreteShapes& s, int id, int depth = 0,
+                                                DimOrder* orders = nullptr);
+
+// Whether strides lay `dims` out contiguously (torch's is_contiguous: size-1 dims' strides do not matter).
+bool ContiguousStrides(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides) {
+  if (dims.size() != strides.size()) return false;
+  int64_t expected = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    if (dims[i] == 1) continue;
+    if (strides[i] != expected) return false;
+    expected *= dims[i];
+  }
+  return true;
+}
+
+// Whether a tensor is a non-contiguous view in PyTorch: its dims out of memory order (DimOrder), or in
+// order with gaps between them (a piece of chunk() or select() viewed to another shape: the order of a
+// view of a view does not show that; its strides do, ViewStrides). reshape() of such a tensor copies
+// unless view() can make its shape (ReshapeIsView).
 bool NonContiguous(const Model& m, const ConcreteShapes& s, int id) {
   if (id < 0 || !s.tensors[id].known) return false;
-  auto order = DimOrder(m, s).Of(id);
-  return !order || !IsDenseOrder(s.tensors[id].dims, *order);
+  DimOrder orders(m, s);
+  auto order = orders.Of(id);
+  if (!order || !IsDenseOrder(s.tensors[id].dims, *order)) return true;
+  auto strides = ViewStrides(m, s, id, 0, &orders);
+  return strides && !ContiguousStrides(s.tensors[id].dims, *strides);
 }
 
 // Whether a tensor is a broadcast (stride-0) view: an Expand that adds elements, seen through
@@ -314,12 +335,15 @@ bool ExpandedView(const Model& m, const ConcreteShapes& s, int id) {
   return false;
 }
 
+bool ReshapeIsView(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
+                   const std::vector<int64_t>& to, std::vector<int64_t>* to_strides = nullptr);
+
 // The element strides of a view in PyTorch, traced back through view ops (Transpose, Slice, Split,
 // Squeeze, Unsqueeze, Identity, Expand) to a tensor laid out densely in its own order; nullopt where
 // a link is none of these or the source is not dense. A Slice or Split keeps its source's strides
 // (a piece along an axis leaves a gap the outer dims step over); Expand gives a broadcast dim stride 0.
-std::optional<std::vector<int64_t>> ViewStrides(const Model& m, const ConcreteShapes& s, int id, int depth = 0,
-                                                DimOrder* orders = nullptr) {
+std::optional<std::vector<int64_t>> ViewStrides(const Model& m, const ConcreteShapes& s, int id, int depth,
+                                                DimOrder* orders) {
   if (id < 0 || !s.tensors[id].known || depth > 16) return std::nullopt;
   const std::vector<int64_t>& dims = s.tensors[id].dims;
   auto dense = [&] {
@@ -331,17 +355,50 @@ std::optional<std::vector<int64_t>> ViewStrides(const Model& m, const ConcreteSh
   if (p < 0) return dense();
   const NodeInfo& n = m.nodes[p];
   static const std::set<std::string> kViews = {"Transpose", "Slice", "Split", "Squeeze", "Unsqueeze", "Identity",
-                                               "Expand"};
+                                               "Expand", "Reshape", "Gather"};
   const int in = n.inputs.empty() ? -1 : n.inputs[0];
-  if (!kViews.count(n.op_type) || IsFlip(m, n) || in < 0 || !s.tensors[in].known) {
+  auto by_order = [&]() -> std::optional<std::vector<int64_t>> {
     auto order = orders ? orders->Of(id) : DimOrder(m, s).Of(id);
     if (order && IsDenseOrder(dims, *order)) return dense();
     return std::nullopt;
+  };
+  // select() (Gather of one index from a tensor that is no weight) views its input without that dim.
+  const bool select = n.op_type == "Gather" && n.inputs.size() > 1 && n.inputs[1] >= 0 &&
+                      s.tensors[n.inputs[1]].known && s.tensors[n.inputs[1]].Elements() <= 1 && in >= 0 &&
+                      !IsParam(m, in);
+  if (!kViews.count(n.op_type) || (n.op_type == "Gather" && !select) || IsFlip(m, n) || in < 0 ||
+      !s.tensors[in].known) {
+    return by_order();
   }
   auto from = ViewStrides(m, s, in, depth + 1, orders);
-  if (!from) return std::nullopt;
   const std::vector<int64_t>& in_dims = s.tensors[in].dims;
   const std::string& k = n.op_type;
+  if (k == "Reshape") {
+    // The strides view() gives (a piece of chunk() viewed as [N, L, heads, d] keeps the gaps between
+    // its rows); a reshape that copies (the Reshape rule) makes a contiguous result.
+    if (!from) return by_order();
+    std::vector<int64_t> to;
+    const bool lone_sample = s.batch == 1 && !in_dims.empty() && in_dims[0] == 1;
+    if (dims != in_dims && !(lone_sample && !ContiguousStrides(in_dims, *from)) &&
+        ReshapeIsView(in_dims, *from, dims, &to)) {
+      return to;
+    }
+    return dense();
+  }
+  if (!from) return std::nullopt;
+  if (k == "Gather") {
+    int64_t axis = 0;
+    if (auto it = n.int_attrs.find("axis"); it != n.int_attrs.end()) axis = it->second;
+    if (axis < 0) axis += static_cast<int64_t>(in_dims.size());
+    if (axis < 0 || axis >= static_cast<int64_t>(in_dims.size()) || from->size() != in_dims.size()) {
+      return std::nullopt;
+    }
+    if (dims.size() == in_dims.size()) return from;  // an index of shape [1] keeps the dim
+    if (dims.size() + 1 != in_dims.size()) return std::nullopt;
+    std::vector<int64_t> st = *from;
+    st.erase(st.begin() + axis);
+    return st;
+  }
   if (k == "Slice" || k == "Split") {
     if (in_dims.size() != dims.size()) return std::nullopt;
     return from;
@@ -391,7 +448,7 @@ std::optional<std::vector<int64_t>> ViewStrides(const Model& m, const ConcreteSh
 // dim always can (a chunk of qkv viewed as [N, L, heads, d]); merging two dims only where the outer
 // one steps over the inner one exactly.
 bool ReshapeIsView(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
-                   const std::vector<int64_t>& to, std::vector<int64_t>* to_strides = nullptr) {
+                   const std::vector<int64_t>& to, std::vector<int64_t>* to_strides) {
   if (dims.empty() || dims.size() != strides.size()) return false;
   int64_t numel = 1;
   for (int64_t d : dims) numel *= d;
@@ -2085,6 +2142,11 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
         NonContiguous(m, ctx.shapes, in(0))) {
       auto order = DimOrder(m, ctx.shapes).Of(in(0));
       folded_copy = order && !order->empty() && order->back() == static_cast<int>(T[in(0)].dims.size()) - 1;
+      // In order with gaps (a piece of a chunk viewed again): the fold copies only where it merges across one.
+      if (folded_copy && IsDenseOrder(T[in(0)].dims, *order)) {
+        auto strides = ViewStrides(m, ctx.shapes, in(0));
+        folded_copy = !strides || LeadingFoldCopies(T[in(0)].dims, *strides);
+      }
       // A broadcast input (a learned query expanded over the batch) is copied whole by the fold
       // (cross-attention probes, tools/measure_xattn.py: the saved bytes were one [N, L, C] short).
       folded_copy = folded_copy || (!order && ExpandedView(m, ctx.shapes, in(0)));
@@ -2603,7 +2665,11 @@ std::array<bool, 2> EinsumCopiesOperands(const NodeInfo& n, const ConcreteShapes
 bool ElementwiseReadsExpandedGradient(const Model& m, const ConcreteShapes& s, int id, int depth = 0) {
   if (id < 0 || depth > 8 || m.tensors[id].kind != TensorKind::kActivation) return false;
   const int p = m.tensors[id].producer;
-  if (p < 0 || !IsElementwise(m.nodes[p].op_type) || m.nodes[p].op_type == "Cast") return false;
+  if (p < 0) return false;
+  // A piece of chunk() / split() / narrow(): their backward copies the gradient into the input-sized one
+  // (cat, or zeros then copy_), reading it as it is (probe chunk_fold_copy: v.sum(1) of a chunk of qkv).
+  if ((m.nodes[p].op_type == "Slice" || m.nodes[p].op_type == "Split") && !IsFlip(m, m.nodes[p])) return true;
+  if (!IsElementwise(m.nodes[p].op_type) || m.nodes[p].op_type == "Cast") return false;
   const NodeInfo& n = m.nodes[p];
   if (n.op_type != "Add" && n.op_type != "Sub") return true;
   for (int x : n.inputs) {
@@ -2780,7 +2846,7 @@ bool NotDifferentiable(const std::string& k) {
   return k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" || k == "Greater" ||
          k == "Less" || k == "Not" || k == "And" || k == "Or" || k == "ArgMax" || k == "ArgMin" || k == "NonZero" ||
          k == "GreaterOrEqual" || k == "LessOrEqual" || k == "Floor" || k == "Ceil" || k == "Round" ||
-         k == "RandomUniformLike" || k == "RandomNormalLike";
+         k == "RandomUniformLike" || k == "RandomNormalLike" || k == "EyeLike";
 }
 
 }  // namespace oomguard::plan

@@ -262,6 +262,7 @@ class ShapePass {
       {"Dropout", &ShapePass::DropoutShape}, {"LayerNormalization", &ShapePass::LayerNormShape},
       {"TopK", &ShapePass::TopK},
       {"RandomUniformLike", &ShapePass::RandomLike}, {"RandomNormalLike", &ShapePass::RandomLike},
+      {"EyeLike", &ShapePass::RandomLike},  // torch.eye(x.shape[-1]): the input's 2-D shape, `dtype` or its own
       {"Cast", &ShapePass::Cast}, {"BatchNormalization", &ShapePass::BatchNorm}, {"Conv", &ShapePass::Window},
       {"ConvTranspose", &ShapePass::Window}, {"MaxPool", &ShapePass::Window},
       {"AveragePool", &ShapePass::Window}, {"LpPool", &ShapePass::Window},

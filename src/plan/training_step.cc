@@ -32,14 +32,91 @@ std::string_view ModulePath(const std::string& node_name) {
   return std::string_view(node_name).substr(0, last);
 }
 
+// "name" and k of torch.onnx.export's "name_k" (the k-th call of a module, k >= 1); k = 0 otherwise.
+std::pair<std::string_view, int> CallSuffix(std::string_view component) {
+  const size_t u = component.rfind('_');
+  if (u == std::string_view::npos || u == 0 || u + 1 >= component.size() || u + 4 < component.size()) {
+    return {component, 0};
+  }
+  int k = 0;
+  for (size_t i = u + 1; i < component.size(); ++i) {
+    if (component[i] < '0' || component[i] > '9') return {component, 0};
+    k = k * 10 + (component[i] - '0');
+  }
+  return {component.substr(0, u), k};
+}
+
+// Each op's module path with every call named where it ran. torch.onnx.export scopes the k-th call of module
+// "a.b" as "/a/b_k" whatever call of "a" it ran in: a layer called three times (ALBERT's shared layer) names its own
+// ops "/layer", "/layer_1", "/layer_2" but its child's "/layer/qkv", "/layer/qkv_1", "/layer/qkv_2", so the child's
+// second call looked like part of the first call of "layer". Where the child runs once per call of its parent
+// ("/A/B_m" for m below the number of A's calls, "/A_m" a call without child paths of its own), "/A/B_m/..." is
+// the call "/A_m/B/...", inner components first.
+std::vector<std::string> CallPaths(const Model& m, const std::vector<LogicalOp>& ops) {
+  std::vector<std::string> raw(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!ops[i].nodes.empty()) raw[i] = std::string(ModulePath(m.nodes[static_cast<size_t>(ops[i].nodes[0])].name));
+  }
+  const std::set<std::string> paths(raw.begin(), raw.end());
+  auto has_children = [&](const std::string& p) {
+    auto it = paths.lower_bound(p + "/");
+    return it != paths.end() && it->compare(0, p.size() + 1, p + "/") == 0;
+  };
+  // Per parent path and child base name, the highest call suffix of the child; per path, the calls of it.
+  std::map<std::pair<std::string, std::string>, int> child_calls;
+  std::map<std::string, int> calls;  // "/x/A" -> 1 + the highest k of "/x/A_k" seen as a path of its own
+  for (const std::string& p : paths) {
+    for (size_t at = p.find('/', 1);; at = p.find('/', at + 1)) {
+      const std::string sub = p.substr(0, at == std::string::npos ? p.size() : at);
+      const size_t slash = sub.rfind('/');
+      const auto [base, k] = CallSuffix(std::string_view(sub).substr(slash + 1));
+      const std::string parent = sub.substr(0, slash), whole = parent + "/" + std::string(base);
+      int& c = child_calls[{parent, std::string(base)}];
+      c = std::max(c, k);
+      if (paths.count(sub) && (k == 0 || !has_children(sub))) calls[whole] = std::max(calls[whole], k + 1);
+      if (at == std::string::npos) break;
+    }
+  }
+  std::vector<std::string> out = raw;
+  for (std::string& p : out) {
+    if (p.empty()) continue;
+    std::vector<std::string> comps;
+    for (size_t from = 1;;) {
+      const size_t at = p.find('/', from);
+      comps.push_back(p.substr(from, at == std::string::npos ? std::string::npos : at - from));
+      if (at == std::string::npos) break;
+      from = at + 1;
+    }
+    for (size_t d = comps.size(); d-- > 1;) {
+      const auto [base, k] = CallSuffix(comps[d]);
+      const auto [parent_base, parent_k] = CallSuffix(comps[d - 1]);
+      if (k == 0 || parent_k != 0) continue;
+      std::string parent;
+      for (size_t j = 0; j + 1 < d; ++j) parent += "/" + comps[j];
+      const std::string a = parent + "/" + comps[d - 1], a_k = a + "_" + std::to_string(k);
+      auto n = calls.find(a);
+      if (!paths.count(a_k) || has_children(a_k) || n == calls.end() ||
+          child_calls[{a, std::string(base)}] >= n->second) {
+        continue;
+      }
+      comps[d] = std::string(base);
+      comps[d - 1] += "_" + std::to_string(k);
+    }
+    p.clear();
+    for (const std::string& c : comps) p += "/" + c;
+  }
+  return out;
+}
+
 // The module each op ran in and the calls it is part of. A call is the run of consecutive ops under
 // one module path (a module called twice is two runs; torch.onnx.export also names the second call
-// "relu_1" where the first is "relu").
+// "relu_1" where the first is "relu"; CallPaths).
 struct ModuleRuns {
-  ModuleRuns(const Model& m, const std::vector<LogicalOp>& ops) : path(ops.size()), prefix(ops.size()), run_end(ops.size()) {
+  ModuleRuns(const Model& m, const std::vector<LogicalOp>& ops)
+      : owned(CallPaths(m, ops)), path(ops.size()), prefix(ops.size()), run_end(ops.size()) {
     const size_t n = ops.size();
     for (size_t i = 0; i < n; ++i) {
-      if (!ops[i].nodes.empty()) path[i] = ModulePath(m.nodes[ops[i].nodes[0]].name);
+      path[i] = owned[i];
       if (path[i].empty()) continue;
       for (size_t at = path[i].find('/', 1);; at = path[i].find('/', at + 1)) {
         prefix[i].push_back(at == std::string_view::npos ? path[i].size() : at);
@@ -72,6 +149,7 @@ struct ModuleRuns {
   // is part of.
   int CallEnd(size_t i, size_t d) const { return d == 0 ? static_cast<int>(path.size()) - 1 : run_end[i][d - 1]; }
 
+  std::vector<std::string> owned;  // CallPaths
   std::vector<std::string_view> path;
   std::vector<std::vector<size_t>> prefix;  // prefix[i][d]: the length of path[i]'s first d + 1 components
   std::vector<std::vector<int>> run_end;    // run_end[i][d]: the last op of the run sharing that prefix with i
@@ -550,28 +628,36 @@ bool Simulator::InplaceCandidate(const LogicalOp& op, const std::vector<int>& bu
   return true;
 }
 
+// nn.Linear on an input of more than two dims is exported as MatMul(x, weight or its Transpose) then Add
+// of the bias; the MatMul's result when `node` is that Add (and the Add its only reader), else -1.
+int LinearProduct(const Model& m, int node) {
+  const NodeInfo& n = m.nodes[static_cast<size_t>(node)];
+  if (n.op_type != "Add" || n.inputs.size() != 2 || n.outputs.empty()) return -1;
+  for (int k = 0; k < 2; ++k) {
+    const int mm = n.inputs[k], bias = n.inputs[1 - k];
+    if (mm < 0 || bias < 0 || !IsParam(m, bias) || m.tensors[mm].producer < 0) continue;
+    if (m.tensors[mm].consumers.size() != 1) continue;
+    const NodeInfo& p = m.nodes[static_cast<size_t>(m.tensors[mm].producer)];
+    if (p.op_type != "MatMul" || p.inputs.size() != 2 || p.inputs[0] < 0 || p.inputs[1] < 0) continue;
+    int weight = p.inputs[1];  // the weight, or its Transpose (nn.Linear's export)
+    const int t = m.tensors[weight].producer;
+    if (t >= 0 && m.nodes[t].op_type == "Transpose" && !m.nodes[t].inputs.empty()) weight = m.nodes[t].inputs[0];
+    if (IsParam(m, weight)) return mm;
+  }
+  return -1;
+}
+
 bool Simulator::OutputIsAView(int node) const {
   const NodeInfo& n = m_.nodes[node];
   if (n.op_type == "InstanceNormalization") return true;
   // at::linear on a contiguous 3-D input with a bias: addmm on the flattened input, viewed back to
   // 3-D (exported as MatMul then Add of the bias).
-  if (n.op_type != "Add" || n.inputs.size() != 2 || n.outputs.empty() || s_.tensors[n.outputs[0]].dims.size() != 3) {
-    return false;
-  }
-  for (int k = 0; k < 2; ++k) {
-    const int mm = n.inputs[k], bias = n.inputs[1 - k];
-    if (mm < 0 || bias < 0 || !IsParam(m_, bias) || m_.tensors[mm].producer < 0) continue;
-    const NodeInfo& p = m_.nodes[m_.tensors[mm].producer];
-    if (p.op_type != "MatMul" || p.inputs.size() != 2 || p.inputs[0] < 0 || p.inputs[1] < 0) continue;
-    // Only for a contiguous input: a transposed one (an LSTM's batch_first output, or an activation
-    // of it, laid out the same way) goes through matmul, whose result is no view.
-    if (NonContiguousInTorch(m_, s_, p.inputs[0])) continue;
-    int weight = p.inputs[1];  // the weight, or its Transpose (nn.Linear's export)
-    const int t = m_.tensors[weight].producer;
-    if (t >= 0 && m_.nodes[t].op_type == "Transpose" && !m_.nodes[t].inputs.empty()) weight = m_.nodes[t].inputs[0];
-    if (IsParam(m_, weight)) return true;
-  }
-  return false;
+  if (n.outputs.empty() || s_.tensors[n.outputs[0]].dims.size() != 3) return false;
+  const int mm = LinearProduct(m_, node);
+  if (mm < 0) return false;
+  // Only for a contiguous input: a transposed one (an LSTM's batch_first output, or an activation
+  // of it, laid out the same way) goes through matmul, whose result is no view.
+  return !NonContiguousInTorch(m_, s_, m_.nodes[m_.tensors[mm].producer].inputs[0]);
 }
 
 void Simulator::ComputeTypes(const std::vector<LogicalOp>& ops) {
@@ -1168,6 +1254,12 @@ Result<StepPlan> Simulator::Run() {
       if (id < 0) continue;
       int view = rule.output_view_of[k];
       if (view == -2) continue;
+      // at::linear adds the bias to its product in place (addmm, or matmul then add_): one storage.
+      if (const int mm = k == 0 && op.nodes.size() == 1 ? LinearProduct(m_, op.nodes[0]) : -1;
+          view < 0 && mm >= 0 && uses[mm] == 1 && held_until[mm] <= static_cast<int>(oi) &&
+          TensorBytes(mm) == TensorBytes(id)) {
+        view = mm;
+      }
       if (view >= 0 && buf[view] >= 0) {
         buf[id] = buf[view];
         Ref(buf[id]);
