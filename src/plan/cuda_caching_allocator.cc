@@ -148,6 +148,7 @@ int CudaCachingAllocator::AllocSegment(uint64_t size, bool small) {
   b.small = small;
   next_addr_ += size;
   stats_.reserved_bytes += size;
+  if (small) stats_.small_reserved_bytes += size;
   stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
   ++stats_.segments;
   return NewBlock(b);
@@ -170,6 +171,7 @@ int CudaCachingAllocator::ExpandSegment(uint64_t size, bool small) {
   }
   const uint64_t map = have >= size ? 0 : (size - have + page - 1) / page * page;
   stats_.reserved_bytes += map;
+  if (small) stats_.small_reserved_bytes += map;
   stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
   if (map > 0) ++stats_.segments;
   if (have > 0) {
@@ -294,7 +296,7 @@ ReplayResult Replay(const Events& events, size_t step_begin, size_t buffers, Cud
       }
     }
   }
-  return {a.stats().peak_allocated_bytes, a.stats().peak_reserved_bytes};
+  return {a.stats().peak_allocated_bytes, a.stats().peak_reserved_bytes, a.stats().small_reserved_bytes};
 }
 
 }  // namespace

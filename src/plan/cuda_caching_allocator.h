@@ -58,6 +58,7 @@ struct CudaAllocatorStats {
   uint64_t reserved_bytes = 0;   // sum of segment sizes (mapped bytes with expandable segments)
   uint64_t peak_reserved_bytes = 0;
   uint64_t segments = 0;         // cudaMalloc calls (expandable: page maps)
+  uint64_t small_reserved_bytes = 0;  // of reserved_bytes, the small pool's
 };
 
 // round_size(): the request rounded up to kMinBlockSize (0 stays 0).
@@ -167,6 +168,10 @@ struct AllocationEvent {
 struct ReplayResult {
   uint64_t peak_allocated_bytes = 0;  // torch.cuda.max_memory_allocated()
   uint64_t peak_reserved_bytes = 0;   // torch.cuda.max_memory_reserved()
+  // Of peak_reserved_bytes, the small pool's segments. (Segments are never returned, so the peak is
+  // the reserved bytes at the end; the two pools share no block, so each pool's part depends on its
+  // own requests alone, in their order.)
+  uint64_t small_reserved_bytes = 0;
 };
 
 // A step's events by index, for a caller that computes them rather than stores them. (A recording's

@@ -268,5 +268,58 @@ TEST(CudaCachingAllocator, EqualsThePlainRulesOnRandomTraffic) {
   }
 }
 
+// The two pools share no block: a step's reserved bytes are the small pool's requests replayed alone
+// plus the large pool's replayed alone (what a search's replay at a batch whose small requests it saw
+// already relies on), the small part is small_reserved_bytes, and the allocated peak never exceeds the
+// reserved one.
+TEST(CudaCachingAllocator, ThePoolsAreIndependent) {
+  for (const CudaAllocatorConfig config : {CudaAllocatorConfig{}, CudaAllocatorConfig{.max_split_size = 6 * kMiB},
+                                           CudaAllocatorConfig{.expandable_segments = true}}) {
+    std::mt19937_64 rng(5);
+    std::vector<AllocationEvent> events;
+    std::vector<int> live;
+    int buffers = 0;
+    size_t step_begin = 0;
+    for (int i = 0; i < 5000; ++i) {
+      if (i == 300) step_begin = events.size();
+      const int kind = static_cast<int>(rng() % 10);
+      if (live.empty() || kind < 5) {
+        const uint64_t cap = rng() % 3 == 0 ? 48 * kMiB : rng() % 2 ? 2 * kSmallSize : 64 * kKiB;
+        events.push_back({AllocationEvent::kAlloc, buffers, 1 + rng() % cap});
+        live.push_back(buffers++);
+      } else if (kind < 7) {
+        events.push_back({AllocationEvent::kTemporary, -1, 1 + rng() % (8 * kMiB)});
+      } else {
+        const size_t k = rng() % live.size();
+        events.push_back({AllocationEvent::kFree, live[k], 0});
+        live[k] = live.back();
+        live.pop_back();
+      }
+    }
+    std::vector<bool> small_buffer(static_cast<size_t>(buffers));
+    for (const AllocationEvent& e : events) {
+      if (e.kind == AllocationEvent::kAlloc) small_buffer[e.buffer] = CudaRoundSize(e.bytes) <= kSmallSize;
+    }
+    std::vector<AllocationEvent> pool_events[2];
+    size_t pool_step_begin[2] = {0, 0};
+    for (size_t i = 0; i < events.size(); ++i) {
+      const AllocationEvent& e = events[i];
+      const bool small = e.kind == AllocationEvent::kFree ? small_buffer[e.buffer] : CudaRoundSize(e.bytes) <= kSmallSize;
+      if (i == step_begin) pool_step_begin[0] = pool_events[0].size(), pool_step_begin[1] = pool_events[1].size();
+      pool_events[small ? 1 : 0].push_back(e);
+    }
+    const ReplayResult whole = ReplayTrainingStep(events, step_begin, static_cast<size_t>(buffers), config);
+    const ReplayResult large = ReplayTrainingStep(pool_events[0], pool_step_begin[0], static_cast<size_t>(buffers), config);
+    const ReplayResult small = ReplayTrainingStep(pool_events[1], pool_step_begin[1], static_cast<size_t>(buffers), config);
+    EXPECT_GT(small.peak_reserved_bytes, 0u);
+    EXPECT_GT(large.peak_reserved_bytes, 0u);
+    EXPECT_EQ(small.small_reserved_bytes, small.peak_reserved_bytes);
+    EXPECT_EQ(large.small_reserved_bytes, 0u);
+    EXPECT_EQ(whole.small_reserved_bytes, small.peak_reserved_bytes);
+    EXPECT_EQ(whole.peak_reserved_bytes, small.peak_reserved_bytes + large.peak_reserved_bytes);
+    EXPECT_LE(whole.peak_allocated_bytes, whole.peak_reserved_bytes);
+  }
+}
+
 }  // namespace
 }  // namespace oomguard::plan

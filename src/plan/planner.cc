@@ -132,13 +132,13 @@ Status AddInplaceRange(BatchPlanner& planner, const PlanOptions& options, StepPl
 }
 
 Result<StepPlan> PlanFromShapes(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options,
-                                StepTrace* trace) {
+                                StepTrace* trace, SimulationShare* share) {
   for (int id : model.outputs) {
     if (!shapes.tensors[id].known) {
       return MakeError(model.name + ": cannot infer the shape of output '" + model.tensors[id].name + "'");
     }
   }
-  Result<StepPlan> plan = SimulateTrainingStep(model, shapes, options, trace);
+  Result<StepPlan> plan = SimulateTrainingStep(model, shapes, options, trace, share);
   if (!plan) return plan;
   plan->warnings.insert(plan->warnings.begin(), model.warnings.begin(), model.warnings.end());
   SortUncovered(&plan->uncovered);

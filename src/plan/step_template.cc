@@ -17,6 +17,7 @@
 #include "oomguard/plan/planner.h"
 #include "oomguard/thread_annotations.h"
 #include "shapes.h"
+#include "simulation_share.h"
 #include "training_step.h"
 
 namespace oomguard::plan {
@@ -67,6 +68,7 @@ struct Recording {
   };
   int64_t valid_lo = 1, valid_hi = 0;  // the batches where every count Replay checks is in range
   std::vector<int> alloc_event;        // per buffer of the trace: the event that allocates it
+  std::vector<int> varying;            // the allocations and scratch whose bytes change with the batch
   Line inplace_bytes;                  // the in-place warning's bytes, unrounded
   std::vector<Line> observed;          // cpu: live bytes + scratch at each observation, one per slope (the highest)
 };
@@ -186,7 +188,10 @@ void CompileRequired(Recording* r) {
   std::vector<int>& alloc_event = r->alloc_event;
   for (size_t i = 0; i < events.size(); ++i) {
     const StepTrace::Event& e = events[i];
-    if (e.kind == StepTrace::kAlloc || e.kind == StepTrace::kObserve) KeepInRange(r->event_bytes[i], &lo, &hi);
+    if (e.kind == StepTrace::kAlloc || e.kind == StepTrace::kObserve) {
+      KeepInRange(r->event_bytes[i], &lo, &hi);
+      if (r->event_bytes[i].a != 0) r->varying.push_back(static_cast<int>(i));
+    }
     if (e.kind == StepTrace::kAlloc) {
       if (static_cast<size_t>(e.buffer) >= alloc_event.size()) alloc_event.resize(e.buffer + 1, -1);
       alloc_event[e.buffer] = static_cast<int>(i);
@@ -317,12 +322,63 @@ std::optional<StepPlan> Replay(const Recording& r, const PlanOptions& options, i
   return p;
 }
 
-// Replay(r, options, batch)->required_bytes without the plan; nullopt where
-// Replay gives none (or the CPU peak leaves what uint64 sums hold exactly). On cuda, fills
-// `replayed` (when given) with the caching allocator's result: the events it replays are those
-// Replay's ledger gives at this batch, event for event, so Replay may take it instead of replaying.
+// Whether the caching allocator sees the same events at batches x and y: every allocation and scratch
+// rounded as it rounds them (the frees and the order are the recording's own). Then its result at one
+// is its result at the other (a chain of 64-float activations rounds each odd batch up to the next).
+bool SameAllocatorEvents(const Recording& r, int64_t x, int64_t y) {
+  if (x == y) return true;
+  for (int i : r.varying) {
+    const Affine& f = r.event_bytes[i];
+    if (CudaRoundSize(static_cast<uint64_t>(f.At(x))) != CudaRoundSize(static_cast<uint64_t>(f.At(y)))) return false;
+  }
+  return true;
+}
+
+// Whether the allocator's small pool gets the same requests at batches x and y: each allocation and
+// scratch goes to the same pool at both (none for 0 bytes), and those of the small pool have the same
+// size. (At large batches a step's small requests are its parameters, gradients and optimizer state.)
+bool SameSmallPool(const Recording& r, int64_t x, int64_t y) {
+  if (x == y) return true;
+  auto pool = [](uint64_t rounded) { return rounded == 0 ? 0 : rounded <= kSmallSize ? 1 : 2; };
+  for (int i : r.varying) {
+    const Affine& f = r.event_bytes[i];
+    const uint64_t a = CudaRoundSize(static_cast<uint64_t>(f.At(x))), b = CudaRoundSize(static_cast<uint64_t>(f.At(y)));
+    if (pool(a) != pool(b) || (pool(a) == 1 && a != b)) return false;
+  }
+  return true;
+}
+
+// Whether `trace` (of a plan at `batch`) is the recording's at that batch, event for event and byte for byte.
+bool SameTrace(const Recording& r, int64_t batch, const StepTrace& trace) {
+  if (!SameEvents(r.trace, trace)) return false;
+  for (size_t i = 0; i < trace.events.size(); ++i) {
+    if (r.event_bytes[i].At(batch) != __int128{trace.events[i].bytes}) return false;
+  }
+  return true;
+}
+
+// The caching allocator's results at earlier batches of one recording (the last few of each kind).
+struct KnownReplays {
+  std::vector<std::pair<int64_t, ReplayResult>> whole;       // by batch
+  std::vector<std::pair<int64_t, uint64_t>> reserved;        // the reserved peak alone, by batch
+  std::vector<std::pair<int64_t, uint64_t>> small_reserved;  // the small pool's reserved bytes, by batch
+  static constexpr size_t kKept = 8;
+  template <typename T>
+  static void Keep(std::vector<std::pair<int64_t, T>>& kept, int64_t batch, const T& value) {
+    if (kept.size() == kKept) kept.erase(kept.begin());
+    kept.emplace_back(batch, value);
+  }
+};
+
+// Replay(r, options, batch)->required_bytes without the plan; nullopt where Replay gives none (or the
+// CPU peak leaves what uint64 sums hold exactly). On cuda, takes what `known` shows and adds to it: a
+// batch whose events the allocator saw already takes that result; one whose small-pool requests it saw
+// replays the large pool's alone (the required bytes read the reserved bytes alone, and each pool's
+// part of them is its own); any other is replayed whole, and its result kept in `known->whole` (the
+// events it replays are those Replay's ledger gives at this batch, event for event, so Replay may take
+// it instead of replaying).
 std::optional<uint64_t> ReplayRequired(const Recording& r, const PlanOptions& options, int64_t batch,
-                                       ReplayResult* replayed = nullptr) {
+                                       KnownReplays* known = nullptr) {
   if (batch < r.valid_lo || batch > r.valid_hi) return std::nullopt;
   if (r.inplace_warning >= 0 && r.inplace_bytes.At(batch) == 0) return std::nullopt;
   if (options.target == Target::kCpu) {
@@ -331,16 +387,34 @@ std::optional<uint64_t> ReplayRequired(const Recording& r, const PlanOptions& op
     if (peak > std::numeric_limits<int64_t>::max()) return std::nullopt;
     return static_cast<uint64_t>(peak);
   }
-  // On cuda, the ledger's own peak from the trace, then the caching allocator over the same events:
-  // the trace at this batch as the allocator sees it, as the ledger would give it (each buffer rounded
-  // as the allocator rounds it, scratch as a temporary), written once into storage the thread keeps
-  // (the replay reads each event up to three times; computing it each time was about a sixth of a replay).
+  const ReplayResult* same = nullptr;
+  const uint64_t* same_reserved = nullptr;  // the same events' reserved peak, from a replay of the large pool
+  const uint64_t* small_reserved = nullptr;
+  if (known) {
+    for (auto it = known->whole.rbegin(); it != known->whole.rend() && !same; ++it) {
+      if (SameAllocatorEvents(r, batch, it->first)) same = &it->second;
+    }
+    for (auto it = known->reserved.rbegin(); it != known->reserved.rend() && !same && !same_reserved; ++it) {
+      if (SameAllocatorEvents(r, batch, it->first)) same_reserved = &it->second;
+    }
+    for (auto it = known->small_reserved.rbegin();
+         it != known->small_reserved.rend() && !same && !same_reserved && !small_reserved; ++it) {
+      if (SameSmallPool(r, batch, it->first)) small_reserved = &it->second;
+    }
+  }
+  // The ledger's own peak from the trace, then the caching allocator over the same events: the trace
+  // at this batch as the allocator sees it, as the ledger would give it (each buffer rounded as the
+  // allocator rounds it, scratch as a temporary), written once into storage the thread keeps (the
+  // replay reads each event up to three times; computing it each time was about a sixth of a replay);
+  // with the small pool's part known, only the large pool's requests.
   thread_local std::vector<AllocationEvent> events;
   thread_local std::vector<uint64_t> buffer_bytes;
   events.clear();
   events.reserve(r.trace.events.size());
   buffer_bytes.assign(r.alloc_event.size(), 0);
   auto rounded = [&](size_t i) { return CudaRoundSize(static_cast<uint64_t>(r.event_bytes[i].At(batch))); };
+  const bool large_only = small_reserved != nullptr;
+  auto replayed_here = [&](uint64_t bytes) { return !same && !same_reserved && !(large_only && bytes <= kSmallSize); };
   uint64_t total = 0, peak = 0;
   size_t step_begin = 0;
   for (size_t i = 0; i < r.trace.events.size(); ++i) {
@@ -350,26 +424,45 @@ std::optional<uint64_t> ReplayRequired(const Recording& r, const PlanOptions& op
         const uint64_t bytes = rounded(i);
         buffer_bytes[e.buffer] = bytes;
         total += bytes;
-        events.push_back({AllocationEvent::kAlloc, e.buffer, bytes});
+        if (replayed_here(bytes)) events.push_back({AllocationEvent::kAlloc, e.buffer, bytes});
         break;
       }
       case StepTrace::kFree:
         total -= buffer_bytes[e.buffer];
-        events.push_back({AllocationEvent::kFree, e.buffer, buffer_bytes[e.buffer]});
+        if (replayed_here(buffer_bytes[e.buffer])) {
+          events.push_back({AllocationEvent::kFree, e.buffer, buffer_bytes[e.buffer]});
+        }
         break;
       case StepTrace::kObserve: {
         const uint64_t bytes = rounded(i);  // 0 bytes: nothing
         peak = std::max(peak, total + bytes);
-        if (bytes > 0) events.push_back({AllocationEvent::kTemporary, -1, bytes});
+        if (bytes > 0 && replayed_here(bytes)) events.push_back({AllocationEvent::kTemporary, -1, bytes});
         break;
       }
       case StepTrace::kStepBegin: step_begin = events.size(); break;
       case StepTrace::kRecategorize: break;
     }
   }
-  const ReplayResult replay = ReplayTrainingStep(events, step_begin, r.alloc_event.size(),
-                                                 {options.cuda_max_split_size, options.cuda_expandable_segments});
-  if (replayed) *replayed = replay;
+  const CudaAllocatorConfig config{options.cuda_max_split_size, options.cuda_expandable_segments};
+  ReplayResult replay;
+  // (Every allocated block lies in a reserved segment, so the allocated peak is at most the reserved
+  // one: the required bytes, CudaStepPeaks' reserved, need the reserved peak alone.)
+  if (same) {
+    replay = *same;
+    if (known) KnownReplays::Keep(known->whole, batch, replay);
+  } else if (same_reserved) {
+    replay.peak_reserved_bytes = *same_reserved;
+  } else if (large_only) {
+    const ReplayResult large = ReplayTrainingStep(events, step_begin, r.alloc_event.size(), config);
+    replay.peak_reserved_bytes = large.peak_reserved_bytes + *small_reserved;
+    if (known) KnownReplays::Keep(known->reserved, batch, replay.peak_reserved_bytes);
+  } else {
+    replay = ReplayTrainingStep(events, step_begin, r.alloc_event.size(), config);
+    if (known) {
+      KnownReplays::Keep(known->whole, batch, replay);
+      KnownReplays::Keep(known->small_reserved, batch, replay.small_reserved_bytes);
+    }
+  }
   const CudaPeaks peaks = CudaStepPeaks(peak, replay);
   return CudaRequiredBytes(peaks, CudaOverheads(options, r.trace.has_matmul, r.trace.has_conv));
 }
@@ -428,21 +521,14 @@ struct BatchPlanner::Impl {
     Recording recording;
     int64_t lo = 0, hi = 0;
     bool checked = false;
-    // The caching allocator's results RequiredFrom found, by batch (the last few): a whole plan at
-    // one of those batches (a search's answer and the batch above it) takes it instead of replaying.
-    mutable std::vector<std::pair<int64_t, ReplayResult>> replays;
+    // The caching allocator's results RequiredFrom found (the last few): a whole plan at one of
+    // those batches (a search's answer and the batch above it) takes it instead of replaying.
+    mutable KnownReplays replays;
   };
-  static constexpr size_t kKeptReplays = 8;
 
-  // ReplayRequired through a checked segment, keeping the allocator's result on cuda.
+  // ReplayRequired through a checked segment, keeping the allocator's results.
   static std::optional<uint64_t> RequiredFrom(const Segment& s, const PlanOptions& o, int64_t n) {
-    ReplayResult replay;
-    std::optional<uint64_t> r = ReplayRequired(s.recording, o, n, &replay);
-    if (r && o.target == Target::kCuda) {
-      if (s.replays.size() == kKeptReplays) s.replays.erase(s.replays.begin());
-      s.replays.emplace_back(n, replay);
-    }
-    return r;
+    return ReplayRequired(s.recording, o, n, &s.replays);
   }
   // One option set's state. Option sets are planned concurrently (fit's what-ifs on several threads),
   // each under its own lock; the planner's lock (mu) guards only the maps and caches they share and
@@ -461,9 +547,14 @@ struct BatchPlanner::Impl {
   // The shapes at a batch (they depend on the input overrides and the batch
   // alone, so option sets share them); batches 1 and 2 are kept (every search
   // plans them), and the last few others.
-  // (Shared: a shape set another thread evicts stays alive while in use.)
+  // (Shared: a shape set another thread evicts stays alive while in use.) With them, what every
+  // simulation at those shapes computes alike whatever its options (the fused operators, the rules).
+  struct AtBatch {
+    ConcreteShapes shapes;
+    mutable SimulationShare share;
+  };
   static constexpr size_t kRecentShapes = 3;
-  Result<std::shared_ptr<const ConcreteShapes>> Shapes(const PlanOptions& o) EXCLUDES(mu) {
+  Result<std::shared_ptr<const AtBatch>> Shapes(const PlanOptions& o) EXCLUDES(mu) {
     const std::string key = ShapeKey(o, *o.batch);
     {
       MutexLock lock(mu);
@@ -474,7 +565,7 @@ struct BatchPlanner::Impl {
     }
     Result<ConcreteShapes> s = InferConcreteShapes(model, o);  // outside the lock: other option sets go on
     if (!s) return MakeError(s.error());
-    auto inferred = std::make_shared<const ConcreteShapes>(std::move(s).value());
+    auto inferred = std::make_shared<const AtBatch>(std::move(s).value());
     MutexLock lock(mu);
     if (*o.batch <= 2) return shapes.emplace(key, std::move(inferred)).first->second;  // the first one kept
     if (recent_shapes.size() == kRecentShapes) recent_shapes.erase(recent_shapes.begin());
@@ -490,9 +581,9 @@ struct BatchPlanner::Impl {
   Result<StepPlan> Full(const PlanOptions& o, StepTrace* trace) EXCLUDES(mu) {
     Count(&BatchPlanner::Stats::full_plans);
     if (Status valid = CheckShardCounts(o); !valid) return MakeError(valid.error());
-    Result<std::shared_ptr<const ConcreteShapes>> s = Shapes(o);
+    Result<std::shared_ptr<const AtBatch>> s = Shapes(o);
     if (!s) return MakeError(s.error());
-    return PlanFromShapes(model, **s, o, trace);
+    return PlanFromShapes(model, (*s)->shapes, o, trace, &(*s)->share);
   }
 
   static bool Replayable(const PlanOptions& o) { return o.batch && *o.batch >= 1 && *o.batch <= kMaxBatch; }
@@ -525,12 +616,16 @@ struct BatchPlanner::Impl {
     return false;
   }
 
-  // Whether a recording of `e` predicts `p` (planned in full at batch n, without its timeline)
-  // exactly: the first that does now covers n. One never checked that does not is dropped.
-  bool Explain(Entry& e, int64_t n, const PlanOptions& o, const StepPlan& p) REQUIRES(e.mu) EXCLUDES(mu) {
+  // Whether a recording of `e` predicts `p` (planned in full at batch n, without its timeline, with
+  // `trace`) exactly: the first that does now covers n. One never checked that does not is dropped.
+  bool Explain(Entry& e, int64_t n, const PlanOptions& o, const StepPlan& p, const StepTrace& trace) REQUIRES(e.mu)
+      EXCLUDES(mu) {
     for (size_t i = 0; i < e.segments.size();) {
       Segment& s = e.segments[i];
-      std::optional<StepPlan> replayed = Replay(s.recording, o, n);
+      // Where the recording's events at n are the plan's, the caching allocator's result is the plan's.
+      const bool same = o.target == Target::kCuda && SameTrace(s.recording, n, trace);
+      const ReplayResult known{p.peak_allocated_bytes, p.peak_reserved_bytes};
+      std::optional<StepPlan> replayed = Replay(s.recording, o, n, same ? &known : nullptr);
       if (replayed && *replayed == p) {
         s.checked = true;
         s.lo = std::min(s.lo, n);
@@ -551,8 +646,10 @@ struct BatchPlanner::Impl {
   // exactly now covers its batch, one never checked that does not is dropped,
   // and a plan no segment explains is fitted with the nearest loose one. Fills
   // `plan` (when given) and `required`.
-  Status FullAndLearn(const PlanOptions& o, Entry& e, StepPlan* plan, uint64_t* required) REQUIRES(e.mu)
-      EXCLUDES(mu) {
+  // `check_only`: the caller reads nothing but what the plan teaches (a recording checked at the
+  // search's far batch); `required` is then left as it is where a recording explains the plan.
+  Status FullAndLearn(const PlanOptions& o, Entry& e, StepPlan* plan, uint64_t* required, bool check_only = false)
+      REQUIRES(e.mu) EXCLUDES(mu) {
     const int64_t n = *o.batch;
     // A traced plan no recording explains yet is this batch's full plan already (without the
     // timeline): split asks a batch's plan, then its required bytes.
@@ -566,24 +663,40 @@ struct BatchPlanner::Impl {
     }
     Point point;
     const bool learn = e.recordings < kMaxRecordings;
-    // Where a recording may explain this batch, plan without a trace first (a traced plan costs
-    // about two): a plan the recording predicts needs none. Only a plan it does not predict is
-    // planned again with the trace, to fit a new recording.
-    bool none_explains = false;  // the untraced plan was tried against every recording
-    if (learn && MayExplain(e, n)) {
-      Result<StepPlan> check = Full(o, nullptr);
-      if (!check) return MakeError(check.error());
-      std::vector<TimelinePoint> timeline = std::move(check->timeline);  // recordings hold none
-      check->timeline.clear();
-      const bool explained = Explain(e, n, o, *check);
-      check->timeline = std::move(timeline);
-      if (explained) {
-        *required = check->required_bytes;
-        if (plan) *plan = std::move(check).value();
-        return Status::Ok();
+    // A check alone needs no caching-allocator result where a recording's events are the plan's, event
+    // for event: the recording's replay would find the plan's, whatever it is. Planned with an assumed
+    // one, compared with the recording replayed with the same; anything else is planned again in full.
+    if (check_only && learn && o.target == Target::kCuda && !plan && MayExplain(e, n)) {
+      StepTrace trace;
+      const size_t hint = TraceSizeHint();
+      trace.events.reserve(hint + hint / 8);
+      trace.assumed_replay = ReplayResult{};
+      Result<StepPlan> assumed = Full(o, &trace);
+      if (!assumed) return MakeError(assumed.error());
+      assumed->timeline.clear();
+      // As Explain, in its order, as far as the traces are the same.
+      for (size_t i = 0; i < e.segments.size();) {
+        Segment& s = e.segments[i];
+        if (!SameTrace(s.recording, n, trace)) break;
+        std::optional<StepPlan> replayed = Replay(s.recording, o, n, &*trace.assumed_replay);
+        if (replayed && *replayed == *assumed) {
+          s.checked = true;
+          s.lo = std::min(s.lo, n);
+          s.hi = std::max(s.hi, n);
+          return Status::Ok();
+        }
+        if (!s.checked) {
+          Count(&BatchPlanner::Stats::rejected);
+          e.segments.erase(e.segments.begin() + static_cast<std::ptrdiff_t>(i));
+          continue;
+        }
+        ++i;
       }
-      none_explains = true;
     }
+    // Planned with the trace where it may be learnt from (it costs little more than without): where a
+    // recording explains the plan, the trace shows that the recording's events are the plan's and the
+    // recording's replay takes the plan's caching-allocator result; where none does, the plan and its
+    // trace fit a new recording without planning again.
     // (A traced plan of this model has as many events as the last, give or take: reserving them
     // spares the trace's growth, a large part of a traced plan's time on a large graph.)
     if (learn) {
@@ -598,6 +711,14 @@ struct BatchPlanner::Impl {
       if (plan) *plan = std::move(full).value();
       return Status::Ok();
     }
+    std::vector<TimelinePoint> timeline = std::move(full->timeline);  // recordings hold none
+    full->timeline.clear();
+    const bool explained = Explain(e, n, o, *full, point.trace);
+    full->timeline = std::move(timeline);
+    if (explained) {
+      if (plan) *plan = std::move(full).value();
+      return Status::Ok();
+    }
     if (plan) {
       *plan = *full;
       point.plan = std::move(full).value();
@@ -605,7 +726,6 @@ struct BatchPlanner::Impl {
       point.plan = std::move(full).value();
     }
     point.plan.timeline.clear();
-    if (!none_explains && Explain(e, n, o, point.plan)) return Status::Ok();
     // Fit a new recording through this batch and the nearest loose one.
     std::sort(e.loose.begin(), e.loose.end(), [&](const Point& a, const Point& b) {
       return std::llabs(a.plan.batch - n) < std::llabs(b.plan.batch - n);
@@ -682,7 +802,7 @@ struct BatchPlanner::Impl {
       for (const Segment& s : e.segments) {
         if (!s.checked || n < s.lo || n > s.hi) continue;
         const ReplayResult* known = nullptr;
-        for (const auto& [batch, replay] : s.replays) {
+        for (const auto& [batch, replay] : s.replays.whole) {
           if (batch == n) known = &replay;
         }
         if (std::optional<StepPlan> p = Replay(s.recording, o, n, known)) {
@@ -733,7 +853,7 @@ struct BatchPlanner::Impl {
         PlanOptions far = o;
         far.batch = reach;
         uint64_t ignored = 0;
-        if (Status st = FullAndLearn(far, e, nullptr, &ignored); !st) break;
+        if (Status st = FullAndLearn(far, e, nullptr, &ignored, /*check_only=*/true); !st) break;
         if (const Segment* c = Covering(e, n)) {
           if (std::optional<uint64_t> r = RequiredFrom(*c, o, n)) {
             Count(&BatchPlanner::Stats::replayed_plans);
@@ -751,8 +871,8 @@ struct BatchPlanner::Impl {
   const Model& model;
   Mutex mu;
   std::map<std::string, Entry> entries GUARDED_BY(mu);
-  std::map<std::string, std::shared_ptr<const ConcreteShapes>> shapes GUARDED_BY(mu);
-  std::vector<std::pair<std::string, std::shared_ptr<const ConcreteShapes>>> recent_shapes GUARDED_BY(mu);
+  std::map<std::string, std::shared_ptr<const AtBatch>> shapes GUARDED_BY(mu);
+  std::vector<std::pair<std::string, std::shared_ptr<const AtBatch>>> recent_shapes GUARDED_BY(mu);
   std::vector<std::pair<std::string, StepPlan>> recent_plans GUARDED_BY(mu);
   BatchPlanner::Stats stats GUARDED_BY(mu);
   size_t trace_size_hint GUARDED_BY(mu) = 0;  // the events of the last traced plan

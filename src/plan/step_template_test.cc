@@ -269,29 +269,109 @@ TEST(BatchPlanner, BranchGraphRequiredBytesEqualTheFullPlan) {
 
 // The reach only moves where the recording is checked: a reach beyond what
 // the counts hold (or an unplannable one) falls back to checking at the batch.
+// (On cuda the check at the reach runs no caching-allocator model where its trace is the recording's,
+// event for event; whole plans afterwards are still PlanStep's.)
 TEST(BatchPlanner, ReachChecksOnceForTheWholeSearch) {
   auto model = LoadModel("resnet18");
   ASSERT_TRUE(model.ok()) << model.error();
   PlanOptions o;
-  o.target = Target::kCpu;
-  BatchPlanner planner(**model);
-  // (Below about 50 samples layer4's weight gradient outweighs its reorders in backward: another
-  // stretch of batches, another recording. These batches are all above it.)
-  for (int64_t b : {int64_t{300}, int64_t{100}, int64_t{200}, int64_t{5000}, int64_t{177}, int64_t{4999}}) {
-    o.batch = b;
-    ASSERT_EQ(*planner.RequiredBytes(o, 5000), PlanStep(**model, o)->required_bytes) << b;
+  for (Target target : {Target::kCuda, Target::kCpu}) {
+    o.target = target;
+    BatchPlanner planner(**model);
+    // (Below about 50 samples layer4's weight gradient outweighs its reorders in backward: another
+    // stretch of batches, another recording. These batches are all above it.)
+    for (int64_t b : {int64_t{300}, int64_t{100}, int64_t{200}, int64_t{5000}, int64_t{177}, int64_t{4999}}) {
+      o.batch = b;
+      ASSERT_EQ(*planner.RequiredBytes(o, 5000), PlanStep(**model, o)->required_bytes) << b;
+    }
+    // 300 and 100 fitted, 5000 checked it: everything after is replayed.
+    EXPECT_EQ(planner.stats().full_plans, 3);
+    EXPECT_EQ(planner.stats().replayed_plans, 4);
+    // A batch asked again is remembered, not replayed again.
+    o.batch = 177;
+    ASSERT_EQ(*planner.RequiredBytes(o, 5000), PlanStep(**model, o)->required_bytes);
+    EXPECT_EQ(planner.stats().replayed_plans, 4);
+    for (int64_t b : {int64_t{5000}, int64_t{178}}) {
+      o.batch = b;
+      Result<StepPlan> whole = planner.Plan(o);
+      ASSERT_TRUE(whole.ok()) << whole.error();
+      EXPECT_TRUE(*whole == *PlanStep(**model, o)) << b;
+    }
   }
-  // 300 and 100 fitted, 5000 checked it: everything after is replayed.
-  EXPECT_EQ(planner.stats().full_plans, 3);
-  EXPECT_EQ(planner.stats().replayed_plans, 4);
-  // A batch asked again is remembered, not replayed again.
-  o.batch = 177;
-  ASSERT_EQ(*planner.RequiredBytes(o, 5000), PlanStep(**model, o)->required_bytes);
-  EXPECT_EQ(planner.stats().replayed_plans, 4);
   BatchPlanner huge(**model);
   for (int64_t b : {int64_t{1}, int64_t{2}, int64_t{3}}) {
     o.batch = b;
     ASSERT_EQ(*huge.RequiredBytes(o, kMaxBatch), PlanStep(**model, o)->required_bytes) << b;
+  }
+}
+
+// Option sets planned at one batch share the simulation's work that does not depend on the options
+// (the fused operators, which tensors need a gradient, each operator's rule): every set's plans are
+// still PlanStep's, whichever set planned a batch first.
+TEST(BatchPlanner, OptionSetsSharingABatchGiveTheirOwnPlans) {
+  for (const char* name : {"resnet18", "mobilenet_v2", "unet_small", "bert_base"}) {
+    auto model = LoadModel(name);
+    ASSERT_TRUE(model.ok()) << model.error();
+    std::vector<PlanOptions> sets = OptionSets();
+    PlanOptions all_in_place;
+    all_in_place.inplace = InplaceHint::kAll;
+    sets.push_back(all_in_place);
+    PlanOptions adamw = sets[0];
+    adamw.optimizer = Optimizer::kAdamW;
+    sets.push_back(adamw);
+    BatchPlanner planner(**model);
+    for (int64_t b : {int64_t{2}, int64_t{1}, int64_t{24}}) {
+      for (size_t i = 0; i < sets.size(); ++i) {
+        PlanOptions o = sets[i];
+        o.batch = b;
+        Result<StepPlan> full = PlanStep(**model, o);
+        Result<StepPlan> shared = planner.Plan(o);
+        ASSERT_EQ(full.ok(), shared.ok()) << name << " set " << i << " batch " << b;
+        if (full.ok()) {
+          EXPECT_TRUE(*full == *shared) << name << " set " << i << " batch " << b;
+        }
+      }
+    }
+  }
+}
+
+// A chain of 64-float activations (each odd batch rounds up to the next even one on cuda, and above
+// 4096 samples every activation is a large-pool request while the parameters' traffic stays in the
+// small pool): the required bytes a search reads, taken from an earlier replay of the same events or
+// replayed for the large pool alone, equal PlanStep's; so do whole plans afterwards.
+TEST(BatchPlanner, ReplaysReusedAcrossBatchesEqualTheFullPlan) {
+  GraphBuilder g;
+  g.Input("x0", {64});
+  for (int i = 0; i < 6; ++i) {
+    const std::string k = std::to_string(i);
+    g.Weight("w" + k, {64, 64}).Weight("b" + k, {64});
+    g.Node("MatMul", {"x" + k, "w" + k}, {"m" + k}, "mm" + k);
+    g.Node("Add", {"m" + k, "b" + k}, {"a" + k}, "bias" + k);
+    g.Node("Relu", {"a" + k}, {"r" + k}, "relu" + k);
+    g.Node("Add", {"r" + k, "x" + k}, {"x" + std::to_string(i + 1)}, "res" + k);
+  }
+  g.Output("x6");
+  auto model = LoadModelFromBytes(g.Bytes(), "chain");
+  ASSERT_TRUE(model.ok()) << model.error();
+  const std::vector<int64_t> batches = {1, 2, 9000, 8191, 8192, 4097, 4098, 12001, 12002, 12000, 5000, 5001, 4096, 3, 64};
+  for (int config = 0; config < 3; ++config) {
+    PlanOptions o;
+    o.cuda_expandable_segments = config == 1;
+    if (config == 2) o.cuda_max_split_size = 6 * 1024 * 1024;
+    BatchPlanner planner(**model);
+    for (int64_t b : batches) {
+      o.batch = b;
+      Result<uint64_t> fast = planner.RequiredBytes(o, 20000);
+      ASSERT_TRUE(fast.ok()) << fast.error();
+      EXPECT_EQ(*fast, PlanStep(**model, o)->required_bytes) << "batch " << b;
+    }
+    EXPECT_GE(planner.stats().replayed_plans, 10);
+    for (int64_t b : {int64_t{12001}, int64_t{12002}, int64_t{5001}}) {
+      o.batch = b;
+      Result<StepPlan> whole = planner.Plan(o);
+      ASSERT_TRUE(whole.ok()) << whole.error();
+      EXPECT_TRUE(*whole == *PlanStep(**model, o)) << "batch " << b;
+    }
   }
 }
 

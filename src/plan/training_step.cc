@@ -1,4 +1,5 @@
 #include "training_step.h"
+#include "simulation_share.h"
 
 #include <algorithm>
 #include <array>
@@ -435,8 +436,8 @@ bool IsViewOp(const std::string& k) {
 
 class Simulator {
  public:
-  Simulator(const Model& m, const ConcreteShapes& s, const PlanOptions& o, StepTrace* trace)
-      : m_(m), s_(s), o_(o), ledger_(o.target, trace), trace_(trace) {}
+  Simulator(const Model& m, const ConcreteShapes& s, const PlanOptions& o, StepTrace* trace, SimulationShare* share)
+      : m_(m), s_(s), o_(o), ledger_(o.target, trace), trace_(trace), share_(share) {}
 
   Result<StepPlan> Run();
 
@@ -498,6 +499,7 @@ class Simulator {
   StepLedger ledger_;
   std::vector<Buffer>& buffers_ = ledger_.buffers;
   StepTrace* trace_;  // null unless recording
+  SimulationShare* share_;  // null: everything computed here
   std::vector<uint64_t> elem_bytes_;
   std::vector<bool> requires_grad_;
   std::vector<uint64_t> param_elems_;  // per tensor; changed by replace_layer_with_pooling
@@ -990,9 +992,18 @@ Result<StepPlan> Simulator::Run() {
   plan.warnings = s_.warnings;
   const bool cuda = o_.target == Target::kCuda;
 
-  std::vector<LogicalOp> ops = FuseOperators(m_, s_);
+  const std::shared_ptr<const std::vector<LogicalOp>> fused =
+      share_ ? share_->Ops(m_, s_) : std::make_shared<const std::vector<LogicalOp>>(FuseOperators(m_, s_));
+  const std::vector<LogicalOp>& ops = *fused;
   ComputeTypes(ops);
-  ComputeRequiresGrad(ops);
+  if (share_) {
+    requires_grad_ = share_->RequiresGrad([&] {
+      ComputeRequiresGrad(ops);
+      return requires_grad_;
+    });
+  } else {
+    ComputeRequiresGrad(ops);
+  }
 
   // What-if: a Gemm/MatMul fed by a flattened feature map [B,C,H,W] takes the
   // globally pooled [B,C] instead, so its weight shrinks by H*W.
@@ -1142,6 +1153,9 @@ Result<StepPlan> Simulator::Run() {
 
   // Forward.
   RuleContext ctx{m_, s_, o_.target, 4, requires_grad_};
+  // Each op's rule, from the share where another simulation at these shapes made them (kept for the next).
+  const std::shared_ptr<const std::vector<OpRule>> shared_rules = share_ ? share_->Rules(o_.target, requires_grad_) : nullptr;
+  std::vector<OpRule> new_rules;
   const InplaceHintInForce inplace_hint(m_, o_);
   plan.inplace.hint = inplace_hint.source();
   std::vector<std::string> not_in_place;  // hinted nodes that cannot have run in place
@@ -1195,7 +1209,8 @@ Result<StepPlan> Simulator::Run() {
       segment_first_buffer = static_cast<int>(buffers_.size());
     }
     if (trace_) trace_->layer_saved.emplace_back();
-    OpRule rule = RuleFor(op, ctx);
+    OpRule rule = shared_rules ? (*shared_rules)[oi] : RuleFor(op, ctx);
+    if (share_ && !shared_rules) new_rules.push_back(rule);
     TableMatch inplace_row;
     if (InplaceCandidate(op, buf, &inplace_row)) {
       ++plan.inplace.candidates;
@@ -1381,6 +1396,7 @@ Result<StepPlan> Simulator::Run() {
     rules.push_back(std::move(rule));
     plan.layers.push_back(std::move(layer));
   }
+  if (share_ && !shared_rules) share_->KeepRules(o_.target, requires_grad_, std::move(new_rules));
   ledger_.freed = nullptr;
   if (trace_) {
     trace_->locals_holds.clear();
@@ -1638,7 +1654,8 @@ Result<StepPlan> Simulator::Run() {
     has_conv = has_conv || op.kind == "Conv" || op.kind == "ConvTranspose";
   }
   if (trace_) trace_->has_matmul = has_matmul, trace_->has_conv = has_conv;
-  FinishStepPlan(ledger_, o_, has_matmul, has_conv, total_saved, &plan);
+  FinishStepPlan(ledger_, o_, has_matmul, has_conv, total_saved, &plan,
+                 trace_ && trace_->assumed_replay ? &*trace_->assumed_replay : nullptr);
   if (plan.peak_phase == "forward") AddRisk(&plan, Risk::kDropoutInputHeldByCaller, held_by_caller_at_risk);
   for (const std::string& k : unknown_ops) {
     plan.warnings.push_back("no memory rule for operator " + k +
@@ -1778,8 +1795,8 @@ std::string InplaceWarning(const std::string& kinds, uint64_t bytes) {
 }
 
 Result<StepPlan> SimulateTrainingStep(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options,
-                                      StepTrace* trace) {
-  return Simulator(model, shapes, options, trace).Run();
+                                      StepTrace* trace, SimulationShare* share) {
+  return Simulator(model, shapes, options, trace, share).Run();
 }
 
 }  // namespace oomguard::plan

@@ -46,6 +46,10 @@ struct StepTrace {
   size_t forward_end_event = 0;
   std::vector<std::pair<int, size_t>> locals_holds;
   bool has_matmul = false, has_conv = false;
+  // Set by the caller, not the simulation: the caching allocator's result to take instead of running
+  // the model over the step (a check that compares the trace with a recording's, event for event, and
+  // reads nothing of the plan but how it compares).
+  std::optional<ReplayResult> assumed_replay;
 };
 
 struct Buffer {
@@ -134,8 +138,10 @@ std::string InplaceWarning(const std::string& kinds, uint64_t bytes);
 // conservative rule and a warning; fails only on a what-if that does not apply
 // (replace_layer_with_pooling naming no suitable layer).
 // With `trace`, records what the simulation did into it.
+// With `share` (simulation_share.h), takes what other simulations at these shapes computed already.
+class SimulationShare;
 Result<StepPlan> SimulateTrainingStep(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options,
-                                      StepTrace* trace = nullptr);
+                                      StepTrace* trace = nullptr, SimulationShare* share = nullptr);
 
 // PlanStep's check of the options' shard counts (planner.cc), before any work.
 Status CheckShardCounts(const PlanOptions& options);
@@ -143,6 +149,6 @@ Status CheckShardCounts(const PlanOptions& options);
 // PlanStep after the shape pass (planner.cc): the simulation, the model's
 // warnings first, the uncovered operators sorted. REQUIRES: CheckShardCounts passed.
 Result<StepPlan> PlanFromShapes(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options,
-                                StepTrace* trace);
+                                StepTrace* trace, SimulationShare* share = nullptr);
 
 }  // namespace oomguard::plan
