@@ -300,11 +300,12 @@ bool AutocastFloat(const std::string& k) {
 // differ from the plan, and the words ({bytes}: the bytes at risk, {where}: the op it concerns).
 enum class Risk { kShapeInferenceStopped, kMeanCentredOnce, kCpuIsaScratch, kInplaceAfterInstanceNorm, kDropoutInputHeldByCaller,
                   kLocalsHeldUntilForwardReturns, kCpuThreadScratch, kReductionMayBeAmax, kMergedByExport,
-                  kConvDataGemmMayPack, kBranchMayBeDetached, kProdWithoutZeros, kWeightMayBeFrozen };
+                  kConvDataGemmMayPack, kBranchMayBeDetached, kProdWithoutZeros, kWeightMayBeFrozen,
+                  kMaxMayBeDetached };
 struct RiskText {
   std::string_view what, direction, text;
 };
-constexpr std::array<RiskText, 13> kRiskTexts = {{
+constexpr std::array<RiskText, 14> kRiskTexts = {{
     {"shape_inference_stopped", "higher",
      "shape inference stopped at {where}: the layers after it are planned without their saved tensors and scratch; "
      "at least {bytes} bytes (the inputs where it stopped) per layer more than planned"},
@@ -359,8 +360,13 @@ constexpr std::array<RiskText, 13> kRiskTexts = {{
      "such a base weight is usually frozen (requires_grad=False), which ONNX does not record: then it gets no "
      "gradient and no optimizer state, the plan up to {bytes} bytes high (name it with --frozen, or export with "
      "oomguard.export)"},
+    {"max_may_be_detached", "lower",
+     "a max over some axes ({where}) is read only by x - max before an exp (a stabilised exp or softmax), where "
+     "code often writes x - x.amax(dim, keepdim=True).detach(), which ONNX does not record: then autograd keeps "
+     "nothing for that max's backward, the plan up to {bytes} bytes high (export with oomguard.export, or name it "
+     "with --detached)"},
 }};
-static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kWeightMayBeFrozen) + 1);
+static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kMaxMayBeDetached) + 1);
 
 // A risk's warning: its words with the bytes and the op filled in.
 std::string RiskWarning(const RiskText& r, uint64_t bytes, const std::string& where) {
@@ -492,6 +498,8 @@ class Simulator {
   uint64_t InplaceAfterInstanceNormAtRisk(const std::vector<LogicalOp>& ops) const;
   uint64_t BranchMayBeDetachedAtRisk(const std::vector<LogicalOp>& ops, const std::vector<LayerMemory>& layers,
                                      std::string* where) const;
+  uint64_t MaxMayBeDetachedAtRisk(const std::vector<LogicalOp>& ops, const std::vector<LayerMemory>& layers,
+                                  std::string* where) const;
 
   const Model& m_;
   const ConcreteShapes& s_;
@@ -626,6 +634,43 @@ uint64_t Simulator::BranchMayBeDetachedAtRisk(const std::vector<LogicalOp>& ops,
     *where = "'" + std::string(readers[0]) + "' and '" + std::string(readers[1]) + "'" +
              (readers.size() > 2 ? " (and " + std::to_string(readers.size() - 2) + " more)" : "");
   }
+  return at_risk;
+}
+
+// The stabilised exp: a ReduceMax whose output only x - max reads (Sub, the max second), each difference read
+// only by Exp, Softmax or LogSoftmax. Code writes the max .detach()ed as often as not (Performer's FAVOR+
+// features, a hand-written softmax); ONNX cannot tell. At risk: what the plan keeps for those maxes'
+// backward (their layers' saved bytes; all held at a backward peak), summed. Nothing when a grad-mode hint
+// is in force.
+uint64_t Simulator::MaxMayBeDetachedAtRisk(const std::vector<LogicalOp>& ops, const std::vector<LayerMemory>& layers,
+                                           std::string* where) const {
+  if (std::string_view(m_.grad_mode_hint) != "none") return 0;
+  auto only_read_by = [&](int id, auto&& fits) {
+    const std::vector<int>& readers = m_.tensors[static_cast<size_t>(id)].consumers;
+    return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int n) {
+      return fits(m_.nodes[static_cast<size_t>(n)]);
+    });
+  };
+  uint64_t at_risk = 0;
+  size_t count = 0;
+  for (size_t oi = 0; oi < ops.size() && oi < layers.size(); ++oi) {
+    const LogicalOp& op = ops[oi];
+    if (op.kind != "ReduceMax" || op.nodes.empty() || op.outputs.empty() || op.outputs[0] < 0 ||
+        layers[oi].saved_bytes == 0) {
+      continue;
+    }
+    const int max = op.outputs[0];
+    const bool stabilised = only_read_by(max, [&](const NodeInfo& sub) {
+      return sub.op_type == "Sub" && sub.inputs.size() == 2 && sub.inputs[1] == max && sub.inputs[0] != max &&
+             !sub.outputs.empty() && sub.outputs[0] >= 0 && only_read_by(sub.outputs[0], [](const NodeInfo& n) {
+               return n.op_type == "Exp" || n.op_type == "Softmax" || n.op_type == "LogSoftmax";
+             });
+    });
+    if (!stabilised) continue;
+    at_risk += layers[oi].saved_bytes;
+    if (count++ == 0) *where = "'" + m_.nodes[static_cast<size_t>(op.nodes.front())].name + "'";
+  }
+  if (count > 1) *where += " and " + std::to_string(count - 1) + " more";
   return at_risk;
 }
 
@@ -1439,6 +1484,9 @@ Result<StepPlan> Simulator::Run() {
   std::string towers;
   const uint64_t detached_at_risk = BranchMayBeDetachedAtRisk(ops, plan.layers, &towers);
   if (detached_at_risk * 100 >= ledger_.peak) AddRisk(&plan, Risk::kBranchMayBeDetached, detached_at_risk, towers);
+  std::string maxes;
+  const uint64_t max_detached_at_risk = MaxMayBeDetachedAtRisk(ops, plan.layers, &maxes);
+  if (max_detached_at_risk * 100 >= ledger_.peak) AddRisk(&plan, Risk::kMaxMayBeDetached, max_detached_at_risk, maxes);
   AddRisk(&plan, Risk::kWeightMayBeFrozen, LowRankBaseWeightBytes(m_, s_) * (1 + state_copies) / state_shards);
 
   // Loss.
