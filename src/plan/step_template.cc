@@ -550,6 +550,9 @@ struct BatchPlanner::Impl {
   // (Shared: a shape set another thread evicts stays alive while in use.) With them, what every
   // simulation at those shapes computes alike whatever its options (the fused operators, the rules).
   struct AtBatch {
+    // (A constructor, not aggregate initialisation: make_shared's parenthesised form needs one before C++20's
+    // P0960, which clang 14 lacks.)
+    explicit AtBatch(ConcreteShapes s) : shapes(std::move(s)) {}
     ConcreteShapes shapes;
     mutable SimulationShare share;
   };
