@@ -57,7 +57,6 @@ std::string Percent(double v) {
   return buf;
 }
 
-
 // "+10.0 %" / "-2.7 %": how far the measured peak may be from the plan at the band's edge.
 std::string SignedPercent(double fraction) {
   char buf[32];
