@@ -144,7 +144,8 @@ SET_MODULES = {"unseen2": "unseen_set2", "unseen3": "unseen_set3", "unseen4": "u
                "unseen7": "unseen_set7", "unseen8": "unseen_set8", "unseen9": "unseen_set9",
                "unseen10": "unseen_set10", "unseen11": "unseen_set11", "unseen12": "unseen_set12",
                "unseen13": "unseen_set13", "unseen14": "unseen_set14",
-               "unseen15": "unseen_set15", "unseen16": "unseen_set16"}
+               "unseen15": "unseen_set15", "unseen16": "unseen_set16",
+               "unseen17": "unseen_set17"}
 
 
 def use_set(name: str) -> None:
