@@ -161,6 +161,7 @@ nlohmann::json UnseenModelBandJson(const plan::StepPlan& plan) {
   // The rest of the requirement (allocator blocks, workspace, context) moves with the allocated peak.
   const uint64_t above = plan.required_bytes - std::min(plan.required_bytes, plan.peak_allocated_bytes);
   return {{"coverage", band->coverage},
+          {"forward_chained", band->forward_chained},
           {"error_low", band->error_low},
           {"error_high", band->error_high},
           {"rows", band->rows},

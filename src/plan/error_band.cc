@@ -35,7 +35,7 @@ Result<ErrorBand> ParseErrorBand(std::string_view text) {
   using nlohmann::json;
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return MakeError("malformed error band: not a JSON object");
-  for (const char* key : {"coverage", "error_low", "error_high", "rows", "models"}) {
+  for (const char* key : {"coverage", "level", "error_low", "error_high", "rows", "models"}) {
     if (!j.contains(key) || !j[key].is_number()) {
       return MakeError(std::string("malformed error band: ") + key + " is missing or not a number");
     }
@@ -43,13 +43,23 @@ Result<ErrorBand> ParseErrorBand(std::string_view text) {
   if (!j.contains("sets") || !j["sets"].is_array() || j["sets"].empty()) {
     return MakeError("malformed error band: sets must be a non-empty list");
   }
+  if (!j.contains("forward_chained") || !j["forward_chained"].is_object() ||
+      !j["forward_chained"].contains("share") || !j["forward_chained"]["share"].is_number()) {
+    return MakeError("malformed error band: forward_chained.share is missing or not a number");
+  }
   ErrorBand b;
   b.coverage = j["coverage"].get<double>();
+  b.level = j["level"].get<double>();
+  b.forward_chained = j["forward_chained"]["share"].get<double>();
   b.error_low = j["error_low"].get<double>();
   b.error_high = j["error_high"].get<double>();
   b.rows = j["rows"].get<int64_t>();
   b.models = j["models"].get<int64_t>();
   if (!(b.coverage > 0 && b.coverage < 1)) return MakeError("malformed error band: coverage must be in (0, 1)");
+  if (!(b.level >= b.coverage && b.level < 1)) return MakeError("malformed error band: level must be in [coverage, 1)");
+  if (!(b.forward_chained >= 0 && b.forward_chained <= 1)) {
+    return MakeError("malformed error band: forward_chained.share must be in [0, 1]");
+  }
   if (!(b.error_low > -1 && b.error_low <= 0 && b.error_high >= 0 && b.error_high < 10)) {
     return MakeError("malformed error band: need -1 < error_low <= 0 <= error_high < 10");
   }

@@ -19,6 +19,7 @@ const std::string kBand = std::string(OOMGUARD_SOURCE_DIR) + "/data/unseen_error
 
 std::string Good(const std::string& replace_key = "", const std::string& value = "") {
   nlohmann::json j = {{"sets", {3, 4, 14}}, {"rows", 346}, {"models", 173}, {"coverage", 0.9},
+                      {"level", 0.935}, {"forward_chained", {{"inside", 290}, {"rows", 320}, {"share", 0.906}}},
                       {"error_low", -0.1}, {"error_high", 0.025}};
   if (!replace_key.empty()) {
     if (value.empty()) {
@@ -39,6 +40,8 @@ TEST(ErrorBand, ParsesAndNamesTheSets) {
   EXPECT_EQ(b->rows, 346);
   EXPECT_EQ(b->models, 173);
   EXPECT_DOUBLE_EQ(b->error_low, -0.1);
+  EXPECT_DOUBLE_EQ(b->level, 0.935);
+  EXPECT_DOUBLE_EQ(b->forward_chained, 0.906);
 }
 
 TEST(ErrorBand, RefusesMalformedBands) {
@@ -51,6 +54,10 @@ TEST(ErrorBand, RefusesMalformedBands) {
   EXPECT_FALSE(ParseErrorBand(Good("error_high", "-0.01")).ok());
   EXPECT_FALSE(ParseErrorBand(Good("models", "400")).ok());        // more models than rows
   EXPECT_FALSE(ParseErrorBand(Good("sets", "[]")).ok());
+  EXPECT_FALSE(ParseErrorBand(Good("level", "")).ok());
+  EXPECT_FALSE(ParseErrorBand(Good("level", "0.85")).ok());         // cut below the coverage it claims
+  EXPECT_FALSE(ParseErrorBand(Good("forward_chained", "")).ok());
+  EXPECT_FALSE(ParseErrorBand(Good("forward_chained", "{\"share\": 1.5}")).ok());
   EXPECT_FALSE(ParseErrorBand(Good("rows", "\"346\"")).ok());
   Result<ErrorBand> bad = ParseErrorBand(Good("error_low", "0.01"));
   ASSERT_FALSE(bad.ok());
@@ -92,6 +99,9 @@ TEST(ErrorBand, ThePlanCarriesTheBandAroundItsPeak) {
   EXPECT_GT(high, peak);
   EXPECT_EQ(high, MeasuredRange(*EmbeddedErrorBand(), peak).high);
   EXPECT_EQ(band.at("coverage"), EmbeddedErrorBand()->coverage);
+  EXPECT_EQ(band.at("forward_chained"), EmbeddedErrorBand()->forward_chained);
+  // The band is cut wide enough that, fitted on earlier sets only, it held what it claims on later ones.
+  EXPECT_GE(EmbeddedErrorBand()->forward_chained, EmbeddedErrorBand()->coverage);
   const uint64_t required = j.at("required_bytes");
   EXPECT_EQ(band.at("required_bytes").at("high").get<uint64_t>() - required, high - peak);
 

@@ -15,7 +15,9 @@
 namespace oomguard::plan {
 
 struct ErrorBand {
-  double coverage = 0;     // share of the blind rows inside [error_low, error_high], in (0, 1)
+  double coverage = 0;     // share of new models the band claims to hold, in (0, 1)
+  double level = 0;        // the rank level the band was cut at, >= coverage (tools/error_band.py)
+  double forward_chained = 0;  // share of each set's rows held by the band fitted on the earlier sets only
   double error_low = 0;    // <= 0: the plan was this much below the measured peak at the band's edge
   double error_high = 0;   // >= 0
   int64_t rows = 0;        // blind rows the band comes from
