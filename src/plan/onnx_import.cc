@@ -12,6 +12,7 @@
 #include <exception>
 #include <functional>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -149,6 +150,35 @@ std::optional<NodeInfo::BranchView> ReadBranchView(const onnx::GraphProto& g,
   }
   if (out.op != "Identity" && out.axes.empty()) return std::nullopt;
   return out;
+}
+
+// A float initializer that a comparison reads (x >= grid[:, :-1]: an efficient-KAN's B-spline grid), directly or
+// through views of it, is a registered buffer. torch.onnx stores parameters and buffers alike; a comparison gives
+// no gradient, and what users compare against is a fixed grid, range or threshold. As a buffer it gets no gradient
+// or optimizer state, and arithmetic with it keeps nothing for its gradient (unseen set 17's kan_bspline: the
+// grid's Sub / Div kept every B-spline basis, +57 / +254 %).
+void MarkComparedInitializersAsBuffers(Model* m) {
+  std::set<std::string> compared;
+  for (const NodeInfo& n : m->nodes) {
+    if (n.op_type != "Less" && n.op_type != "Greater" && n.op_type != "LessOrEqual" &&
+        n.op_type != "GreaterOrEqual" && n.op_type != "Equal") {
+      continue;
+    }
+    for (int id : n.inputs) {
+      for (int depth = 0; id >= 0 && depth < 8; ++depth) {
+        const TensorInfo& t = m->tensors[static_cast<size_t>(id)];
+        if (t.kind == TensorKind::kParameter) compared.insert(t.name);
+        if (t.producer < 0) break;
+        const NodeInfo& p = m->nodes[static_cast<size_t>(t.producer)];
+        const bool view = p.op_type == "Slice" || p.op_type == "Unsqueeze" || p.op_type == "Squeeze" ||
+                          p.op_type == "Reshape" || p.op_type == "Transpose" || p.op_type == "Expand" ||
+                          p.op_type == "Identity" || p.op_type == "Gather";
+        if (!view || p.inputs.empty()) break;
+        id = p.inputs[0];
+      }
+    }
+  }
+  if (!compared.empty()) MarkAsBuffers(compared, m);
 }
 
 void ReadType(const onnx::TypeProto& type, TensorInfo* t) {
@@ -481,6 +511,7 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
   if (Status s = CheckAttributes(m, opset, label); !s) return MakeError(s.error());
   m.opset = opset;
   if (auto w = DetectInferenceExport(m)) m.warnings.push_back(*w);
+  MarkComparedInitializersAsBuffers(&m);
   for (const auto& entry : proto.metadata_props()) {
     if (entry.key() == kInplaceMetadataKey) ReadInplaceMetadata(entry.value(), &m);
     if (entry.key() == kBuffersMetadataKey) ReadBuffersMetadata(entry.value(), &m);

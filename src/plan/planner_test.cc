@@ -3311,6 +3311,68 @@ TEST(Planner, EyeLikeHasItsInputShape) {
   EXPECT_EQ(p.layers.back().output_shape, (std::vector<int64_t>{4, 8}));
 }
 
+// F.one_hot(argmin, K) (a VQ-VAE's EMA codebook assignments) exports as OneHot(indices, depth, [0, 1]):
+// the indices' shape plus the depth, int64 like its values, no gradient; the pass goes on past it
+// (unseen set 17's vqvae_ema stopped there: -22 / -33 %).
+TEST(Planner, OneHotHasTheIndicesShapeAndDepth) {
+  GraphBuilder g;
+  g.Input("input", {3, 6}).Weight("codes", {5, 6}).Weight("head.weight", {2, 6});
+  auto& arg = g.Node("ArgMin", {"input"}, {"idx"}, "assign");
+  GraphBuilder::IntAttr(arg, "axis", -1);
+  GraphBuilder::IntAttr(arg, "keepdims", 0);
+  g.Constant("depth", {5}, {}).Constant("values", {0, 1}, {2});
+  GraphBuilder::IntAttr(g.Node("OneHot", {"idx", "depth", "values"}, {"onehot"}, "onehot"), "axis", -1);
+  GraphBuilder::IntAttr(g.Node("Cast", {"onehot"}, {"onehot_f"}, "cast"), "to", 1);
+  g.Node("MatMul", {"onehot_f", "codes"}, {"q"}, "lookup");
+  auto& mean = g.Node("ReduceMean", {"q"}, {"pooled"}, "pool");
+  GraphBuilder::IntsAttr(mean, "axes", {1});
+  GraphBuilder::IntAttr(mean, "keepdims", 0);
+  GraphBuilder::IntAttr(g.Node("Gemm", {"pooled", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  const StepPlan p = MustPlan(g.Bytes(), Cpu(4));
+  for (const std::string& w : p.warnings) EXPECT_EQ(w.find("shape inference stopped"), std::string::npos) << w;
+  std::map<std::string, const LayerMemory*> layer;
+  for (const LayerMemory& l : p.layers) layer[l.name] = &l;
+  ASSERT_TRUE(layer.count("onehot") && layer.count("lookup") && layer.count("head"));
+  EXPECT_EQ(layer["onehot"]->output_shape, (std::vector<int64_t>{4, 3, 5}));
+  EXPECT_EQ(layer["onehot"]->saved_bytes, 0u);
+  EXPECT_EQ(layer["lookup"]->output_shape, (std::vector<int64_t>{4, 3, 6}));
+  EXPECT_EQ(layer["lookup"]->saved_bytes, 4u * 3 * 5 * 4);  // the float one-hot, for the codebook's gradient
+  EXPECT_EQ(layer["head"]->output_shape, (std::vector<int64_t>{4, 2}));
+}
+
+// A float initializer that a comparison reads through a view (an efficient-KAN's B-spline grid:
+// x >= grid[:, :-1], then (x - grid) / ...) is a registered buffer: no gradient, no optimizer state, and the
+// arithmetic on it keeps nothing for it (unseen set 17's kan_bspline planned the grid as a weight: +57 / +254 %).
+TEST(Planner, AnInitializerThatIsComparedIsABuffer) {
+  GraphBuilder g;
+  g.Input("input", {6}).Weight("l.grid", {6, 5}).Weight("l.spline", {3, 24});
+  g.Constant("last", {-1}, {1});
+  g.Node("Unsqueeze", {"input", "last"}, {"xx"}, "unsqueeze");
+  g.Constant("zero", {0}, {1}).Constant("m1", {-1}, {1}).Constant("one", {1}, {1}).Constant("big", {99}, {1});
+  g.Node("Slice", {"l.grid", "zero", "m1", "one"}, {"lo"}, "lo");
+  g.Node("Slice", {"l.grid", "one", "big", "one"}, {"hi"}, "hi");
+  g.Node("GreaterOrEqual", {"xx", "lo"}, {"ge"}, "ge");
+  g.Node("Less", {"xx", "hi"}, {"lt"}, "lt");
+  g.Node("And", {"ge", "lt"}, {"in"}, "and");
+  GraphBuilder::IntAttr(g.Node("Cast", {"in"}, {"basis"}, "cast"), "to", 1);
+  g.Node("Sub", {"xx", "lo"}, {"d"}, "sub");
+  g.Node("Mul", {"d", "basis"}, {"b1"}, "mul");
+  g.Constant("flat", {0, 24}, {2});
+  g.Node("Reshape", {"b1", "flat"}, {"bases"}, "flatten");
+  GraphBuilder::IntAttr(g.Node("Gemm", {"bases", "l.spline"}, {"logits"}, "spline"), "transB", 1);
+  g.Output("logits");
+  PlanOptions o = Cpu(4);
+  o.optimizer = Optimizer::kAdam;
+  const StepPlan p = MustPlan(g.Bytes(), o);
+  EXPECT_EQ(p.parameter_count, 3u * 24);  // the spline weights; the grid is a buffer
+  std::map<std::string, uint64_t> saved;
+  for (const LayerMemory& l : p.layers) saved[l.name] = l.saved_bytes;
+  EXPECT_EQ(saved["sub"], 0u);
+  EXPECT_EQ(saved["mul"], 0u);  // nothing before the spline weights needs a gradient
+  EXPECT_EQ(saved["spline"], 4u * 24 * 4);  // the bases, for the spline weights' gradient
+}
+
 // Shape arithmetic without a finite result (the root of a negative, a power past double's range)
 // leaves the value unknown: no shape or index is ever cast from inf or NaN.
 TEST(Planner, ShapeArithmeticKeepsOnlyFiniteValues) {

@@ -2917,7 +2917,7 @@ bool NotDifferentiable(const std::string& k) {
          k == "Less" || k == "Not" || k == "And" || k == "Or" || k == "ArgMax" || k == "ArgMin" || k == "NonZero" ||
          k == "GreaterOrEqual" || k == "LessOrEqual" || k == "Floor" || k == "Ceil" || k == "Round" ||
          k == "RandomUniformLike" || k == "RandomNormalLike" || k == "RandomUniform" || k == "RandomNormal" ||
-         k == "EyeLike";
+         k == "EyeLike" || k == "OneHot";
 }
 
 }  // namespace oomguard::plan

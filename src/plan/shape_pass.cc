@@ -260,7 +260,7 @@ class ShapePass {
       {"ScatterElements", &ShapePass::SameShape}, {"Scatter", &ShapePass::SameShape},
       {"Not", &ShapePass::Predicate}, {"IsNaN", &ShapePass::Predicate}, {"IsInf", &ShapePass::Predicate},
       {"Dropout", &ShapePass::DropoutShape}, {"LayerNormalization", &ShapePass::LayerNormShape},
-      {"TopK", &ShapePass::TopK},
+      {"TopK", &ShapePass::TopK}, {"OneHot", &ShapePass::OneHot},
       {"RandomUniformLike", &ShapePass::RandomLike}, {"RandomNormalLike", &ShapePass::RandomLike},
       {"RandomNormal", &ShapePass::RandomOfShape}, {"RandomUniform", &ShapePass::RandomOfShape},
       {"EyeLike", &ShapePass::RandomLike},  // torch.eye(x.shape[-1]): the input's 2-D shape, `dtype` or its own
@@ -338,6 +338,20 @@ class ShapePass {
     d[axis] = k;
     Set(n, 0, d, a->dtype);
     Set(n, 1, d, kInt64);
+  }
+
+  // F.one_hot(idx, n): the indices' shape with the constant depth inserted at `axis`, the dtype of `values`
+  // ([off, on]; int64 from torch). Unseen set 17's EMA codebook (vqvae_ema) stopped the pass here.
+  void OneHot(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    ConcreteTensor* v = In(n, 2);
+    const std::vector<double>* depth = InValue(n, 1);
+    if (!a || !v || !depth || depth->size() != 1 || !((*depth)[0] >= 1) || (*depth)[0] > 1e12) return;
+    Dims d = a->dims;
+    int64_t axis = NormAxis(Attr(n, "axis", -1), d.size() + 1);
+    if (axis < 0 || axis > static_cast<int64_t>(d.size())) return;
+    d.insert(d.begin() + axis, static_cast<int64_t>((*depth)[0]));
+    Set(n, 0, d, v->dtype);
   }
 
   void RandomLike(const NodeInfo& n) {  // the input's shape, `dtype` or the input's
