@@ -42,7 +42,8 @@ def add_export_hints(onnx_bytes: bytes, module: Any, inputs: Tuple[Any, ...],
     """onnx_bytes with metadata_props "oomguard.inplace", "oomguard.buffers", "oomguard.frozen",
     "oomguard.no_grad", "oomguard.detached" and "oomguard.locals" as oomguard.export writes them (in-place
     activation calls in forward and the last three from eager forwards of `inputs`; `reexport`, exporting the
-    module as onnx_bytes was exported, lets grad_mode find code under no_grad outside a module of its own)."""
+    module as onnx_bytes was exported, lets grad_mode find code under no_grad or .detach()ed outside a module of
+    its own)."""
     inplace, export, grad_mode = package_module("inplace"), package_module("_export"), package_module("grad_mode")
     frame_locals = package_module("frame_locals")
     data = inplace.add_inplace_metadata(onnx_bytes, module, inputs)

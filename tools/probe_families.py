@@ -198,6 +198,15 @@ CASES = {
     "fn_relu_resblocks": ([("input", (3, 32, 32), "float32", 0)], 10, (), (2, 8), "sgd"),
     "method_inplace_disc": ([("input", (3, 32, 32), "float32", 0)], 2, (), (4, 16), "adam"),
     "fn_act_mlp": ([("input", (64,), "float32", 0)], 10, (), (16, 64), "sgd"),
+    # Values .detach()ed in a forward that no module returns (issue 11), planned with "oomguard.detached" /
+    # "oomguard.no_grad" as oomguard.export writes them (grad_mode's second export marks each .detach()): VQ-VAE's
+    # straight-through z + (q - z).detach() with its codebook losses; a BYOL-style target computed as an
+    # expression, normalize(gelu(h @ w1) @ w2).detach() (w1, w2 get no gradient); SimSiam's stop-gradient on the
+    # projections, which the predictors also read (nothing named but what F.cosine_similarity does to the
+    # detached alias).
+    "detach_vq_codes": ([("input", (1, 32, 32), "float32", 0)], 3, (32, 32), (2, 8), "sgd"),
+    "detach_target_expr": ([("input", (128,), "float32", 0)], 10, (), (32, 128), "adam"),
+    "stopgrad_predictor": ([("input", (3, 24, 24), "float32", 0)], 6, (), (4, 16), "sgd"),
 }
 
 # The cases whose files carry what oomguard.export finds by running forward once (python/oomguard/grad_mode.py,
@@ -210,6 +219,9 @@ GRAD_MODE = {
     "fn_relu_resblocks": ["--inplace", "all"],  # every activation of these three runs in place
     "method_inplace_disc": ["--inplace", "all"],
     "fn_act_mlp": ["--inplace", "all"],
+    "detach_vq_codes": ["--detached", "/Sub_3"],
+    "detach_target_expr": ["--detached", "/MatMul,/Div,/Erf,/Add,/Mul,/Mul_1,/MatMul_1,/ReduceL2,/Clip,/Expand,/Div_1"],
+    "stopgrad_predictor": ["--no-grad", "/Mul_2,/ReduceSum_2,/Mul_6,/ReduceSum_5"],
 }
 
 # The cases whose forwards hold values in names until they return: each is planned beside as the plain export
@@ -1663,6 +1675,55 @@ def build(name: str, classes: int):
                     x = self.layer(x)
                 return self.head(x[:, 0])
         return SharedLayerNet()
+    if name == "detach_vq_codes":
+        class VQCodes(nn.Module):
+            def __init__(self, d=48, codes=256):
+                super().__init__()
+                self.enc = nn.Sequential(nn.Conv2d(1, 24, 4, 2, 1), nn.ReLU(), nn.Conv2d(24, d, 3, 1, 1))
+                self.codebook = nn.Parameter(torch.randn(codes, d) * 0.1)
+                self.dec = nn.Sequential(nn.Conv2d(d, 24, 3, 1, 1), nn.ReLU(), nn.ConvTranspose2d(24, classes, 4, 2, 1))
+
+            def forward(self, x):
+                z = self.enc(x).permute(0, 2, 3, 1)  # [B, H, W, d]
+                dist = (z.pow(2).sum(-1, keepdim=True) - 2 * z @ self.codebook.t() + self.codebook.pow(2).sum(1))
+                q = self.codebook[dist.argmin(dim=-1)]
+                loss = (q - z.detach()).pow(2).mean() + 0.25 * (q.detach() - z).pow(2).mean()
+                zq = z + (q - z).detach()
+                return self.dec(zq.permute(0, 3, 1, 2)) + loss
+        return VQCodes()
+    if name == "detach_target_expr":
+        class TargetExpr(nn.Module):
+            def __init__(self, d=256, hidden=1024):
+                super().__init__()
+                self.enc = nn.Sequential(nn.Linear(128, 512), nn.ReLU(), nn.Linear(512, d))
+                self.w1 = nn.Parameter(torch.randn(d, hidden) * 0.03)
+                self.w2 = nn.Parameter(torch.randn(hidden, d) * 0.03)
+                self.pred = nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, d))
+                self.fc = nn.Linear(d, classes)
+
+            def forward(self, x):
+                h = self.enc(x)
+                t = F.normalize(F.gelu(h @ self.w1) @ self.w2, dim=1).detach()
+                p = F.normalize(self.pred(h), dim=1)
+                return self.fc(h) + (2 - 2 * (p * t).sum(dim=1, keepdim=True))
+        return TargetExpr()
+    if name == "stopgrad_predictor":
+        class SimSiam(nn.Module):
+            def __init__(self, d=256):
+                super().__init__()
+                self.enc = nn.Sequential(
+                    nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.ReLU(),
+                    nn.Conv2d(16, 32, 3, 2, 1), nn.BatchNorm2d(32), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+                self.proj = nn.Sequential(nn.Linear(32, d), nn.BatchNorm1d(d), nn.ReLU(), nn.Linear(d, d))
+                self.pred = nn.Sequential(nn.Linear(d, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, d))
+                self.fc = nn.Linear(d, classes)
+
+            def forward(self, x):
+                z1, z2 = self.proj(self.enc(x)), self.proj(self.enc(x.transpose(2, 3)))
+                p1, p2 = self.pred(z1), self.pred(z2)
+                d = F.cosine_similarity(p1, z2.detach(), dim=1) + F.cosine_similarity(p2, z1.detach(), dim=1)
+                return self.fc(z1) - d.unsqueeze(1) / 2
+        return SimSiam()
     raise ValueError(name)
 
 

@@ -175,8 +175,8 @@ def export(model: Any, args: Any, path: Any, **kw: Any) -> Any:
     with inplace=True and those of in-place activation calls in forward (F.relu(x, inplace=True),
     x.relu_(), ...: python/oomguard/inplace.py), and "oomguard.no_grad" / "oomguard.detached" naming
     the nodes of modules run under torch.no_grad() or whose result is .detach()ed (eager forwards of
-    `args` find these and the in-place calls; code under no_grad outside a module of its own is found by a
-    second export: python/oomguard/grad_mode.py), and "oomguard.locals" naming
+    `args` find these and the in-place calls; code under no_grad or .detach()ed outside a module of its own is
+    found by a second export: python/oomguard/grad_mode.py), and "oomguard.locals" naming
     the values a module's forward still bound to a name when it returned (python/oomguard/frame_locals.py),
     which ONNX does not record otherwise. `path` is
     a file name or a writable binary file object; keywords go to torch.onnx.export (training and

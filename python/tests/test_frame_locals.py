@@ -2,8 +2,6 @@
 returns (one eager forward, python/oomguard/frame_locals.py), name them in the model's metadata
 ("oomguard.locals"), and the planner holds them until that forward returns instead of listing them as a risk."""
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -14,9 +12,7 @@ import torch.nn.functional as F
 
 import oomguard
 from oomguard import frame_locals
-from test_grad_mode import metadata as exported  # (graph, metadata entries) of oomguard.export's file
-
-EXE = os.environ["OOMGUARD_EXE"]
+from export_helpers import metadata as exported, plan_json
 
 
 class Attention(torch.nn.Module):
@@ -81,13 +77,7 @@ class FrameLocalsTest(unittest.TestCase):
         self.dir.cleanup()
 
     def plan(self, graph, batch):
-        path = os.path.join(self.dir.name, "model.onnx")
-        with open(path, "wb") as f:
-            f.write(graph)
-        p = subprocess.run([EXE, "plan", path, "--target", "cpu", "--batch", str(batch), "--optimizer", "sgd",
-                            "--json"], capture_output=True, text=True)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        return json.loads(p.stdout)
+        return plan_json(self, graph, self.dir.name, "--batch", str(batch), "--optimizer", "sgd")
 
     def test_the_names_each_frame_holds_are_named(self):
         _, entries = exported(Net(), torch.randn(4, 10, 16))
