@@ -16,6 +16,14 @@ namespace {
 using S = Signal;
 
 constexpr Pattern kPatterns[] = {
+    // The node's (host's) memory named as what ran out ("node CPU memory exhaustion rather than a plain CUDA OOM",
+    // "Ray killed a worker after node memory reached 250.04GB / 251.54GB"): host RAM, whatever GPU words stand
+    // beside it: first in the table, and a family wording (not prose, which a later specific GPU pattern would
+    // overrule on the same line). Round 33, corpus-2735 (verl under Ray):
+    {"node_memory_exhausted_prose", S::kHostRamOom, "",
+     R"re((?i)\b(?:node|host|system|CPU) (?:CPU |RAM |host )?memory (?:exhaustion|(?:is |was |got |became )?exhausted)\b|\bnode memory (?:reached|hit|exceeded|was at)\b)re",
+     "The log points to node CPU memory exhaustion rather than a plain CUDA OOM: Ray killed a worker after node "
+     "memory reached 250.04GB / 251.54GB", Tier::kFamily, LineDomain::kHost},
     // ---------------------------------------------------------------- GPU, with numbers
     {"torch_cuda_oom_numbers", S::kTorchOomNumbers, "pytorch",
      R"re((?:CUDA|HIP|XPU|NPU|MUSA|MLU) out of memory\. Tried to allocate|Tried to allocate [\d.]+ ?[KMGT]?i?B \((?:GPU|NPU|MLU|MUSA) \d+; )re",
@@ -27,6 +35,17 @@ constexpr Pattern kPatterns[] = {
     {"torch_mps_oom", S::kGpuOom, "pytorch", R"re(MPS backend out of memory)re",
      "RuntimeError: MPS backend out of memory (MPS allocated: 17.80 GB, other allocations: 356.56 MB, "
      "max allowed: 18.13 GB). Tried to allocate 256 bytes on shared pool."},
+    // PyTorch's MPS allocator refusing one buffer ("Invalid buffer size: 3.57 GB": above what the Metal device takes
+    // in one buffer, or more than it has): the GPU's memory, though no "out of memory" is said. Round 33,
+    // corpus-2733 (InvokeAI on an 8 GB Intel Mac, 1024x1024):
+    {"torch_mps_invalid_buffer_size", S::kGpuOom, "pytorch", R"re(Invalid buffer size: [\d.]+ ?[KMGT]i?B)re",
+     "Unable to generate image larger than 640x640 - RuntimeError: Invalid buffer size: 3.57 GB"},
+    // Video memory that overflows into shared system memory (the Windows driver's sysmem fallback, from NVIDIA 536 on;
+    // Task Manager's "Shared GPU memory"): the GPU is out of memory and slows down instead of failing, though the line
+    // names system RAM. Before the host patterns. Round 33, corpus-2726 and corpus-2727 (sd-webui, InvokeAI):
+    {"vram_spills_into_shared_memory", S::kGpuOom, "",
+     R"re((?i)\b(?:VRAM|GPU memory|video memory|dedicated (?:GPU |video )?memory)\b.{0,60}\b(?:spill\w*|overflow\w*|fall\w* back|falls? over|swap\w*) (?:over )?(?:in)?to (?:the )?(?:system|shared|host|CPU) (?:GPU )?(?:RAM|memory)\b|\b(?:GPU|card|VRAM)\b.{0,30}\b(?:begins?|starts?|started|began|is|was) (?:to )?(?:use|using) (?:the )?shared (?:CPU |GPU |system )?memory\b)re",
+     "Checked task manager and VRAM is filled and spilling into system RAM by 1.5-3 GB", Tier::kProse},
 
     // ---------------------------------------------------------------- oomguard's own OOM report
     // (src/mr/out_of_memory.cc: FormatOomReport's text and ToJson's report= file)
@@ -83,6 +102,35 @@ constexpr Pattern kPatterns[] = {
     {"nvenc_session_refused", S::kNotMemory, "nvenc",
      R"re((?i)OpenEncodeSessionEx(?: failed)?\W{0,4}(?:out of memory|10\b|NV_ENC_ERR_OUT_OF_MEMORY))re",
      "[h264_nvenc @ 0000023a79212040] OpenEncodeSessionEx failed: out of memory (10): (no details)"},
+    // CTranslate2 (faster-whisper, whisperX) refusing a compute type the device or backend lacks ("Requested float16
+    // compute type, but the target device or backend do not support efficient float16 computation": float16 on a
+    // CPU, int16 on CUDA): a setting to change (--compute_type int8), not memory, though users read it as too little
+    // VRAM. Round 33, corpus-2752 (whisperX on a laptop):
+    {"ctranslate2_compute_type_unsupported", S::kNotMemory, "ctranslate2",
+     R"re((?i)Requested \w+ compute type, but the target device or backend do not support efficient)re",
+     "ValueError: Requested float16 compute type, but the target device or backend do not support efficient float16 "
+     "computation."},
+    // TVM's (MLC-LLM's) statically planned storage that a tensor does not fit ("storage allocation failure, attempted
+    // to allocate 4202496 at offset 0 in region that is 4194304bytes"): the compiled model's memory plan is wrong (a
+    // build or porting bug), the device was not asked for more. Round 33, corpus-2768 (MLC Chat on Android):
+    {"tvm_planned_storage_too_small", S::kNotMemory, "mlc-llm",
+     R"re((?i)storage allocation failure, attempted to allocate \d+ at offset \d+ in region that is \d+ ?bytes)re",
+     "org.apache.tvm.Base$TVMError: InternalError: Check failed: (offset + needed_size <= this->buffer.size) is false: "
+     "storage allocation failure, attempted to allocate 4202496 at offset 0 in region that is 4194304bytes"},
+    // transformers'/diffusers' notice that low_cpu_mem_usage is off because accelerate is not installed: a
+    // suggestion printed at every load, not a failure, though it names CPU memory. Round 33, corpus-2795:
+    {"low_cpu_mem_usage_unavailable", S::kNotMemory, "diffusers",
+     R"re((?i)Cannot initialize model with low cpu memory usage because .?accelerate.? was not found)re",
+     "Cannot initialize model with low cpu memory usage because `accelerate` was not found in the environment. "
+     "Defaulting to `low_cpu_mem_usage=False`."},
+    // The ROCm runtime that cannot start (HSA_STATUS_ERROR_OUT_OF_RESOURCES from hsa_init, rocminfo's "hsa api call
+    // failure"): the device files (/dev/kfd, the render group), an unsupported GPU or the kernel driver, not memory,
+    // though the runtime "failed to allocate the necessary resources" (it says it may be threads or OS events).
+    // Round 33, corpus-2823, 2825, 2826, 2827:
+    {"hsa_runtime_out_of_resources", S::kNotMemory, "rocm", R"re(HSA_STATUS_ERROR_OUT_OF_RESOURCES)re",
+     "Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources. This "
+     "error may also occur when the core runtime library needs to spawn threads or create internal OS-specific "
+     "events."},
 
     // gRPC's status RESOURCE_EXHAUSTED (8) for a message above the channel's size limit (4 MiB by default: "Received
     // message larger than max (5308389 vs. 4194304)"): a transport limit (grpc.max_receive_message_length), not
@@ -361,10 +409,17 @@ constexpr Pattern kPatterns[] = {
     // Round 21 (corpus-2203): cuFFT's CUFFT_ALLOC_FAILED as CUFFTError words it, which names both memories.
     {"cufft_alloc_failed_words", S::kLibraryAllocFailure, "cufft", R"re(cuFFT failed to allocate GPU or CPU memory)re",
      "`CUFFTError(code 2, cuFFT failed to allocate GPU or CPU memory)"},
-    {"library_not_initialized", S::kLibraryInitFailure, "",
-     R"re(CUBLAS_STATUS_NOT_INITIALIZED|CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_INTERNAL_ERROR|(?i:could not create cudnn handle|cuDNN failed to initialize|Failed to initialize BLAS support|failed to create cublas handle|DNN library initialization failed))re",
+    // A CUDA library that could not initialize: TensorFlow's and XLA's own wordings name their framework, whose
+    // up-front reservation is the usual reason; the bare status codes (PyTorch's "CUDA error:
+    // CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`", CNTK's "CUBLAS failure 1:", Julia's
+    // CUBLASError) say nothing of a reservation: the GPU was full. Round 33, corpus-2816 ... 2822:
+    {"library_not_initialized_xla", S::kLibraryInitFailure, "tensorflow",
+     R"re((?i)could not create cudnn handle|cuDNN failed to initialize|Failed to initialize BLAS support|failed to create cublas handle|DNN library initialization failed)re",
      "E tensorflow/stream_executor/cuda/cuda_blas.cc:226] failed to create cublas handle: "
      "CUBLAS_STATUS_NOT_INITIALIZED"},
+    {"library_not_initialized", S::kLibraryInitFailure, "",
+     R"re(CUBLAS_STATUS_NOT_INITIALIZED|CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_INTERNAL_ERROR)re",
+     "CUBLAS failure 1: CUBLAS_STATUS_NOT_INITIALIZED ; GPU=1 ; hostname=TERATORNIS ; expr=cublasCreate(&cuHandle)"},
     {"dali_nvjpeg_allocator", S::kDaliAllocFailure, "dali",
      R"re((?i)NVJPEG_STATUS_ALLOCATOR_FAILURE|Critical error in pipeline.{0,200}(?:out of memory|alloc))re",
      "RuntimeError: Critical error in pipeline: Error in thread 4: [/opt/dali/dali/pipeline/operators/"
@@ -715,6 +770,13 @@ constexpr Pattern kPatterns[] = {
     {"host_usage_prose", S::kHostUsageProse, "",
      R"re((?i)\b(?:CPU|host|system)(?: virtual)? memory (?:used|usage)\s*[=:]?\s*[\d.]+ ?[GT]i?B)re",
      "When CPU Virtual Memory Used=137.59GB, problem occurs.", Tier::kProse},
+    // One copy of the model per process in host RAM before it moves to each GPU (accelerate, torchrun and DDP
+    // launch one process per GPU; each loads the whole checkpoint): host memory that grows with the number of
+    // GPUs. Round 33, corpus-2791 and corpus-2792 (accelerate; low_cpu_mem_usage or loading once is the fix):
+    {"model_copies_in_host_ram_prose", S::kHostUsageProse, "",
+     R"re((?i)\b(?:n|\d+|multiple|several|many)[- ]?(?:times|copies)\b.{0,40}\b(?:in)?to (?:the )?(?:CPU|host|system)(?: RAM| memory)?\b)re",
+     "The issue seems to be that the model is loaded n-times to CPU RAM before uploaded to the GPU memory.",
+     Tier::kProse},
     {"fragmentation_prose", S::kFragmentationProse, "",
      R"re((?i)memory fragmentation|fragmentation (?:issue|problem)|workaround for fragmentation|(?:because of|due to|caused by|looks like|suffers? from|is|was|were) (?:[\w-]+ ){0,2}fragmentation\b|\b(?:memory|cache|allocator|heap|VRAM) (?:is |gets |got |becomes |became )?(?:\w+ )?fragmented\b|\bfragmented (?:memory|cache|heap|VRAM)\b|\breserved\b.{0,40}\b(?:much|far|way) (?:larger|bigger|higher|more) than\b.{0,20}\ballocated)re",
      "the current backend ooms because of memory fragmentation on a 4090", Tier::kProse},
@@ -1117,7 +1179,7 @@ constexpr const char* kPrefilter =
     R"re(xla_python_client|allow_growth|memory_fraction|memory_growth|preallocat|\x1b|verdict|"resource"|_bytes"|)re"
     R"re(tactic|cache blocks|unhandled cuda|code ?[=:]? ?-9|\xe7\xa0\x81 ?(?:[=:]|\xef\xbc\x9a)? ?-9|killing subprocess|cpu|\bram\b|swap|usage|import|)re"
     R"re(can (?:only )?(?:access|use|allocate|address|see) only|can only (?:access|use|allocate|address|see)|elixir|erlang|beam\.smp|\.exs?:|freed|vmmem|)re"
-    R"re(consumption|footprint|vram|regardless|whatever|no matter|launch|initiali|host|no cuda gpus|)re"
+    R"re(consumption|footprint|vram|graphics card|regardless|whatever|no matter|launch|initiali|host|no cuda gpus|)re"
     R"re(error 80|not yet initialized|systemnotready|system_not_ready|outdated|check failed|error ?= ?2|)re"
     R"re(resource_?exhausted|larger than max|bad_alloc|error 2|rocm|hip|imbalanced|unbalanced|uneven|than the others?|)re"
     R"re(runs out|bytes\)|nvidia|tensorrt|cuda|paging file|page ?file|swap ?file|1455|\xe9\xa1\xb5\xe9\x9d\xa2|low on memory|threshold|)re"
