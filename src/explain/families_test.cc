@@ -1429,6 +1429,29 @@ TEST(Families, RoundThirtyThreeMessagesThatNameMemoryButAreSettingsOrStartupFail
             Cause::kGpuDeviceOom, Domain::kGpu);
 }
 
+TEST(Families, RoundThirtyThreeFfmpegsEncoderThatCannotOpenRepeatsItsCodeNotTheHostsRam) {
+  // corpus-2390 and corpus-2830 (Livepeer's transcoder over ffmpeg): NVENC's session refusal was already not memory,
+  // but the ENOMEM that ffmpeg passes up from the encoder it could not open gave a host finding (medium).
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "[h264_nvenc @ 0000023a79212040] OpenEncodeSessionEx failed: out of memory (10): (no details)\n"
+      "ERROR: encoder.c:199] Error opening video encoder : Cannot allocate memory\n"
+      "ERROR: transcoder.c:173] Unable to open output : Cannot allocate memory\n")));
+  // The host's own ENOMEM elsewhere stays host memory.
+  ExpectTop("OSError: [Errno 12] Cannot allocate memory\n", Cause::kHostRamOom, Domain::kHost);
+}
+
+TEST(Families, RoundThirtyThreeMemoryUseNamedInTwoMoreWordOrders) {
+  // corpus-2794 ("ram usage is much higher", no "than") and corpus-2778 (the noun before the amount): no finding
+  // before; weak findings in the memory their words name.
+  ExpectTop("accelerate >1.5.1 ram usage is much higher and sometimes causes weights on meta issue\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("As I execute the SAM2 Model\nIt takes GPU Memory almost 40GB to 80GB when the data like videos (1 Minute "
+            "~ 4Minute)\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  // A usage figure without the verb of taking, or a comparison that is not higher, gives nothing.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("GPU memory: 40GB total, 12GB in use\n")));
+}
+
 TEST(Families, RoundThirtyThreeVideoMemoryThatSpillsIntoSharedSystemMemoryIsTheGpus) {
   // corpus-2727 (host RAM before: "system RAM" on the line) and corpus-2726 (no finding before): the Windows
   // driver's sysmem fallback; corpus-2733: PyTorch's MPS allocator refusing one buffer (no finding before).
