@@ -1383,5 +1383,106 @@ TEST(Families, RoundThirtyOneFreeMemoryBesideAnEmptyCacheIsNotFragmentation) {
             Cause::kFragmentation, Domain::kGpu);
 }
 
+// Round 33: families from the development rows of round 33's fresh blind batch (corpus-2688 and above); each test
+// fails on the round's start engine (a2d8f10).
+
+TEST(Families, RoundThirtyThreeALibraryThatCannotInitializeWithoutTfOrJaxFoundTheGpuFull) {
+  // corpus-2817 (PyTorch's wording, on a 24 GB 4090) and corpus-2822 (CNTK's): the start engine said
+  // framework_preallocation, a reservation that only TensorFlow and JAX make.
+  ExpectTop("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop("CUBLAS failure 1: CUBLAS_STATUS_NOT_INITIALIZED ; GPU=1 ; hostname=TERATORNIS ; "
+            "expr=cublasCreate(&cuHandle)\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  // TensorFlow's and XLA's own wordings keep the reservation (corpus-0111, more-033).
+  ExpectTop("Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n", Cause::kFrameworkPreallocation,
+            Domain::kGpu);
+  ExpectTop("2019-03-24 20:19:03.125607: E tensorflow/stream_executor/cuda/cuda_blas.cc:443] failed to create cublas "
+            "handle: CUBLAS_STATUS_NOT_INITIALIZED\n",
+            Cause::kFrameworkPreallocation, Domain::kGpu);
+}
+
+TEST(Families, RoundThirtyThreeMessagesThatNameMemoryButAreSettingsOrStartupFailures) {
+  // corpus-2752 and corpus-2753 (CTranslate2's compute type), corpus-2795 (a notice at model load), corpus-2825 and
+  // corpus-2826 (the ROCm runtime that cannot start), corpus-2768 (TVM's planned storage): memory findings before.
+  ExpectTop("ValueError: Requested float16 compute type, but the target device or backend do not support efficient "
+            "float16 computation.\n",
+            Cause::kNotMemory, Domain::kNone);
+  ExpectTop("ValueError: Requested int16 compute type, but the target device or backend do not support efficient "
+            "int16 computation.\n",
+            Cause::kNotMemory, Domain::kNone);
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "Cannot initialize model with low cpu memory usage because `accelerate` was not found in the environment. "
+      "Defaulting to `low_cpu_mem_usage=False`. It is strongly recommended to install `accelerate` for faster and less "
+      "memory-intense model loading. You can do so with:\n")));
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "hsa api call failure at: /data/jenkins-workspace/compute-rocm-rel-3.3/rocminfo/rocminfo.cc:1102\n"
+      "Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources. This "
+      "error may also occur when the core runtime library needs to spawn threads or create internal OS-specific "
+      "events.\n")));
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "org.apache.tvm.Base$TVMError: InternalError: Check failed: (offset + needed_size <= this->buffer.size) is "
+      "false: storage allocation failure, attempted to allocate 4202496 at offset 0 in region that is "
+      "4194304bytes\n")));
+  // A device that really ran out stays memory beside them.
+  ExpectTop("Check failed: (__e == VK_SUCCESS) is false: Vulkan Error, code=-2: VK_ERROR_OUT_OF_DEVICE_MEMORY\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+}
+
+TEST(Families, RoundThirtyThreeFfmpegsEncoderThatCannotOpenRepeatsItsCodeNotTheHostsRam) {
+  // corpus-2390 and corpus-2830 (Livepeer's transcoder over ffmpeg): NVENC's session refusal was already not memory,
+  // but the ENOMEM that ffmpeg passes up from the encoder it could not open gave a host finding (medium).
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "[h264_nvenc @ 0000023a79212040] OpenEncodeSessionEx failed: out of memory (10): (no details)\n"
+      "ERROR: encoder.c:199] Error opening video encoder : Cannot allocate memory\n"
+      "ERROR: transcoder.c:173] Unable to open output : Cannot allocate memory\n")));
+  // The host's own ENOMEM elsewhere stays host memory.
+  ExpectTop("OSError: [Errno 12] Cannot allocate memory\n", Cause::kHostRamOom, Domain::kHost);
+}
+
+TEST(Families, RoundThirtyThreeMemoryUseNamedInTwoMoreWordOrders) {
+  // corpus-2794 ("ram usage is much higher", no "than") and corpus-2778 (the noun before the amount): no finding
+  // before; weak findings in the memory their words name.
+  ExpectTop("accelerate >1.5.1 ram usage is much higher and sometimes causes weights on meta issue\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("As I execute the SAM2 Model\nIt takes GPU Memory almost 40GB to 80GB when the data like videos (1 Minute "
+            "~ 4Minute)\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  // A usage figure without the verb of taking, or a comparison that is not higher, gives nothing.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("GPU memory: 40GB total, 12GB in use\n")));
+}
+
+TEST(Families, RoundThirtyThreeVideoMemoryThatSpillsIntoSharedSystemMemoryIsTheGpus) {
+  // corpus-2727 (host RAM before: "system RAM" on the line) and corpus-2726 (no finding before): the Windows
+  // driver's sysmem fallback; corpus-2733: PyTorch's MPS allocator refusing one buffer (no finding before).
+  ExpectTop("* Generate image to canvas, notice after all the steps are complete nothing is happening. This would at "
+            "the time of the VAE decode, before the image is completed. Checked task manager and VRAM is filled and "
+            "spilling into system RAM by 1.5-3 GB\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop("I often use 2 or 3 ControlNet models + HiRes Fix upscaling on a 12GB card which is what triggers it if I "
+            "watch my Performance tab and see the GPU begin to use shared CPU memory.\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop("Unable to generate image larger than 640x640 - RuntimeError: Invalid buffer size: 3.57 GB\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  // System RAM that fills without the GPU's memory stays the host's.
+  ExpectTop("The process was killed after system RAM filled up completely.\n", Cause::kHostRamOom, Domain::kHost);
+}
+
+TEST(Families, RoundThirtyThreeTheNodesMemoryAndPerProcessModelCopiesAreHostRam) {
+  // corpus-2735 (a maintainer reading a Ray log: GPU, medium before), corpus-2791 and corpus-2792 (one model copy
+  // per launched process in host RAM: leak growth and GPU before).
+  ExpectTop("English: Thanks for the full reproduction script and Ray OOM log. The log points to node CPU memory "
+            "exhaustion rather than a plain CUDA OOM: Ray killed a worker after node memory reached 250.04GB / "
+            "251.54GB, with `ray::TaskRunner.run` using about 229.84GB.\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("We noticed that when using `accelerate` to run a script on multiple GPUs that the RAM requirement "
+            "increases the more workers there are. The issue seems to be that the model is loaded n-times to CPU RAM "
+            "before uploaded to the GPU memory.\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("we should enable low_cpu_mem_usage to avoid loading 8 copies of the model into CPU.  This should boost the "
+            "memory usage as well as loading time.\n",
+            Cause::kHostRamOom, Domain::kHost);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

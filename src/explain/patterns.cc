@@ -16,6 +16,14 @@ namespace {
 using S = Signal;
 
 constexpr Pattern kPatterns[] = {
+    // The node's (host's) memory named as what ran out ("node CPU memory exhaustion rather than a plain CUDA OOM",
+    // "Ray killed a worker after node memory reached 250.04GB / 251.54GB"): host RAM, whatever GPU words stand
+    // beside it: first in the table, and a family wording (not prose, which a later specific GPU pattern would
+    // overrule on the same line). Round 33, corpus-2735 (verl under Ray):
+    {"node_memory_exhausted_prose", S::kHostRamOom, "",
+     R"re((?i)\b(?:node|host|system|CPU) (?:CPU |RAM |host )?memory (?:exhaustion|(?:is |was |got |became )?exhausted)\b|\bnode memory (?:reached|hit|exceeded|was at)\b)re",
+     "The log points to node CPU memory exhaustion rather than a plain CUDA OOM: Ray killed a worker after node "
+     "memory reached 250.04GB / 251.54GB", Tier::kFamily, LineDomain::kHost},
     // ---------------------------------------------------------------- GPU, with numbers
     {"torch_cuda_oom_numbers", S::kTorchOomNumbers, "pytorch",
      R"re((?:CUDA|HIP|XPU|NPU|MUSA|MLU) out of memory\. Tried to allocate|Tried to allocate [\d.]+ ?[KMGT]?i?B \((?:GPU|NPU|MLU|MUSA) \d+; )re",
@@ -27,6 +35,17 @@ constexpr Pattern kPatterns[] = {
     {"torch_mps_oom", S::kGpuOom, "pytorch", R"re(MPS backend out of memory)re",
      "RuntimeError: MPS backend out of memory (MPS allocated: 17.80 GB, other allocations: 356.56 MB, "
      "max allowed: 18.13 GB). Tried to allocate 256 bytes on shared pool."},
+    // PyTorch's MPS allocator refusing one buffer ("Invalid buffer size: 3.57 GB": above what the Metal device takes
+    // in one buffer, or more than it has): the GPU's memory, though no "out of memory" is said. Round 33,
+    // corpus-2733 (InvokeAI on an 8 GB Intel Mac, 1024x1024):
+    {"torch_mps_invalid_buffer_size", S::kGpuOom, "pytorch", R"re(Invalid buffer size: [\d.]+ ?[KMGT]i?B)re",
+     "Unable to generate image larger than 640x640 - RuntimeError: Invalid buffer size: 3.57 GB"},
+    // Video memory that overflows into shared system memory (the Windows driver's sysmem fallback, from NVIDIA 536 on;
+    // Task Manager's "Shared GPU memory"): the GPU is out of memory and slows down instead of failing, though the line
+    // names system RAM. Before the host patterns. Round 33, corpus-2726 and corpus-2727 (sd-webui, InvokeAI):
+    {"vram_spills_into_shared_memory", S::kGpuOom, "",
+     R"re((?i)\b(?:VRAM|GPU memory|video memory|dedicated (?:GPU |video )?memory)\b.{0,60}\b(?:spill\w*|overflow\w*|fall\w* back|falls? over|swap\w*) (?:over )?(?:in)?to (?:the )?(?:system|shared|host|CPU) (?:GPU )?(?:RAM|memory)\b|\b(?:GPU|card|VRAM)\b.{0,30}\b(?:begins?|starts?|started|began|is|was) (?:to )?(?:use|using) (?:the )?shared (?:CPU |GPU |system )?memory\b)re",
+     "Checked task manager and VRAM is filled and spilling into system RAM by 1.5-3 GB", Tier::kProse},
 
     // ---------------------------------------------------------------- oomguard's own OOM report
     // (src/mr/out_of_memory.cc: FormatOomReport's text and ToJson's report= file)
@@ -83,6 +102,41 @@ constexpr Pattern kPatterns[] = {
     {"nvenc_session_refused", S::kNotMemory, "nvenc",
      R"re((?i)OpenEncodeSessionEx(?: failed)?\W{0,4}(?:out of memory|10\b|NV_ENC_ERR_OUT_OF_MEMORY))re",
      "[h264_nvenc @ 0000023a79212040] OpenEncodeSessionEx failed: out of memory (10): (no details)"},
+    // ffmpeg (and Livepeer's transcoder around it) repeating the error code of an encoder it could not open: after
+    // NVENC's session refusal above, "Error opening video encoder : Cannot allocate memory" is AVERROR(ENOMEM) passed
+    // up from the encoder, not the host's RAM. Round 33, corpus-2830 and corpus-2390 (each a host finding before):
+    {"ffmpeg_encoder_open_enomem", S::kNotMemory, "ffmpeg",
+     R"re((?i)(?:Error (?:while )?opening (?:video |audio )?encoder|Unable to open output|Transcoder Return)\s*:\s*Cannot allocate memory)re",
+     "ERROR: encoder.c:199] Error opening video encoder : Cannot allocate memory"},
+    // CTranslate2 (faster-whisper, whisperX) refusing a compute type the device or backend lacks ("Requested float16
+    // compute type, but the target device or backend do not support efficient float16 computation": float16 on a
+    // CPU, int16 on CUDA): a setting to change (--compute_type int8), not memory, though users read it as too little
+    // VRAM. Round 33, corpus-2752 (whisperX on a laptop):
+    {"ctranslate2_compute_type_unsupported", S::kNotMemory, "ctranslate2",
+     R"re((?i)Requested \w+ compute type, but the target device or backend do not support efficient)re",
+     "ValueError: Requested float16 compute type, but the target device or backend do not support efficient float16 "
+     "computation."},
+    // TVM's (MLC-LLM's) statically planned storage that a tensor does not fit ("storage allocation failure, attempted
+    // to allocate 4202496 at offset 0 in region that is 4194304bytes"): the compiled model's memory plan is wrong (a
+    // build or porting bug), the device was not asked for more. Round 33, corpus-2768 (MLC Chat on Android):
+    {"tvm_planned_storage_too_small", S::kNotMemory, "mlc-llm",
+     R"re((?i)storage allocation failure, attempted to allocate \d+ at offset \d+ in region that is \d+ ?bytes)re",
+     "org.apache.tvm.Base$TVMError: InternalError: Check failed: (offset + needed_size <= this->buffer.size) is false: "
+     "storage allocation failure, attempted to allocate 4202496 at offset 0 in region that is 4194304bytes"},
+    // transformers'/diffusers' notice that low_cpu_mem_usage is off because accelerate is not installed: a
+    // suggestion printed at every load, not a failure, though it names CPU memory. Round 33, corpus-2795:
+    {"low_cpu_mem_usage_unavailable", S::kNotMemory, "diffusers",
+     R"re((?i)Cannot initialize model with low cpu memory usage because .?accelerate.? was not found)re",
+     "Cannot initialize model with low cpu memory usage because `accelerate` was not found in the environment. "
+     "Defaulting to `low_cpu_mem_usage=False`."},
+    // The ROCm runtime that cannot start (HSA_STATUS_ERROR_OUT_OF_RESOURCES from hsa_init, rocminfo's "hsa api call
+    // failure"): the device files (/dev/kfd, the render group), an unsupported GPU or the kernel driver, not memory,
+    // though the runtime "failed to allocate the necessary resources" (it says it may be threads or OS events).
+    // Round 33, corpus-2823, 2825, 2826, 2827:
+    {"hsa_runtime_out_of_resources", S::kNotMemory, "rocm", R"re(HSA_STATUS_ERROR_OUT_OF_RESOURCES)re",
+     "Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources. This "
+     "error may also occur when the core runtime library needs to spawn threads or create internal OS-specific "
+     "events."},
 
     // gRPC's status RESOURCE_EXHAUSTED (8) for a message above the channel's size limit (4 MiB by default: "Received
     // message larger than max (5308389 vs. 4194304)"): a transport limit (grpc.max_receive_message_length), not
@@ -361,10 +415,17 @@ constexpr Pattern kPatterns[] = {
     // Round 21 (corpus-2203): cuFFT's CUFFT_ALLOC_FAILED as CUFFTError words it, which names both memories.
     {"cufft_alloc_failed_words", S::kLibraryAllocFailure, "cufft", R"re(cuFFT failed to allocate GPU or CPU memory)re",
      "`CUFFTError(code 2, cuFFT failed to allocate GPU or CPU memory)"},
-    {"library_not_initialized", S::kLibraryInitFailure, "",
-     R"re(CUBLAS_STATUS_NOT_INITIALIZED|CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_INTERNAL_ERROR|(?i:could not create cudnn handle|cuDNN failed to initialize|Failed to initialize BLAS support|failed to create cublas handle|DNN library initialization failed))re",
+    // A CUDA library that could not initialize: TensorFlow's and XLA's own wordings name their framework, whose
+    // up-front reservation is the usual reason; the bare status codes (PyTorch's "CUDA error:
+    // CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`", CNTK's "CUBLAS failure 1:", Julia's
+    // CUBLASError) say nothing of a reservation: the GPU was full. Round 33, corpus-2816 ... 2822:
+    {"library_not_initialized_xla", S::kLibraryInitFailure, "tensorflow",
+     R"re((?i)could not create cudnn handle|cuDNN failed to initialize|Failed to initialize BLAS support|failed to create cublas handle|DNN library initialization failed)re",
      "E tensorflow/stream_executor/cuda/cuda_blas.cc:226] failed to create cublas handle: "
      "CUBLAS_STATUS_NOT_INITIALIZED"},
+    {"library_not_initialized", S::kLibraryInitFailure, "",
+     R"re(CUBLAS_STATUS_NOT_INITIALIZED|CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_INTERNAL_ERROR)re",
+     "CUBLAS failure 1: CUBLAS_STATUS_NOT_INITIALIZED ; GPU=1 ; hostname=TERATORNIS ; expr=cublasCreate(&cuHandle)"},
     {"dali_nvjpeg_allocator", S::kDaliAllocFailure, "dali",
      R"re((?i)NVJPEG_STATUS_ALLOCATOR_FAILURE|Critical error in pipeline.{0,200}(?:out of memory|alloc))re",
      "RuntimeError: Critical error in pipeline: Error in thread 4: [/opt/dali/dali/pipeline/operators/"
@@ -715,6 +776,13 @@ constexpr Pattern kPatterns[] = {
     {"host_usage_prose", S::kHostUsageProse, "",
      R"re((?i)\b(?:CPU|host|system)(?: virtual)? memory (?:used|usage)\s*[=:]?\s*[\d.]+ ?[GT]i?B)re",
      "When CPU Virtual Memory Used=137.59GB, problem occurs.", Tier::kProse},
+    // One copy of the model per process in host RAM before it moves to each GPU (accelerate, torchrun and DDP
+    // launch one process per GPU; each loads the whole checkpoint): host memory that grows with the number of
+    // GPUs. Round 33, corpus-2791 and corpus-2792 (accelerate; low_cpu_mem_usage or loading once is the fix):
+    {"model_copies_in_host_ram_prose", S::kHostUsageProse, "",
+     R"re((?i)\b(?:n|\d+|multiple|several|many)[- ]?(?:times|copies)\b.{0,40}\b(?:in)?to (?:the )?(?:CPU|host|system)(?: RAM| memory)?\b)re",
+     "The issue seems to be that the model is loaded n-times to CPU RAM before uploaded to the GPU memory.",
+     Tier::kProse},
     {"fragmentation_prose", S::kFragmentationProse, "",
      R"re((?i)memory fragmentation|fragmentation (?:issue|problem)|workaround for fragmentation|(?:because of|due to|caused by|looks like|suffers? from|is|was|were) (?:[\w-]+ ){0,2}fragmentation\b|\b(?:memory|cache|allocator|heap|VRAM) (?:is |gets |got |becomes |became )?(?:\w+ )?fragmented\b|\bfragmented (?:memory|cache|heap|VRAM)\b|\breserved\b.{0,40}\b(?:much|far|way) (?:larger|bigger|higher|more) than\b.{0,20}\ballocated)re",
      "the current backend ooms because of memory fragmentation on a 4090", Tier::kProse},
@@ -841,8 +909,11 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\b(?:memory|RAM|RSS)\b (?:usage |use |consumption )?(?:hits?|reach(?:es|ed)?|goes to|went to|climbs? to|grows? to|grew to|gets? to) (?:almost |nearly |about |around |over |~|up to )?[\d.]+ ?[GMT]i?B?\b.{0,60}\blimit)re",
      "there are times when memory usage reaches 160GB (which is my current limit).", Tier::kProse, LineDomain::kHost},
     {"memory_pressure_prose", S::kMemoryProse, "",
-     R"re((?i)(?:too much|to much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage |footprint |consumption )?(?:explod|spik|blows? up|skyrocket|shoots? up|balloon|doubl|tripl|quadrupl)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|[\d.]+ ?[GM]i?B (?:more|extra|additional) (?:GPU |CPU |video )?(?:memory|VRAM|RAM)\b|\b(?:need|needs|needed|require|requires|required|take|takes) (?:about |around |over |~)?[\d.]+ ?[GMT]i?B\b.{0,60}\b(?:has|have|had|only|with) (?:only )?[\d.]+ ?[GMT]i?B|(?:reduce|lower|decrease|cut) (?:the )?(?:peak |GPU |CPU |VRAM |RAM |host |device )*memory(?: usage| consumption| footprint)?\b|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:memory|RAM|VRAM|swap) (?:usage )?(?:fills? up|filled up|is filling up|gets filled|max(?:e[sd]|ing)? out)|\bmax(?:e[sd]|ing)? out (?:all )?(?:of )?(?:the |my |its |our )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:system |host |CPU |GPU |video )?(?:RAM|VRAM|swap)\b|\b(?:ran|runs?|running|burn(?:s|ed|t|ing)?|chew(?:s|ed|ing)?|blew|blows?|blowing) through (?:all (?:of )?(?:the |my |its |our )?(?:available )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?|(?:the |my |its |our )?(?:available )?[\d.]+ ?[GMT]i?B (?:of )?)(?:system |host |CPU |GPU |video )?(?:memory|RAM|VRAM|swap)\b|(?:memory|RAM|VRAM|swap) (?:usage |use )?(?:hits|hit|reaches|reached|goes to|went to|climbs to|is at|stays at) (?:almost |nearly |about |~)?\d{2,3} ?%|(?:memory|RAM|VRAM|swap) (?:usage |use |consumption )?(?:hits|hit|reaches|reached|climbs to|climbed to|goes up to|went up to|shoots up to|grows to|grew to) (?:almost |nearly |about |around |over |~)?[\d.]+ ?[GT]i?B?\b|(?:uses?|using|used|takes?|taking|consumes?|consuming|needs?|requires?) (?:over |more than |about |around |~)?[\d.]+ ?[GT](?:i?B)? (?:of )?(?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM)\b|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+|utili[sz]\w*) (?:up )?(?:all|most) (?:of )?(?:the |my |your |our |its |their )?(?:available |free )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:RAM|system memory|host memory|CPU memory|swap)\b|(?:memory|VRAM|RAM) (?:costs?|costed) (?:is |was |of )?(?:around |about |almost |nearly |over |~)?[\d.]+ ?[GT]|(?:memory|VRAM|RAM|swap) (?:\w+ ){0,2}to the brim\b|(?:memory|VRAM|RAM) (?:cost|consumption|usage|footprint|requirements?) (?:is|are|remains?|becomes?|stays?) (?:still )?(?:a |the )?(?:big |major |main |real |serious |huge )?(?:challenge|problem|issue|bottleneck|concern)\b)re",
+     R"re((?i)(?:too much|to much|a lot of|lots of|huge|high|massive|excessive|enormous) (?:GPU |CPU |host |system |video |device )?(?:memory|VRAM|RAM)\b|(?:memory|VRAM|RAM) (?:usage|consumption|footprint|requirements?|use) (?:is |are |was |seems |becomes |gets )?(?:too |very |extremely |so |really |quite )?(?:high|large|huge|big)\b|(?:memory|VRAM|RAM) (?:usage |footprint |consumption )?(?:explod|spik|blows? up|skyrocket|shoots? up|balloon|doubl|tripl|quadrupl)\w*|(?:needs|requires|takes|uses|using|consumes) (?:more|much more|far more|way more) (?:GPU |CPU |video )?(?:memory|VRAM|RAM) than|[\d.]+ ?[GM]i?B (?:more|extra|additional) (?:GPU |CPU |video )?(?:memory|VRAM|RAM)\b|\b(?:need|needs|needed|require|requires|required|take|takes) (?:about |around |over |~)?[\d.]+ ?[GMT]i?B\b.{0,60}\b(?:has|have|had|only|with) (?:only )?[\d.]+ ?[GMT]i?B|(?:reduce|lower|decrease|cut) (?:the )?(?:peak |GPU |CPU |VRAM |RAM |host |device )*memory(?: usage| consumption| footprint)?\b|(?:memory|VRAM|RAM) (?:usage |consumption )?(?:is )?(?:much |way |far )?(?:higher|larger|bigger) than (?:expected|before|necessary)|(?:memory|VRAM|RAM) (?:usage|consumption|footprint) (?:is |was |gets |got )?(?:much|way|far) (?:higher|larger|bigger)\b|(?:uses?|using|used|takes?|taking|consumes?|consuming) (?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM) (?:of )?(?:over |more than |about |around |almost |nearly |~)?[\d.]+ ?[GT](?:i?B)?\b|(?:memory|RAM|VRAM|swap) (?:usage )?(?:fills? up|filled up|is filling up|gets filled|max(?:e[sd]|ing)? out)|\bmax(?:e[sd]|ing)? out (?:all )?(?:of )?(?:the |my |its |our )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:system |host |CPU |GPU |video )?(?:RAM|VRAM|swap)\b|\b(?:ran|runs?|running|burn(?:s|ed|t|ing)?|chew(?:s|ed|ing)?|blew|blows?|blowing) through (?:all (?:of )?(?:the |my |its |our )?(?:available )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?|(?:the |my |its |our )?(?:available )?[\d.]+ ?[GMT]i?B (?:of )?)(?:system |host |CPU |GPU |video )?(?:memory|RAM|VRAM|swap)\b|(?:memory|RAM|VRAM|swap) (?:usage |use )?(?:hits|hit|reaches|reached|goes to|went to|climbs to|is at|stays at) (?:almost |nearly |about |~)?\d{2,3} ?%|(?:memory|RAM|VRAM|swap) (?:usage |use |consumption )?(?:hits|hit|reaches|reached|climbs to|climbed to|goes up to|went up to|shoots up to|grows to|grew to) (?:almost |nearly |about |around |over |~)?[\d.]+ ?[GT]i?B?\b|(?:uses?|using|used|takes?|taking|consumes?|consuming|needs?|requires?) (?:over |more than |about |around |~)?[\d.]+ ?[GT](?:i?B)? (?:of )?(?:the )?(?:GPU |CPU |host |system |video )?(?:memory|RAM|VRAM)\b|(?:eats?|eating|consum\w+|fills?|filling|takes?|taking|occup\w+|utili[sz]\w*) (?:up )?(?:all|most) (?:of )?(?:the |my |your |our |its |their )?(?:available |free )?(?:[\d.]+ ?[GMT]i?B (?:of )?)?(?:RAM|system memory|host memory|CPU memory|swap)\b|(?:memory|VRAM|RAM) (?:costs?|costed) (?:is |was |of )?(?:around |about |almost |nearly |over |~)?[\d.]+ ?[GT]|(?:memory|VRAM|RAM|swap) (?:\w+ ){0,2}to the brim\b|(?:memory|VRAM|RAM) (?:cost|consumption|usage|footprint|requirements?) (?:is|are|remains?|becomes?|stays?) (?:still )?(?:a |the )?(?:big |major |main |real |serious |huge )?(?:challenge|problem|issue|bottleneck|concern)\b)re",
      "Inference uses too much GPU memory", Tier::kProse},
+    // (Round 33 widened memory_pressure_prose above with two word orders from the fresh batch's development rows:
+    // "ram usage is much higher" without a "than", corpus-2794, and "takes GPU Memory almost 40GB", the noun before
+    // the amount, corpus-2778; both had no finding.)
     // Round 31: a host with little memory named as what stops the job ("impossible to load a large model with little
     // system memory"), and a GPU memory requirement stated as a floor ("at least 40 GB CUDA memory"): weak, each in
     // its own memory. corpus-2669 (a GPTQ loader staging the model in RAM) and corpus-2681 (a FLUX LoRA), no finding:
@@ -1117,7 +1188,7 @@ constexpr const char* kPrefilter =
     R"re(xla_python_client|allow_growth|memory_fraction|memory_growth|preallocat|\x1b|verdict|"resource"|_bytes"|)re"
     R"re(tactic|cache blocks|unhandled cuda|code ?[=:]? ?-9|\xe7\xa0\x81 ?(?:[=:]|\xef\xbc\x9a)? ?-9|killing subprocess|cpu|\bram\b|swap|usage|import|)re"
     R"re(can (?:only )?(?:access|use|allocate|address|see) only|can only (?:access|use|allocate|address|see)|elixir|erlang|beam\.smp|\.exs?:|freed|vmmem|)re"
-    R"re(consumption|footprint|vram|regardless|whatever|no matter|launch|initiali|host|no cuda gpus|)re"
+    R"re(consumption|footprint|vram|graphics card|regardless|whatever|no matter|launch|initiali|host|no cuda gpus|)re"
     R"re(error 80|not yet initialized|systemnotready|system_not_ready|outdated|check failed|error ?= ?2|)re"
     R"re(resource_?exhausted|larger than max|bad_alloc|error 2|rocm|hip|imbalanced|unbalanced|uneven|than the others?|)re"
     R"re(runs out|bytes\)|nvidia|tensorrt|cuda|paging file|page ?file|swap ?file|1455|\xe9\xa1\xb5\xe9\x9d\xa2|low on memory|threshold|)re"

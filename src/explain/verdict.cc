@@ -300,11 +300,11 @@ struct Decider {
     }
   }
 
-  Finding Preallocation(const Observation& o, bool init_failure) const {
+  Finding Preallocation(const Observation& o) const {
     bool tf_or_jax = IsTfOrJax(o.framework) || IsTfOrJax(dominant_framework) || context.preallocation;
-    bool pytorch_only = !tf_or_jax && (o.framework == "pytorch" || dominant_framework == "pytorch");
     Finding f = Base(o, Cause::kFrameworkPreallocation, Domain::kGpu);
-    if ((init_failure && pytorch_only) || (!init_failure && !tf_or_jax)) {
+    // Without TensorFlow or JAX in sight nothing reserved the GPU up front: the library found it full.
+    if (!tf_or_jax) {
       f.cause = Cause::kGpuDeviceOom;
       f.summary = "A CUDA library (cuBLAS/cuDNN) could not get GPU memory for its handle or workspace.";
       Undecided(f, {Cause::kFrameworkPreallocation, Cause::kOtherProcessHoldsMemory},
@@ -317,9 +317,6 @@ struct Decider {
     }
     f.summary = "A CUDA library (cuBLAS/cuDNN) found no GPU memory left because the framework reserved the GPU "
                 "up front.";
-    if (!tf_or_jax) {
-      Undecided(f, {Cause::kGpuDeviceOom}, "the log does not name the framework that reserved the memory");
-    }
     f.advice.push_back("TensorFlow: tf.config.experimental.set_memory_growth(gpu, True) or "
                        "TF_FORCE_GPU_ALLOW_GROWTH=true (TF 1.x: config.gpu_options.allow_growth = True).");
     f.advice.push_back("JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false or XLA_PYTHON_CLIENT_MEM_FRACTION=.5; when JAX "
@@ -875,8 +872,8 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
         if (o.mentions_host && !o.mentions_gpu) f.domain = Domain::kHost;
         break;
       }
-      case Signal::kLibraryAllocFailure: f = d.Preallocation(o, false); break;
-      case Signal::kLibraryInitFailure: f = d.Preallocation(o, true); break;
+      case Signal::kLibraryAllocFailure:
+      case Signal::kLibraryInitFailure: f = d.Preallocation(o); break;
       case Signal::kDaliAllocFailure: f = d.Leak(o, true); break;
       case Signal::kHostPinnedOom: f = d.HostPinned(o); break;
       case Signal::kShmExhausted: f = d.Shm(o); break;
