@@ -233,10 +233,15 @@ std::vector<int> LocalsHeldUntil(const Model& m, const std::vector<LogicalOp>& o
   };
   // Whether the call at depth d that op i is part of binds its values (by its last op and depth).
   std::map<std::pair<int, size_t>, bool> binds;
+  // A frame that calls a child again (gates, gates_1, ...): the ops that end each call of the child it calls
+  // most often (a loop's body), by the frame's last op and depth.
+  std::map<std::pair<int, size_t>, std::vector<int>> loop_calls;
   auto frame_binds = [&](size_t i, size_t d) {
     const int end = runs.CallEnd(i, d);
     auto [it, fresh] = binds.try_emplace({end, d}, true);
     if (!fresh) return it->second;
+    std::map<std::string_view, std::vector<int>> child_runs;  // base name -> the last op of each call
+    bool container = false;
     size_t first = i;
     while (first > 0 && (d == 0 || runs.Common(first - 1, i) >= d)) --first;
     const std::string_view self = d == 0 ? std::string_view() : runs.Component(i, d - 1);
@@ -263,10 +268,22 @@ std::vector<int> LocalsHeldUntil(const Model& m, const std::vector<LogicalOp>& o
                                                          [](char c) { return c >= '0' && c <= '9'; })) {
         base = child.substr(0, u);
       }
-      if (numbered || !children.insert(child).second || (base != child && children.count(base))) {
-        it->second = false;
-        break;
+      container = container || numbered;
+      child_runs[base].push_back(runs.run_end[j][d]);
+      if (numbered || !children.insert(child).second || (base != child && children.count(base))) it->second = false;
+    }
+    // A loop's body: every child called between the first and the last call of the one called most is called at
+    // least as often (a UNet calls its pool twice, with one call of enc2 between: no loop).
+    if (!it->second && !container) {
+      const std::vector<int>* most = nullptr;
+      for (const auto& [base, ends] : child_runs) {
+        if (ends.size() > 1 && (!most || ends.size() > most->size())) most = &ends;
       }
+      const bool body = most && std::all_of(child_runs.begin(), child_runs.end(), [&](const auto& c) {
+        return c.second.size() >= most->size() ||
+               std::all_of(c.second.begin(), c.second.end(), [&](int e) { return e < most->front() || e > most->back(); });
+      });
+      if (body) loop_calls[{end, d}] = *most;
     }
     // A module below the top that calls no child module runs functional code of its own: torch's
     // (nn.MultiheadAttention's F.multi_head_attention_forward rebinds q, k and v at every step).
@@ -283,7 +300,17 @@ std::vector<int> LocalsHeldUntil(const Model& m, const std::vector<LogicalOp>& o
     if (frame_end && end > last_read[id]) (*frame_end)[id] = end;
     // An expression's temporary: the frame's own value read once, by the next op ((w * p).sum(3)).
     const bool temporary = readers[id] == 1 && first_read[id] == p + 1 && runs.Component(static_cast<size_t>(p), depth[id]).empty();
-    if (end > last_read[id] && !temporary && !piped(id) && frame_binds(static_cast<size_t>(p), depth[id])) hold[id] = end;
+    if (end <= last_read[id] || temporary || piped(id)) continue;
+    if (frame_binds(static_cast<size_t>(p), depth[id])) {
+      hold[id] = end;
+    } else if (auto loop = loop_calls.find({end, depth[id]}); loop != loop_calls.end()) {
+      // A loop rebinds its names in the next iteration: a value is held at most until the next call of the
+      // body's child returns (ConvLSTM's i, f, o, g = self.gates(...).chunk(4) keep the previous step's gates
+      // across the next convolution), the last iteration's until the frame returns.
+      auto next = std::upper_bound(loop->second.begin(), loop->second.end(), p);
+      const int until = next == loop->second.end() ? end : *next;
+      if (until > last_read[id]) hold[id] = until;
+    }
   }
   return hold;
 }
