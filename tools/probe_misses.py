@@ -16,6 +16,9 @@ under the LD_PRELOAD tracker (tools/measure_step.py), then planned with `oomguar
   function's names hold until it returns, the locals risk).
 - shifted_slices: overlapping windows of one tensor (y[:, u:u + n] for each shift u), as a correlation by
   shifted slices is written: plain slicing, each SliceBackward0 an input-sized gradient, not a split's join.
+- key_read_by_steps / key_read_by_steps_one_view: one key read by the matmuls of three update steps (a Hopfield
+  layer), k.transpose(1, 2) written in each step or once: the same export (torch.onnx merges the views), 17-18 %
+  apart in real steps (the risk view_may_be_several).
 - loop_gates: a loop in forward (a hand-unrolled ConvLSTM): each iteration's names (i, f, o, g, views of the
   gate convolution's output) still hold the previous iteration's values while the next convolution runs.
 
@@ -41,6 +44,8 @@ CASES = {
     "chunk_unused_slices": ([("input", (64, 96), "float32", 0)], 8, (4, 16), "sgd"),
     "loop_gates": ([("input", (5, 4, 20, 20), "float32", 0)], 6, (2, 8), "sgd"),
     "shifted_slices": ([("input", (40, 24), "float32", 0)], 5, (4, 16), "sgd"),
+    "key_read_by_steps": ([("input", (24, 48), "float32", 0)], 5, (8, 32), "sgd"),
+    "key_read_by_steps_one_view": ([("input", (24, 48), "float32", 0)], 5, (8, 32), "sgd"),
 }
 
 
@@ -125,6 +130,27 @@ def build(name: str, classes: int):
                 out = sum(y[:, u:u + n] * self.taps[u] for u in range(self.shifts))
                 return self.head(torch.tanh(out).mean(dim=1))
         return ShiftedSlices()
+    if name in ("key_read_by_steps", "key_read_by_steps_one_view"):
+        class KeyReadBySteps(nn.Module):  # one key tensor read by the matmuls of several update steps
+            def __init__(self, d=48, hid=96, queries=3, steps=3):
+                super().__init__()
+                self.steps = steps
+                self.k = nn.Linear(d, hid)
+                self.q = nn.Parameter(torch.randn(1, queries, hid) * 0.1)
+                self.head = nn.Linear(queries * hid, classes)
+
+            def forward(self, x):
+                k = self.k(x)                                                # [B, 24, hid]
+                xi = self.q.expand(x.shape[0], -1, -1)
+                if name == "key_read_by_steps_one_view":  # one transpose, read by every step: the same export
+                    kt = k.transpose(1, 2)
+                    for _ in range(self.steps):
+                        xi = torch.softmax(xi @ kt, -1) @ k
+                    return self.head(xi.flatten(1))
+                for _ in range(self.steps):   # a transpose per step, merged into one by torch.onnx
+                    xi = torch.softmax(xi @ k.transpose(1, 2), -1) @ k
+                return self.head(xi.flatten(1))
+        return KeyReadBySteps()
     raise ValueError(name)
 
 

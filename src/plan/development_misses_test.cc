@@ -3,6 +3,7 @@
 // on the CPU (tests/data/plan/misses_probes.json), and hand-built graphs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -44,12 +45,13 @@ void ForEachRow(const std::string& name, const std::function<void(const nlohmann
   }
 }
 
-uint64_t LocalsAtRisk(const StepPlan& p) {
+uint64_t AtRisk(const StepPlan& p, const std::string& what) {
   for (const PlanRisk& r : p.risks) {
-    if (r.what == "locals_held_until_forward_returns") return r.bytes;
+    if (r.what == what) return r.bytes;
   }
   return 0;
 }
+uint64_t LocalsAtRisk(const StepPlan& p) { return AtRisk(p, "locals_held_until_forward_returns"); }
 
 // chunk() and split() whose pieces are not all read: 1.13's split_backward fills zeros for each piece without a
 // gradient, then cats every piece into the input's gradient, zeros and the cat live together. The export writes a
@@ -126,6 +128,27 @@ TEST(DevelopmentMisses, ALoopHoldsThePreviousIterationsValuesAsALocalsRisk) {
     EXPECT_LT(plan.peak_allocated_bytes, measured);  // the point: every value let go after its last read
     EXPECT_GE(plan.peak_allocated_bytes + LocalsAtRisk(plan), measured);
     EXPECT_LE(plan.peak_allocated_bytes + LocalsAtRisk(plan), measured + measured / 20);
+  });
+}
+
+// One key read by the matmuls of three update steps (a Hopfield layer): written k.transpose(1, 2) in each step, or
+// once before the loop, the export is the same file (torch.onnx merges the three views into one Transpose). PyTorch
+// sums the gradients at a named view before handing them on, but hands each of three views' gradients straight to
+// the key: 17-18 % lower at the peak. The plan follows the named view (exact) and lists the other as a risk that
+// covers it.
+TEST(DevelopmentMisses, AViewReadBySeveralOpsMayBeSeveralViews) {
+  ForEachRow("key_read_by_steps_one_view", [](const nlohmann::json& row, const StepPlan& plan) {
+    const double peak = row["measured_peak"].get<double>();
+    EXPECT_NEAR(static_cast<double>(plan.peak_allocated_bytes), peak, 0.001 * peak);
+  });
+  ForEachRow("key_read_by_steps", [](const nlohmann::json& row, const StepPlan& plan) {
+    const uint64_t measured = row["measured_peak"].get<uint64_t>();
+    const uint64_t bytes = AtRisk(plan, "view_may_be_several");
+    EXPECT_GT(plan.peak_allocated_bytes, measured);
+    EXPECT_LE(plan.peak_allocated_bytes - bytes, measured);
+    const std::string where = "a transpose ('/Transpose')";
+    EXPECT_TRUE(std::any_of(plan.warnings.begin(), plan.warnings.end(),
+                            [&](const std::string& w) { return w.rfind(where, 0) == 0; }));
   });
 }
 
