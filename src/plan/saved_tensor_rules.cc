@@ -2450,12 +2450,42 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     if (k == "Transpose") r.grad_alias_output[0] = 0;
     if (k == "Slice" && in(0) >= 0) {
       // chunk()/split() exported as one Slice per piece (nn.MultiheadAttention's q, k, v).
-      int slices = 0, others = 0;
+      int slices = 0, others = 0, last_slice = -1;
+      uint64_t pieces = 0;
+      bool known = T[in(0)].known;
       for (int c : m.tensors[in(0)].consumers) {
-        const std::string& ck = m.nodes[c].op_type;
-        if (ck == "Slice") ++slices; else if (ck != "Shape") ++others;
+        const NodeInfo& cn = m.nodes[c];
+        if (cn.op_type == "Slice") {
+          ++slices;
+          last_slice = std::max(last_slice, c);
+          known = known && !cn.outputs.empty() && cn.outputs[0] >= 0 && T[cn.outputs[0]].known;
+          if (known) pieces += bytes(cn.outputs[0]);
+        } else if (cn.op_type != "Shape") {
+          ++others;
+        }
       }
-      r.gradient_joins_siblings = slices > 1 && others == 0;
+      // Pieces that add up to more than the tensor overlap (x[:, u:u + 9] for each shift u): plain slicing, each
+      // SliceBackward0 its own input-sized gradient, summed as autograd accumulates.
+      r.gradient_joins_siblings = slices > 1 && others == 0 && !(known && pieces > bytes(in(0)));
+      // The export writes a Slice only for the pieces something reads; split_backward fills zeros for the others
+      // before it cats all pieces into the input's gradient. Planned on the last piece, whose backward runs first.
+      if (r.gradient_joins_siblings && known && op.nodes.front() == last_slice && pieces < bytes(in(0))) {
+        r.backward_temp_bytes = bytes(in(0)) - pieces;
+      }
+    }
+    if (k == "Split" && in(0) >= 0) {
+      // The same for split(): the pieces nothing reads are outputs without consumers.
+      uint64_t pieces = 0;
+      bool known = T[in(0)].known;
+      for (int o : m.nodes[static_cast<size_t>(op.nodes.front())].outputs) {
+        if (o < 0 || std::all_of(m.tensors[o].consumers.begin(), m.tensors[o].consumers.end(),
+                                 [&](int c) { return m.nodes[c].op_type == "Shape"; })) {
+          continue;
+        }
+        known = known && T[o].known;
+        pieces += bytes(o);
+      }
+      if (known && pieces < bytes(in(0))) r.backward_temp_bytes = bytes(in(0)) - pieces;
     }
   } else if (k == "Concat") {
     // Backward hands each input a narrow() view of the output gradient.

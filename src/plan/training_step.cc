@@ -233,10 +233,15 @@ std::vector<int> LocalsHeldUntil(const Model& m, const std::vector<LogicalOp>& o
   };
   // Whether the call at depth d that op i is part of binds its values (by its last op and depth).
   std::map<std::pair<int, size_t>, bool> binds;
+  // A frame that calls a child again (gates, gates_1, ...): the ops that end each call of the child it calls
+  // most often (a loop's body), by the frame's last op and depth.
+  std::map<std::pair<int, size_t>, std::vector<int>> loop_calls;
   auto frame_binds = [&](size_t i, size_t d) {
     const int end = runs.CallEnd(i, d);
     auto [it, fresh] = binds.try_emplace({end, d}, true);
     if (!fresh) return it->second;
+    std::map<std::string_view, std::vector<int>> child_runs;  // base name -> the last op of each call
+    bool container = false;
     size_t first = i;
     while (first > 0 && (d == 0 || runs.Common(first - 1, i) >= d)) --first;
     const std::string_view self = d == 0 ? std::string_view() : runs.Component(i, d - 1);
@@ -263,10 +268,22 @@ std::vector<int> LocalsHeldUntil(const Model& m, const std::vector<LogicalOp>& o
                                                          [](char c) { return c >= '0' && c <= '9'; })) {
         base = child.substr(0, u);
       }
-      if (numbered || !children.insert(child).second || (base != child && children.count(base))) {
-        it->second = false;
-        break;
+      container = container || numbered;
+      child_runs[base].push_back(runs.run_end[j][d]);
+      if (numbered || !children.insert(child).second || (base != child && children.count(base))) it->second = false;
+    }
+    // A loop's body: every child called between the first and the last call of the one called most is called at
+    // least as often (a UNet calls its pool twice, with one call of enc2 between: no loop).
+    if (!it->second && !container) {
+      const std::vector<int>* most = nullptr;
+      for (const auto& [base, ends] : child_runs) {
+        if (ends.size() > 1 && (!most || ends.size() > most->size())) most = &ends;
       }
+      const bool body = most && std::all_of(child_runs.begin(), child_runs.end(), [&](const auto& c) {
+        return c.second.size() >= most->size() ||
+               std::all_of(c.second.begin(), c.second.end(), [&](int e) { return e < most->front() || e > most->back(); });
+      });
+      if (body) loop_calls[{end, d}] = *most;
     }
     // A module below the top that calls no child module runs functional code of its own: torch's
     // (nn.MultiheadAttention's F.multi_head_attention_forward rebinds q, k and v at every step).
@@ -283,7 +300,17 @@ std::vector<int> LocalsHeldUntil(const Model& m, const std::vector<LogicalOp>& o
     if (frame_end && end > last_read[id]) (*frame_end)[id] = end;
     // An expression's temporary: the frame's own value read once, by the next op ((w * p).sum(3)).
     const bool temporary = readers[id] == 1 && first_read[id] == p + 1 && runs.Component(static_cast<size_t>(p), depth[id]).empty();
-    if (end > last_read[id] && !temporary && !piped(id) && frame_binds(static_cast<size_t>(p), depth[id])) hold[id] = end;
+    if (end <= last_read[id] || temporary || piped(id)) continue;
+    if (frame_binds(static_cast<size_t>(p), depth[id])) {
+      hold[id] = end;
+    } else if (auto loop = loop_calls.find({end, depth[id]}); loop != loop_calls.end()) {
+      // A loop rebinds its names in the next iteration: a value is held at most until the next call of the
+      // body's child returns (ConvLSTM's i, f, o, g = self.gates(...).chunk(4) keep the previous step's gates
+      // across the next convolution), the last iteration's until the frame returns.
+      auto next = std::upper_bound(loop->second.begin(), loop->second.end(), p);
+      const int until = next == loop->second.end() ? end : *next;
+      if (until > last_read[id]) hold[id] = until;
+    }
   }
   return hold;
 }
@@ -301,11 +328,11 @@ bool AutocastFloat(const std::string& k) {
 enum class Risk { kShapeInferenceStopped, kMeanCentredOnce, kCpuIsaScratch, kInplaceAfterInstanceNorm, kDropoutInputHeldByCaller,
                   kLocalsHeldUntilForwardReturns, kCpuThreadScratch, kReductionMayBeAmax, kMergedByExport,
                   kConvDataGemmMayPack, kBranchMayBeDetached, kProdWithoutZeros, kWeightMayBeFrozen,
-                  kMaxMayBeDetached };
+                  kMaxMayBeDetached, kViewMayBeSeveral };
 struct RiskText {
   std::string_view what, direction, text;
 };
-constexpr std::array<RiskText, 14> kRiskTexts = {{
+constexpr std::array<RiskText, 15> kRiskTexts = {{
     {"shape_inference_stopped", "higher",
      "shape inference stopped at {where}: the layers after it are planned without their saved tensors and scratch; "
      "at least {bytes} bytes (the inputs where it stopped) per layer more than planned"},
@@ -365,8 +392,13 @@ constexpr std::array<RiskText, 14> kRiskTexts = {{
      "code often writes x - x.amax(dim, keepdim=True).detach(), which ONNX does not record: then autograd keeps "
      "nothing for that max's backward, the plan up to {bytes} bytes high (export with oomguard.export, or name it "
      "with --detached)"},
+    {"view_may_be_several", "lower",
+     "a transpose ({where}) is read by several ops and planned as one view whose gradients are summed before they "
+     "reach the tensor it views; torch.onnx merges the same view written at each use (k.transpose(1, 2) in each step "
+     "of a loop) into one, and such views hand their gradients straight to that tensor: the plan up to {bytes} bytes "
+     "high"},
 }};
-static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kMaxMayBeDetached) + 1);
+static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kViewMayBeSeveral) + 1);
 
 // A risk's warning: its words with the bytes and the op filled in.
 std::string RiskWarning(const RiskText& r, uint64_t bytes, const std::string& where) {
@@ -500,6 +532,7 @@ class Simulator {
                                      std::string* where) const;
   uint64_t MaxMayBeDetachedAtRisk(const std::vector<LogicalOp>& ops, const std::vector<LayerMemory>& layers,
                                   std::string* where) const;
+  uint64_t ViewMayBeSeveralAtRisk(const std::vector<LogicalOp>& ops, std::string* where) const;
 
   const Model& m_;
   const ConcreteShapes& s_;
@@ -671,6 +704,35 @@ uint64_t Simulator::MaxMayBeDetachedAtRisk(const std::vector<LogicalOp>& ops, co
     if (count++ == 0) *where = "'" + m_.nodes[static_cast<size_t>(op.nodes.front())].name + "'";
   }
   if (count > 1) *where += " and " + std::to_string(count - 1) + " more";
+  return at_risk;
+}
+
+// torch.onnx's common-subexpression pass merges the same view written at each use (k.transpose(1, 2) in each step
+// of a Hopfield update loop) into one Transpose that several ops read. The plan sums their gradients at that view, in
+// a buffer of its size, before its backward hands the sum on, as for one view named once (kt = k.transpose(1, 2));
+// a view written at each use hands its gradient straight to the tensor it views. The file is the same either way
+// (probes key_read_by_steps and key_read_by_steps_one_view, tools/probe_misses.py: the plan exact for one view,
+// +17 / +18 % for a view per step). Only a transpose that matmuls alone read (q @ k.transpose(-2, -1) at each use);
+// at risk: the largest such view's bytes.
+uint64_t Simulator::ViewMayBeSeveralAtRisk(const std::vector<LogicalOp>& ops, std::string* where) const {
+  uint64_t at_risk = 0;
+  for (const LogicalOp& op : ops) {
+    if (op.kind != "Transpose" || op.nodes.empty() || op.inputs.empty() || op.outputs.empty() || op.inputs[0] < 0 ||
+        op.outputs[0] < 0 || !requires_grad_[op.inputs[0]] || !requires_grad_[op.outputs[0]] ||
+        m_.tensors[op.inputs[0]].kind != TensorKind::kActivation) {
+      continue;
+    }
+    const std::vector<int>& readers = m_.tensors[static_cast<size_t>(op.outputs[0])].consumers;
+    // Read as a matmul operand at each use (q @ k.transpose(-2, -1)): a transpose kept as a name is read by ops of
+    // any kind (a norm and a residual over x.transpose(1, 2)), which the plan follows.
+    const auto matmul = [&](int n) { return m_.nodes[static_cast<size_t>(n)].op_type == "MatMul"; };
+    if (readers.size() < 2 || !std::all_of(readers.begin(), readers.end(), matmul)) continue;
+    const uint64_t bytes = TensorBytes(op.outputs[0]);
+    if (bytes > at_risk) {
+      at_risk = bytes;
+      *where = "'" + m_.nodes[static_cast<size_t>(op.nodes.front())].name + "'";
+    }
+  }
   return at_risk;
 }
 
@@ -1487,6 +1549,9 @@ Result<StepPlan> Simulator::Run() {
   std::string maxes;
   const uint64_t max_detached_at_risk = MaxMayBeDetachedAtRisk(ops, plan.layers, &maxes);
   if (max_detached_at_risk * 100 >= ledger_.peak) AddRisk(&plan, Risk::kMaxMayBeDetached, max_detached_at_risk, maxes);
+  std::string views;
+  const uint64_t views_at_risk = ViewMayBeSeveralAtRisk(ops, &views);
+  if (views_at_risk * 100 >= ledger_.peak) AddRisk(&plan, Risk::kViewMayBeSeveral, views_at_risk, views);
   AddRisk(&plan, Risk::kWeightMayBeFrozen, LowRankBaseWeightBytes(m_, s_) * (1 + state_copies) / state_shards);
 
   // Loss.

@@ -1,0 +1,266 @@
+#!/usr/bin/python3
+"""Development probe (not held out): the idioms behind the remaining misses of unseen sets 3-16, each alone.
+
+    /usr/bin/python3 tools/probe_misses.py [--oomguard build/oomguard] [--other /tmp/mi/oomguard_main]
+                                           [--cases a,b] [--work DIR] [--out FILE]
+    /usr/bin/python3 tools/probe_misses.py --list
+
+Each case is a small torch.nn net around one idiom, written with its own sizes (never a set's model): exported in
+training mode (tools/export_zoo.py, opset 14), each row's real PyTorch 1.13 CPU step measured in a fresh process
+under the LD_PRELOAD tracker (tools/measure_step.py), then planned with `oomguard plan --target cpu` (and with
+--other, a second build beside it). Cases:
+
+- chunk_unused / split_unused / chunk_unused_slices: chunk() or split() whose pieces are not all used. 1.13's
+  split_backward fills zeros for each piece without a gradient, then cats all pieces into the input's gradient.
+- chunk_all_used: the same with every piece used (the control: no zeros; its forward peak is the pieces a
+  function's names hold until it returns, the locals risk).
+- shifted_slices: overlapping windows of one tensor (y[:, u:u + n] for each shift u), as a correlation by
+  shifted slices is written: plain slicing, each SliceBackward0 an input-sized gradient, not a split's join.
+- key_read_by_steps / key_read_by_steps_one_view: one key read by the matmuls of three update steps (a Hopfield
+  layer), k.transpose(1, 2) written in each step or once: the same export (torch.onnx merges the views), 17-18 %
+  apart in real steps (the risk view_may_be_several).
+- loop_gates: a loop in forward (a hand-unrolled ConvLSTM): each iteration's names (i, f, o, g, views of the
+  gate convolution's output) still hold the previous iteration's values while the next convolution runs.
+
+--store copies each case's ONNX to tests/data/plan/misses_<case>.onnx and its measured rows to
+tests/data/plan/misses_probes.json (planner_test.cc plans them).
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# name: (inputs [(name, per-sample shape, dtype, high)], classes, batches, optimizer)
+CASES = {
+    "chunk_unused": ([("input", (64, 96), "float32", 0)], 8, (4, 16), "sgd"),
+    "chunk_all_used": ([("input", (64, 96), "float32", 0)], 8, (4, 16), "sgd"),
+    "split_unused": ([("input", (64, 96), "float32", 0)], 8, (4, 16), "sgd"),
+    "chunk_unused_slices": ([("input", (64, 96), "float32", 0)], 8, (4, 16), "sgd"),
+    "loop_gates": ([("input", (5, 4, 20, 20), "float32", 0)], 6, (2, 8), "sgd"),
+    "shifted_slices": ([("input", (40, 24), "float32", 0)], 5, (4, 16), "sgd"),
+    "key_read_by_steps": ([("input", (24, 48), "float32", 0)], 5, (8, 32), "sgd"),
+    "key_read_by_steps_one_view": ([("input", (24, 48), "float32", 0)], 5, (8, 32), "sgd"),
+}
+
+
+def build(name: str, classes: int):
+    import torch
+    from torch import nn
+
+    if name in ("chunk_unused", "chunk_all_used"):
+        class ChunkGates(nn.Module):
+            def __init__(self, d=96, hid=128):
+                super().__init__()
+                self.proj = nn.Linear(d, 4 * hid)
+                self.head = nn.Linear(hid, classes)
+
+            def forward(self, x):
+                return self.head(gates(self.proj(x)).mean(dim=1))
+
+        def gates(z):  # the pieces are a function's locals: let go when it returns, as the planner has it
+            a, b, c, e = z.chunk(4, dim=-1)
+            if name == "chunk_unused":   # two of four pieces read: c and e get no gradient
+                return torch.sigmoid(a) * torch.tanh(b)
+            return torch.sigmoid(a) * torch.tanh(b) + torch.sigmoid(c) * torch.tanh(e)
+        return ChunkGates()
+    if name == "split_unused":
+        class SplitHead(nn.Module):
+            def __init__(self, d=96, hid=128):
+                super().__init__()
+                self.proj = nn.Linear(d, 3 * hid)
+                self.head = nn.Linear(hid, classes)
+
+            def forward(self, x):
+                return self.head(torch.relu(first(self.proj(x), self.head.in_features)).mean(dim=1))
+
+        def first(z, n):
+            keep, _drop = z.split([n, 2 * n], dim=-1)
+            return keep
+        return SplitHead()
+    if name == "chunk_unused_slices":
+        class ChunkSlices(nn.Module):  # chunk over a dim whose size the export computes (Slice per piece)
+            def __init__(self, d=96, hid=128):
+                super().__init__()
+                self.proj = nn.Linear(d, 4 * hid)
+                self.head = nn.Linear(hid, classes)
+
+            def forward(self, x):
+                return self.head(gate(self.proj(x).transpose(1, 2)).mean(dim=2))   # [B, 4 hid, L]
+
+        def gate(z):
+            a, b, c, e = z.chunk(4, dim=1)
+            return torch.sigmoid(a) * b
+        return ChunkSlices()
+    if name == "loop_gates":
+        class LoopGates(nn.Module):  # a hand-unrolled convolutional LSTM over 5 frames
+            def __init__(self, cin=4, hid=16):
+                super().__init__()
+                self.hid = hid
+                self.gates = nn.Conv2d(cin + hid, 4 * hid, 3, padding=1)
+                self.head = nn.Linear(hid, classes)
+
+            def forward(self, x):
+                b, t, _, hh, ww = x.shape
+                h = x.new_zeros(b, self.hid, hh, ww)
+                c = x.new_zeros(b, self.hid, hh, ww)
+                for step in range(t):
+                    i, f, o, g = self.gates(torch.cat([x[:, step], h], dim=1)).chunk(4, dim=1)
+                    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+                    h = torch.sigmoid(o) * torch.tanh(c)
+                return self.head(h.mean(dim=(2, 3)))
+        return LoopGates()
+    if name == "shifted_slices":
+        class ShiftedSlices(nn.Module):  # a 1-D correlation written as shifted windows of one tensor
+            def __init__(self, d=24, hid=96, shifts=6):
+                super().__init__()
+                self.shifts = shifts
+                self.proj = nn.Linear(d, hid)
+                self.taps = nn.Parameter(torch.randn(shifts, hid) * 0.1)
+                self.head = nn.Linear(hid, classes)
+
+            def forward(self, x):
+                y = self.proj(x)                                            # [B, 40, hid]
+                n = y.shape[1] - self.shifts + 1
+                out = sum(y[:, u:u + n] * self.taps[u] for u in range(self.shifts))
+                return self.head(torch.tanh(out).mean(dim=1))
+        return ShiftedSlices()
+    if name in ("key_read_by_steps", "key_read_by_steps_one_view"):
+        class KeyReadBySteps(nn.Module):  # one key tensor read by the matmuls of several update steps
+            def __init__(self, d=48, hid=96, queries=3, steps=3):
+                super().__init__()
+                self.steps = steps
+                self.k = nn.Linear(d, hid)
+                self.q = nn.Parameter(torch.randn(1, queries, hid) * 0.1)
+                self.head = nn.Linear(queries * hid, classes)
+
+            def forward(self, x):
+                k = self.k(x)                                                # [B, 24, hid]
+                xi = self.q.expand(x.shape[0], -1, -1)
+                if name == "key_read_by_steps_one_view":  # one transpose, read by every step: the same export
+                    kt = k.transpose(1, 2)
+                    for _ in range(self.steps):
+                        xi = torch.softmax(xi @ kt, -1) @ k
+                    return self.head(xi.flatten(1))
+                for _ in range(self.steps):   # a transpose per step, merged into one by torch.onnx
+                    xi = torch.softmax(xi @ k.transpose(1, 2), -1) @ k
+                return self.head(xi.flatten(1))
+        return KeyReadBySteps()
+    raise ValueError(name)
+
+
+def spec(name: str):
+    import torch
+    import models
+    inputs, classes, batches, _ = CASES[name]
+    return models.ModelSpec(name, "miss probe " + name, lambda: build(name, classes),
+                            tuple(models.InputSpec(n, s, getattr(torch, d), high=h) for n, s, d, h in inputs),
+                            classes, in_zoo=False, validation_batches=(batches[0],))
+
+
+def child(name: str, batch: int) -> int:
+    sys.path.insert(0, HERE)
+    import measure_step
+    measure_step.reexec_with_tracker(None)
+    import warnings
+    warnings.filterwarnings("ignore")
+    import torch
+    torch.set_num_threads(1)
+    rec = measure_step.measure(spec(name), batch, CASES[name][3], measure_step.Tracker())
+    print(json.dumps({k: rec[k] for k in ("peak_live_bytes", "peak_phase", "saved_tensor_bytes")}))
+    return 0
+
+
+def plan(oomguard: str, path: str, batch: int, optimizer: str) -> dict:
+    return json.loads(subprocess.run(
+        [oomguard, "plan", path, "--target", "cpu", "--batch", str(batch), "--optimizer", optimizer,
+         "--loss", "cross_entropy", "--json"], capture_output=True, text=True, check=True).stdout)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--oomguard", default=os.path.join(ROOT, "build", "oomguard"))
+    parser.add_argument("--other", help="a second oomguard build planned beside it (main's)")
+    parser.add_argument("--cases", help="comma-separated (default: all)")
+    parser.add_argument("--work", default="/tmp/oomguard_misses", help="where the exported .onnx files go")
+    parser.add_argument("--out", help="write the rows as JSON here")
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--store", action="store_true", help="keep the cases' ONNX and measurements in tests/data/plan")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return child(args.child[0], int(args.child[1]))
+    if args.list:
+        for name, (inputs, classes, batches, opt) in CASES.items():
+            print("%-20s inputs %s classes %d batches %s %s" % (name, inputs, classes, batches, opt))
+        return 0
+    names = args.cases.split(",") if args.cases else list(CASES)
+    bad = [n for n in names if n not in CASES]
+    if bad:
+        print("probe_misses: unknown case %s (--list)" % ", ".join(bad), file=sys.stderr)
+        return 2
+    sys.path.insert(0, HERE)
+    import warnings
+    warnings.filterwarnings("ignore")
+    import torch
+    import export_zoo
+    os.makedirs(args.work, exist_ok=True)
+    rows = []
+    for name in names:
+        export_zoo.export_one(spec(name), args.work, 14, require_inferred_output=False)
+        onnx_path = os.path.join(args.work, name + ".onnx")
+        for batch in CASES[name][2]:
+            out = subprocess.run([sys.executable, __file__, "--child", name, str(batch)], capture_output=True,
+                                 text=True, check=True).stdout.strip().splitlines()[-1]
+            rec = json.loads(out)
+            p = plan(args.oomguard, onnx_path, batch, CASES[name][3])
+            row = {"model": name, "batch": batch, "optimizer": CASES[name][3], "measured_peak": rec["peak_live_bytes"],
+                   "measured_phase": rec["peak_phase"], "measured_saved": rec["saved_tensor_bytes"],
+                   "planned_peak": p["peak_allocated_bytes"], "planned_phase": p.get("peak_phase"),
+                   "planned_saved": p["bytes"]["activations_saved"], "risks": p.get("risks", [])}
+            row["peak_error_pct"] = round(100.0 * (row["planned_peak"] - row["measured_peak"]) / row["measured_peak"], 3)
+            line = "%-20s b=%-3d peak %10d plan %10d (%+.2f%%) [%s/%s]  saved %10d plan %10d (%+d)" % (
+                name, batch, row["measured_peak"], row["planned_peak"], row["peak_error_pct"], row["measured_phase"],
+                row["planned_phase"], row["measured_saved"], row["planned_saved"],
+                row["planned_saved"] - row["measured_saved"])
+            if args.other:
+                other = plan(args.other, onnx_path, batch, CASES[name][3])["peak_allocated_bytes"]
+                row["other_peak"] = other
+                row["other_error_pct"] = round(100.0 * (other - row["measured_peak"]) / row["measured_peak"], 3)
+                line += "  other %10d (%+.2f%%)" % (other, row["other_error_pct"])
+            rows.append(row)
+            print(line, flush=True)
+    if args.store:
+        import shutil
+        data = os.path.join(ROOT, "tests", "data", "plan")
+        path = os.path.join(data, "misses_probes.json")
+        stored = {"torch_version": torch.__version__, "command": "/usr/bin/python3 tools/probe_misses.py --store",
+                  "cases": {}}
+        if os.path.exists(path):
+            with open(path) as f:
+                stored = json.load(f)
+        for name in names:
+            shutil.copyfile(os.path.join(args.work, name + ".onnx"), os.path.join(data, "misses_%s.onnx" % name))
+            stored["cases"][name] = {"onnx": "misses_%s.onnx" % name, "optimizer": CASES[name][3], "rows": [
+                {k: r[k] for k in ("batch", "measured_peak", "measured_phase", "measured_saved")}
+                for r in rows if r["model"] == name]}
+        with open(path, "w") as f:
+            json.dump(stored, f, indent=1, sort_keys=True)
+            f.write("\n")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "machine": platform.node(),
+                       "cpus": os.cpu_count(), "load": os.getloadavg()[0], "torch_version": torch.__version__,
+                       "command": "/usr/bin/python3 tools/probe_misses.py " + " ".join(sys.argv[1:]),
+                       "development_data": True, "rows": rows}, f, indent=1)
+            f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
