@@ -7,6 +7,7 @@
 #include <set>
 
 #include <map>
+#include <random>
 
 #include <string>
 #include <thread>
@@ -265,6 +266,70 @@ TEST(BatchPlanner, BranchGraphRequiredBytesEqualTheFullPlan) {
     EXPECT_GE(ExpectSameRequired(**model, o, "branches " + std::string(Name(o.target)), 65536), 6);
     EXPECT_GE(ExpectSamePlans(**model, o, "branches " + std::string(Name(o.target))), 4);
   }
+}
+
+// A random net of seed `seed`: a chain of fully connected layers of random widths (sizes on both sides
+// of the caching allocator's 512-byte rounding and 1 MiB small pool at the batches below), activations,
+// residual Adds, a Mul, a Dropout and a Softmax head, in a random order.
+std::string RandomNet(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
+  const int64_t widths[] = {3, 8, 16, 63, 64, 100, 257, 1024};
+  GraphBuilder g;
+  int64_t width = widths[pick(8)];
+  g.Input("input", {width});
+  std::string x = "input";
+  const int layers = 3 + pick(6);
+  for (int i = 0; i < layers; ++i) {
+    const std::string n = std::to_string(i);
+    const int64_t out = widths[pick(8)];
+    g.Weight("fc" + n + ".weight", {out, width}).Weight("fc" + n + ".bias", {out});
+    GraphBuilder::IntAttr(g.Node("Gemm", {x, "fc" + n + ".weight", "fc" + n + ".bias"}, {"h" + n}, "fc" + n), "transB", 1);
+    const std::string h = "h" + n;
+    width = out;
+    static const char* kActivations[] = {"Relu", "Sigmoid", "Tanh", "LeakyRelu", "Relu"};
+    g.Node(kActivations[pick(5)], {h}, {"a" + n}, "act" + n);
+    x = "a" + n;
+    switch (pick(4)) {
+      case 0: g.Node("Add", {x, h}, {"r" + n}, "residual" + n), x = "r" + n; break;
+      case 1: g.Node("Mul", {x, h}, {"m" + n}, "gate" + n), x = "m" + n; break;
+      case 2: g.Node("Dropout", {x}, {"d" + n}, "dropout" + n), x = "d" + n; break;
+      default: break;
+    }
+  }
+  GraphBuilder::IntAttr(g.Node("Softmax", {x}, {"probs"}, "head"), "axis", -1);
+  g.Output("probs");
+  return g.Bytes();
+}
+
+// The fast path (a recording replayed, the required bytes alone with a search's reach) against the slow
+// one (PlanStep) on random nets, both targets, several option sets and batches: they may never disagree.
+TEST(BatchPlanner, RandomNetsEqualTheFullPlanAtEveryBatch) {
+  const std::vector<int64_t> batches = {1, 2, 3, 64, 63, 7, 1000, 999, 4096, 4097, 700, 5, 100000};
+  int answered = 0;
+  for (uint32_t seed = 0; seed < 12; ++seed) {
+    auto model = LoadModelFromBytes(RandomNet(seed), "random_" + std::to_string(seed));
+    ASSERT_TRUE(model.ok()) << seed << ": " << model.error();
+    for (const PlanOptions& base : OptionSets()) {
+      const std::string label = "random net " + std::to_string(seed) + " (" + std::string(Name(base.target)) + ")";
+      BatchPlanner required_only(**model), whole(**model);
+      for (int64_t b : batches) {
+        PlanOptions o = base;
+        o.batch = b;
+        Result<StepPlan> full = PlanStep(**model, o);
+        Result<uint64_t> fast = required_only.RequiredBytes(o, 200000);
+        Result<StepPlan> replayed = whole.Plan(o);
+        ASSERT_EQ(full.ok(), fast.ok()) << label << " batch " << b;
+        ASSERT_EQ(full.ok(), replayed.ok()) << label << " batch " << b;
+        if (!full.ok()) continue;
+        EXPECT_EQ(full->required_bytes, *fast) << label << " batch " << b;
+        EXPECT_TRUE(*full == *replayed) << label << " batch " << b << ": required " << full->required_bytes
+                                        << " vs " << replayed->required_bytes;
+      }
+      answered += required_only.stats().replayed_plans + whole.stats().replayed_plans;
+    }
+  }
+  EXPECT_GT(answered, 12 * 6 * 8);  // the recordings answered most batches (not all planned in full)
 }
 
 // The reach only moves where the recording is checked: a reach beyond what
