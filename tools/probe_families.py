@@ -210,7 +210,7 @@ CASES = {
     # Gradient checkpointing (issue 11): blocks run through torch.utils.checkpoint.checkpoint, which keeps each
     # call's inputs through forward and recomputes its activations when backward reaches it; the ONNX file is the
     # plain forward. Planned with "oomguard.checkpointed" as oomguard.export writes it (python/oomguard/
-    # checkpoint.py; CHECKPOINTED below): an MLP stack of residual GELU blocks, pre-norm transformer blocks, conv
+    # checkpoint.py; CHECKPOINTED below): an MLP stack of residual GELU blocks, post-norm transformer blocks, conv
     # + BN + ReLU blocks, each with use_reentrant=False and True (which torch 1.13 exports only through
     # oomguard's patch: the plain file is then exported the same way), and checkpoint_sequential.
     "ckpt_mlp": ([("input", (256,), "float32", 0)], 10, (), (256, 1024), "sgd"),
@@ -1761,17 +1761,16 @@ def build(name: str, classes: int):
             def forward(self, x):
                 return x + self.fc2(self.act(self.fc1(x)))
 
-        class Attn(nn.Module):
+        class Attn(nn.Module):  # post-norm, ReLU feed-forward with dropout
             def __init__(self, d=64, h=4):
                 super().__init__()
-                self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
                 self.att = nn.MultiheadAttention(d, h, batch_first=True)
-                self.ff = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+                self.ff = nn.Sequential(nn.Linear(d, 3 * d), nn.ReLU(), nn.Dropout(0.1), nn.Linear(3 * d, d))
+                self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
 
             def forward(self, x):
-                y = self.n1(x)
-                x = x + self.att(y, y, y, need_weights=False)[0]
-                return x + self.ff(self.n2(x))
+                x = self.n1(x + self.att(x, x, x, need_weights=False)[0])
+                return self.n2(x + self.ff(x))
 
         def conv_block(c):
             return nn.Sequential(nn.Conv2d(c, c, 3, 1, 1), nn.BatchNorm2d(c), nn.ReLU(),

@@ -122,16 +122,20 @@ _MISSING = object()
 
 def count_calls(model: Any, inputs: Any) -> int:
     """How many torch.utils.checkpoint calls one eager training forward of `inputs` makes (the calls run directly;
-    BatchNorm's running statistics move, as in any training forward): for tools that add the metadata to a file
-    exported elsewhere."""
+    the model's buffers and the CPU random number generator are restored afterwards): for tools that add the
+    metadata to a file exported elsewhere."""
     import torch
     was_training = model.training
+    saved = [b.detach().clone() for b in model.buffers()]
     try:
         model.train()
-        with torch.enable_grad(), traced_checkpoints(eager=True) as calls:
+        with torch.random.fork_rng(devices=[]), torch.enable_grad(), traced_checkpoints(eager=True) as calls:
             model(*inputs)
     finally:
         model.train(was_training)
+        with torch.no_grad():
+            for b, s in zip(model.buffers(), saved):
+                b.copy_(s)
     return calls.count
 
 

@@ -101,6 +101,25 @@ class CheckpointTest(unittest.TestCase):
         self.assertTrue(all(p.grad is not None for p in model.parameters()))
         self.assertEqual(checkpoint.count_calls(model, (x,)), 3)
 
+    def test_a_checkpoint_bound_before_the_export_is_seen(self):
+        import functools
+
+        class Bound(Blocks):  # Hugging Face's gradient_checkpointing_enable binds checkpoint with its keywords
+            def __init__(self, reentrant):
+                super().__init__("plain")
+                self.run = functools.partial(ckpt.checkpoint, use_reentrant=reentrant)
+
+            def forward(self, x):
+                x = self.stem(x)
+                for blk in self.blocks:
+                    x = x + self.run(blk, x)
+                return self.head(x)
+        for reentrant in (False, True):
+            with self.subTest(reentrant=reentrant):
+                _, entries = metadata(Bound(reentrant), torch.randn(4, 32))
+                self.assertEqual([len(s) for s in entries["oomguard.checkpointed"]], [7, 7, 7])
+                self.assertEqual(len(entries["oomguard.checkpointed_reentrant"]), 21 if reentrant else 0)
+
     def test_a_second_export_that_differs_names_nothing(self):
         import onnx
         plain, _ = metadata(Blocks("plain"), torch.randn(4, 32))

@@ -759,11 +759,11 @@ TEST(Planner, NoGradAndDetachedCodeKeepsNothingForBackward) {
   }
 }
 
-// Gradient checkpointing (tools/probe_families.py --store, whole steps of real PyTorch 1.13): MLP, pre-norm
+// Gradient checkpointing (tools/probe_families.py --store, whole steps of real PyTorch 1.13): MLP, post-norm
 // transformer and conv blocks run through torch.utils.checkpoint.checkpoint (use_reentrant=False and True) and
 // checkpoint_sequential. The ONNX file is the plain forward's; the stored files carry "oomguard.checkpointed" /
 // "oomguard.checkpointed_reentrant" as oomguard.export writes them. Without them the plan keeps every block's
-// activations through forward (+28 to +94 % at the larger batch).
+// activations through forward (+33 to +101 % at the larger batch).
 TEST(Planner, CheckpointedSegmentsFollowTorchUtilsCheckpoint) {
   for (const char* name : {"ckpt_mlp", "ckpt_mlp_reentrant", "ckpt_transformer", "ckpt_transformer_reentrant",
                            "ckpt_conv", "ckpt_conv_reentrant", "ckpt_sequential"}) {
