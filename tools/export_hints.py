@@ -40,12 +40,25 @@ def zoo_reexport(module: Any, inputs: Sequence[Tuple[str, Sequence[int], str, in
 def add_export_hints(onnx_bytes: bytes, module: Any, inputs: Tuple[Any, ...],
                      reexport: Optional[Callable[[], bytes]] = None) -> bytes:
     """onnx_bytes with metadata_props "oomguard.inplace", "oomguard.buffers", "oomguard.frozen",
-    "oomguard.no_grad", "oomguard.detached" and "oomguard.locals" as oomguard.export writes them (in-place
+    "oomguard.no_grad", "oomguard.detached", "oomguard.locals" and (given `reexport`) "oomguard.checkpointed" /
+    "oomguard.checkpointed_reentrant" as oomguard.export writes them (in-place
     activation calls in forward and the last three from eager forwards of `inputs`; `reexport`, exporting the
     module as onnx_bytes was exported, lets grad_mode find code under no_grad or .detach()ed outside a module of
     its own)."""
     inplace, export, grad_mode = package_module("inplace"), package_module("_export"), package_module("grad_mode")
-    frame_locals = package_module("frame_locals")
-    data = inplace.add_inplace_metadata(onnx_bytes, module, inputs)
+    frame_locals, checkpoint = package_module("frame_locals"), package_module("checkpoint")
+    data = onnx_bytes
+    if reexport is not None:  # torch.utils.checkpoint calls traced as oomguard.export traces them
+        first = reexport
+
+        def reexport() -> bytes:
+            with checkpoint.traced_checkpoints():
+                return first()
+
+        def scoped_reexport() -> tuple:
+            with checkpoint.traced_checkpoints(scoped=True) as calls:
+                return first(), calls.reentrant
+        data = checkpoint.add_checkpoint_metadata(data, checkpoint.count_calls(module, inputs), scoped_reexport)
+    data = inplace.add_inplace_metadata(data, module, inputs)
     data = export.add_frozen_metadata(export.add_buffers_metadata(data, module), module)
     return frame_locals.add_locals_metadata(grad_mode.add_grad_mode_metadata(data, module, inputs, reexport), module, inputs)

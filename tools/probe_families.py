@@ -207,6 +207,19 @@ CASES = {
     "detach_vq_codes": ([("input", (1, 32, 32), "float32", 0)], 3, (32, 32), (2, 8), "sgd"),
     "detach_target_expr": ([("input", (128,), "float32", 0)], 10, (), (32, 128), "adam"),
     "stopgrad_predictor": ([("input", (3, 24, 24), "float32", 0)], 6, (), (4, 16), "sgd"),
+    # Gradient checkpointing (issue 11): blocks run through torch.utils.checkpoint.checkpoint, which keeps each
+    # call's inputs through forward and recomputes its activations when backward reaches it; the ONNX file is the
+    # plain forward. Planned with "oomguard.checkpointed" as oomguard.export writes it (python/oomguard/
+    # checkpoint.py; CHECKPOINTED below): an MLP stack of residual GELU blocks, post-norm transformer blocks, conv
+    # + BN + ReLU blocks, each with use_reentrant=False and True (which torch 1.13 exports only through
+    # oomguard's patch: the plain file is then exported the same way), and checkpoint_sequential.
+    "ckpt_mlp": ([("input", (256,), "float32", 0)], 10, (), (256, 1024), "sgd"),
+    "ckpt_mlp_reentrant": ([("input", (256,), "float32", 0)], 10, (), (256, 1024), "sgd"),
+    "ckpt_transformer": ([("input", (48, 64), "float32", 0)], 5, (), (4, 16), "adam"),
+    "ckpt_transformer_reentrant": ([("input", (48, 64), "float32", 0)], 5, (), (4, 16), "adam"),
+    "ckpt_conv": ([("input", (16, 24, 24), "float32", 0)], 6, (), (2, 8), "sgd"),
+    "ckpt_conv_reentrant": ([("input", (16, 24, 24), "float32", 0)], 6, (), (2, 8), "sgd"),
+    "ckpt_sequential": ([("input", (256,), "float32", 0)], 10, (), (256, 1024), "sgd"),
 }
 
 # The cases whose files carry what oomguard.export finds by running forward once (python/oomguard/grad_mode.py,
@@ -222,6 +235,18 @@ GRAD_MODE = {
     "detach_vq_codes": ["--detached", "/Sub_3"],
     "detach_target_expr": ["--detached", "/MatMul,/Div,/Erf,/Add,/Mul,/Mul_1,/MatMul_1,/ReduceL2,/Clip,/Expand,/Div_1"],
     "stopgrad_predictor": ["--no-grad", "/Mul_2,/ReduceSum_2,/Mul_6,/ReduceSum_5"],
+}
+
+# The gradient-checkpointed cases: each file carries "oomguard.checkpointed" as oomguard.export writes it; the plain
+# export is planned beside it ("plain"), and with --checkpointed, one segment per block ("flag").
+CHECKPOINTED = {
+    "ckpt_mlp": ["--checkpointed", "/blocks.0/*;/blocks.1/*;/blocks.2/*;/blocks.3/*"],
+    "ckpt_mlp_reentrant": ["--checkpointed", "/blocks.0/*;/blocks.1/*;/blocks.2/*;/blocks.3/*"],
+    "ckpt_transformer": ["--checkpointed", "/blocks.0/*;/blocks.1/*;/blocks.2/*"],
+    "ckpt_transformer_reentrant": ["--checkpointed", "/blocks.0/*;/blocks.1/*;/blocks.2/*"],
+    "ckpt_conv": ["--checkpointed", "/blocks.0/*;/blocks.1/*;/blocks.2/*"],
+    "ckpt_conv_reentrant": ["--checkpointed", "/blocks.0/*;/blocks.1/*;/blocks.2/*"],
+    "ckpt_sequential": ["--checkpointed", "/body.0/*,/body.1/*;/body.2/*,/body.3/*"],
 }
 
 # The cases whose forwards hold values in names until they return: each is planned beside as the plain export
@@ -1724,6 +1749,62 @@ def build(name: str, classes: int):
                 d = F.cosine_similarity(p1, z2.detach(), dim=1) + F.cosine_similarity(p2, z1.detach(), dim=1)
                 return self.fc(z1) - d.unsqueeze(1) / 2
         return SimSiam()
+    if name.startswith("ckpt_"):
+        import torch.utils.checkpoint as ckpt
+        reentrant = name.endswith("_reentrant")
+
+        class Mlp(nn.Module):
+            def __init__(self, d=256):
+                super().__init__()
+                self.fc1, self.act, self.fc2 = nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)
+
+            def forward(self, x):
+                return x + self.fc2(self.act(self.fc1(x)))
+
+        class Attn(nn.Module):  # post-norm, ReLU feed-forward with dropout
+            def __init__(self, d=64, h=4):
+                super().__init__()
+                self.att = nn.MultiheadAttention(d, h, batch_first=True)
+                self.ff = nn.Sequential(nn.Linear(d, 3 * d), nn.ReLU(), nn.Dropout(0.1), nn.Linear(3 * d, d))
+                self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
+
+            def forward(self, x):
+                x = self.n1(x + self.att(x, x, x, need_weights=False)[0])
+                return self.n2(x + self.ff(x))
+
+        def conv_block(c):
+            return nn.Sequential(nn.Conv2d(c, c, 3, 1, 1), nn.BatchNorm2d(c), nn.ReLU(),
+                                 nn.Conv2d(c, c, 3, 1, 1), nn.BatchNorm2d(c), nn.ReLU())
+
+        class Checkpointed(nn.Module):
+            def __init__(self):
+                super().__init__()
+                if name.startswith("ckpt_mlp"):
+                    self.stem, self.blocks, self.head = nn.Linear(256, 256), nn.ModuleList(
+                        Mlp() for _ in range(4)), nn.Linear(256, classes)
+                elif name.startswith("ckpt_transformer"):
+                    self.stem, self.blocks = nn.Linear(64, 64), nn.ModuleList(Attn() for _ in range(3))
+                    self.head = nn.Sequential(nn.LayerNorm(64), nn.Flatten(), nn.Linear(48 * 64, classes))
+                else:
+                    self.stem, self.blocks = nn.Conv2d(16, 32, 3, 1, 1), nn.ModuleList(conv_block(32) for _ in range(3))
+                    self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, classes))
+
+            def forward(self, x):
+                x = self.stem(x)
+                for blk in self.blocks:
+                    x = ckpt.checkpoint(blk, x, use_reentrant=reentrant)
+                return self.head(x)
+
+        class Sequential(nn.Module):  # checkpoint_sequential: 3 segments of 2 blocks, the last run plainly
+            def __init__(self):
+                super().__init__()
+                self.stem = nn.Linear(256, 256)
+                self.body = nn.Sequential(*(Mlp() for _ in range(6)))
+                self.head = nn.Linear(256, classes)
+
+            def forward(self, x):
+                return self.head(ckpt.checkpoint_sequential(self.body, 3, self.stem(x)))
+        return Sequential() if name == "ckpt_sequential" else Checkpointed()
     raise ValueError(name)
 
 
@@ -1814,7 +1895,10 @@ def main() -> int:
     os.makedirs(args.work, exist_ok=True)
     rows = []
     for name in names:
-        export_zoo.export_one(spec(name), args.work, 14, require_inferred_output=False)
+        # torch.utils.checkpoint traced as oomguard.export traces it (use_reentrant=True does not export otherwise)
+        import export_hints
+        with export_hints.package_module("checkpoint").traced_checkpoints():
+            export_zoo.export_one(spec(name), args.work, 14, require_inferred_output=False)
         onnx_path = os.path.join(args.work, name + ".onnx")
         variants = {}  # another plan of each row: its name -> (model file, extra arguments)
         if name in FROZEN:
@@ -1831,6 +1915,12 @@ def main() -> int:
             shutil.copyfile(onnx_path, plain)
             add_export_hints(onnx_path, spec(name).build(), name)
             variants = {"plain": (plain, []), "flag": (plain, GRAD_MODE[name])}
+        if name in CHECKPOINTED:
+            import shutil
+            plain = os.path.join(args.work, name + "_plain.onnx")
+            shutil.copyfile(onnx_path, plain)
+            add_export_hints(onnx_path, spec(name).build(), name)
+            variants = {"plain": (plain, []), "flag": (plain, CHECKPOINTED[name])}
         if name in LOCALS:
             with_locals = os.path.join(args.work, name + "_locals.onnx")
             add_locals_metadata(onnx_path, with_locals, spec(name).build(), name)

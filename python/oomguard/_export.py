@@ -107,8 +107,11 @@ def _exportable_random_masks() -> Iterator[None]:
 
 
 def export_onnx(model: Any, example_inputs: Any, input_names: Optional[List[str]] = None,
-                opset_version: int = 14) -> bytes:
-    """The module as ONNX bytes, exported for training (with its weights)."""
+                opset_version: int = 14, scoped_checkpoints: bool = False,
+                checkpoint_calls: Optional[List[Any]] = None) -> bytes:
+    """The module as ONNX bytes, exported for training (with its weights); torch.utils.checkpoint calls traced
+    as plain calls (inside a scope level each when scoped_checkpoints: python/oomguard/checkpoint.py), their
+    counter appended to checkpoint_calls when given."""
     import torch
 
     inputs = _as_tuple(example_inputs)
@@ -123,12 +126,15 @@ def export_onnx(model: Any, example_inputs: Any, input_names: Optional[List[str]
         extra["dynamo"] = False  # the TorchScript exporter: it has training mode and dynamic_axes
     buf = io.BytesIO()
     was_training = model.training
-    with warnings.catch_warnings(), _exportable_random_masks():
+    from .checkpoint import traced_checkpoints
+    with warnings.catch_warnings(), _exportable_random_masks(), traced_checkpoints(scoped_checkpoints) as calls:
         warnings.simplefilter("ignore")
         try:
             torch.onnx.export(model, inputs, buf, opset_version=opset_version,
                               training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
                               input_names=input_names, dynamic_axes=dynamic_axes, **extra)
+            if checkpoint_calls is not None:
+                checkpoint_calls.append(calls)
         finally:
             model.train(was_training)
     return buf.getvalue()
@@ -176,14 +182,16 @@ def export(model: Any, args: Any, path: Any, **kw: Any) -> Any:
     x.relu_(), ...: python/oomguard/inplace.py), and "oomguard.no_grad" / "oomguard.detached" naming
     the nodes of modules run under torch.no_grad() or whose result is .detach()ed (eager forwards of
     `args` find these and the in-place calls; code under no_grad or .detach()ed outside a module of its own is
-    found by a second export: python/oomguard/grad_mode.py), and "oomguard.locals" naming
+    found by a second export: python/oomguard/grad_mode.py), "oomguard.checkpointed" listing the nodes of each
+    torch.utils.checkpoint call (found by a second export; the export traces such calls as plain calls, so the
+    reentrant form exports too: python/oomguard/checkpoint.py), and "oomguard.locals" naming
     the values a module's forward still bound to a name when it returned (python/oomguard/frame_locals.py),
     which ONNX does not record otherwise. `path` is
     a file name or a writable binary file object; keywords go to torch.onnx.export (training and
     do_constant_folding may not be changed). Returns the list of in-place node names."""
     import torch
     from ._commands import Error
-    from . import frame_locals, grad_mode, inplace
+    from . import checkpoint, frame_locals, grad_mode, inplace
 
     for key in ("training", "do_constant_folding"):
         if key in kw:
@@ -195,18 +203,24 @@ def export(model: Any, args: Any, path: Any, **kw: Any) -> Any:
     kw.setdefault("dynamic_axes", {name: {0: "batch"} for name in names})
     if "dynamo" in inspect.signature(torch.onnx.export).parameters:
         kw.setdefault("dynamo", False)
-    def export_once() -> bytes:
+    checkpoint_calls: List[Any] = [None]
+
+    def export_once(scoped_checkpoints: bool = False) -> bytes:
         buf = io.BytesIO()
         was_training = model.training
         try:
-            with _exportable_random_masks():
+            with _exportable_random_masks(), checkpoint.traced_checkpoints(scoped_checkpoints) as calls:
                 torch.onnx.export(model, inputs, buf, training=torch.onnx.TrainingMode.TRAINING,
                                   do_constant_folding=False, input_names=names, **kw)
+            checkpoint_calls[0] = calls
         finally:
             model.train(was_training)
         return buf.getvalue()
 
-    graph = inplace.add_inplace_metadata(export_once(), model, inputs)
+    graph = export_once()
+    graph = checkpoint.add_checkpoint_metadata(
+        graph, checkpoint_calls[0].count, lambda: (export_once(True), checkpoint_calls[0].reentrant))
+    graph = inplace.add_inplace_metadata(graph, model, inputs)
     graph = add_frozen_metadata(add_buffers_metadata(graph, model), model)
     graph = grad_mode.add_grad_mode_metadata(graph, model, inputs, reexport=export_once)
     graph = frame_locals.add_locals_metadata(graph, model, inputs)
@@ -294,7 +308,8 @@ def model_argument(model: Any, example_inputs: Any, options: Dict[str, Any], tak
     inputs = _as_tuple(example_inputs)
     if takes_batch and "batch" not in options and len(getattr(inputs[0], "shape", ())) > 0:
         options["batch"] = int(inputs[0].shape[0])
-    graph = export_onnx(model, inputs)
+    checkpoint_calls: List[Any] = []
+    graph = export_onnx(model, inputs, checkpoint_calls=checkpoint_calls)
     try:  # which nodes ran in place (not recorded by ONNX): the planner reads it from the metadata
         from .frame_locals import add_locals_metadata
         from .grad_mode import add_grad_mode_metadata
@@ -302,6 +317,11 @@ def model_argument(model: Any, example_inputs: Any, options: Dict[str, Any], tak
         graph = add_frozen_metadata(add_buffers_metadata(add_inplace_metadata(graph, model, inputs), model), model)
         graph = add_locals_metadata(
             add_grad_mode_metadata(graph, model, inputs, reexport=lambda: export_onnx(model, inputs)), model, inputs)
+        from .checkpoint import add_checkpoint_metadata
+        def scoped_export() -> Tuple[bytes, List[int]]:
+            data = export_onnx(model, inputs, scoped_checkpoints=True, checkpoint_calls=checkpoint_calls)
+            return data, checkpoint_calls[-1].reentrant
+        graph = add_checkpoint_metadata(graph, checkpoint_calls[0].count, scoped_export)
     except ImportError:
         pass
     graph = strip_weights(graph)

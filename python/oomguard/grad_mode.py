@@ -117,8 +117,9 @@ def eager_forward(model: Any, inputs: Tuple[Any, ...]) -> Forward:
                 return func(*args, **(kwargs or {}))
         watch = Watch()
 
+    from .checkpoint import traced_checkpoints
     with inplace.hooked_training_forward(model, names, pre, post):
-        with watch:
+        with watch, traced_checkpoints(eager=True):  # a checkpointed function runs with grad, as recorded
             out = model(*inputs)
         reachable = _reachable(_tensors(out), keep)
     modes: Dict[str, List[str]] = {}

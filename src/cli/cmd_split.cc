@@ -268,6 +268,7 @@ int RunSplit(int argc, char** argv) {
     j["inplace"] = InplaceJson(shown.inplace);
     j["frozen_parameters"] = shown.frozen_parameter_count;
     j["grad_mode"] = GradModeJson(shown);
+    j["checkpointed"] = CheckpointedJson(shown);
     j["locals"] = LocalsJson(shown);
     j["warnings"] = shown.warnings;
     j["uncovered"] = UncoveredJson(shown.uncovered);

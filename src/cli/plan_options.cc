@@ -83,6 +83,13 @@ void AddPlanOptions(CLI::App& app, PlanCliValues* v, PlanOptionsSpec spec) {
                  "model's oomguard.detached metadata")
       ->type_name("NODES")
       ->allow_extra_args(false);
+  app.add_option("--checkpointed", v->checkpointed,
+                 "nodes run inside one torch.utils.checkpoint call (what they save is dropped after forward and "
+                 "recomputed in backward; the segment keeps its inputs): ONNX node names or globs with *, "
+                 "NODE[,NODE...], one segment per option, or several separated by ';' (e.g. "
+                 "'/layers.0/*;/layers.1/*'); replaces the model's oomguard.checkpointed metadata")
+      ->type_name("NODES")
+      ->allow_extra_args(false);
   if (spec.with_html) app.add_option("--html", v->html, "also write a self-contained HTML report")->type_name("FILE");
   ShowDefault(AddNumberOption(app, "--threads", &v->threads, 1, 256,
                               "plan what-ifs and searches on up to N threads (the answer is the same for any N)"),
@@ -179,6 +186,11 @@ Result<std::shared_ptr<const plan::Model>> ModelToPlan(std::shared_ptr<const pla
     if (!frozen) return frozen;
     model = std::move(frozen).value();
   }
+  if (!resolved.checkpointed.empty()) {
+    auto marked = plan::MarkCheckpointed(*model, resolved.checkpointed);
+    if (!marked) return marked;
+    model = std::move(marked).value();
+  }
   if (resolved.no_grad.empty() && resolved.detached.empty()) return model;
   return plan::MarkGradMode(*model, resolved.no_grad, resolved.detached);
 }
@@ -250,6 +262,17 @@ Result<ResolvedPlanOptions> ResolvePlanOptions(const PlanCliValues& v) {
   auto detached = SplitNames(v.detached, "--detached", "node", "patterns");
   if (!detached) return MakeError(detached.error());
   r.detached = std::move(detached).value();
+  for (const std::string& value : v.checkpointed) {
+    size_t pos = 0;
+    while (pos <= value.size()) {
+      size_t end = value.find(';', pos);
+      if (end == std::string::npos) end = value.size();
+      auto segment = SplitNames({value.substr(pos, end - pos)}, "--checkpointed", "node", "patterns");
+      if (!segment) return MakeError(segment.error());
+      r.checkpointed.push_back(std::move(segment).value());
+      pos = end + 1;
+    }
+  }
   for (const std::string& text : v.inputs) {
     auto parsed = ParseInputOverride(text);
     if (!parsed) return MakeError(parsed.error());

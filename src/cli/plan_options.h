@@ -38,6 +38,7 @@ struct PlanCliValues {
   std::vector<std::string> frozen;   // --frozen NAME[,NAME...], `*` globs (repeatable)
   std::vector<std::string> no_grad;  // --no-grad NODE[,NODE...], `*` globs (repeatable)
   std::vector<std::string> detached; // --detached NODE[,NODE...], `*` globs (repeatable)
+  std::vector<std::string> checkpointed;  // --checkpointed NODE[,NODE...][;NODE...], one segment each (repeatable)
   int threads = 0;  // --threads: what-ifs planned at once; 0: the CPUs, at most kDefaultMaxThreads
   std::string cuda_alloc_conf;  // PYTORCH_CUDA_ALLOC_CONF, e.g. "expandable_segments:True,max_split_size_mb:128"  // warnings (eval-mode export, operators without a rule) are errors, exit 2
 };
@@ -63,11 +64,12 @@ struct ResolvedPlanOptions {
   std::vector<std::string> frozen;          // --frozen patterns (initializer names, `*` globs)
   std::vector<std::string> no_grad;         // --no-grad patterns (node names, `*` globs)
   std::vector<std::string> detached;        // --detached patterns (node names, `*` globs)
+  std::vector<std::vector<std::string>> checkpointed;  // --checkpointed segments, each its patterns
 };
 
 // The model the commands plan: `model`, with the --frozen initializers frozen (plan::FreezeParameters)
-// and the --no-grad / --detached nodes marked (plan::MarkGradMode); a pattern that matches nothing is an
-// error.
+// and the --no-grad / --detached nodes marked (plan::MarkGradMode), the --checkpointed segments
+// (plan::MarkCheckpointed); a pattern that matches nothing is an error.
 Result<std::shared_ptr<const plan::Model>> ModelToPlan(std::shared_ptr<const plan::Model> model,
                                                       const ResolvedPlanOptions& resolved);
 

@@ -137,12 +137,25 @@ nlohmann::json GradModeJson(const plan::StepPlan& plan) {
           {"no_grad_parameters", plan.no_grad_parameter_count}};
 }
 
+nlohmann::json CheckpointedJson(const plan::StepPlan& plan) {
+  return {{"hint", plan.checkpoint_hint}, {"segments", plan.checkpointed_segments}, {"nodes", plan.checkpointed_nodes}};
+}
+
 nlohmann::json LocalsJson(const plan::StepPlan& plan) {
   return {{"hint", plan.locals_hint}, {"held", plan.locals_held}};
 }
 
+std::string CheckpointedLine(const plan::StepPlan& plan) {
+  if (plan.checkpointed_segments == 0) return "";
+  const uint64_t n = plan.checkpointed_segments;
+  return "Planned with " + std::to_string(n) + " torch.utils.checkpoint segment" + (n == 1 ? "" : "s") + " (" +
+         std::to_string(plan.checkpointed_nodes) + " nodes, from " +
+         (plan.checkpoint_hint == "metadata" ? "the model's metadata" : "--checkpointed") +
+         "): they keep only their inputs through forward and recompute the rest in backward\n";
+}
+
 std::string GradModeLine(const plan::StepPlan& plan) {
-  if (plan.no_grad_nodes + plan.detached_nodes == 0) return "";
+  if (plan.no_grad_nodes + plan.detached_nodes == 0) return CheckpointedLine(plan);
   std::string line = std::to_string(plan.no_grad_nodes) + " node" + (plan.no_grad_nodes == 1 ? "" : "s") +
                      " planned under torch.no_grad() and " + std::to_string(plan.detached_nodes) +
                      " as .detach()ed (from " +
@@ -151,7 +164,7 @@ std::string GradModeLine(const plan::StepPlan& plan) {
     line += "; " + std::to_string(plan.no_grad_parameter_count) +
             " parameters read only there get no gradient and no optimizer state";
   }
-  return line + "\n";
+  return line + "\n" + CheckpointedLine(plan);
 }
 
 nlohmann::json UnseenModelBandJson(const plan::StepPlan& plan) {
@@ -206,6 +219,7 @@ nlohmann::json PlanToJson(const plan::StepPlan& plan, const ResolvedPlanOptions&
   j["parameter_count"] = plan.parameter_count;
   j["frozen_parameters"] = plan.frozen_parameter_count;
   j["grad_mode"] = GradModeJson(plan);
+  j["checkpointed"] = CheckpointedJson(plan);
   j["locals"] = LocalsJson(plan);
   j["peak_allocated_bytes"] = plan.peak_allocated_bytes;
   j["peak_reserved_bytes"] = plan.peak_reserved_bytes;

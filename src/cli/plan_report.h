@@ -48,11 +48,15 @@ std::string InplaceLine(const plan::InplaceSummary& inplace);
 // under torch.no_grad() or .detach()ed (plan::MarkGradMode), and the parameters that therefore get no gradient.
 nlohmann::json GradModeJson(const plan::StepPlan& plan);
 
+// "checkpointed": {"hint", "segments", "nodes"}: the torch.utils.checkpoint segments the plan followed
+// (plan::MarkCheckpointed, the model's "oomguard.checkpointed" metadata; hint "none", "metadata" or "option").
+nlohmann::json CheckpointedJson(const plan::StepPlan& plan);
+
 // "locals": {"hint", "held"}: values planned as held by their module's forward until it returns (the model's
 // metadata "oomguard.locals").
 nlohmann::json LocalsJson(const plan::StepPlan& plan);
 
-// The text line naming that code ("" when there is none).
+// The text lines naming that code and the checkpointed segments ("" when there are none).
 std::string GradModeLine(const plan::StepPlan& plan);
 
 nlohmann::json PlanToJson(const plan::StepPlan& plan, const ResolvedPlanOptions& resolved);

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -10,9 +11,9 @@ namespace oomguard::plan {
 
 namespace {
 
-// Accepts a flat JSON array of strings, or one string; refuses anything else at its first token, so
+// A SAX reader that refuses every token but strings and arrays (its subclasses decide those) at once, so
 // a hostile value (deep nesting, a huge object) costs no tree and no recursion.
-class HintReader : public nlohmann::json::json_sax_t {
+class StringsReader : public nlohmann::json::json_sax_t {
  public:
   bool null() override { return false; }
   bool boolean(bool) override { return false; }
@@ -20,14 +21,20 @@ class HintReader : public nlohmann::json::json_sax_t {
   bool number_unsigned(number_unsigned_t) override { return false; }
   bool number_float(number_float_t, const string_t&) override { return false; }
   bool binary(binary_t&) override { return false; }
+  bool start_object(std::size_t) override { return false; }
+  bool key(string_t&) override { return false; }
+  bool end_object() override { return false; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+};
+
+// Accepts a flat JSON array of strings, or one string.
+class HintReader : public StringsReader {
+ public:
   bool string(string_t& v) override {
     if (!in_array_) single = v;
     else names.push_back(std::move(v));
     return true;
   }
-  bool start_object(std::size_t) override { return false; }
-  bool key(string_t&) override { return false; }
-  bool end_object() override { return false; }
   bool start_array(std::size_t) override {
     if (in_array_ || array_seen_) return false;
     in_array_ = array_seen_ = true;
@@ -37,7 +44,6 @@ class HintReader : public nlohmann::json::json_sax_t {
     in_array_ = false;
     return true;
   }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
 
   std::vector<std::string> names;
   std::optional<std::string> single;
@@ -206,6 +212,24 @@ void ReadLocalsMetadata(std::string_view value, Model* model) {
   }
 }
 
+namespace {
+
+// "FLAG 'PATTERN' matches no node of the model", with the name of one node and a glob naming a module's.
+std::string NoNodeMatches(const Model& model, const std::string& flag, const std::string& pattern,
+                          const std::string& module) {
+  std::string example;
+  for (const NodeInfo& n : model.nodes) {
+    if (n.op_type != "Constant" && !n.name.empty()) {
+      example = " (its nodes are named like '" + n.name + "'; '/" + module + "/*' names every node of module " +
+                module + ")";
+      break;
+    }
+  }
+  return flag + " '" + pattern + "' matches no node of the model" + example;
+}
+
+}  // namespace
+
 Result<std::shared_ptr<const Model>> MarkGradMode(const Model& model, const std::vector<std::string>& no_grad,
                                                  const std::vector<std::string>& detached) {
   auto marked = std::make_shared<Model>(model);
@@ -217,22 +241,104 @@ Result<std::shared_ptr<const Model>> MarkGradMode(const Model& model, const std:
         matched = true;
         if (n.grad_mode != GradMode::kNoGrad) n.grad_mode = mode;
       }
-      if (!matched) {
-        std::string example;
-        for (const NodeInfo& n : model.nodes) {
-          if (n.op_type != "Constant" && !n.name.empty()) {
-            example = " (its nodes are named like '" + n.name + "'; '/teacher/*' names every node of module teacher)";
-            break;
-          }
-        }
-        return MakeError(std::string(flag) + " '" + pattern + "' matches no node of the model" + example);
-      }
+      if (!matched) return MakeError(NoNodeMatches(model, flag, pattern, "teacher"));
     }
     return Status::Ok();
   };
   if (Status s = mark(no_grad, GradMode::kNoGrad, "--no-grad"); !s) return MakeError(s.error());
   if (Status s = mark(detached, GradMode::kDetached, "--detached"); !s) return MakeError(s.error());
   if (!no_grad.empty() || !detached.empty()) marked->grad_mode_hint = "option";
+  return std::shared_ptr<const Model>(std::move(marked));
+}
+
+namespace {
+
+// Accepts a JSON array of arrays of strings (checkpointed segments), refusing anything else at its first token.
+class SegmentsReader : public StringsReader {
+ public:
+  bool string(string_t& v) override {
+    if (depth_ != 2) return false;
+    segments.back().push_back(std::move(v));
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (depth_ == 0 && seen_) return false;
+    if (depth_ == 2) return false;
+    seen_ = true;
+    if (++depth_ == 2) segments.emplace_back();
+    return true;
+  }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+
+  std::vector<std::vector<std::string>> segments;
+
+ private:
+  int depth_ = 0;
+  bool seen_ = false;
+};
+
+}  // namespace
+
+void ReadCheckpointedMetadata(std::string_view value, Model* model) {
+  SegmentsReader reader;
+  if (!nlohmann::json::sax_parse(value.begin(), value.end(), &reader)) {
+    model->warnings.push_back("metadata " + std::string(kCheckpointedMetadataKey) +
+                              " is not a JSON list of lists of node names; ignored");
+    return;
+  }
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < model->nodes.size(); ++i) index.emplace(model->nodes[i].name, i);
+  size_t missing = 0;
+  int segments = 0;
+  for (const std::vector<std::string>& segment : reader.segments) {
+    bool any = false;
+    for (const std::string& n : segment) {
+      auto it = index.find(n);
+      if (it == index.end()) {
+        ++missing;
+        continue;
+      }
+      model->nodes[it->second].checkpoint_segment = segments;
+      any = true;
+    }
+    segments += any;
+  }
+  if (missing > 0) {
+    model->warnings.push_back("metadata " + std::string(kCheckpointedMetadataKey) + " names " +
+                              std::to_string(missing) + " node(s) this model does not have; ignored");
+  }
+  model->checkpoint_segments = segments;
+  if (segments > 0) model->checkpoint_hint = "metadata";
+}
+
+void ReadCheckpointedReentrantMetadata(std::string_view value, Model* model) {
+  auto names = ReadNameList(value, kCheckpointedReentrantMetadataKey, model, "node");
+  if (!names) return;
+  for (NodeInfo& n : model->nodes) n.checkpoint_reentrant = names->count(n.name) > 0;
+}
+
+Result<std::shared_ptr<const Model>> MarkCheckpointed(const Model& model,
+                                                     const std::vector<std::vector<std::string>>& segments) {
+  auto marked = std::make_shared<Model>(model);
+  for (NodeInfo& n : marked->nodes) n.checkpoint_segment = -1, n.checkpoint_reentrant = false;
+  int id = 0;
+  for (const std::vector<std::string>& patterns : segments) {
+    for (const std::string& pattern : patterns) {
+      bool matched = false;
+      for (NodeInfo& n : marked->nodes) {
+        if (n.op_type == "Constant" || !GlobMatches(pattern, n.name)) continue;
+        matched = true;
+        n.checkpoint_segment = id;
+      }
+      if (!matched) return MakeError(NoNodeMatches(model, "--checkpointed", pattern, "layers.0"));
+    }
+    ++id;
+  }
+  marked->checkpoint_segments = id;
+  marked->checkpoint_hint = id > 0 ? "option" : "none";
   return std::shared_ptr<const Model>(std::move(marked));
 }
 

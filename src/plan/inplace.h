@@ -40,6 +40,16 @@ inline constexpr std::string_view kDetachedMetadataKey = "oomguard.detached";
 void ReadGradModeMetadata(std::string_view key, std::string_view value, Model* model);
 // MarkGradMode (planner.h) sets them from --no-grad / --detached.
 
+// Code run inside torch.utils.checkpoint (NodeInfo::checkpoint_segment): metadata_props key written by
+// oomguard.export, a JSON list of segments, each the list of node names of one checkpointed call.
+inline constexpr std::string_view kCheckpointedMetadataKey = "oomguard.checkpointed";
+// The nodes of the calls made with use_reentrant=True (a JSON list of node names; NodeInfo::checkpoint_reentrant).
+inline constexpr std::string_view kCheckpointedReentrantMetadataKey = "oomguard.checkpointed_reentrant";
+void ReadCheckpointedReentrantMetadata(std::string_view value, Model* model);
+// Sets the nodes' checkpoint_segment from `value`; a warning for a value that is not a list of lists of names,
+// or names that are no node. MarkCheckpointed (planner.h) sets them from --checkpointed.
+void ReadCheckpointedMetadata(std::string_view value, Model* model);
+
 // metadata_props key written by oomguard.export: a JSON list of the values (tensor names) a module's forward
 // still bound to a name when it returned (python/oomguard/frame_locals.py), which the step holds until then.
 inline constexpr std::string_view kLocalsMetadataKey = "oomguard.locals";

@@ -618,21 +618,148 @@ TEST(FrozenCli, ReportsTheFrozenParametersInTextAndJson) {
   EXPECT_EQ(plain_body.find("data-frozen-parameters"), std::string::npos);
 }
 
-// --no-grad / --detached: node globs; a typo is a one-line usage error (exit 2), and the plan says in text
-// and JSON what it planned so ("grad_mode").
-TEST(GradModeCli, PatternsReportsAndErrors) {
+// plan, fit and split of resnet18 with `flag` refuse it: exit 2, nothing on stdout, "oomguard COMMAND" + `why`.
+void ExpectRefusedByEveryCommand(const std::vector<std::string>& flag, const std::string& why) {
   for (const std::string command : {"plan", "fit", "split"}) {
-    std::vector<std::string> args = {command, "resnet18", "--no-grad", "/teacher/*"};
+    std::vector<std::string> args = {command, "resnet18"};
+    args.insert(args.end(), flag.begin(), flag.end());
     if (command == "plan") args.insert(args.end(), {"--batch", "2"});
     if (command == "fit") args.insert(args.end(), {"--memory", "4GiB"});
     if (command == "split") args.insert(args.end(), {"--global-batch", "8", "--gpus", "2", "--memory", "4GiB"});
     auto r = oomguard::testing::RunCli(kExe, args);
     EXPECT_EQ(r.exit_code, 2) << command;
     EXPECT_EQ(r.out, "") << command;
-    EXPECT_EQ(r.err, "oomguard " + command +
-                         ": --no-grad '/teacher/*' matches no node of the model (its nodes are named like "
-                         "'/conv1/Conv'; '/teacher/*' names every node of module teacher)\n");
+    EXPECT_EQ(r.err, "oomguard " + command + why);
   }
+}
+
+// Four residual MLP blocks (256 -> 1024 -> 256, ReLU) between a stem and a head, each block's nodes under
+// "/blocks.K/" as torch.onnx.export names them.
+std::string CheckpointBlocks() {
+  GraphBuilder g;
+  g.Input("input", {256}).Weight("stem", {256, 256}).Weight("head", {10, 256});
+  GraphBuilder::IntAttr(g.Node("Gemm", {"input", "stem"}, {"x0"}, "/stem/Gemm"), "transB", 1);
+  for (int k = 0; k < 4; ++k) {
+    const std::string b = "/blocks." + std::to_string(k) + "/", n = std::to_string(k);
+    g.Weight("w1_" + n, {1024, 256}).Weight("w2_" + n, {256, 1024});
+    GraphBuilder::IntAttr(g.Node("Gemm", {"x" + n, "w1_" + n}, {"h" + n}, b + "fc1/Gemm"), "transB", 1);
+    g.Node("Relu", {"h" + n}, {"r" + n}, b + "act/Relu");
+    GraphBuilder::IntAttr(g.Node("Gemm", {"r" + n, "w2_" + n}, {"y" + n}, b + "fc2/Gemm"), "transB", 1);
+    g.Node("Add", {"x" + n, "y" + n}, {"x" + std::to_string(k + 1)}, "/Add_" + n);
+  }
+  GraphBuilder::IntAttr(g.Node("Gemm", {"x4", "head"}, {"logits"}, "/head/Gemm"), "transB", 1);
+  g.Output("logits");
+  return g.Bytes();
+}
+
+// torch.utils.checkpoint (oomguard.export's "oomguard.checkpointed", --checkpointed): a checkpointed block keeps
+// only its input through forward; what it saves (the ReLU's output, which fc2 and the ReLU's backward read) is
+// recomputed when backward reaches the block and freed by its backward, so the peak moves into the recompute.
+TEST(Checkpointed, SegmentsKeepTheirInputsAndRecomputeInBackward) {
+  const std::string plain = CheckpointBlocks();
+  PlanOptions o;
+  o.target = Target::kCpu;
+  o.batch = 2048;  // activations well above the weights and their gradients
+  auto model = LoadModelFromBytes(plain, "blocks");
+  ASSERT_TRUE(model.ok()) << model.error();
+  auto marked = MarkCheckpointed(**model, {{"/blocks.0/*"}, {"/blocks.1/*"}, {"/blocks.2/*"}, {"/blocks.3/*"}});
+  ASSERT_TRUE(marked.ok()) << marked.error();
+  auto without = PlanStep(**model, o);
+  auto with = PlanStep(**marked, o);
+  ASSERT_TRUE(without.ok() && with.ok());
+  EXPECT_EQ(with->checkpoint_hint, "option");
+  EXPECT_EQ(with->checkpointed_segments, 4u);
+  EXPECT_EQ(with->checkpointed_nodes, 12u);
+  EXPECT_EQ(without->checkpoint_hint, "none");
+  EXPECT_EQ(without->checkpointed_segments, 0u);
+  const uint64_t act = 2048 * 1024 * 4;  // a block's ReLU output
+  // Kept through forward: each block's input (the segment's), no ReLU output.
+  EXPECT_EQ(without->bytes.activations_saved - with->bytes.activations_saved, 4 * act);
+  EXPECT_EQ(with->bytes.weights, without->bytes.weights);
+  // The plan without checkpointing holds four ReLU outputs into backward; with it, one recomputed at a time.
+  EXPECT_LE(with->peak_allocated_bytes + 2 * act, without->peak_allocated_bytes);
+  EXPECT_EQ(with->peak_phase, "backward");
+  EXPECT_GE(with->at_peak.activations_saved, act);  // the recomputed block's ReLU output is live at the peak
+  // The model's metadata says the same; a name that is no node is a warning, a value that is no list of lists
+  // is ignored with one.
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(plain));
+  auto* e = m.add_metadata_props();
+  e->set_key(std::string(kCheckpointedMetadataKey));
+  e->set_value(R"([["/blocks.0/fc1/Gemm", "/blocks.0/act/Relu", "/blocks.0/fc2/Gemm"],
+                   ["/blocks.1/fc1/Gemm", "/blocks.1/act/Relu", "/blocks.1/fc2/Gemm"],
+                   ["/blocks.2/fc1/Gemm", "/blocks.2/act/Relu", "/blocks.2/fc2/Gemm"],
+                   ["/blocks.3/fc1/Gemm", "/blocks.3/act/Relu", "/blocks.3/fc2/Gemm", "/no/such/Node"]])");
+  auto from_metadata = Plan(m.SerializeAsString(), o);
+  ASSERT_TRUE(from_metadata.ok()) << from_metadata.error();
+  EXPECT_EQ(from_metadata->checkpoint_hint, "metadata");
+  EXPECT_EQ(from_metadata->checkpointed_segments, 4u);
+  EXPECT_EQ(from_metadata->peak_allocated_bytes, with->peak_allocated_bytes);
+  EXPECT_EQ(from_metadata->bytes, with->bytes);
+  ASSERT_EQ(from_metadata->warnings.size(), 1u);
+  EXPECT_EQ(from_metadata->warnings[0], "metadata oomguard.checkpointed names 1 node(s) this model does not have; ignored");
+  for (const char* bad_value : {R"(["/blocks.0/fc1/Gemm"])", R"([[["/blocks.0/fc1/Gemm"]]])", R"({"a": 1})"}) {
+    e->set_value(bad_value);
+    auto bad = Plan(m.SerializeAsString(), o);
+    ASSERT_TRUE(bad.ok());
+    EXPECT_EQ(bad->checkpointed_segments, 0u) << bad_value;
+    EXPECT_EQ(bad->bytes, without->bytes) << bad_value;
+    ASSERT_FALSE(bad->warnings.empty());
+    EXPECT_EQ(bad->warnings[0], "metadata oomguard.checkpointed is not a JSON list of lists of node names; ignored");
+  }
+  // --checkpointed replaces the metadata's segments; a pattern that matches no node is an error.
+  auto loaded = LoadModelFromBytes(m.SerializeAsString(), "blocks");
+  ASSERT_TRUE(loaded.ok());
+  auto one = MarkCheckpointed(**loaded, {{"/blocks.1/*"}});
+  ASSERT_TRUE(one.ok()) << one.error();
+  auto one_plan = PlanStep(**one, o);
+  ASSERT_TRUE(one_plan.ok());
+  EXPECT_EQ(one_plan->checkpointed_segments, 1u);
+  EXPECT_EQ(without->bytes.activations_saved - one_plan->bytes.activations_saved, act);
+  auto typo = MarkCheckpointed(**model, {{"/blocks.0/*"}, {"/block.1/*"}});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.error(), "--checkpointed '/block.1/*' matches no node of the model (its nodes are named like "
+                          "'/stem/Gemm'; '/layers.0/*' names every node of module layers.0)");
+}
+
+// --checkpointed: one segment per option or per ';'; a typo is a usage error (exit 2); the plan says in text and
+// JSON ("checkpointed") what it followed.
+TEST(CheckpointedCli, PatternsReportsAndErrors) {
+  ExpectRefusedByEveryCommand({"--checkpointed", "/layer1/*;/teacher/*"},
+                              ": --checkpointed '/teacher/*' matches no node of the model (its nodes are named like "
+                              "'/conv1/Conv'; '/layers.0/*' names every node of module layers.0)\n");
+  auto empty = oomguard::testing::RunCli(kExe, {"plan", "resnet18", "--batch", "2", "--checkpointed", "/layer1/*;"});
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_EQ(empty.err, "oomguard plan: --checkpointed: an empty node in ''\n");
+  auto plain = oomguard::testing::RunCli(kExe, {"plan", "resnet18", "--batch", "8", "--target", "cpu", "--json"});
+  auto marked = oomguard::testing::RunCli(kExe, {"plan", "resnet18", "--batch", "8", "--target", "cpu", "--json",
+                                                 "--checkpointed", "/layer1/*;/layer2/*", "--checkpointed", "/layer3/*"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(marked.exit_code, 0) << marked.err;
+  const auto a = nlohmann::json::parse(plain.out), b = nlohmann::json::parse(marked.out);
+  EXPECT_EQ(a["checkpointed"], nlohmann::json({{"hint", "none"}, {"segments", 0}, {"nodes", 0}}));
+  EXPECT_EQ(b["checkpointed"]["hint"], "option");
+  EXPECT_EQ(b["checkpointed"]["segments"], 3);
+  EXPECT_LT(b["bytes"]["activations_saved"].get<uint64_t>(), a["bytes"]["activations_saved"].get<uint64_t>());
+  EXPECT_LT(b["peak_allocated_bytes"].get<uint64_t>(), a["peak_allocated_bytes"].get<uint64_t>());
+  auto text = oomguard::testing::RunCli(kExe, {"plan", "resnet18", "--batch", "2", "--checkpointed", "/layer1/*"});
+  EXPECT_NE(text.out.find("Planned with 1 torch.utils.checkpoint segment ("), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(" nodes, from --checkpointed): they keep only their inputs through forward and recompute "
+                          "the rest in backward\n"),
+            std::string::npos)
+      << text.out;
+  auto split = oomguard::testing::RunCli(kExe, {"split", "resnet18", "--global-batch", "8", "--gpus", "2", "--memory",
+                                                "6GiB", "--target", "cpu", "--json", "--checkpointed", "/layer1/*"});
+  ASSERT_EQ(split.exit_code, 0) << split.err;
+  EXPECT_EQ(nlohmann::json::parse(split.out)["checkpointed"]["segments"], 1);
+}
+
+// --no-grad / --detached: node globs; a typo is a one-line usage error (exit 2), and the plan says in text
+// and JSON what it planned so ("grad_mode").
+TEST(GradModeCli, PatternsReportsAndErrors) {
+  ExpectRefusedByEveryCommand({"--no-grad", "/teacher/*"},
+                              ": --no-grad '/teacher/*' matches no node of the model (its nodes are named like "
+                              "'/conv1/Conv'; '/teacher/*' names every node of module teacher)\n");
   auto empty = oomguard::testing::RunCli(kExe, {"plan", "resnet18", "--batch", "2", "--detached", "/conv1/*,"});
   EXPECT_EQ(empty.exit_code, 2);
   EXPECT_EQ(empty.err, "oomguard plan: --detached: an empty node in '/conv1/*,'\n");

@@ -49,6 +49,11 @@ struct NodeInfo {
   std::string name;
   std::string op_type;
   GradMode grad_mode = GradMode::kRecorded;
+  // The torch.utils.checkpoint call the node ran in (0, 1, ...; -1: none): its saved tensors are dropped after
+  // forward and recomputed when backward reaches the segment (Model::checkpoint_hint says from where).
+  int checkpoint_segment = -1;
+  // Its call used use_reentrant=True: backward also holds the recomputed outputs and their gradients.
+  bool checkpoint_reentrant = false;
   std::vector<int> inputs;  // tensor indices; -1 for an omitted optional input
   std::vector<int> outputs;
   std::map<std::string, int64_t> int_attrs;
@@ -96,6 +101,10 @@ class Model {
   // Nodes whose grad_mode a hint set (grad_mode.h): "metadata", "option" (either way the flag
   // adds to the metadata), or "none".
   const char* grad_mode_hint = "none";
+  // Checkpointed segments (NodeInfo::checkpoint_segment): how many, and from where: "metadata"
+  // ("oomguard.checkpointed"), "option" (--checkpointed, which replaces the metadata's) or "none".
+  int checkpoint_segments = 0;
+  const char* checkpoint_hint = "none";
   // metadata_props "oomguard.locals" (inplace.h): values a module's forward held in a name until it returned.
   bool has_locals_hint = false;
   std::vector<int> held_locals;  // tensor ids

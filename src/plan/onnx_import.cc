@@ -517,6 +517,8 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
     if (entry.key() == kBuffersMetadataKey) ReadBuffersMetadata(entry.value(), &m);
     if (entry.key() == kFrozenMetadataKey) ReadFrozenMetadata(entry.value(), &m);
     if (entry.key() == kLocalsMetadataKey) ReadLocalsMetadata(entry.value(), &m);
+    if (entry.key() == kCheckpointedMetadataKey) ReadCheckpointedMetadata(entry.value(), &m);
+    if (entry.key() == kCheckpointedReentrantMetadataKey) ReadCheckpointedReentrantMetadata(entry.value(), &m);
     if (entry.key() == kNoGradMetadataKey || entry.key() == kDetachedMetadataKey) {
       ReadGradModeMetadata(entry.key(), entry.value(), &m);
     }

@@ -759,6 +759,39 @@ TEST(Planner, NoGradAndDetachedCodeKeepsNothingForBackward) {
   }
 }
 
+// Gradient checkpointing (tools/probe_families.py --store, whole steps of real PyTorch 1.13): MLP, post-norm
+// transformer and conv blocks run through torch.utils.checkpoint.checkpoint (use_reentrant=False and True) and
+// checkpoint_sequential. The ONNX file is the plain forward's; the stored files carry "oomguard.checkpointed" /
+// "oomguard.checkpointed_reentrant" as oomguard.export writes them. Without them the plan keeps every block's
+// activations through forward (+33 to +101 % at the larger batch).
+TEST(Planner, CheckpointedSegmentsFollowTorchUtilsCheckpoint) {
+  for (const char* name : {"ckpt_mlp", "ckpt_mlp_reentrant", "ckpt_transformer", "ckpt_transformer_reentrant",
+                           "ckpt_conv", "ckpt_conv_reentrant", "ckpt_sequential"}) {
+    SCOPED_TRACE(name);
+    const FamilyProbe probe = LoadFamilyProbe(name);
+    ASSERT_TRUE(probe.model);
+    auto plain = std::make_shared<Model>(*probe.model);
+    for (NodeInfo& n : plain->nodes) n.checkpoint_segment = -1, n.checkpoint_reentrant = false;
+    plain->checkpoint_segments = 0;
+    plain->checkpoint_hint = "none";
+    for (const auto& row : probe.rows) {
+      const int64_t batch = row["batch"].get<int64_t>();
+      SCOPED_TRACE(batch);
+      const Optimizer opt = std::string(name).find("transformer") != std::string::npos ? Optimizer::kAdam
+                                                                                        : Optimizer::kSgd;
+      auto plan = PlanStep(*probe.model, Cpu(batch, opt));
+      ASSERT_TRUE(plan.ok()) << plan.error();
+      const double peak = row["measured_peak"].get<double>();
+      EXPECT_NEAR(static_cast<double>(plan->peak_allocated_bytes), peak, 0.01 * peak);
+      EXPECT_EQ(plan->checkpoint_hint, "metadata");
+      EXPECT_GE(plan->checkpointed_segments, 2u);
+      auto recorded = PlanStep(*plain, Cpu(batch, opt));
+      ASSERT_TRUE(recorded.ok()) << recorded.error();
+      EXPECT_GT(static_cast<double>(recorded->peak_allocated_bytes), 1.02 * peak);  // the miss without them
+    }
+  }
+}
+
 // A planned byte count within `tolerance` (a fraction) of a probe row's measured `field`.
 void ExpectNearMeasured(uint64_t planned, const nlohmann::json& row, const char* field, double tolerance) {
   const double measured = row[field].get<double>();

@@ -1159,7 +1159,32 @@ Result<StepPlan> Simulator::Run() {
       segment[oi] = seg == segments - 1 ? -1 : seg;
     }
   }
+  const bool user_segments = !o_.activation_checkpointing && m_.checkpoint_segments > 0;
+  if (user_segments) {
+    // The model's torch.utils.checkpoint calls (NodeInfo::checkpoint_segment): every one, the last included,
+    // keeps only its inputs and recomputes the rest when backward reaches it. An op is in a call's segment
+    // when its anchor node is; each run of consecutive ops of one call is a segment of its own.
+    int last = -1;
+    for (size_t oi = 0; oi < ops.size(); ++oi) {
+      const int call =
+          ops[oi].nodes.empty() ? -1 : m_.nodes[static_cast<size_t>(ops[oi].nodes.front())].checkpoint_segment;
+      if (call >= 0) segment[oi] = call == last && oi > 0 && segment[oi - 1] >= 0 ? segment[oi - 1] : segments++;
+      last = call;
+    }
+    plan.checkpointed_segments = static_cast<uint64_t>(m_.checkpoint_segments);
+    plan.checkpoint_hint = m_.checkpoint_hint;
+    for (const NodeInfo& n : m_.nodes) plan.checkpointed_nodes += n.checkpoint_segment >= 0;
+  }
   std::vector<std::vector<int>> segment_holds(std::max(segments, 1));
+  // use_reentrant=True: its backward re-runs the function with grad and holds the recomputed outputs, and the
+  // gradients of the outputs it was given, until the whole segment's backward is done.
+  std::vector<bool> reentrant(std::max(segments, 1), false);
+  for (size_t oi = 0; user_segments && oi < ops.size(); ++oi) {
+    if (segment[oi] >= 0 && !ops[oi].nodes.empty()) {
+      reentrant[static_cast<size_t>(segment[oi])] =
+          m_.nodes[static_cast<size_t>(ops[oi].nodes.front())].checkpoint_reentrant;
+    }
+  }
   std::vector<std::vector<int>> deferred_saved(ops.size());          // tensor ids
   std::vector<std::vector<uint64_t>> deferred_extra(ops.size());     // bytes
 
@@ -1600,7 +1625,12 @@ Result<StepPlan> Simulator::Run() {
       for (size_t j = oi + 1; j-- > 0 && segment[j] == segment[oi];) {
         for (int id : deferred_saved[j]) {
           auto it = recomputed.find(id);
-          if (it == recomputed.end()) {
+          const auto& holds = segment_holds[segment[oi]];
+          if (it == recomputed.end() && user_segments && buf[id] >= 0 &&
+              std::find(holds.begin(), holds.end(), buf[id]) != holds.end()) {
+            // A value entering the model's segment: torch's recompute reads the one kept (a detached alias).
+            it = recomputed.emplace(id, buf[id]).first;
+          } else if (it == recomputed.end()) {
             int b = Alloc(TensorBytes(id), kSaved);
             fresh.push_back(b);
             it = recomputed.emplace(id, b).first;
@@ -1611,6 +1641,15 @@ Result<StepPlan> Simulator::Run() {
         for (uint64_t bytes : deferred_extra[j]) saved_bufs[j].push_back(Alloc(bytes, kSaved));
       }
       for (int b : fresh) Unref(b);
+      if (reentrant[static_cast<size_t>(segment[oi])]) {
+        auto& holds = segment_holds[static_cast<size_t>(segment[oi])];
+        for (int id : op.outputs) {
+          if (id < 0 || grad[id] < 0) continue;
+          holds.push_back(Alloc(TensorBytes(id), kSaved));  // the recomputed output
+          Ref(grad[id]);
+          holds.push_back(grad[id]);
+        }
+      }
       Observe("backward", 0);
     }
     bool has_grad = false;

@@ -63,6 +63,12 @@ Result<std::shared_ptr<const Model>> FreezeParameters(const Model& model, const 
 Result<std::shared_ptr<const Model>> MarkGradMode(const Model& model, const std::vector<std::string>& no_grad,
                                                  const std::vector<std::string>& detached);
 
+// The model with the nodes of each segment (a list of node names or globs with `*`) run inside one
+// torch.utils.checkpoint call: what they save is dropped after forward and recomputed in backward. A pattern
+// that matches no node is an error naming it. They replace the model's "oomguard.checkpointed" metadata.
+Result<std::shared_ptr<const Model>> MarkCheckpointed(const Model& model,
+                                                     const std::vector<std::vector<std::string>>& segments);
+
 // The largest batch the planner plans (--batch above it is refused; fit and
 // split clamp their search to it).
 inline constexpr int64_t kMaxBatch = int64_t{1} << 31;
@@ -207,6 +213,12 @@ struct StepPlan {
   uint64_t no_grad_nodes = 0;
   uint64_t detached_nodes = 0;
   std::string grad_mode_hint = "none";
+  // torch.utils.checkpoint segments the plan followed (MarkCheckpointed, the "oomguard.checkpointed"
+  // metadata), and where they came from: "none", "metadata" or "option". (The activation_checkpointing
+  // what-if replaces them: then 0.)
+  uint64_t checkpointed_segments = 0;
+  uint64_t checkpointed_nodes = 0;
+  std::string checkpoint_hint = "none";
   // Values held by their module's forward until it returns, from the model's metadata "oomguard.locals"
   // ("metadata"; "none" without it), and how many were planned so.
   std::string locals_hint = "none";
