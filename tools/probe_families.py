@@ -1972,13 +1972,19 @@ def main() -> int:
             json.dump(stored, f, indent=1, sort_keys=True)
             f.write("\n")
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "machine": platform.node(),
-                       "cpus": os.cpu_count(), "load": os.getloadavg()[0], "torch_version": torch.__version__,
-                       "command": "/usr/bin/python3 tools/probe_families.py " + " ".join(sys.argv[1:]),
-                       "development_data": True, "rows": rows}, f, indent=1)
-            f.write("\n")
+        write_rows(args.out, "tools/probe_families.py", rows)
     return 0
+
+
+def write_rows(path, tool, rows):
+    """The measured probe rows as a results file with date, machine, load, torch version and command."""
+    import torch
+    with open(path, "w") as f:
+        json.dump({"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "machine": platform.node(),
+                   "cpus": os.cpu_count(), "load": os.getloadavg()[0], "torch_version": torch.__version__,
+                   "command": "/usr/bin/python3 " + tool + " " + " ".join(sys.argv[1:]),
+                   "development_data": True, "rows": rows}, f, indent=1)
+        f.write("\n")
 
 
 if __name__ == "__main__":

@@ -28,13 +28,13 @@ tests/data/plan/misses_probes.json (planner_test.cc plans them).
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import probe_families  # noqa: E402 (write_rows)
 
 # name: (inputs [(name, per-sample shape, dtype, high)], classes, batches, optimizer)
 CASES = {
@@ -253,12 +253,7 @@ def main() -> int:
             json.dump(stored, f, indent=1, sort_keys=True)
             f.write("\n")
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "machine": platform.node(),
-                       "cpus": os.cpu_count(), "load": os.getloadavg()[0], "torch_version": torch.__version__,
-                       "command": "/usr/bin/python3 tools/probe_misses.py " + " ".join(sys.argv[1:]),
-                       "development_data": True, "rows": rows}, f, indent=1)
-            f.write("\n")
+        probe_families.write_rows(args.out, "tools/probe_misses.py", rows)
     return 0
 
 
