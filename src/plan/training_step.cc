@@ -1149,17 +1149,20 @@ Result<StepPlan> Simulator::Run() {
   }
 
   // What-if: activation checkpointing in about sqrt(n) segments; every segment
-  // but the last keeps only its inputs and recomputes the rest in backward.
+  // but the last keeps only its inputs and recomputes the rest in backward. Not on a model that checkpoints
+  // already: its own segments stay and the what-if adds none, so it saves nothing and the advice leaves it out
+  // (a cut of the ops between the model's segments makes stray one-op segments that hold inputs the op would
+  // not have saved: more, not less, on four checkpointed MLP blocks).
   std::vector<int> segment(ops.size(), -1);
   int segments = 0;
-  if (o_.activation_checkpointing && ops.size() > 1) {
+  const bool user_segments = m_.checkpoint_segments > 0;
+  if (o_.activation_checkpointing && !user_segments && ops.size() > 1) {
     segments = std::max<int>(2, static_cast<int>(std::lround(std::sqrt(static_cast<double>(ops.size())))));
     for (size_t oi = 0; oi < ops.size(); ++oi) {
       int seg = static_cast<int>(oi * segments / ops.size());
       segment[oi] = seg == segments - 1 ? -1 : seg;
     }
   }
-  const bool user_segments = !o_.activation_checkpointing && m_.checkpoint_segments > 0;
   if (user_segments) {
     // The model's torch.utils.checkpoint calls (NodeInfo::checkpoint_segment): every one, the last included,
     // keeps only its inputs and recomputes the rest when backward reaches it. An op is in a call's segment
