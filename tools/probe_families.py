@@ -161,6 +161,9 @@ CASES = {
     # "oomguard.detached" as oomguard.export writes them (GRAD_MODE below).
     "nograd_teacher": ([("input", (3, 20, 20), "float32", 0)], 6, (), (4, 16), "sgd"),
     "momentum_key_encoder": ([("input", (3, 24, 24), "float32", 0)], 8, (), (4, 16), "adam"),
+    # nn.MultiheadAttention under torch.no_grad() in a forward (BLIP-2's frozen-style ViT, unseen set 17's Q-Former):
+    # torch 1.13's F.multi_head_attention_forward binds q, k, v and the scaled q, freed only when it returns.
+    "mha_nograd": ([("input", (64, 32), "float32", 0)], 6, (), (4, 16), "sgd"),
     # SwAV-style codes computed in the root's own forward under torch.no_grad() (no module of their own): scores
     # of normalised features against many prototypes, a sharpened softmax and two normalisations as targets; the
     # same prototypes scored again with grad for the swapped prediction. Found by grad_mode's second export.
@@ -228,6 +231,7 @@ GRAD_MODE = {
     "detached_teacher": ["--detached", "/teacher/*", "--inplace", "all"],
     "nograd_teacher": ["--no-grad", "/teacher/*", "--inplace", "all"],
     "momentum_key_encoder": ["--no-grad", "/key/*"],  # (its queue buffer is a parameter to the plain file)
+    "mha_nograd": ["--no-grad", "/attn/*"],
     "root_nograd_codes": ["--no-grad", "/MatMul,/Div_1,/Softmax,/ReduceSum,/Div_2,/ReduceSum_1,/Div_3"],
     "fn_relu_resblocks": ["--inplace", "all"],  # every activation of these three runs in place
     "method_inplace_disc": ["--inplace", "all"],
@@ -1286,6 +1290,20 @@ def build(name: str, classes: int):
                 p = torch.log_softmax((h @ self.prototypes) / 0.1, dim=1)
                 return self.fc(h) - (q * p).sum(dim=1, keepdim=True)
         return Codes()
+    if name == "mha_nograd":
+        class NoGradAttention(nn.Module):
+            def __init__(self, d=256):
+                super().__init__()
+                self.proj = nn.Linear(32, d)
+                self.attn = nn.MultiheadAttention(d, 4, batch_first=True)
+                self.fc = nn.Linear(d, classes)
+
+            def forward(self, x):
+                h = self.proj(x)
+                with torch.no_grad():
+                    a = self.attn(h, h, h, need_weights=False)[0]
+                return self.fc((h + a).mean(1))
+        return NoGradAttention()
     if name == "momentum_key_encoder":
         def encoder():
             return nn.Sequential(
