@@ -13,7 +13,7 @@ and writes them as JSON with --out. Sets 1 and 2 are left out: their first figur
 
     /usr/bin/python3 tools/pool_blind_sets.py [--out bench/results/unseen_blind_pool_<date>.json]
     /usr/bin/python3 tools/pool_blind_sets.py --dir DIR [--out FILE]
-        the same summary of later plans of the same sets, DIR/unseenN.json for N = 3..17 as
+        the same summary of later plans of the same sets, DIR/unseenN.json for N = 3..18 as
         `tools/unseen_models.py --set unseenN compare --out DIR/unseenN.json` writes them (not blind: each set's
         own rules are in them; for a change that moves no point prediction, such as a new risk, its flagged /
         covered counts against the same sets' before)
@@ -50,6 +50,7 @@ BLIND = {
     15: "unseen15_blind_20261207.json",
     16: "unseen16_blind_20261207.json",
     17: "unseen17_blind_20261207.json",
+    18: "unseen18_blind_20261207.json",
 }
 
 BYTES = re.compile(r"(\d+) bytes")
