@@ -306,11 +306,7 @@ constexpr Pattern kPatterns[] = {
     {"theano_cnmem_reserve_failed", S::kTfDeviceAllocFailed, "theano",
      R"re((?i)cnmemInit call failed|(?:\bcnmem|gpuarray\.preallocate)\s*(?:to |=|:)?\s*[\d.]+\b.{0,80}(?:fail|OUT_OF_MEMORY|out of memory))re",
      "RuntimeError: initCnmem: cnmemInit call failed! Reason=CNMEM_STATUS_OUT_OF_MEMORY. numdev=1"},
-    // Round 34: the dump's own chunk lines (BFCAllocator::DumpMemoryLog, printed only when an allocation failed:
-    // "bfc_allocator.cc:905] InUse at 00000007F7D4FD00 next 1940 of size 1605632", "Bin (256): Total Chunks: ...")
-    // pasted without their header or summary. corpus-2958 (TF 1.15 training, no finding before):
-    {"tf_bfc_dump_summary", S::kGpuOom, "tensorflow",
-     R"re(Sum Total of in-use chunks|bfc_allocator\.cc:\d+\] (?:InUse|Free) +at [0-9a-fA-F]+ (?:next -?\d+ )?of size \d+|bfc_allocator\.cc:\d+\] Bin \(\d+\): +Total Chunks)re",
+    {"tf_bfc_dump_summary", S::kGpuOom, "tensorflow", R"re(Sum Total of in-use chunks)re",
      "I tensorflow/core/common_runtime/bfc_allocator.cc:678] Sum Total of in-use chunks: 4.02GiB", Tier::kFamily},
     // Round 31: XLA's buffer report, which it prints only when an allocation failed ("BufferAssignment OOM
     // Debugging", then "Peak buffers:" with each buffer's Size / Operator / XLA Label / Shape): a pasted part of it
@@ -1580,6 +1576,13 @@ constexpr ProgramDomain kProgramDomains[] = {
      LineDomain::kHost, ">pg_dump: error: query failed: ERROR:  out of shared memory"},
     {"Go", R"re(\bgoroutine \d+ \[|\bruntime\.throw\b|\bGOGC\b|\bGOMEMLIMIT\b)re", LineDomain::kHost,
      "goroutine 1 [running]:"},
+    // Round 34: a microcontroller board has no GPU; a model's tensor arena there is carved from its SRAM (TFLite
+    // Micro's kTensorArenaSize). corpus-2970 (an LSTM on an Arduino Nano 33 BLE: GPU, low before):
+    {"a microcontroller",
+     R"re((?i:\barduino\b|\besp32\w*|\besp8266\b|\bstm32\w*|\bcortex-m\d*\b|\braspberry pi pico\b|\bnrf52\w*|\bnano 33 ble\b))re",
+     LineDomain::kHost,
+     "We are running LSTM model on arduino nano ble 33 using TFLite library. but we are getting \"Allocation "
+     "failed!\"."},
     {"a compiler", R"re(\bcc1plus\b|\bcc1\b|\bcollect2\b|\brustc\b|\blld\b|(?i:\bcargo build\b))re", LineDomain::kHost,
      "c++: fatal error: signal terminated program cc1plus"},
 };
