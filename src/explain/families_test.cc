@@ -632,7 +632,8 @@ TEST(Families, EnomemFromRegisteringMemoryIsPinnedHostMemory) {
                                     "0x14ef5930: Cannot allocate memory [12]\n"));
   EXPECT_EQ(f.cause, Cause::kHostPinnedOom);
   EXPECT_EQ(f.domain, Domain::kHost);
-  ExpectTop("mlock failed: Cannot allocate memory\n", Cause::kHostPinnedOom, Domain::kHost);
+  // Round 34: mlock's ENOMEM is the locked-memory ulimit, host RAM rather than pinned memory (mlock_limit).
+  ExpectTop("mlock failed: Cannot allocate memory\n", Cause::kHostRamOom, Domain::kHost);
   // ENOMEM from anything else stays host RAM.
   ExpectTop("OSError: [Errno 12] Cannot allocate memory\n", Cause::kHostRamOom, Domain::kHost);
 }
@@ -1482,6 +1483,86 @@ TEST(Families, RoundThirtyThreeTheNodesMemoryAndPerProcessModelCopiesAreHostRam)
   ExpectTop("we should enable low_cpu_mem_usage to avoid loading 8 copies of the model into CPU.  This should boost the "
             "memory usage as well as loading time.\n",
             Cause::kHostRamOom, Domain::kHost);
+}
+
+// Round 34: families from the development rows of round 34's fresh blind batch (corpus-2843 and above); each test
+// fails on the round's start engine (a0350ef = main's engine).
+
+TEST(Families, RoundThirtyFourTheJvmsDirectBufferMemoryIsTheHosts) {
+  // corpus-2869 and corpus-2870: Netty's counter of the JVM's off-heap buffers (GPU, low before: the line names no
+  // host word and no program).
+  ExpectTop("io.netty.util.internal.OutOfDirectMemoryError: failed to allocate 16777216 byte(s) of direct memory "
+            "(used: 117440519, max: 134217728)\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("io.netty.handler.codec.DecoderException: failed to allocate 20971520 byte(s) of direct memory (used: "
+            "914358272, max: 932184064)\n",
+            Cause::kHostRamOom, Domain::kHost);
+  // A device's refusal in the same words stays the device's.
+  ExpectTop("CUDA error: failed to allocate 16777216 bytes of device memory\n", Cause::kGpuDeviceOom, Domain::kGpu);
+}
+
+TEST(Families, RoundThirtyFourALockedMemoryLimitIsTheHostsNotCudaPinnedMemory) {
+  // corpus-2900 … 2902 (llama.cpp's mlock warning: pinned host memory before) and corpus-2905 (GPU, low before).
+  ExpectTop("warning: failed to mlock 39813120-byte buffer (after previously locking 4106670080 bytes): Cannot "
+            "allocate memory\nTry increasing RLIMIT_MLOCK ('ulimit -l' as root).\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("2019-04-28 23:29:21.504 E Error locking page at 0x7f23b4089000: Cannot allocate \nmemory, subsequent "
+            "mlock errors will be silenced\n",
+            Cause::kHostRamOom, Domain::kHost);
+  // Registering memory for RDMA stays pinned host memory.
+  ExpectTop("E0212 17:34:25.448876 212704 rdma_context.cpp:227] Fail to register memory 0x14ef5930: Cannot allocate "
+            "memory [12]\n",
+            Cause::kHostPinnedOom, Domain::kHost);
+}
+
+TEST(Families, RoundThirtyFourANotebookKernelThatDiedInTheServersWords) {
+  // corpus-2874 (the notebook named between "kernel" and "appears to have died") and corpus-2906 (the Jupyter
+  // server's restarter, as Colab logs it): no finding before; weak host findings now.
+  ExpectTop("The kernel for ConfidNet/confidnet/notebook/success_errors_histogram.ipynb appears to have died. It "
+            "will restart automatically\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("\"Feb 14, 2025, 4:32:36 PM\",WARNING,WARNING:root:kernel 7660e5ab-4ad4-4af2-b4df-1c5a8044eda2 "
+            "restarted\n\"Feb 14, 2025, 4:32:36 PM\",INFO,\"KernelRestarter: restarting kernel (1/5), keep random "
+            "ports\"\n",
+            Cause::kHostRamOom, Domain::kHost);
+  // A kernel restarted on purpose is no finding.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("Restarted the kernel and ran all cells again; the plot is right now.\n")));
+}
+
+TEST(Families, RoundThirtyFourGpusHeldByOtherNotebooksAndVramThatGrowsMoreAndMore) {
+  // corpus-2907 (a shared Jupyter server) and corpus-2923 (Forge): no finding before.
+  ExpectTop("I see the same thing. Looks like all the GPUs might be in use by other notebooks right now?\n",
+            Cause::kOtherProcessHoldsMemory, Domain::kGpu);
+  ExpectTop("[Bug]: Forge keeps using more and more VRAM with every generation\n", Cause::kLeakGrowth, Domain::kGpu);
+  ExpectTop("The server takes more and more RAM after each request until the container is killed.\n",
+            Cause::kLeakGrowth, Domain::kHost);
+}
+
+TEST(Families, RoundThirtyFourFullPoolsAndSegmentsWithoutAnOomWord) {
+  // corpus-2946: SGLang's decode worker without a KV slot for its last request (no finding before).
+  ExpectTop("AssertionError: No space left for only one request, self.token_to_kv_pool_allocator.available_size()=0\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  // corpus-2855: PyTorch's shared-memory segment named "</torch>" in a title (no finding before).
+  ExpectTop("RuntimeError:unable to write to file </torch>.....\n", Cause::kShmExhausted, Domain::kHost);
+  // corpus-2920: Windows' paging memory named as the error (GPU, low before).
+  ExpectTop("Process Pool Executor becomes broken due to paging memory error?\n", Cause::kHostRamOom, Domain::kHost);
+}
+
+TEST(Families, RoundThirtyFourTfLitesFailedToAllocateTensorsIsNotMemory) {
+  // corpus-2971: AllocateTensors fails when a node cannot be prepared (a quantized filter's type here): GPU, low
+  // before, like round 21's interpreter wordings.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText(
+      "I get this error - \"tensorflow/contrib/lite/kernels/conv.cc:201 filter->type != data_type (3 != 1)\n"
+      "Node 1 failed to prepare.\"\n    if (interpreter->AllocateTensors() != kTfLiteOk) {\n"
+      "        NSLog(@\"Failed to allocate tensors.\");\n")));
+  // corpus-2970: on a microcontroller the memory that ran out is the board's own RAM (GPU, low before).
+  ExpectTop("We are running LSTM model on arduino nano ble 33 using TFLite library. but we are getting \"Allocation "
+            "failed!\".\n",
+            Cause::kHostRamOom, Domain::kHost);
+  // TFLite Micro's arena that is too small is memory (corpus-2972's lines).
+  EXPECT_TRUE(HasMemoryFinding(ExplainText(
+      "Failed to allocate tail memory. Requested: 2088, available 1552, missing: 536\n"
+      "Failed to allocate memory for context->eval_tensors, 2088 bytes required\n")));
 }
 
 }  // namespace

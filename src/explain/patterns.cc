@@ -84,7 +84,7 @@ constexpr Pattern kPatterns[] = {
     // before the host patterns ("Cannot allocate memory" is ENOMEM's wording). Round 21, from round 20b's blind
     // false alarms (corpus-2186, 2188, 2189, 2191):
     {"tflite_interpreter_not_built", S::kNotMemory, "tflite",
-     R"re((?i)(?:can ?not|can't|could not|unable to) allocate memory for the interpreter|Failed to allocate memory for (?:the )?input tensors)re",
+     R"re((?i)(?:can ?not|can't|could not|unable to) allocate memory for the interpreter|Failed to allocate memory for (?:the )?input tensors|Failed to allocate tensors\b)re",
      " Caused by: java.lang.NullPointerException: Can not allocate memory for the interpreter"},
 
     // The dynamic loader's static thread-local-storage block, full when a library with initial-exec TLS (libgomp,
@@ -169,11 +169,20 @@ constexpr Pattern kPatterns[] = {
     // ND4J's CUDA backend allocates its host buffers page-locked; corpus-0984:
     {"nd4j_host_alloc_failed", S::kHostPinnedOom, "dl4j", R"re((?i)(?:can'?t|cannot|could not|failed to|unable to) allocate \[HOST\] memory)re",
      "In both cases \"Can't allocate [HOST] memory\" exception will be thrown."},
-    // Registering memory is pinning it (RDMA's ibv_reg_mr, mlock, a driver's host registration): ENOMEM from it is
-    // the locked-memory limit or a kind of memory that cannot be pinned, not the machine's RAM running out. Round
-    // 10, corpus-1726 (Mooncake registering NPU memory):
+    // A process that cannot lock its pages in RAM (llama.cpp's "failed to mlock N-byte buffer ...: Cannot allocate
+    // memory / Try increasing RLIMIT_MLOCK ('ulimit -l' as root)", "Error locking page at ...: Cannot allocate
+    // memory, subsequent mlock errors will be silenced"): the locked-memory limit of the host (a ulimit, often a
+    // container's), not a device's and not CUDA's pinned pool; usually a warning the run survives. Before the
+    // registration family below, which would call it pinned memory. Round 34, corpus-2900 … 2902, 2905:
+    {"mlock_limit", S::kHostRamOom, "",
+     R"re((?i)\bfailed to mlock\b|\bRLIMIT_M(?:EM)?LOCK\b|\bError locking page at\b|\bmlock(?:all)?\b.{0,40}(?:Cannot allocate memory|\bENOMEM\b))re",
+     "warning: failed to mlock 73728000-byte buffer (after previously locking 0 bytes): Cannot allocate memory",
+     Tier::kFamily, LineDomain::kHost},
+    // Registering memory is pinning it (RDMA's ibv_reg_mr, a driver's host registration; mlock is mlock_limit's,
+    // above): ENOMEM from it is a kind of memory that cannot be pinned or registered, not the machine's RAM running
+    // out. Round 10, corpus-1726 (Mooncake registering NPU memory):
     {"register_memory_enomem", S::kHostPinnedOom, "",
-     R"re((?i)\b(?:register(?:ing|ed)?|ibv_reg_mr|reg_mr|mlock(?:all)?)\b.{0,80}(?:Cannot allocate memory|\bENOMEM\b))re",
+     R"re((?i)\b(?:register(?:ing|ed)?|ibv_reg_mr|reg_mr)\b.{0,80}(?:Cannot allocate memory|\bENOMEM\b))re",
      "E0212 17:34:25.448876 212704 rdma_context.cpp:227] Fail to register memory 0x14ef5930: Cannot allocate memory "
      "[12]", Tier::kFamily},
     {"torch_pin_memory_thread", S::kHostPinnedOom, "pytorch",
@@ -357,8 +366,11 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)no (?:available )?memory for the cache blocks)re",
      "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
      "initializing the engine."},
+    // Round 34: SGLang's decode worker with no KV slot left for its last request ("AssertionError: No space left for
+    // only one request, self.token_to_kv_pool_allocator.available_size()=0"): the GPU's KV cache is exhausted, though
+    // the words are a disk's. corpus-2946 (a 128K-token request, no finding before):
     {"vllm_kv_cache_too_small", S::kGpuOom, "vllm",
-     R"re((?i)tokens that can be stored in (?:the )?KV cache|memory reserved for (?:the )?KV cache is -|KV cache is needed, which is larger than the available KV cache memory|(?:insufficient|not enough|no) (?:GPU )?(?:memory|blocks|space) (?:left )?for (?:the )?KV[ _-]?cache)re",
+     R"re((?i)tokens that can be stored in (?:the )?KV cache|memory reserved for (?:the )?KV cache is -|KV cache is needed, which is larger than the available KV cache memory|No space left for (?:only )?one request|token_to_kv_pool\w*\.available_size\(\)\s*=\s*0\b|(?:insufficient|not enough|no) (?:GPU )?(?:memory|blocks|space) (?:left )?for (?:the )?KV[ _-]?cache)re",
      "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored "
      "in KV cache (20672). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
      "initializing the engine."},
@@ -466,8 +478,9 @@ constexpr Pattern kPatterns[] = {
     {"shm_object_fd_limit", S::kNotMemory, "",
      R"re((?i)shared memory obj\w*\b.{0,80}Too many open files|Too many open files\W{0,4}/psm_)re",
      "RuntimeError: unable to open shared memory objec Too many open files (24)"},
+    // Round 34: "</torch>" as a title abbreviates the segment's name (corpus-2855, no finding before).
     {"torch_shm_object", S::kShmExhausted, "pytorch",
-     R"re((?i)unable to (?:write to file|open shared memory object|allocate shared memory|mmap \d+ bytes from file) ?</torch_|unable to allocate shared memory)re",
+     R"re((?i)unable to (?:write to file|open shared memory object|allocate shared memory|mmap \d+ bytes from file) ?</torch[_>]|unable to allocate shared memory)re",
      "RuntimeError: unable to write to file </torch_18692_1954506624>"},
     // A shared-memory segment that cannot be opened or attached because its file is not there (ENOENT, "No such
     // file or directory (2)"): the peer's segment was never created or already unlinked (an NCCL regression, a cuMem
@@ -562,9 +575,12 @@ constexpr Pattern kPatterns[] = {
      "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: OomError(OutOfHostMemory)', "
      "src/libcore/result.rs:997:5", Tier::kFamily, LineDomain::kHost},
     // Runtimes that allocate only on the host (the JVM, Go, Rust's global allocator; round 7: R's "cannot
-    // allocate vector of size", Node.js' V8 heap): their OOM is RAM.
+    // allocate vector of size", Node.js' V8 heap): their OOM is RAM. Round 34: the JVM's direct (off-heap) buffers
+    // as Netty counts them ("io.netty.util.internal.OutOfDirectMemoryError: failed to allocate 16777216 byte(s) of
+    // direct memory (used: ..., max: ...)"), the process's -XX:MaxDirectMemorySize, not a device's (corpus-2869,
+    // 2870: GPU, low before).
     {"host_runtime_oom", S::kHostRamOom, "",
-     R"re(java\.lang\.OutOfMemoryError|GC overhead limit exceeded|(?:fatal error: )?runtime: out of memory|out of memory allocating heap arena|runtime: VirtualAlloc of \d+ bytes failed|memory allocation of \d+ bytes failed|cannot allocate vector of size|JavaScript heap out of memory|Reached heap limit|Could not reserve enough space for (?:\d+KB )?object heap)re",
+     R"re(java\.lang\.OutOfMemoryError|OutOfDirectMemoryError|byte\(s\) of direct memory|GC overhead limit exceeded|(?:fatal error: )?runtime: out of memory|out of memory allocating heap arena|runtime: VirtualAlloc of \d+ bytes failed|memory allocation of \d+ bytes failed|cannot allocate vector of size|JavaScript heap out of memory|Reached heap limit|Could not reserve enough space for (?:\d+KB )?object heap)re",
      "memory allocation of 23400000000 bytes failedAborted", Tier::kFamily},
     // Round 25: the sanitizers' allocators, which live in the host process whatever the program computes
     // (AddressSanitizer's "allocator is out of memory trying to allocate", "failed to allocate 0x... bytes", "Out of
@@ -710,7 +726,7 @@ constexpr Pattern kPatterns[] = {
     // 增长, 上升, 上涨, 升高: "内存增加到32G" alone is a fix, not growth), and "从 2.8GB 占用到 4.2GB" (taken up from
     // one amount to a larger one).
     {"memory_growth_prose", S::kLeakGrowth, "",
-     R"re((?i)\bmem(?:ory)? leak|leak(?:s|ing)? (?:GPU |host |CPU |RAM )?memory|\bleak (?:issue|problem|bug)s?\b|\b(?:increase|growth|rise|build-?up) (?:of|in) (?:the )?(?:GPU |CPU |host |system |video )?(?:memory|VRAM|RAM)\b|\b(?:memory|VRAM|RAM)\b.{0,60}\b(?:never|not|n't) (?:drops?|dropped|goes|go|went|comes?|came|falls?|fell) (?:back|down)\b|memory (?:usage |consumption |use |allocation |allocated )?(?:keeps? |is |was |kept |continues to |continuously |constantly |gradually |slowly |steadily )*(?:increas|grow(?:s|n|ing)?\b|ris|go(?:es|ing)? up|climb)|(?:continuous|constant|steady|gradual|slow)(?: and \w+)? (?:rising|increase|growth|rise)\b|memory (?:grows|increases|rises|creeps)|\b(?:memory|RAM|VRAM)\b.{0,40}\b(?:increas|grow|ris|climb)\w* (?:with|after|on|in|at|for|over) (?:each|every) (?:new |single )?(?:epoch|step|iteration|iter|batch|call|request|run|loop|round|cycle)s?\b|(?:increas|grow|ris)ing (?:gpu |cpu |host )?memory|\b(?:after|with|on|at|in) (?:each|every) (?:new |single )?(?:epoch|step|iteration|iter|batch|call|request|run|loop|round|cycle)s?\b[^.!?\n]{0,40}\b(?:memory|RAM|VRAM)\b[^.!?\n]{0,20}?\b(?:will |would |keeps? |is |gets )?(?:increas|grow|ris|climb)|\xe6\x98\xbe\xe5\xad\x98.{0,30}(?:\xe5\xa2\x9e\xe5\x8a\xa0|\xe5\xa2\x9e\xe9\x95\xbf|\xe4\xb8\x8a\xe5\x8d\x87)|\xe5\x86\x85\xe5\xad\x98.{0,12}(?:\xe4\xb8\x80\xe7\x9b\xb4|\xe4\xb8\x8d\xe6\x96\xad|\xe6\x8c\x81\xe7\xbb\xad|\xe9\x80\x90\xe6\xb8\x90|\xe6\x85\xa2\xe6\x85\xa2|\xe7\xbc\x93\xe6\x85\xa2|\xe8\xb6\x8a\xe6\x9d\xa5\xe8\xb6\x8a).{0,9}(?:\xe5\xa2\x9e\xe5\x8a\xa0|\xe5\xa2\x9e\xe9\x95\xbf|\xe4\xb8\x8a\xe5\x8d\x87|\xe4\xb8\x8a\xe6\xb6\xa8|\xe5\x8d\x87\xe9\xab\x98)|\xe4\xbb\x8e\s*[\d.]+\s*[GMK]i?B?\s*(?:\xe5\x8d\xa0\xe7\x94\xa8)?\s*\xe5\x88\xb0\s*[\d.]+\s*[GMK]i?B|\xe6\xb3\x84\xe9\x9c\xb2|\xe6\xb3\x84\xe6\xbc\x8f)re",
+     R"re((?i)\bmore and more (?:\w+ )?(?:memory|VRAM|RAM)\b|\bmem(?:ory)? leak|leak(?:s|ing)? (?:GPU |host |CPU |RAM )?memory|\bleak (?:issue|problem|bug)s?\b|\b(?:increase|growth|rise|build-?up) (?:of|in) (?:the )?(?:GPU |CPU |host |system |video )?(?:memory|VRAM|RAM)\b|\b(?:memory|VRAM|RAM)\b.{0,60}\b(?:never|not|n't) (?:drops?|dropped|goes|go|went|comes?|came|falls?|fell) (?:back|down)\b|memory (?:usage |consumption |use |allocation |allocated )?(?:keeps? |is |was |kept |continues to |continuously |constantly |gradually |slowly |steadily )*(?:increas|grow(?:s|n|ing)?\b|ris|go(?:es|ing)? up|climb)|(?:continuous|constant|steady|gradual|slow)(?: and \w+)? (?:rising|increase|growth|rise)\b|memory (?:grows|increases|rises|creeps)|\b(?:memory|RAM|VRAM)\b.{0,40}\b(?:increas|grow|ris|climb)\w* (?:with|after|on|in|at|for|over) (?:each|every) (?:new |single )?(?:epoch|step|iteration|iter|batch|call|request|run|loop|round|cycle)s?\b|(?:increas|grow|ris)ing (?:gpu |cpu |host )?memory|\b(?:after|with|on|at|in) (?:each|every) (?:new |single )?(?:epoch|step|iteration|iter|batch|call|request|run|loop|round|cycle)s?\b[^.!?\n]{0,40}\b(?:memory|RAM|VRAM)\b[^.!?\n]{0,20}?\b(?:will |would |keeps? |is |gets )?(?:increas|grow|ris|climb)|\xe6\x98\xbe\xe5\xad\x98.{0,30}(?:\xe5\xa2\x9e\xe5\x8a\xa0|\xe5\xa2\x9e\xe9\x95\xbf|\xe4\xb8\x8a\xe5\x8d\x87)|\xe5\x86\x85\xe5\xad\x98.{0,12}(?:\xe4\xb8\x80\xe7\x9b\xb4|\xe4\xb8\x8d\xe6\x96\xad|\xe6\x8c\x81\xe7\xbb\xad|\xe9\x80\x90\xe6\xb8\x90|\xe6\x85\xa2\xe6\x85\xa2|\xe7\xbc\x93\xe6\x85\xa2|\xe8\xb6\x8a\xe6\x9d\xa5\xe8\xb6\x8a).{0,9}(?:\xe5\xa2\x9e\xe5\x8a\xa0|\xe5\xa2\x9e\xe9\x95\xbf|\xe4\xb8\x8a\xe5\x8d\x87|\xe4\xb8\x8a\xe6\xb6\xa8|\xe5\x8d\x87\xe9\xab\x98)|\xe4\xbb\x8e\s*[\d.]+\s*[GMK]i?B?\s*(?:\xe5\x8d\xa0\xe7\x94\xa8)?\s*\xe5\x88\xb0\s*[\d.]+\s*[GMK]i?B|\xe6\xb3\x84\xe9\x9c\xb2|\xe6\xb3\x84\xe6\xbc\x8f)re",
      "The way of updating training and validation loss results in the continuous rising of gpu memory",
      Tier::kProse},
     {"usage_growth_prose", S::kLeakGrowth, "",
@@ -768,7 +784,7 @@ constexpr Pattern kPatterns[] = {
      R"re((?i)\b(?:two|\d|multiple|several) (?:\w+ )?(?:kernels|notebooks) (?:are )?(?:running|open)\b.{0,60}\b(?:in|from) (?:both|each|all)\b)re",
      "it only comes up if I have 2 kernels running and I am using cudf in both", Tier::kProse},
     {"other_process_prose", S::kOtherProcessProse, "",
-     R"re((?i)(?:still|keeps?|kept)\s+(?:holds?|holding|occup\w*|taking|using|consuming)\s+(?:up\s+)?(?:the\s+)?(?:GPU|VRAM|video|gpu)\s*memory|(?:zombie|orphan(?:ed)?|defunct|stale|leftover|dangling|ghost) (?:python |training )?process|(?:memory|GPU|VRAM)\b.{0,40}(?:even |already )(?:before|prior to) (?:the )?(?:training|running|starting|launching|job|model)|keeps? the GPU memory occupied|\b(?:not|never) (?:released|freed|returned|cleared)\b.{0,20}\bafter (?:killing|(?:the |a |my )?(?:process|program|job|script|container)\w* (?:was |is |are |were |got |gets )?(?:killed|terminated|stopped|exit\w*|ended|finished|crash\w*))|(?:GPU|VRAM|video) mem(?:ory)? (?:is |are |was |were )?(?:still )?(?:occupied|held|not (?:freed|released|deallocated|cleared))|(?:takes?|took|taking) (?:a )?(?:very )?(?:long|several minutes|minutes|a while)(?: time)? (?:to|before|until) (?:it )?(?:release|free|clear|give back)s? (?:the )?(?:GPU |VRAM |video )?memory|\[defunct\]|<defunct>|(?:GPU|VRAM|video) memory (?:is |stays |remains )?still (?:in use|used|allocated|taken)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user)s? (?:is )?(?:using|holding|occupying|uses|holds|occupies) (?:it|the (?:GPU|card|device))\b|two \w+ processes running|another process (?:is )?(?:using|holding|occupying)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user|training|experiment)s?\b.{0,40}\b(?:using|holding|occup\w+|taking|uses|holds|takes|running|runs) .{0,30}(?:GPU|VRAM|memory|[\d.]+ ?[GM]i?B)|(?:processes|jobs|users) (?:are )?shar\w+ (?:the|one|a) (?:same )?GPU|\b(?:labmate|colleague)s?\b.{0,60}(?:GPU|memory)|\xe4\xbb\x8d\xe7\x84\xb6\xe5\x8d\xa0\xe7\x94\xa8)re",
+     R"re((?i)(?:still|keeps?|kept)\s+(?:holds?|holding|occup\w*|taking|using|consuming)\s+(?:up\s+)?(?:the\s+)?(?:GPU|VRAM|video|gpu)\s*memory|(?:zombie|orphan(?:ed)?|defunct|stale|leftover|dangling|ghost) (?:python |training )?process|(?:memory|GPU|VRAM)\b.{0,40}(?:even |already )(?:before|prior to) (?:the )?(?:training|running|starting|launching|job|model)|keeps? the GPU memory occupied|\b(?:not|never) (?:released|freed|returned|cleared)\b.{0,20}\bafter (?:killing|(?:the |a |my )?(?:process|program|job|script|container)\w* (?:was |is |are |were |got |gets )?(?:killed|terminated|stopped|exit\w*|ended|finished|crash\w*))|(?:GPU|VRAM|video) mem(?:ory)? (?:is |are |was |were )?(?:still )?(?:occupied|held|not (?:freed|released|deallocated|cleared))|(?:takes?|took|taking) (?:a )?(?:very )?(?:long|several minutes|minutes|a while)(?: time)? (?:to|before|until) (?:it )?(?:release|free|clear|give back)s? (?:the )?(?:GPU |VRAM |video )?memory|\[defunct\]|<defunct>|(?:GPU|VRAM|video) memory (?:is |stays |remains )?still (?:in use|used|allocated|taken)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user)s? (?:is )?(?:using|holding|occupying|uses|holds|occupies) (?:it|the (?:GPU|card|device))\b|two \w+ processes running|another process (?:is )?(?:using|holding|occupying)|(?:another|a different|someone else'?s?) (?:\w+'?s? )?(?:job|process|program|application|container|user|training|experiment)s?\b.{0,40}\b(?:using|holding|occup\w+|taking|uses|holds|takes|running|runs) .{0,30}(?:GPU|VRAM|memory|[\d.]+ ?[GM]i?B)|(?:processes|jobs|users) (?:are )?shar\w+ (?:the|one|a) (?:same )?GPU|\b(?:labmate|colleague)s?\b.{0,60}(?:GPU|memory)|\b(?:GPUs?|cards?|devices?)\b.{0,40}\b(?:in use|used|taken|occupied|held) by (?:other|another|someone else'?s?) (?:\w+ )?(?:notebooks?|users?|jobs?|processes|programs?|people|kernels?|sessions?)\b|\xe4\xbb\x8d\xe7\x84\xb6\xe5\x8d\xa0\xe7\x94\xa8)re",
      "After stopping the process it disappears from nvidia-smi, however it still holds GPU memory.", Tier::kProse},
     {"allocator_stats", S::kAllocatorStats, "pytorch",
      R"re((?i)\bAllocated\b[^:\n]{0,40}:\s*[\d.]+ ?[KMGT]i?B.{0,80}\bReserved\b[^:\n]{0,40}:\s*[\d.]+ ?[KMGT]i?B)re",
@@ -947,7 +963,7 @@ constexpr Pattern kPatterns[] = {
      "running save_onnx.py", Tier::kProse, LineDomain::kHost},
     // A notebook kernel that died: usually memory (host, unless the words around it say GPU), never certain.
     {"notebook_kernel_died", S::kMemoryProse, "",
-     R"re((?i)\bkernel\w* (?:appears to have |has |keeps |always |just |then )?(?:died|dies|dying|crash\w*|keeps restarting)|\bkernel (?:is |was )?restarting\b|\bkernel\w* die (?:when|while|after|if|every)\b)re",
+     R"re((?i)\bkernel\w* (?:appears to have |has |keeps |always |just |then )?(?:died|dies|dying|crash\w*|keeps restarting)|\bkernel (?:is |was )?restarting\b|\bkernel\w* die (?:when|while|after|if|every)\b|\bkernel\b(?:[^.!?]|\.\S){1,80}? appears to have died\b|KernelRestarter: restarting kernel\b|\bkernel [0-9a-f]{8}-[0-9a-f-]{20,} restarted\b)re",
      "The kernel appears to have died. It will restart automatically.", Tier::kProse, LineDomain::kHost},
     // Round 21 (corpus-2238): Colab's "Your session crashed" without its reason (after using all available RAM).
     // Round 22: a browser that takes the WebGL context away (CONTEXT_LOST_WEBGL, "webglcontextlost"): browsers
@@ -1179,7 +1195,7 @@ constexpr Pattern kPatterns[] = {
 constexpr const char* kPrefilter =
     R"re((?i)alloc|memory|xorg|xwayland|gnome-shell|plasmashell|kwin_|compiz|dwm\.exe|no (?:running )?process|max_split_size|memlimit|pbs: job killed|gc overhead|outofdevicememory|out_of_device_memory|\bshm\b|out of|oom|accelerator|nvrtc|nvjpeg|pinned|pin memory|host_bfc|hostregister|base limit|error in the calculation|)re"
     R"re(not a failure|benign|exhaust|nccl|cudnn|blas|not_initialized|dnn library|bus error|sigbus|/dev/shm|)re"
-    R"re(</torch_|killed|\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb|\xe8\xa2\xab ?kill|\xe8\xa2\xab\xe6\x9d\x80|sigkill|exit|enomem|leak|continuous|constant|)re"
+    R"re(</torch|mlock|killed|\xe5\xb7\xb2\xe6\x9d\x80\xe6\xad\xbb|\xe8\xa2\xab ?kill|\xe8\xa2\xab\xe6\x9d\x80|sigkill|exit|enomem|leak|continuous|constant|)re"
     R"re(steady|gradual|slow|\xe6\x98\xbe\xe5\xad\x98|device|gpu|cuda:0|map_location|driver|forward compat|ptx|)re"
     R"re(kernel module|error 80|library|shared object|dlopen|kernel image|version|compiled with|compatible|compiled against|built against|linked against|)re"
     R"re(undefined symbol|no_binary|nokernelimage|illegal|assert|misaligned|launch|_status_|invalid|watchdog|)re"
@@ -1471,7 +1487,7 @@ constexpr const char* kGpuRamWords =
     R"re((?:GPU|graphics card|video card)\b|\bof RAM,? (?:on )?(?:an? |the |my )?(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b|)re"
     R"re(\b(?:RTX|GTX|Tesla|Quadro|Radeon|Titan)\b ?\w* (?:with |has |\()?[\d.]+ ?G[Bb]? (?:of )?RAM\b)re";
 constexpr const char* kHostWords =
-    R"re((?i)\bcpu|cpu_|\bhost\b|OutOfHostMemory|_OUT_OF_HOST_MEMORY|\bram\b|nchwc|system memory|\bswap\b|page ?file|paging file|/dev/shm|DefaultCPUAllocator|mklcpu|)re"
+    R"re((?i)\bcpu|cpu_|\bhost\b|OutOfHostMemory|_OUT_OF_HOST_MEMORY|\bram\b|nchwc|system memory|\bswap\b|page ?file|paging (?:file|memory)|/dev/shm|DefaultCPUAllocator|mklcpu|)re"
     R"re(CPUExecutionProvider|posix_memalign|\bmalloc\b|pool_host|host memory|pinned_memory_manager|\xe5\x86\x85\xe5\xad\x98|)re"
     R"re(cgroup|OOMKilled|\brss\b|physical memory|\bkmalloc|heap space|slurmstepd|\bsrun\b|ulimit|memlock|)re"
     R"re(Arbeitsspeicher|\xd0\xbe\xd0\xbf\xd0\xb5\xd1\x80\xd0\xb0\xd1\x82\xd0\xb8\xd0\xb2\xd0\xbd|tcmalloc|jemalloc|mimalloc|aligned_malloc|aligned_alloc|mkldnn|\bdnnl\b|onednn|(?-i:\bKilled\b)|\bSIGKILL\b|\bkill(?:s|e?d)\b|)re"
@@ -1560,6 +1576,13 @@ constexpr ProgramDomain kProgramDomains[] = {
      LineDomain::kHost, ">pg_dump: error: query failed: ERROR:  out of shared memory"},
     {"Go", R"re(\bgoroutine \d+ \[|\bruntime\.throw\b|\bGOGC\b|\bGOMEMLIMIT\b)re", LineDomain::kHost,
      "goroutine 1 [running]:"},
+    // Round 34: a microcontroller board has no GPU; a model's tensor arena there is carved from its SRAM (TFLite
+    // Micro's kTensorArenaSize). corpus-2970 (an LSTM on an Arduino Nano 33 BLE: GPU, low before):
+    {"a microcontroller",
+     R"re((?i:\barduino\b|\besp32\w*|\besp8266\b|\bstm32\w*|\bcortex-m\d*\b|\braspberry pi pico\b|\bnrf52\w*|\bnano 33 ble\b))re",
+     LineDomain::kHost,
+     "We are running LSTM model on arduino nano ble 33 using TFLite library. but we are getting \"Allocation "
+     "failed!\"."},
     {"a compiler", R"re(\bcc1plus\b|\bcc1\b|\bcollect2\b|\brustc\b|\blld\b|(?i:\bcargo build\b))re", LineDomain::kHost,
      "c++: fatal error: signal terminated program cc1plus"},
 };
