@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Development probe (not held out): the idioms behind the remaining misses of unseen sets 3-16, each alone.
+"""Development probe (not held out): the idioms behind the remaining misses of unseen sets 3-17, each alone.
 
     /usr/bin/python3 tools/probe_misses.py [--oomguard build/oomguard] [--other /tmp/mi/oomguard_main]
                                            [--cases a,b] [--work DIR] [--out FILE]
@@ -21,6 +21,16 @@ under the LD_PRELOAD tracker (tools/measure_step.py), then planned with `oomguar
   apart in real steps (the risk view_may_be_several).
 - loop_gates: a loop in forward (a hand-unrolled ConvLSTM): each iteration's names (i, f, o, g, views of the
   gate convolution's output) still hold the previous iteration's values while the next convolution runs.
+
+Round 3 (sets 3-17):
+- max_with_indices: values, indices = s.max(dim), both read (ReduceMax beside an ArgMax): max(dim) keeps only the
+  indices, not amax's input and output.
+- max_indices_no_grad / topk_threshold / token_merge: recorded ops whose outputs reach the loss by no differentiable
+  path (values only argsorted, a top-k threshold only compared, ToMe's matching): their graph, and what it saved, dies
+  with their outputs in forward. token_merge also reads x[:, ::2] and x[:, 1::2].
+- alternate_halves: x[..., ::2] beside x[..., 1::2], plain slicing (each SliceBackward0 its own gradient), no chunk.
+- rel_pos_scores: q [N, h, T, d] @ a relative table's keys [1, h, d, R] (DeBERTa): matmul copies the head view.
+Rows carry each phase's measured peak (measured_phase_peaks).
 
 --store copies each case's ONNX to tests/data/plan/misses_<case>.onnx and its measured rows to
 tests/data/plan/misses_probes.json (planner_test.cc plans them).
