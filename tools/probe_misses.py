@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Development probe (not held out): the idioms behind the remaining misses of unseen sets 3-16, each alone.
+"""Development probe (not held out): the idioms behind the remaining misses of unseen sets 3-17, each alone.
 
     /usr/bin/python3 tools/probe_misses.py [--oomguard build/oomguard] [--other /tmp/mi/oomguard_main]
                                            [--cases a,b] [--work DIR] [--out FILE]
@@ -21,6 +21,16 @@ under the LD_PRELOAD tracker (tools/measure_step.py), then planned with `oomguar
   apart in real steps (the risk view_may_be_several).
 - loop_gates: a loop in forward (a hand-unrolled ConvLSTM): each iteration's names (i, f, o, g, views of the
   gate convolution's output) still hold the previous iteration's values while the next convolution runs.
+
+Round 3 (sets 3-17):
+- max_with_indices: values, indices = s.max(dim), both read (ReduceMax beside an ArgMax): max(dim) keeps only the
+  indices, not amax's input and output.
+- max_indices_no_grad / topk_threshold / token_merge: recorded ops whose outputs reach the loss by no differentiable
+  path (values only argsorted, a top-k threshold only compared, ToMe's matching): their graph, and what it saved, dies
+  with their outputs in forward. token_merge also reads x[:, ::2] and x[:, 1::2].
+- alternate_halves: x[..., ::2] beside x[..., 1::2], plain slicing (each SliceBackward0 its own gradient), no chunk.
+- rel_pos_scores: q [N, h, T, d] @ a relative table's keys [1, h, d, R] (DeBERTa): matmul copies the head view.
+Rows carry each phase's measured peak (measured_phase_peaks).
 
 --store copies each case's ONNX to tests/data/plan/misses_<case>.onnx and its measured rows to
 tests/data/plan/misses_probes.json (planner_test.cc plans them).
@@ -46,11 +56,19 @@ CASES = {
     "shifted_slices": ([("input", (40, 24), "float32", 0)], 5, (4, 16), "sgd"),
     "key_read_by_steps": ([("input", (24, 48), "float32", 0)], 5, (8, 32), "sgd"),
     "key_read_by_steps_one_view": ([("input", (24, 48), "float32", 0)], 5, (8, 32), "sgd"),
+    # round 3 (sets 3-17)
+    "max_with_indices": ([("input", (40, 36), "float32", 0)], 5, (4, 16), "sgd"),
+    "max_indices_no_grad": ([("input", (40, 36), "float32", 0)], 5, (4, 16), "sgd"),
+    "rel_pos_scores": ([("input", (40, 64), "float32", 0)], 5, (4, 16), "sgd"),
+    "topk_threshold": ([("input", (40, 64), "float32", 0)], 5, (4, 16), "sgd"),
+    "token_merge": ([("input", (48, 40), "float32", 0)], 5, (4, 16), "sgd"),
+    "alternate_halves": ([("input", (48, 40), "float32", 0)], 5, (4, 16), "sgd"),
 }
 
 
 def build(name: str, classes: int):
     import torch
+    import torch.nn.functional as F
     from torch import nn
 
     if name in ("chunk_unused", "chunk_all_used"):
@@ -151,6 +169,121 @@ def build(name: str, classes: int):
                     xi = torch.softmax(xi @ k.transpose(1, 2), -1) @ k
                 return self.head(xi.flatten(1))
         return KeyReadBySteps()
+    if name in ("max_with_indices", "max_indices_no_grad"):
+        class MaxWithIndices(nn.Module):  # values, indices = s.max(dim): both outputs read (ReduceMax + ArgMax)
+            def __init__(self, d=36, hid=80):
+                super().__init__()
+                self.a, self.b = nn.Linear(d, hid), nn.Linear(d, hid)
+                self.head = nn.Linear(hid, classes)
+
+            def forward(self, x):
+                a, b = self.a(x), self.b(x)                                  # [B, 40, hid]
+                s = torch.tanh(a) @ b.transpose(1, 2)                        # [B, 40, 40]
+                best, idx = s.max(dim=-1)                                    # [B, 40] each
+                picked = b.gather(1, idx.unsqueeze(-1).expand(-1, -1, b.shape[-1]))
+                if name == "max_with_indices":   # the values carry a gradient
+                    return self.head((picked * best.unsqueeze(-1)).mean(dim=1))
+                order = best.argsort(dim=-1).unsqueeze(-1)                  # the values only sort (ToMe)
+                return self.head(picked.gather(1, order.expand(-1, -1, b.shape[-1])).mean(dim=1))
+        return MaxWithIndices()
+    if name == "rel_pos_scores":
+        class RelPosScores(nn.Module):  # content-to-position scores against a shared relative table, gathered
+            def __init__(self, d=64, heads=4, rel=24, t=40):
+                super().__init__()
+                self.h = heads
+                self.norm = nn.LayerNorm(d)
+                self.qkv = nn.Linear(d, 3 * d)
+                self.rel = nn.Parameter(torch.randn(rel, d) * 0.1)
+                self.pos = nn.Linear(d, d, bias=False)
+                self.o = nn.Linear(d, d)
+                r = torch.arange(t).unsqueeze(1) - torch.arange(t).unsqueeze(0)
+                self.register_buffer("idx", torch.clamp(r + rel // 2, 0, rel - 1), persistent=False)
+
+            def forward(self, x):
+                b, t, d = x.shape
+                q, k, v = (z.view(b, t, self.h, d // self.h).transpose(1, 2)
+                           for z in self.qkv(self.norm(x)).chunk(3, -1))
+                pk = self.pos(self.rel).view(1, -1, self.h, d // self.h).transpose(1, 2)     # [1, h, R, dh]
+                c2p = torch.gather(q @ pk.transpose(-1, -2), -1, self.idx.expand(b, self.h, t, t))
+                w = (q @ k.transpose(-1, -2) + c2p).softmax(-1)
+                return x + self.o((w @ v).transpose(1, 2).reshape(b, t, d))
+
+        class Net(nn.Module):  # three blocks: the saved tensors, not one frame's names, make the peak
+            def __init__(self, d=64):
+                super().__init__()
+                self.blocks = nn.Sequential(*[RelPosScores() for _ in range(3)])
+                self.head = nn.Linear(d, classes)
+
+            def forward(self, x):
+                return self.head(self.blocks(x).mean(dim=1))
+        return Net()
+    if name == "topk_threshold":
+        class TopkThreshold(nn.Module):  # scores below the k-th largest masked out (explicit sparse attention)
+            def __init__(self, d=64, heads=4, top=6):
+                super().__init__()
+                self.h, self.top = heads, top
+                self.norm = nn.LayerNorm(d)
+                self.qkv = nn.Linear(d, 3 * d)
+                self.o = nn.Linear(d, d)
+
+            def forward(self, x):
+                b, t, d = x.shape
+                q, k, v = self.qkv(self.norm(x)).view(b, t, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)
+                s = q @ k.transpose(-1, -2)
+                kth = s.topk(self.top, dim=-1)[0][..., -1:]     # compared only: its graph dies with kth
+                s = s.masked_fill(s < kth, float("-inf"))
+                return x + self.o((s.softmax(-1) @ v).transpose(1, 2).reshape(b, t, d))
+
+        class Net(nn.Module):  # three blocks: the saved tensors, not one frame's names, make the peak
+            def __init__(self, d=64):
+                super().__init__()
+                self.blocks = nn.Sequential(*[TopkThreshold() for _ in range(6)])
+                self.head = nn.Linear(d, classes)
+
+            def forward(self, x):
+                return self.head(self.blocks(x).mean(dim=1))
+        return Net()
+    if name == "token_merge":
+        class TokenMerge(nn.Module):  # bipartite soft matching of alternate tokens, merged by scatter_add
+            def __init__(self, d=40, hid=72, r=6):
+                super().__init__()
+                self.r = r
+                self.proj = nn.Linear(d, hid)
+                self.mix = nn.Linear(hid, hid)
+                self.head = nn.Linear(hid, classes)
+
+            def merge(self, x):
+                a, b = x[:, ::2], x[:, 1::2]
+                s = F.normalize(a, dim=-1) @ F.normalize(b, dim=-1).transpose(-1, -2)
+                best, idx = s.max(dim=-1)
+                order = best.argsort(dim=-1, descending=True).unsqueeze(-1)
+                keep, move = order[:, self.r:], order[:, :self.r]
+                to = idx.unsqueeze(-1).gather(1, move)
+                d = x.shape[-1]
+                kept = a.gather(1, keep.expand(-1, -1, d))
+                merged = b.scatter_add(1, to.expand(-1, -1, d), a.gather(1, move.expand(-1, -1, d)))
+                count = torch.ones_like(b[..., :1]).scatter_add(1, to, torch.ones_like(move, dtype=x.dtype))
+                return torch.cat([kept, merged / count], dim=1)
+
+            def forward(self, x):
+                x = self.merge(torch.relu(self.proj(x)))
+                x = self.merge(torch.relu(self.mix(x)))
+                return self.head(x.mean(dim=1))
+        return TokenMerge()
+    if name == "alternate_halves":
+        class AlternateHalves(nn.Module):  # even and odd features mixed (a butterfly over x[..., ::2], x[..., 1::2])
+            def __init__(self, d=40, hid=256):
+                super().__init__()
+                self.proj = nn.Linear(d, hid)
+                self.out = nn.Linear(hid, 16)
+                self.head = nn.Linear(16, classes)
+
+            def forward(self, x):
+                y = self.proj(x)                                                  # [B, 48, hid]
+                even, odd = y[..., ::2], y[..., 1::2]
+                r = torch.cat([even - odd, even + odd], dim=-1)
+                return self.head(torch.relu(self.out(r)).mean(dim=1))
+        return AlternateHalves()
     raise ValueError(name)
 
 
@@ -172,7 +305,7 @@ def child(name: str, batch: int) -> int:
     import torch
     torch.set_num_threads(1)
     rec = measure_step.measure(spec(name), batch, CASES[name][3], measure_step.Tracker())
-    print(json.dumps({k: rec[k] for k in ("peak_live_bytes", "peak_phase", "saved_tensor_bytes")}))
+    print(json.dumps({k: rec[k] for k in ("peak_live_bytes", "peak_phase", "saved_tensor_bytes", "phase_peaks")}))
     return 0
 
 
@@ -221,6 +354,7 @@ def main() -> int:
             p = plan(args.oomguard, onnx_path, batch, CASES[name][3])
             row = {"model": name, "batch": batch, "optimizer": CASES[name][3], "measured_peak": rec["peak_live_bytes"],
                    "measured_phase": rec["peak_phase"], "measured_saved": rec["saved_tensor_bytes"],
+                   "measured_phase_peaks": rec["phase_peaks"],
                    "planned_peak": p["peak_allocated_bytes"], "planned_phase": p.get("peak_phase"),
                    "planned_saved": p["bytes"]["activations_saved"], "risks": p.get("risks", [])}
             row["peak_error_pct"] = round(100.0 * (row["planned_peak"] - row["measured_peak"]) / row["measured_peak"], 3)
@@ -228,6 +362,7 @@ def main() -> int:
                 name, batch, row["measured_peak"], row["planned_peak"], row["peak_error_pct"], row["measured_phase"],
                 row["planned_phase"], row["measured_saved"], row["planned_saved"],
                 row["planned_saved"] - row["measured_saved"])
+            line += "  backward %10d" % rec["phase_peaks"]["backward"]
             if args.other:
                 other = plan(args.other, onnx_path, batch, CASES[name][3])["peak_allocated_bytes"]
                 row["other_peak"] = other
@@ -247,7 +382,7 @@ def main() -> int:
         for name in names:
             shutil.copyfile(os.path.join(args.work, name + ".onnx"), os.path.join(data, "misses_%s.onnx" % name))
             stored["cases"][name] = {"onnx": "misses_%s.onnx" % name, "optimizer": CASES[name][3], "rows": [
-                {k: r[k] for k in ("batch", "measured_peak", "measured_phase", "measured_saved")}
+                {k: r[k] for k in ("batch", "measured_peak", "measured_phase", "measured_saved", "measured_phase_peaks")}
                 for r in rows if r["model"] == name]}
         with open(path, "w") as f:
             json.dump(stored, f, indent=1, sort_keys=True)

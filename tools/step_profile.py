@@ -14,6 +14,7 @@ its scratch is peak - live after.
     /usr/bin/python3 tools/step_profile.py resnet18 --batch 4 --optimizer sgd   # tools/models.py
     /usr/bin/python3 tools/step_profile.py random 140 --top 5  # the five highest rows only
     /usr/bin/python3 tools/step_profile.py family:convlstm_cell --batch 4   # tools/probe_families.py
+    /usr/bin/python3 tools/step_profile.py miss:topk_threshold --batch 4   # tools/probe_misses.py
     /usr/bin/python3 tools/step_profile.py fuzz:124            # a dev row of tools/probe_conv_fuzz.py, its batch
     /usr/bin/python3 tools/step_profile.py unseen16:hopfield_pooling --batch 16 --optimizer adam   # a set's model
 
@@ -41,6 +42,9 @@ def spec_for(args):
     if args.model.startswith("family:"):  # a case of tools/probe_families.py
         import probe_families
         return probe_families.spec(args.model[len("family:"):]), args.batch, args.optimizer
+    if args.model.startswith("miss:"):  # a case of tools/probe_misses.py
+        import probe_misses
+        return probe_misses.spec(args.model[len("miss:"):]), args.batch, args.optimizer
     if args.model.startswith("fuzz:"):  # a dev row of tools/probe_conv_fuzz.py (its own batch)
         import probe_conv_fuzz
         seed = int(args.model[len("fuzz:"):])

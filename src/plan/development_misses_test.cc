@@ -1,4 +1,4 @@
-// The rules found on the development misses of unseen sets 3-16, each checked on its idiom alone: small nets of
+// The rules found on the development misses of unseen sets 3-17, each checked on its idiom alone: small nets of
 // tools/probe_misses.py --store (their own sizes, never a set's model), measured whole steps of real PyTorch 1.13
 // on the CPU (tests/data/plan/misses_probes.json), and hand-built graphs.
 #include <gtest/gtest.h>
@@ -28,7 +28,8 @@ PlanOptions Cpu(int64_t batch) {
 
 // Plans each measured row of the stored probe `name` (tools/probe_misses.py --store; SGD, CPU) and hands it to
 // `check` with its plan.
-void ForEachRow(const std::string& name, const std::function<void(const nlohmann::json&, const StepPlan&)>& check) {
+void ForEachRow(const std::string& name, const std::function<void(const nlohmann::json&, const StepPlan&)>& check,
+                bool timeline = false) {
   const std::string dir = std::string(OOMGUARD_SOURCE_DIR) + "/tests/data/plan/";
   std::ifstream in(dir + "misses_probes.json");
   ASSERT_TRUE(in.good());
@@ -39,7 +40,9 @@ void ForEachRow(const std::string& name, const std::function<void(const nlohmann
   ASSERT_TRUE(model.ok()) << model.error();
   for (const auto& row : c["rows"]) {
     SCOPED_TRACE(name + " batch " + std::to_string(row["batch"].get<int64_t>()));
-    auto plan = PlanStep(**model, Cpu(row["batch"].get<int64_t>()));
+    PlanOptions options = Cpu(row["batch"].get<int64_t>());
+    options.record_timeline = timeline;
+    auto plan = PlanStep(**model, options);
     ASSERT_TRUE(plan.ok()) << plan.error();
     check(row, *plan);
   }
@@ -149,6 +152,147 @@ TEST(DevelopmentMisses, AViewReadBySeveralOpsMayBeSeveralViews) {
     const std::string where = "a transpose ('/Transpose')";
     EXPECT_TRUE(std::any_of(plan.warnings.begin(), plan.warnings.end(),
                             [&](const std::string& w) { return w.rfind(where, 0) == 0; }));
+  });
+}
+
+
+// The highest live bytes the plan's timeline reaches in backward (the timeline keeps the larger point where it
+// merges neighbours, so the phase's peak survives).
+uint64_t PlannedBackwardPeak(const StepPlan& p) {
+  uint64_t peak = 0;
+  for (const TimelinePoint& t : p.timeline) {
+    if (t.phase == "backward") peak = std::max(peak, t.allocated_bytes);
+  }
+  return peak;
+}
+
+// Round 3 (sets 3-17). matmul() of a 4-D operand against one shared over the batch (DeBERTa's content-to-position
+// scores: q [N, h, T, d] @ a relative table's keys [1, h, d, R]) expands and reshapes each operand to
+// [batch product, n, m]; q's batch dims already are the broadcast batch, but a head view cannot merge them, so
+// reshape() copies it and bmm keeps the copy. Planned as the view: the whole qkv projection kept (saved +21 %,
+// peak +6.3 / +7.7 %). The peak is the last block's forward with its names (the locals risk covers it).
+TEST(DevelopmentMisses, AHeadViewAgainstABroadcastOperandIsCopiedForBmm) {
+  ForEachRow("rel_pos_scores", [](const nlohmann::json& row, const StepPlan& plan) {
+    const double saved = row["measured_saved"].get<double>();
+    EXPECT_NEAR(static_cast<double>(plan.bytes.activations_saved), saved, 0.001 * saved);
+    const uint64_t measured = row["measured_peak"].get<uint64_t>();
+    EXPECT_LE(plan.peak_allocated_bytes, measured);
+    EXPECT_GE(plan.peak_allocated_bytes + LocalsAtRisk(plan), measured);
+  });
+}
+
+// values, indices = s.max(dim) with both read: torch.onnx writes the ReduceMax and an ArgMax beside it, and max(dim)
+// keeps only the indices (planned as amax: the scores and the maxima, +7.1 / +7.5 %).
+TEST(DevelopmentMisses, MaxWithItsIndicesKeepsOnlyTheIndices) {
+  ForEachRow("max_with_indices", [](const nlohmann::json& row, const StepPlan& plan) {
+    const double peak = row["measured_peak"].get<double>(), saved = row["measured_saved"].get<double>();
+    EXPECT_NEAR(static_cast<double>(plan.peak_allocated_bytes), peak, 0.001 * peak);
+    EXPECT_NEAR(static_cast<double>(plan.bytes.activations_saved), saved, 0.001 * saved);
+    EXPECT_TRUE(plan.risks.empty());
+  });
+}
+
+// The same rule on hand-built graphs: a ReduceMax with an ArgMax of the same input over the same axis keeps the
+// int64 indices only; alone (torch.amax, or max(dim)[0] whose indices the export dropped) its input and output.
+TEST(DevelopmentMisses, AReduceMaxBesideAnArgMaxIsMaxWithIndices) {
+  auto build = [](bool indices) {
+    GraphBuilder g;
+    g.Input("input", {16, 8}).Weight("w", {8, 8}).Weight("head.weight", {3, 16});
+    g.Node("MatMul", {"input", "w"}, {"s"}, "mm");
+    auto& mx = g.Node("ReduceMax", {"s"}, {"best"}, "max");
+    GraphBuilder::IntsAttr(mx, "axes", {-1});
+    GraphBuilder::IntAttr(mx, "keepdims", 0);
+    if (indices) {
+      auto& am = g.Node("ArgMax", {"s"}, {"idx"}, "argmax");
+      GraphBuilder::IntAttr(am, "axis", 2);
+      GraphBuilder::IntAttr(am, "keepdims", 0);
+      g.Node("Cast", {"idx"}, {"idxf"}, "cast");
+      g.Node("Add", {"best", "idxf"}, {"h"}, "add");
+    } else {
+      g.Node("Identity", {"best"}, {"h"}, "id");
+    }
+    GraphBuilder::IntAttr(g.Node("Gemm", {"h", "head.weight"}, {"logits"}, "head"), "transB", 1);
+    g.Output("logits");
+    auto model = LoadModelFromBytes(g.Bytes(), "test");
+    EXPECT_TRUE(model.ok()) << model.error();
+    auto plan = PlanStep(**model, Cpu(32));
+    EXPECT_TRUE(plan.ok()) << plan.error();
+    return *plan;
+  };
+  const StepPlan with = build(true), alone = build(false);
+  const uint64_t s = 32u * 16 * 8 * 4, best = 32u * 16 * 4;
+  // alone: its input and output (the head keeps the output too); with the indices: int64 indices of the output's
+  // size, and the head's input
+  const uint64_t loss = 32u * 3 * 4;  // log_softmax of the logits
+  EXPECT_EQ(alone.bytes.activations_saved, s + best + loss);
+  EXPECT_EQ(with.bytes.activations_saved, 2 * best + best + loss);
+  EXPECT_TRUE(std::none_of(with.warnings.begin(), with.warnings.end(), [](const std::string& w) {
+    return w.find("torch.amax") != std::string::npos;
+  }));
+}
+
+// Recorded ops whose outputs reach the loss by no differentiable path: the threshold of explicit sparse attention
+// (the k-th largest score of s.topk(k), only compared with the scores), a similarity that only max(dim) and argsort
+// read (ToMe's matching). Autograd saves for them, but their graph dies with their outputs, before backward: the
+// backward peak was planned with those saved tensors (topk_threshold +1.8 / +1.5 %, token_merge +19 / +20 %,
+// max_indices_no_grad planned +0.5 % by that error). The backward peak is now within 0.01 % of the measured one;
+// each forward peaks with a frame's names, which the locals risk (now with the dead graphs a name may hold) covers.
+TEST(DevelopmentMisses, AGraphNothingDifferentiatesDiesWithItsOutputs) {
+  for (const char* name : {"topk_threshold", "max_indices_no_grad", "token_merge"}) {
+    ForEachRow(name, [](const nlohmann::json& row, const StepPlan& plan) {
+      const double backward = row["measured_phase_peaks"]["backward"].get<double>();
+      EXPECT_NEAR(static_cast<double>(PlannedBackwardPeak(plan)), backward, 0.0001 * backward);
+      const uint64_t measured = row["measured_peak"].get<uint64_t>();
+      EXPECT_EQ(row["measured_phase"].get<std::string>(), "forward");
+      EXPECT_GE(plan.peak_allocated_bytes + LocalsAtRisk(plan), measured);
+    }, true);
+  }
+}
+
+// The same on a hand-built graph: a branch read only by an ArgMax (a code's distances) leaves the backward peak as
+// it is without the branch; its saved tensors count among the saved bytes (autograd saved them in forward).
+TEST(DevelopmentMisses, ABranchOnlyAnArgMaxReadsKeepsNothingForBackward) {
+  auto build = [](bool branch) {
+    GraphBuilder g;
+    g.Input("input", {64}).Weight("a.weight", {256, 64}).Weight("d.weight", {512, 256}).Weight("head.weight", {4, 256});
+    GraphBuilder::IntAttr(g.Node("Gemm", {"input", "a.weight"}, {"h"}, "a"), "transB", 1);
+    g.Node("Tanh", {"h"}, {"t"}, "tanh");
+    if (branch) {
+      GraphBuilder::IntAttr(g.Node("Gemm", {"t", "d.weight"}, {"dist"}, "d"), "transB", 1);  // keeps t
+      g.Node("Relu", {"dist"}, {"r"}, "relu");                                               // keeps r
+      auto& am = g.Node("ArgMax", {"r"}, {"code"}, "argmin");
+      GraphBuilder::IntAttr(am, "axis", 1);
+      GraphBuilder::IntAttr(am, "keepdims", 1);
+      g.Node("Cast", {"code"}, {"codef"}, "cast");
+      g.Node("Mul", {"t", "codef"}, {"u"}, "mul");
+    } else {
+      g.Node("Identity", {"t"}, {"u"}, "id");
+    }
+    GraphBuilder::IntAttr(g.Node("Gemm", {"u", "head.weight"}, {"logits"}, "head"), "transB", 1);
+    g.Output("logits");
+    auto model = LoadModelFromBytes(g.Bytes(), "test");
+    EXPECT_TRUE(model.ok()) << model.error();
+    PlanOptions options = Cpu(64);
+    options.record_timeline = true;
+    auto plan = PlanStep(**model, options);
+    EXPECT_TRUE(plan.ok()) << plan.error();
+    return *plan;
+  };
+  const StepPlan with = build(true), without = build(false);
+  // (Both files hold the branch's weight.) The backward adds only the codes and the Mul's output, which the head
+  // keeps; the branch's saved output (relu's, 64 x 512 floats) is gone before backward.
+  const uint64_t relu = 64u * 512 * 4;
+  EXPECT_LT(PlannedBackwardPeak(with), PlannedBackwardPeak(without) + relu / 4);
+  EXPECT_GE(with.bytes.activations_saved, without.bytes.activations_saved + 64u * 512 * 4);  // relu's output
+}
+
+// x[..., ::2] and x[..., 1::2] (interleaved halves: rotary pairs, ToMe's alternate tokens) are plain slicing, not
+// chunk() pieces, which torch.onnx writes with step 1 only: each SliceBackward0 builds an input-sized gradient and
+// autograd adds them out of place. Planned as a chunk's one joined gradient: -14 / -15 %.
+TEST(DevelopmentMisses, StridedSlicesEachBuildTheirOwnGradient) {
+  ForEachRow("alternate_halves", [](const nlohmann::json& row, const StepPlan& plan) {
+    const double peak = row["measured_peak"].get<double>();
+    EXPECT_NEAR(static_cast<double>(plan.peak_allocated_bytes), peak, 0.001 * peak);
   });
 }
 

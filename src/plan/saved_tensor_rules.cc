@@ -2048,6 +2048,44 @@ bool ReducesSomeAxes(const Model& m, const ConcreteShapes& shapes, const Logical
   return axes_input >= 0 && T[axes_input].Elements() > 0 && T[axes_input].Elements() < rank;
 }
 
+// Whether a Slice steps by 1 on every axis (no steps input, or a known one of ones; an unknown one is taken for 1).
+// chunk() and split() export such pieces only; a strided piece (x[:, ::2]) is plain slicing, whose SliceBackward0
+// builds an input-sized gradient of its own (probe token_merge: ToMe's alternate tokens, planned as one joined
+// gradient, backward -8 %).
+bool SliceStepsAreOne(const Model& m, const NodeInfo& n) {
+  if (n.inputs.size() < 5 || n.inputs[4] < 0) return true;
+  const TensorInfo& steps = m.tensors[static_cast<size_t>(n.inputs[4])];
+  return !steps.has_value || std::all_of(steps.value.begin(), steps.value.end(), [](double v) { return v == 1; });
+}
+
+// The output of the ArgMax (ArgMin) that torch.onnx writes beside a ReduceMax (ReduceMin) for values, indices =
+// x.max(dim) (x.min(dim)): the same input, the same single axis and keepdims, indices of the first extreme; -1
+// where there is none (torch.amax, or max(dim) whose indices nothing reads: the exporter drops that ArgMax).
+int IndicesBeside(const Model& m, const ConcreteShapes& shapes, const LogicalOp& op) {
+  if (op.nodes.size() != 1 || op.inputs.empty() || op.inputs[0] < 0) return -1;
+  const NodeInfo& reduce = m.nodes[op.nodes[0]];
+  const std::string arg = reduce.op_type == "ReduceMax" ? "ArgMax" : reduce.op_type == "ReduceMin" ? "ArgMin" : "";
+  auto axes = reduce.ints_attrs.find("axes");
+  if (arg.empty() || axes == reduce.ints_attrs.end() || axes->second.size() != 1) return -1;
+  auto flag = [](const NodeInfo& n, const char* name, int64_t fallback) {
+    auto it = n.int_attrs.find(name);
+    return it == n.int_attrs.end() ? fallback : it->second;
+  };
+  const int64_t rank = static_cast<int64_t>(shapes.tensors[static_cast<size_t>(op.inputs[0])].dims.size());
+  auto normal = [&](int64_t a) { return a < 0 && rank > 0 ? a + rank : a; };
+  for (int c : m.tensors[op.inputs[0]].consumers) {
+    const NodeInfo& n = m.nodes[static_cast<size_t>(c)];
+    if (n.op_type != arg || n.inputs.empty() || n.inputs[0] != op.inputs[0] || n.outputs.empty() || n.outputs[0] < 0) {
+      continue;
+    }
+    if (normal(flag(n, "axis", 0)) == normal(axes->second[0]) && flag(n, "keepdims", 1) == flag(reduce, "keepdims", 1) &&
+        flag(n, "select_last_index", 0) == 0) {
+      return n.outputs[0];
+    }
+  }
+  return -1;
+}
+
 // Whether tensor `id` is likely to hold exact zeros when the step runs: the result of a Relu or of a clamp
 // whose lower bound is 0 (torch.clamp(x, 0, 1), nn.ReLU), carried through views, indexing, concatenation,
 // a product with such a value, or a sum or difference of two such values (NODE's leaf choices
@@ -2236,11 +2274,34 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
         if (own < product && own > 0) expanded_bytes[i] = bytes(in(i)) / own * product;
       }
     }
+    // An operand whose batch dims already are the broadcast batch (q [N, h, T, d] against a table shared over the
+    // batch, [1, h, d, R]) takes the same expand-and-reshape path as when both batches agree: reshape() copies it
+    // where its batch dims cannot merge (BatchFoldCopies), and bmm keeps that copy, not the storage it views
+    // (probe rel_pos_scores, DeBERTa's content-to-position scores: the plan kept the whole qkv projection).
+    // Two 3-D operands run bmm as they are (no reshape).
+    std::array<bool, 2> reshaped_whole = {batched, batched};
+    if (!batched && in(0) >= 0 && in(1) >= 0 && T[in(0)].known && T[in(1)].known && T[in(0)].dims.size() >= 3 &&
+        T[in(1)].dims.size() >= 3 && std::max(T[in(0)].dims.size(), T[in(1)].dims.size()) >= 4) {
+      const std::vector<int64_t>& a = T[in(0)].dims;
+      const std::vector<int64_t>& b = T[in(1)].dims;
+      const size_t rank = std::max(a.size(), b.size()) - 2;
+      auto batch_dim = [&](const std::vector<int64_t>& d, size_t i) -> int64_t {  // right-aligned, 1 if absent
+        const size_t own = d.size() - 2;
+        return i + own >= rank ? d[i + own - rank] : 1;
+      };
+      for (int i = 0; i < 2; ++i) {
+        bool whole = true;
+        for (size_t j = 0; j < rank; ++j) {
+          whole = whole && batch_dim(i == 0 ? a : b, j) == std::max(batch_dim(a, j), batch_dim(b, j));
+        }
+        reshaped_whole[i] = whole;
+      }
+    }
     auto keep = [&](int id) {
       const int i = id == in(0) ? 0 : 1;
       if (expanded_bytes[i] > 0) {
         r.saved_extra.push_back({expanded_bytes[i], "broadcast batch copy"});
-      } else if (batched && BatchFoldCopies(m, ctx.shapes, id)) {
+      } else if (reshaped_whole[i] && BatchFoldCopies(m, ctx.shapes, id)) {
         r.saved_extra.push_back({bytes(id), "batched copy"});
       } else {
         save(id);
@@ -2455,7 +2516,9 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
       bool known = T[in(0)].known;
       for (int c : m.tensors[in(0)].consumers) {
         const NodeInfo& cn = m.nodes[c];
-        if (cn.op_type == "Slice") {
+        if (cn.op_type == "Slice" && !SliceStepsAreOne(m, cn)) {
+          ++others;  // x[:, ::2] beside x[:, 1::2] (ToMe's alternate tokens, interleaved rotary halves): no chunk
+        } else if (cn.op_type == "Slice") {
           ++slices;
           last_slice = std::max(last_slice, c);
           known = known && !cn.outputs.empty() && cn.outputs[0] >= 0 && T[cn.outputs[0]].known;
@@ -2542,12 +2605,19 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
         k == "Pad" && mode != m.nodes[op.nodes[0]].string_attrs.end() && mode->second != "constant") {
       save(in(0));
     }
-    if (k == "ReduceMax" || k == "ReduceMin" || k == "ReduceProd") {
+    const bool some_axes = ReducesSomeAxes(m, ctx.shapes, op);
+    // values, indices = x.max(dim): torch.onnx writes the ReduceMax and an ArgMax of the same input over the same
+    // axis beside it (an ArgMax nothing reads is dropped, so this is max(dim) whose indices the code reads, ToMe's
+    // matching among them). max(dim) keeps only those indices, the ArgMax's output, and its backward scatters the
+    // gradient into zeros: no input, no output, no amax temporaries (probe max_with_indices: saved +12 %).
+    const int indices = (k == "ReduceMax" || k == "ReduceMin") && some_axes ? IndicesBeside(m, ctx.shapes, op) : -1;
+    if (indices >= 0) {
+      r.saved_tensors.push_back(indices);
+    } else if (k == "ReduceMax" || k == "ReduceMin" || k == "ReduceProd") {
       save(in(0));
       save(out(0));
     }
-    const bool some_axes = ReducesSomeAxes(m, ctx.shapes, op);
-    if ((k == "ReduceMax" || k == "ReduceMin") && some_axes) {
+    if ((k == "ReduceMax" || k == "ReduceMin") && some_axes && indices < 0) {
       // torch.amax(x, dim) and torch.max(x, dim)[0] export to the same node; max(dim) keeps only its
       // int64 indices (max_dim and amax in the operator table). Planned as amax for what it keeps, the
       // larger; its backward's temporaries (a bool mask of the input and its float copy,

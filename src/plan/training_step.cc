@@ -533,6 +533,11 @@ class Simulator {
   uint64_t MaxMayBeDetachedAtRisk(const std::vector<LogicalOp>& ops, const std::vector<LayerMemory>& layers,
                                   std::string* where) const;
   uint64_t ViewMayBeSeveralAtRisk(const std::vector<LogicalOp>& ops, std::string* where) const;
+  // Per op: the op after which the autograd graph it recorded dies, or -1 where its outputs reach the loss; in
+  // `frame_holds`, the last op a frame may hold it to by a name bound to one of its outputs (LocalsHeldUntil's
+  // frame_end), or -1.
+  std::vector<int> GraphDiesAfter(const std::vector<LogicalOp>& ops, const std::vector<int>& held_until,
+                                  const std::vector<int>& frame_end, std::vector<int>* frame_holds) const;
 
   const Model& m_;
   const ConcreteShapes& s_;
@@ -1055,6 +1060,112 @@ bool Simulator::AnyInputRequiresGrad(const LogicalOp& op) const {
   return false;
 }
 
+// Recorded ops whose outputs reach the loss by no differentiable path: a similarity only sorted or argmax'ed
+// (ToMe's matching, a VQ code's distances), a score compared with a threshold (top-k masks), values only turned
+// into integers. Autograd records them and saves what their backward would need, but nothing holds their graph
+// once their outputs are gone: its saved tensors are freed then, in forward, and backward never runs there.
+// Measured on probe token_merge of tools/probe_misses.py (the normalized halves bmm keeps for a similarity that
+// only max(dim) and argsort read: planned as kept to backward, +15 %).
+// A tensor needs a gradient where a recorded differentiable op that reads it has an output that needs one,
+// from the graph's outputs back; Floor, Ceil and Round pass a zero gradient on in torch (their input needs one
+// where it requires one). The graph of a dead op lives until its last float output is last read (or held by
+// a module call), and as long as that of a recorded op reading one of them.
+std::vector<int> Simulator::GraphDiesAfter(const std::vector<LogicalOp>& ops, const std::vector<int>& held_until,
+                                           const std::vector<int>& frame_end, std::vector<int>* frame_holds) const {
+  auto records = [&](const LogicalOp& op) {
+    return OpGradMode(m_, op) == GradMode::kRecorded && !NotDifferentiable(op.kind) && AnyInputRequiresGrad(op);
+  };
+  auto zero_gradient = [](const LogicalOp& op) { return op.kind == "Floor" || op.kind == "Ceil" || op.kind == "Round"; };
+  const std::vector<int> producer = OpProducers(m_, ops);
+  // Which tensors need a gradient, from the graph's outputs back (a worklist: a fused op may sit before an op
+  // whose output it reads, so the ops' order is no topological order).
+  std::vector<bool> needs(m_.tensors.size(), false), reached(ops.size(), false);
+  std::vector<int> work;
+  auto need = [&](int id) {
+    if (id < 0 || needs[static_cast<size_t>(id)] || !requires_grad_[static_cast<size_t>(id)]) return;
+    needs[static_cast<size_t>(id)] = true;
+    work.push_back(id);
+  };
+  for (int id : m_.outputs) need(id);
+  for (size_t oi = 0; oi < ops.size(); ++oi) {
+    if (!zero_gradient(ops[oi])) continue;  // torch passes a zero gradient on: its input needs one all the same
+    reached[oi] = true;
+    for (int id : ops[oi].inputs) need(id);
+  }
+  while (!work.empty()) {
+    const int id = work.back();
+    work.pop_back();
+    const int p = producer[static_cast<size_t>(id)];
+    if (p < 0 || reached[static_cast<size_t>(p)] || !records(ops[static_cast<size_t>(p)])) continue;
+    reached[static_cast<size_t>(p)] = true;
+    const LogicalOp& op = ops[static_cast<size_t>(p)];
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      if (op.kind == "BatchNormalization" && i >= 3) continue;
+      need(op.inputs[i]);
+    }
+  }
+  // Dead: recorded, an output that requires a gradient (so autograd made a graph for it), none that needs one. (A
+  // fused op placed before an op it reads may have outputs ComputeRequiresGrad left without: not taken for dead.)
+  std::vector<bool> dead(ops.size(), false);
+  for (size_t oi = 0; oi < ops.size(); ++oi) {
+    bool any = false, graph = false;
+    for (int id : ops[oi].outputs) {
+      any = any || (id >= 0 && needs[static_cast<size_t>(id)]);
+      graph = graph || (id >= 0 && requires_grad_[static_cast<size_t>(id)]);
+    }
+    dead[oi] = !any && graph && records(ops[oi]);
+  }
+  std::vector<int> last_read(m_.tensors.size(), -1);
+  std::vector<std::vector<int>> readers(m_.tensors.size());
+  for (size_t oi = 0; oi < ops.size(); ++oi) {
+    for (int id : ops[oi].inputs) {
+      if (id < 0) continue;
+      last_read[static_cast<size_t>(id)] = std::max(last_read[static_cast<size_t>(id)], static_cast<int>(oi));
+      readers[static_cast<size_t>(id)].push_back(static_cast<int>(oi));
+    }
+  }
+  std::vector<bool> graph_output(m_.tensors.size(), false);
+  for (int id : m_.outputs) {
+    if (id >= 0) graph_output[static_cast<size_t>(id)] = true;
+  }
+  const int last = static_cast<int>(ops.size()) - 1;
+  std::vector<int> dies(ops.size(), -1);
+  frame_holds->assign(ops.size(), -1);
+  for (size_t oi = 0; oi < ops.size(); ++oi) {
+    if (!dead[oi]) continue;
+    dies[oi] = static_cast<int>(oi);
+    for (int id : ops[oi].outputs) {
+      if (id < 0 || !requires_grad_[static_cast<size_t>(id)]) continue;  // an integer output holds no graph
+      const size_t t = static_cast<size_t>(id);
+      dies[oi] = std::max({dies[oi], graph_output[t] ? last : -1, last_read[t], held_until[t]});
+      (*frame_holds)[oi] = std::max((*frame_holds)[oi], frame_end[t]);
+    }
+  }
+  // The graph of a dead op lives as long as that of a recorded op reading it (all dead too): to a fixed point,
+  // as the ops' order need not be topological (each pass only raises the values, so it ends).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t oi = 0; oi < ops.size(); ++oi) {
+      if (!dead[oi]) continue;
+      for (int id : ops[oi].outputs) {
+        if (id < 0 || !requires_grad_[static_cast<size_t>(id)]) continue;
+        for (int r : readers[static_cast<size_t>(id)]) {
+          const size_t u = static_cast<size_t>(r);
+          if (!dead[u]) continue;
+          if (dies[u] > dies[oi]) dies[oi] = dies[u], changed = true;
+          if ((*frame_holds)[u] > (*frame_holds)[oi]) (*frame_holds)[oi] = (*frame_holds)[u], changed = true;
+        }
+      }
+    }
+  }
+  for (size_t oi = 0; oi < ops.size(); ++oi) {
+    if (!dead[oi]) continue;
+    dies[oi] = std::min(dies[oi], last);
+    (*frame_holds)[oi] = (*frame_holds)[oi] > dies[oi] ? std::min((*frame_holds)[oi], last) : -1;
+  }
+  return dies;
+}
+
 void Simulator::ComputeRequiresGrad(const std::vector<LogicalOp>& ops) {
   requires_grad_.assign(m_.tensors.size(), false);
   for (size_t i = 0; i < m_.tensors.size(); ++i) requires_grad_[i] = m_.tensors[i].kind == TensorKind::kParameter;
@@ -1247,6 +1358,13 @@ Result<StepPlan> Simulator::Run() {
     }
   }
   std::vector<std::vector<int>> release_after(ops.size());  // tensors whose module call returns there
+  std::vector<std::vector<size_t>> kept_when_made(m_.tensors.size());  // per tensor: earlier ops that keep it
+  std::vector<int> graph_held_to;  // a dead op's graph, by a name its frame binds: the locals risk
+  const std::vector<int> graph_dies = GraphDiesAfter(ops, held_until, frame_end, &graph_held_to);
+  std::vector<std::vector<size_t>> graphs_die_after(ops.size());  // dead ops whose graph goes after that op
+  for (size_t oi = 0; oi < ops.size(); ++oi) {
+    if (graph_dies[oi] >= 0) graphs_die_after[static_cast<size_t>(graph_dies[oi])].push_back(oi);
+  }
 
   // Persistent state: parameters (and buffers), optimizer state, the input batch and labels.
   const int param_shards = std::max(1, o_.parameter_shards);
@@ -1403,7 +1521,8 @@ Result<StepPlan> Simulator::Run() {
       centred_at_risk += TensorBytes(op.outputs[0]);
     }
     const GradMode grad_mode = OpGradMode(m_, op);
-    const bool backward_runs = grad_mode == GradMode::kRecorded && AnyInputRequiresGrad(op);
+    const bool dead_graph = graph_dies[oi] >= 0;  // recorded, but no output reaches the loss (GraphDiesAfter)
+    const bool backward_runs = grad_mode == GradMode::kRecorded && AnyInputRequiresGrad(op) && !dead_graph;
     if (backward_runs) amax_at_risk = std::max(amax_at_risk, rule.amax_backward_bytes);
     if (backward_runs) prod_zeros_at_risk = std::max(prod_zeros_at_risk, rule.prod_zeros_backward_bytes);
     if (backward_runs) data_gemm_pack_at_risk = std::max(data_gemm_pack_at_risk, rule.data_gemm_pack_bytes);
@@ -1506,10 +1625,26 @@ Result<StepPlan> Simulator::Run() {
       rule.saved_tensors.clear();
       rule.saved_extra.clear();
     }
+    // Tensors an earlier op keeps that this op makes (the indices of values, indices = x.max(dim): torch.onnx
+    // writes the ArgMax after the ReduceMax), kept from now on for that op.
+    for (int id : op.outputs) {
+      if (id < 0 || buf[id] < 0) continue;
+      for (size_t j : kept_when_made[static_cast<size_t>(id)]) {
+        Ref(buf[id]);
+        saved_bufs[j].push_back(buf[id]);
+        Recategorize(buf[id], kSaved);
+        if (OpGradMode(m_, ops[j]) == GradMode::kRecorded && counted_saved.insert(buf[id]).second) AddSaved(&layer, buf[id]);
+      }
+    }
     // What autograd keeps (in forward only where the result is .detach()ed: not what backward finds).
+    // (A dead graph's saved tensors count too: autograd saved them, in forward, though backward never reads them.)
     const bool kept_for_backward = grad_mode == GradMode::kRecorded;
     std::set<int> saved_here;
     for (int id : rule.saved_tensors) {
+      if (id >= 0 && buf[id] < 0 && producer[static_cast<size_t>(id)] > static_cast<int>(oi)) {
+        kept_when_made[static_cast<size_t>(id)].push_back(oi);
+        continue;
+      }
       if (id < 0 || buf[id] < 0 || !saved_here.insert(buf[id]).second) continue;
       Ref(buf[id]);
       saved_bufs[oi].push_back(buf[id]);
@@ -1527,6 +1662,15 @@ Result<StepPlan> Simulator::Run() {
       counted_saved.insert(b);
     }
     if (grad_mode == GradMode::kDetached) detached_run.push_back(oi);
+    if (dead_graph && graph_held_to[oi] >= 0) {  // a name may hold the graph, and what it saved, longer
+      for (const std::vector<int>* bufs : {&saved_bufs[oi], &unwound_bufs[oi]}) {
+        for (int b : *bufs) {
+          const size_t u = static_cast<size_t>(b);
+          if (u >= buffer_held_until.size()) buffer_held_until.resize(u + 1, -1);
+          buffer_held_until[u] = std::max(buffer_held_until[u], graph_held_to[oi]);
+        }
+      }
+    }
     // Extras were allocated with one reference, owned by saved_bufs.
     hold_freed(oi);
     forward_peak_with_locals =
@@ -1544,6 +1688,12 @@ Result<StepPlan> Simulator::Run() {
       if (id >= 0 && uses[id] == 0 && buf[id] >= 0) Unref(buf[id]);
     }
     for (int id : release_after[oi]) Unref(buf[id]);
+    for (size_t j : graphs_die_after[oi]) {  // nothing reads their outputs any more: their graphs die
+      for (int b : saved_bufs[j]) Unref(b);
+      for (int b : unwound_bufs[j]) Unref(b);
+      saved_bufs[j].clear();
+      unwound_bufs[j].clear();
+    }
     if (!detached_run.empty() && (oi + 1 == ops.size() || OpGradMode(m_, ops[oi + 1]) != GradMode::kDetached)) {
       // The detached module has returned and its result was .detach()ed: the graph it built dies with the
       // result, and what it saved with it.
