@@ -121,5 +121,27 @@ TEST(DataDependentShapes, NonZeroAndCompressArePlannedAtTheMidpointWithTheirRang
   }
 }
 
+// Unique has a size the data decides and no shape rule: it is listed as planned at no extent, and its input's
+// bytes are at risk (at least that much follows it).
+TEST(DataDependentShapes, AnOpPlannedAtNoExtentIsListedWithItsInputsBytes) {
+  GraphBuilder b;
+  b.Input("x", {8});
+  b.Node("Relu", {"x"}, {"r"});
+  b.Node("Unique", {"r"}, {"u"}, "unique");
+  b.Node("ReduceSum", {"r"}, {"out"});
+  b.Output("out");
+  auto model = LoadModelFromBytes(b.Bytes(), "unique");
+  ASSERT_TRUE(model.ok()) << model.error();
+  auto plan = PlanStep(**model, Cpu(16));
+  ASSERT_TRUE(plan.ok()) << plan.error();
+  EXPECT_TRUE(plan->data_dependent.nodes.empty());
+  ASSERT_EQ(plan->data_dependent.unplanned.size(), 1u);
+  EXPECT_EQ(plan->data_dependent.unplanned[0], "'unique' (Unique)");
+  const PlanRisk* risk = DataRisk(*plan);
+  ASSERT_NE(risk, nullptr);
+  EXPECT_EQ(risk->bytes, 16u * 8 * 4);
+  EXPECT_NE(plan->warnings.back().find("could not be planned at any extent"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace oomguard::plan
