@@ -253,6 +253,15 @@ nlohmann::json PlanToJson(const plan::StepPlan& plan, const ResolvedPlanOptions&
   j["warnings"] = plan.warnings;
   j["uncovered"] = UncoveredJson(plan.uncovered);
   j["risks"] = RisksJson(plan.risks);
+  if (const plan::DataDependentShapes& d = plan.data_dependent; !d.nodes.empty() || !d.unplanned.empty()) {
+    j["data_dependent"] = {{"nodes", d.nodes},
+                           {"unplanned", d.unplanned},
+                           {"tensors", d.tensors},
+                           {"tensor_names", d.tensor_names},
+                           {"least_bytes", d.least_bytes},
+                           {"planned_bytes", d.planned_bytes},
+                           {"most_bytes", d.most_bytes}};
+  }
   j["advice"] = nlohmann::json::array();
   return j;
 }

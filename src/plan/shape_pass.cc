@@ -9,6 +9,8 @@
 
 #include "shape_pass.h"
 
+#include "data_dependent.h"
+
 namespace oomguard::plan {
 namespace {
 
@@ -284,7 +286,8 @@ class ShapePass {
       {"LSTM", &ShapePass::Recurrent}, {"GRU", &ShapePass::Recurrent}, {"RNN", &ShapePass::Recurrent},
       {"Range", &ShapePass::Range}, {"Pad", &ShapePass::Pad}, {"Resize", &ShapePass::Resize},
       {"Upsample", &ShapePass::Resize}, {"Tile", &ShapePass::Tile}, {"Loop", &ShapePass::LoopShape},
-      {"If", &ShapePass::IfShape}, {"NonZero", &ShapePass::NonZero},
+      {"If", &ShapePass::IfShape}, {"NonZero", &ShapePass::NonZero}, {"Compress", &ShapePass::Compress},
+      {"GatherND", &ShapePass::GatherND},
     });
     return *rules;
   }
@@ -748,11 +751,16 @@ class ShapePass {
 
   // NonZero of a tensor whose values are known (a boolean mask buffer exported as a constant: x[:, mask] and
   // x[:, mask] = y index fixed positions): [rank, count] int64, and the indices themselves. Of anything
-  // else the count depends on the data and stays unknown.
+  // else the count depends on the data: planned at s_.extent (DataSized).
   void NonZero(const NodeInfo& n) {
     ConcreteTensor* a = In(n, 0);
-    if (!a || !a->has_value || a->value.size() != a->Elements()) return;
+    if (!a) return;
     const size_t rank = std::max<size_t>(1, a->dims.size());
+    if (!a->has_value || a->value.size() != a->Elements()) {
+      const int64_t count = DataSized(n, static_cast<int64_t>(a->Elements()));
+      Set(n, 0, {static_cast<int64_t>(rank), count}, kInt64);
+      return;
+    }
     std::vector<size_t> hits;
     for (size_t i = 0; i < a->value.size(); ++i) {
       if (a->value[i] != 0) hits.push_back(i);
@@ -768,6 +776,54 @@ class ShapePass {
       }
     }
     SetValue(n, 0, std::move(v));
+  }
+
+  // GatherND (x[mask] of a boolean mask: NonZero's indices, transposed): the indices' leading dims, then the
+  // dims of the data its last index axis does not reach.
+  void GatherND(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    ConcreteTensor* idx = In(n, 1);
+    if (!a || !idx || idx->dims.empty()) return;
+    const int64_t batch_dims = Attr(n, "batch_dims", 0);
+    const int64_t depth = idx->dims.back();
+    if (batch_dims < 0 || depth < 1 || batch_dims + depth > static_cast<int64_t>(a->dims.size()) ||
+        batch_dims >= static_cast<int64_t>(idx->dims.size())) {
+      return;
+    }
+    Dims d(idx->dims.begin(), idx->dims.end() - 1);
+    d.insert(d.end(), a->dims.begin() + batch_dims + depth, a->dims.end());
+    Set(n, 0, d, a->dtype);
+  }
+
+  // A count the data decides, of at most `most`: planned at s_.extent and noted in s_.data_dependent.
+  int64_t DataSized(const NodeInfo& n, int64_t most) {
+    const NonzeroShare share = ExpectedNonzeroShare(m_, s_, n.inputs[n.op_type == "Compress" ? 1 : 0]);
+    const int64_t count = DataExtentCount(s_.extent, share.share, most);
+    s_.data_dependent.push_back({static_cast<int>(&n - m_.nodes.data()), count, most, share.share, share.basis});
+    return count;
+  }
+
+  // Compress (masked_select, x[mask] of a 1-D mask): the elements, or the slices along `axis`, whose condition
+  // is true; exact when the condition's values are known.
+  void Compress(const NodeInfo& n) {
+    ConcreteTensor* a = In(n, 0);
+    ConcreteTensor* c = In(n, 1);
+    if (!a || !c || c->dims.size() != 1) return;
+    auto axis_it = n.int_attrs.find("axis");
+    const bool flat = axis_it == n.int_attrs.end();
+    const int64_t axis = flat ? 0 : NormAxis(axis_it->second, a->dims.size());
+    if (!flat && (axis < 0 || axis >= static_cast<int64_t>(a->dims.size()))) return;
+    const int64_t extent = flat ? static_cast<int64_t>(a->Elements()) : a->dims[axis];
+    const int64_t most = std::min(extent, c->dims[0]);
+    int64_t count = 0;
+    if (c->has_value && c->value.size() == c->Elements()) {
+      for (int64_t i = 0; i < most; ++i) count += c->value[i] != 0;
+    } else {
+      count = DataSized(n, most);
+    }
+    Dims d = flat ? Dims{count} : a->dims;
+    if (!flat) d[axis] = count;
+    Set(n, 0, d, a->dtype);
   }
 
   void Range(const NodeInfo& n) {

@@ -1,5 +1,6 @@
 #include "shapes.h"
 
+#include "data_dependent.h"
 #include "shape_pass.h"
 
 namespace oomguard::plan {
@@ -78,7 +79,19 @@ Result<ConcreteShapes> InferConcreteShapes(const Model& model, const PlanOptions
       if (c.has_value) c.value = t.value;
     }
   }
-  RunShapePass(model, &s);
+  if (HasDataDependentOps(model)) {
+    // The same pass with nothing and with everything selected: what follows the data, and its range.
+    ConcreteShapes least = s, most = s;
+    least.extent = DataExtent::kLeast;
+    most.extent = DataExtent::kMost;
+    RunShapePass(model, &least);
+    RunShapePass(model, &most);
+    RunShapePass(model, &s);
+    MeasureDataDependent(model, least, most, &s);
+  } else {
+    RunShapePass(model, &s);
+  }
+  NoteUnplannedDataDependent(model, &s);
   auto overflow_error = [&](const std::string& what) {
     return MakeError(model.name + ": " + what +
                      ": a dimension above 2^40 or more than 1e17 elements, too large to plan");

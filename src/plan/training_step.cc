@@ -11,6 +11,7 @@
 
 #include "coverage.h"
 #include "cuda_caching_allocator.h"
+#include "data_dependent.h"
 #include "inplace.h"
 #include "op_table.h"
 #include "op_table_match.h"
@@ -328,11 +329,11 @@ bool AutocastFloat(const std::string& k) {
 enum class Risk { kShapeInferenceStopped, kMeanCentredOnce, kCpuIsaScratch, kInplaceAfterInstanceNorm, kDropoutInputHeldByCaller,
                   kLocalsHeldUntilForwardReturns, kCpuThreadScratch, kReductionMayBeAmax, kMergedByExport,
                   kConvDataGemmMayPack, kBranchMayBeDetached, kProdWithoutZeros, kWeightMayBeFrozen,
-                  kMaxMayBeDetached, kViewMayBeSeveral };
+                  kMaxMayBeDetached, kViewMayBeSeveral, kDataDependentShape };
 struct RiskText {
   std::string_view what, direction, text;
 };
-constexpr std::array<RiskText, 15> kRiskTexts = {{
+constexpr std::array<RiskText, 16> kRiskTexts = {{
     {"shape_inference_stopped", "higher",
      "shape inference stopped at {where}: the layers after it are planned without their saved tensors and scratch; "
      "at least {bytes} bytes (the inputs where it stopped) per layer more than planned"},
@@ -397,8 +398,12 @@ constexpr std::array<RiskText, 15> kRiskTexts = {{
      "reach the tensor it views; torch.onnx merges the same view written at each use (k.transpose(1, 2) in each step "
      "of a loop) into one, and such views hand their gradients straight to that tensor: the plan up to {bytes} bytes "
      "high"},
+    {"data_dependent_shape", "either",
+     "the size of {where} depends on the data (a count the file does not record, only its bound): planned at the "
+     "share expected (docs/plan.md), the tensors computed from it may take up to {bytes} bytes more or fewer than "
+     "planned (everything or nothing selected)"},
 }};
-static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kViewMayBeSeveral) + 1);
+static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kDataDependentShape) + 1);
 
 // A risk's warning: its words with the bytes and the op filled in.
 std::string RiskWarning(const RiskText& r, uint64_t bytes, const std::string& where) {
@@ -1743,6 +1748,14 @@ Result<StepPlan> Simulator::Run() {
   std::string unknown_first;
   const uint64_t unknown_at_risk = ShapeInferenceStoppedAtRisk(&unknown_first);
   AddRisk(&plan, Risk::kShapeInferenceStopped, unknown_at_risk, unknown_first);
+  plan.data_dependent = SummarizeDataDependent(m_, s_);
+  if (!s_.data_dependent.empty()) {
+    const NodeInfo& first = m_.nodes[s_.data_dependent.front().node];
+    const size_t more = s_.data_dependent.size() - 1;
+    AddRisk(&plan, Risk::kDataDependentShape, DataDependentAtRisk(m_, s_),
+            "'" + first.name + "' (" + first.op_type + ")" + (more ? " and " + std::to_string(more) + " more" : ""));
+    plan.warnings.push_back(DataDependentWarning(plan.data_dependent));
+  }
   AddRisk(&plan, Risk::kMeanCentredOnce, centred_at_risk);
   const uint64_t view_inplace_at_risk = inplace_hint.known() ? 0 : InplaceAfterInstanceNormAtRisk(ops);
   AddRisk(&plan, Risk::kCpuIsaScratch, machine_dependent_at_risk);

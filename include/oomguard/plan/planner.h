@@ -187,6 +187,18 @@ struct PlanRisk {
   bool operator==(const PlanRisk&) const = default;
 };
 
+// Sizes the data decides (NonZero of a computed mask, Compress): the file records only their bound. The plan
+// takes each at an expected extent (docs/plan.md "Data-dependent shapes"), and says what the tensors computed
+// from them span between nothing selected and everything selected. Empty `nodes`: the model has none.
+struct DataDependentShapes {
+  std::vector<std::string> nodes;       // "'name' (NonZero): 64 of at most 512, 1/8 (one_hot over 8)"
+  std::vector<std::string> unplanned;   // such nodes planned at no extent: their outputs are unknown
+  int tensors = 0;                      // activations whose size follows those extents
+  std::vector<std::string> tensor_names;  // the first few of them
+  uint64_t least_bytes = 0, planned_bytes = 0, most_bytes = 0;  // those activations' bytes at each extent
+  bool operator==(const DataDependentShapes&) const = default;
+};
+
 struct StepPlan {
   std::string model;
   int64_t batch = 0;
@@ -231,6 +243,7 @@ struct StepPlan {
   // reaching it has phase == peak_phase.
   std::vector<TimelinePoint> timeline;
   InplaceSummary inplace;
+  DataDependentShapes data_dependent;
   bool operator==(const StepPlan&) const = default;
 };
 
