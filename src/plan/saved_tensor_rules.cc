@@ -2034,6 +2034,12 @@ std::vector<LogicalOp> FuseOperators(const Model& model, const ConcreteShapes& s
 
 namespace {
 
+// Batch dim i (of `rank`) of a matmul operand with dims d: right-aligned, 1 where the operand has fewer dims.
+int64_t MatMulBatchDim(const std::vector<int64_t>& d, size_t rank, size_t i) {
+  const size_t own = d.size() - 2;
+  return i + own >= rank ? d[i + own - rank] : 1;
+}
+
 // Whether a Reduce* node reduces some of its input's axes, not all (axes as an attribute, or as a
 // second input from opset 18 and for ReduceSum from 13).
 bool ReducesSomeAxes(const Model& m, const ConcreteShapes& shapes, const LogicalOp& op) {
@@ -2252,10 +2258,7 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
       const std::vector<int64_t>& a = T[in(0)].dims;
       const std::vector<int64_t>& b = T[in(1)].dims;
       const size_t rank = std::max(a.size(), b.size()) - 2;
-      auto batch_dim = [&](const std::vector<int64_t>& d, size_t i) -> int64_t {  // right-aligned, 1 if absent
-        const size_t own = d.size() - 2;
-        return i + own >= rank ? d[i + own - rank] : 1;
-      };
+      auto batch_dim = [&](const std::vector<int64_t>& d, size_t i) { return MatMulBatchDim(d, rank, i); };
       std::vector<int64_t> broadcast(rank);
       bool valid = true;
       for (size_t i = 0; i < rank; ++i) {
@@ -2285,10 +2288,7 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
       const std::vector<int64_t>& a = T[in(0)].dims;
       const std::vector<int64_t>& b = T[in(1)].dims;
       const size_t rank = std::max(a.size(), b.size()) - 2;
-      auto batch_dim = [&](const std::vector<int64_t>& d, size_t i) -> int64_t {  // right-aligned, 1 if absent
-        const size_t own = d.size() - 2;
-        return i + own >= rank ? d[i + own - rank] : 1;
-      };
+      auto batch_dim = [&](const std::vector<int64_t>& d, size_t i) { return MatMulBatchDim(d, rank, i); };
       for (int i = 0; i < 2; ++i) {
         bool whole = true;
         for (size_t j = 0; j < rank; ++j) {
