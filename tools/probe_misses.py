@@ -30,6 +30,8 @@ Round 3 (sets 3-17):
   with their outputs in forward. token_merge also reads x[:, ::2] and x[:, 1::2].
 - alternate_halves: x[..., ::2] beside x[..., 1::2], plain slicing (each SliceBackward0 its own gradient), no chunk.
 - rel_pos_scores: q [N, h, T, d] @ a relative table's keys [1, h, d, R] (DeBERTa): matmul copies the head view.
+- shifted_log_softmax: log_softmax of logits[:, :-1] (an LM loss's shift; set 18's DPO reference): softmax and
+  log_softmax copy a non-contiguous input contiguous first, an input-sized forward temporary.
 Rows carry each phase's measured peak (measured_phase_peaks).
 
 --store copies each case's ONNX to tests/data/plan/misses_<case>.onnx and its measured rows to
@@ -60,6 +62,8 @@ CASES = {
     "max_with_indices": ([("input", (40, 36), "float32", 0)], 5, (4, 16), "sgd"),
     "max_indices_no_grad": ([("input", (40, 36), "float32", 0)], 5, (4, 16), "sgd"),
     "rel_pos_scores": ([("input", (40, 64), "float32", 0)], 5, (4, 16), "sgd"),
+    # after round 3 (set 18's DPO reference)
+    "shifted_log_softmax": ([("input", (48, 32), "float32", 0)], 5, (4, 16), "sgd"),
     "topk_threshold": ([("input", (40, 64), "float32", 0)], 5, (4, 16), "sgd"),
     "token_merge": ([("input", (48, 40), "float32", 0)], 5, (4, 16), "sgd"),
     "alternate_halves": ([("input", (48, 40), "float32", 0)], 5, (4, 16), "sgd"),
@@ -186,6 +190,17 @@ def build(name: str, classes: int):
                 order = best.argsort(dim=-1).unsqueeze(-1)                  # the values only sort (ToMe)
                 return self.head(picked.gather(1, order.expand(-1, -1, b.shape[-1])).mean(dim=1))
         return MaxWithIndices()
+    if name == "shifted_log_softmax":
+        class ShiftedLogSoftmax(nn.Module):  # an LM loss's shifted logits: log_softmax of logits[:, :-1]
+            def __init__(self, d=32, vocab=1000):
+                super().__init__()
+                self.proj = nn.Linear(d, vocab)
+                self.head = nn.Linear(vocab, classes)
+
+            def forward(self, x):
+                lp = torch.log_softmax(self.proj(x)[:, :-1], -1)   # a non-contiguous slice
+                return self.head(lp.mean(dim=1))
+        return ShiftedLogSoftmax()
     if name == "rel_pos_scores":
         class RelPosScores(nn.Module):  # content-to-position scores against a shared relative table, gathered
             def __init__(self, d=64, heads=4, rel=24, t=40):

@@ -2837,6 +2837,13 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
       r.saved_extra.push_back({ctx.shapes.tensors[id].Bytes(), "einsum operand copy"});
     }
   }
+  // softmax and log_softmax make a non-contiguous input contiguous before they run (1.13's host_softmax):
+  // an input-sized temporary beside the output in forward (an LM loss's shifted logits, logits[:, :-1]; probe
+  // shifted_log_softmax of tools/probe_misses.py, unseen set 18's DPO reference).
+  if ((op.kind == "Softmax" || op.kind == "LogSoftmax") && op.nodes.size() == 1 && !op.inputs.empty() &&
+      NonContiguous(ctx.model, ctx.shapes, op.inputs[0])) {
+    r.forward_temp_bytes = std::max(r.forward_temp_bytes, ctx.shapes.tensors[op.inputs[0]].Bytes());
+  }
   const int y = op.outputs.empty() ? -1 : op.outputs[0];
   // The temporaries of the op's derivative formula (data/elementwise_scratch.json), for a one-node op
   // (or an operator-table row taken as one op, by the row's name) whose inputs needing a gradient are
