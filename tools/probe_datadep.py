@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import probe_families  # noqa: E402 (write_rows)
-import probe_misses  # noqa: E402 (plan)
+import probe_misses  # noqa: E402 (case_spec, measure_child, plan)
 
 # name: (inputs [(name, per-sample shape, dtype, high)], classes, batches, optimizer)
 CASES = {
@@ -96,25 +96,12 @@ def build(name: str, classes: int):
 
 
 def spec(name: str):
-    import torch
-    import models
-    inputs, classes, batches, _ = CASES[name]
-    return models.ModelSpec(name, "data-dependent probe " + name, lambda: build(name, classes),
-                            tuple(models.InputSpec(n, s, getattr(torch, d), high=h) for n, s, d, h in inputs),
-                            classes, in_zoo=False, validation_batches=(batches[0],))
+    return probe_misses.case_spec(CASES, build, "data-dependent probe", name)
 
 
 def child(name: str, batch: int) -> int:
-    import measure_step
-    measure_step.reexec_with_tracker(None)
-    import warnings
-    warnings.filterwarnings("ignore")
-    import torch
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
-    rec = measure_step.measure(spec(name), batch, CASES[name][3], measure_step.Tracker())
-    print(json.dumps({k: rec[k] for k in ("peak_live_bytes", "peak_phase", "saved_tensor_bytes")}))
-    return 0
+    return probe_misses.measure_child(lambda: spec(name), batch, CASES[name][3],
+                                      ("peak_live_bytes", "peak_phase", "saved_tensor_bytes"), seed=0)
 
 
 def row_for(name, batch, rec, plans):

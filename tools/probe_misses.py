@@ -302,16 +302,19 @@ def build(name: str, classes: int):
     raise ValueError(name)
 
 
-def spec(name: str):
+def case_spec(cases: dict, build_case, label: str, name: str):
+    """Case `name` of `cases` (name: (inputs, classes, batches, optimizer)) as a ModelSpec to export and measure."""
     import torch
     import models
-    inputs, classes, batches, _ = CASES[name]
-    return models.ModelSpec(name, "miss probe " + name, lambda: build(name, classes),
+    inputs, classes, batches, _ = cases[name]
+    return models.ModelSpec(name, label + " " + name, lambda: build_case(name, classes),
                             tuple(models.InputSpec(n, s, getattr(torch, d), high=h) for n, s, d, h in inputs),
                             classes, in_zoo=False, validation_batches=(batches[0],))
 
 
-def child(name: str, batch: int) -> int:
+def measure_child(make_spec, batch: int, optimizer: str, keys, seed=None) -> int:
+    """A probe tool's --child: one real step under the LD_PRELOAD tracker (this process re-executed with it,
+    one thread), the measurement's `keys` printed as one JSON line."""
     sys.path.insert(0, HERE)
     import measure_step
     measure_step.reexec_with_tracker(None)
@@ -319,9 +322,20 @@ def child(name: str, batch: int) -> int:
     warnings.filterwarnings("ignore")
     import torch
     torch.set_num_threads(1)
-    rec = measure_step.measure(spec(name), batch, CASES[name][3], measure_step.Tracker())
-    print(json.dumps({k: rec[k] for k in ("peak_live_bytes", "peak_phase", "saved_tensor_bytes", "phase_peaks")}))
+    if seed is not None:
+        torch.manual_seed(seed)
+    rec = measure_step.measure(make_spec(), batch, optimizer, measure_step.Tracker())
+    print(json.dumps({k: rec[k] for k in keys}))
     return 0
+
+
+def spec(name: str):
+    return case_spec(CASES, build, "miss probe", name)
+
+
+def child(name: str, batch: int) -> int:
+    return measure_child(lambda: spec(name), batch, CASES[name][3],
+                         ("peak_live_bytes", "peak_phase", "saved_tensor_bytes", "phase_peaks"))
 
 
 def plan(oomguard: str, path: str, batch: int, optimizer: str) -> dict:
