@@ -145,7 +145,8 @@ SET_MODULES = {"unseen2": "unseen_set2", "unseen3": "unseen_set3", "unseen4": "u
                "unseen10": "unseen_set10", "unseen11": "unseen_set11", "unseen12": "unseen_set12",
                "unseen13": "unseen_set13", "unseen14": "unseen_set14",
                "unseen15": "unseen_set15", "unseen16": "unseen_set16",
-               "unseen17": "unseen_set17", "unseen18": "unseen_set18"}
+               "unseen17": "unseen_set17", "unseen18": "unseen_set18",
+               "unseen19": "unseen_set19"}
 
 
 def use_set(name: str) -> None:
