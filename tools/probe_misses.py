@@ -39,6 +39,8 @@ Round 4 (sets 3-18):
 - fourier_features: fixed Gaussian Fourier features, x @ B with B a registered buffer (a MatMul, as a weight's).
 - groupnorm_input: a GroupNorm straight over the input, whose output needs a gradient only through its affine
   weight (read through Unsqueezes that torch.onnx writes after the InstanceNormalization).
+- fusion_upsample: residual conv units, a bilinear x2 upsample and a 1x1 conv, twice (a dense-prediction decoder's
+  fusion stages): what convolution backward holds at full resolution.
 Rows carry each phase's measured peak (measured_phase_peaks).
 
 --store copies each case's ONNX to tests/data/plan/misses_<case>.onnx and its measured rows to
@@ -79,6 +81,7 @@ CASES = {
     "rope_unnamed": ([("input", (64, 48), "float32", 0)], 5, (4, 16), "sgd"),
     "fourier_features": ([("input", (128, 8), "float32", 0)], 5, (4, 16), "sgd"),
     "groupnorm_input": ([("input", (32, 24, 24), "float32", 0)], 5, (4, 16), "sgd"),
+    "fusion_upsample": ([("input", (8, 16, 16), "float32", 0)], 5, (4, 16), "sgd"),
 }
 
 
@@ -368,6 +371,25 @@ def build(name: str, classes: int):
             def forward(self, x):
                 return self.head(self.body(x).mean(dim=(2, 3)))
         return GroupNormInput()
+    if name == "fusion_upsample":
+        class FusionUpsample(nn.Module):  # residual conv units, a bilinear x2 upsample and a 1x1 conv, twice
+            def __init__(self, cin=8, c=48):
+                super().__init__()
+                self.inp = nn.Conv2d(cin, c, 3, padding=1)
+                self.units = nn.ModuleList(nn.ModuleList([nn.Conv2d(c, c, 3, padding=1), nn.Conv2d(c, c, 3, padding=1),
+                                                          nn.Conv2d(c, c, 1)]) for _ in range(2))
+                # a dense head straight on the last 1x1 conv's output, down to one channel
+                self.out = nn.Sequential(nn.Conv2d(c, c // 2, 3, padding=1), nn.Conv2d(c // 2, 16, 3, padding=1),
+                                         nn.ReLU(), nn.Conv2d(16, 1, 1), nn.ReLU())
+                self.head = nn.Linear(1, classes)
+
+            def forward(self, x):
+                x = self.inp(x)
+                for c1, c2, proj in self.units:
+                    x = x + c2(F.relu(c1(F.relu(x))))
+                    x = proj(F.interpolate(x, scale_factor=2.0, mode="bilinear", align_corners=True))
+                return self.head(self.out(x).mean(dim=(2, 3)))
+        return FusionUpsample()
     raise ValueError(name)
 
 
