@@ -487,7 +487,11 @@ struct GraphAnalysis {
   std::vector<int> locals_held_until;  // LocalsHeldUntil, but the values the metadata says a name held
   uint64_t locals_held = 0;            // StepPlan::locals_held
   std::vector<int> graph_dies, graph_held_to;  // GraphDiesAfter
-  std::vector<std::optional<TableMatch>> inplace_rows;  // per op: MatchInplaceRow's row where one fits
+  std::vector<TableMatch> inplace_rows;  // MatchInplaceRow's rows where one fits an op
+  std::vector<int> inplace_row_of;       // per op: its row's index in inplace_rows, or -1
+  const TableMatch* InplaceRow(size_t op) const {
+    return inplace_row_of[op] < 0 ? nullptr : &inplace_rows[static_cast<size_t>(inplace_row_of[op])];
+  }
 };
 
 class Simulator {
@@ -529,8 +533,7 @@ class Simulator {
 
   // op could have run in place (an in-place row of the table fits it: `row`, from MatchInplaceRow; its input
   // is not kept for backward by an earlier op, and nothing after it reads the input): the row, or nullptr.
-  const TableMatch* InplaceCandidate(const LogicalOp& op, const std::optional<TableMatch>& row,
-                                     const std::vector<int>& buf) const;
+  const TableMatch* InplaceCandidate(const LogicalOp& op, const TableMatch* row, const std::vector<int>& buf) const;
   GraphAnalysis Analyse(const std::vector<LogicalOp>& ops) const;
   // PyTorch returns node's output as a view of another tensor (autograd tracks it as one).
   bool OutputIsAView(int node) const;
@@ -761,7 +764,7 @@ uint64_t Simulator::ViewMayBeSeveralAtRisk(const std::vector<LogicalOp>& ops, st
   return at_risk;
 }
 
-const TableMatch* Simulator::InplaceCandidate(const LogicalOp& op, const std::optional<TableMatch>& row,
+const TableMatch* Simulator::InplaceCandidate(const LogicalOp& op, const TableMatch* row,
                                              const std::vector<int>& buf) const {
   if (op.nodes.empty() || !row) return nullptr;
   const int in = row->inputs[0];
@@ -776,7 +779,7 @@ const TableMatch* Simulator::InplaceCandidate(const LogicalOp& op, const std::op
     // A later reader would see the result (the traced graph would name the output instead).
     if (consumer > first && std::find(op.nodes.begin(), op.nodes.end(), consumer) == op.nodes.end()) return nullptr;
   }
-  return &*row;
+  return row;
 }
 
 // nn.Linear on an input of more than two dims is exported as MatMul(x, weight or its Transpose) then Add
@@ -1274,11 +1277,12 @@ GraphAnalysis Simulator::Analyse(const std::vector<LogicalOp>& ops) const {
     }
   }
   a.graph_dies = GraphDiesAfter(ops, held_until, frame_end, &a.graph_held_to);
-  a.inplace_rows.resize(ops.size());
+  a.inplace_row_of.assign(ops.size(), -1);
   for (size_t oi = 0; oi < ops.size(); ++oi) {
     TableMatch row;
     if (!ops[oi].nodes.empty() && MatchInplaceRow(m_, s_, EmbeddedOpTable(), ops[oi], &row)) {
-      a.inplace_rows[oi] = std::move(row);
+      a.inplace_row_of[oi] = static_cast<int>(a.inplace_rows.size());
+      a.inplace_rows.push_back(std::move(row));
     }
   }
   return a;
@@ -1540,7 +1544,7 @@ Result<StepPlan> Simulator::Run() {
     OpRule rule = shared_rules ? (*shared_rules)[oi] : RuleFor(op, ctx);
     if (share_ && !shared_rules) new_rules.push_back(rule);
     TableMatch inplace_row;
-    if (const TableMatch* candidate = InplaceCandidate(op, analysis->inplace_rows[oi], buf)) {
+    if (const TableMatch* candidate = InplaceCandidate(op, analysis->InplaceRow(oi), buf)) {
       inplace_row = *candidate;
       ++plan.inplace.candidates;
       if (inplace_hint.Says(m_, op)) {
