@@ -4,8 +4,10 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <iterator>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "conv_scratch_table.h"
 #include "elementwise_scratch.h"
@@ -3020,11 +3022,13 @@ uint64_t LowRankBaseWeightBytes(const Model& m, const ConcreteShapes& s) {
 }
 
 bool NotDifferentiable(const std::string& k) {
-  return k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" || k == "Greater" ||
-         k == "Less" || k == "Not" || k == "And" || k == "Or" || k == "ArgMax" || k == "ArgMin" || k == "NonZero" ||
-         k == "GreaterOrEqual" || k == "LessOrEqual" || k == "Floor" || k == "Ceil" || k == "Round" ||
-         k == "RandomUniformLike" || k == "RandomNormalLike" || k == "RandomUniform" || k == "RandomNormal" ||
-         k == "EyeLike" || k == "OneHot";
+  // (string_views: each comparison looks at the length first, where comparing with a C string measured
+  // it and the bytes every time.)
+  static constexpr std::string_view kKinds[] = {
+      "Shape", "Size", "ConstantOfShape", "Equal", "Range", "Greater", "Less", "Not", "And", "Or", "ArgMax", "ArgMin",
+      "NonZero", "GreaterOrEqual", "LessOrEqual", "Floor", "Ceil", "Round", "RandomUniformLike", "RandomNormalLike",
+      "RandomUniform", "RandomNormal", "EyeLike", "OneHot"};
+  return std::find(std::begin(kKinds), std::end(kKinds), std::string_view(k)) != std::end(kKinds);
 }
 
 }  // namespace oomguard::plan
