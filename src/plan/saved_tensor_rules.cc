@@ -2791,8 +2791,10 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
   if (auto run = PlayEinsum(op, ctx); run && !op.outputs.empty() && ctx.shapes.tensors[op.outputs[0]].known) {
     const ConcreteTensor& y = ctx.shapes.tensors[op.outputs[0]];
     const uint64_t element = y.Elements() ? y.Bytes() / y.Elements() : 4;
-    auto operand = [&](int id) { return std::find(op.inputs.begin(), op.inputs.end(), id) != op.inputs.end(); };
-    r.saved_tensors.erase(std::remove_if(r.saved_tensors.begin(), r.saved_tensors.end(), operand), r.saved_tensors.end());
+    // The result is the last product, never kept by the einsum itself (an einsum of 3 or 4 operands matches no
+    // table row: unknown, it would keep all its inputs and outputs).
+    r.known = true;
+    r.saved_tensors.clear();
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       if (run->operand_saved[i]) r.saved_tensors.push_back(op.inputs[i]);
     }
