@@ -2,8 +2,9 @@
 """Development probe: random einsum equations in real PyTorch 1.13 CPU training steps, against the plan.
 
     /usr/bin/python3 tools/probe_einsum.py --seeds 1-40 [--oomguard build/oomguard] [--other OOMGUARD]
-                                           [--work DIR] [--out FILE]
+                                           [--work DIR] [--out FILE] [--measured EARLIER_OUT]
     /usr/bin/python3 tools/probe_einsum.py --show 7
+    /usr/bin/python3 tools/probe_einsum.py --autograd --seeds 1000-1299
 
 Each seed draws one net around one einsum: 2 to 4 operands, random letters (lower and upper case) and sizes,
 each operand either an activation (a Linear of the input, viewed with a batch letter) or a weight
@@ -11,6 +12,10 @@ each operand either an activation (a Linear of the input, viewed with a batch le
 with an ellipsis for the batch. The einsum's output, flattened, feeds a Linear head. Exported in training mode
 (tools/export_zoo.py, opset 14), the real step measured in a fresh process under the LD_PRELOAD tracker (one
 thread; tools/probe_misses.py's measure_child), then planned with `oomguard plan --target cpu`.
+
+--measured replans an earlier run's exports against its measurements (a new build, no new measurement). --autograd
+runs each seed's einsum alone in torch and stores what its autograd graph keeps (tests/data/plan/einsum_autograd.json,
+the reference of EinsumRun.KeepsWhatTorchAutogradKeeps; some operands there without requires_grad).
 
 Seeds below 500000 are development seeds; seeds >= 500000 are held out (measured once, never tuned on).
 """
