@@ -2599,6 +2599,18 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     } else {
       save(in(1));
     }
+  } else if (k == "ScatterND") {
+    // A write into part of a tensor: torch.onnx's export of a slice assignment (x[:, i] = y: copy_ into a view,
+    // CopySlices) or of index_put_ (x[rows, idx] = y). torch writes into the tensor's own storage and autograd
+    // keeps no float tensor for it (probe_scatter: saved bytes 0 for the volume, the buffer of steps and the
+    // in-place update); CopySlices' backward clones the whole gradient once to zero the written part. A float
+    // tensor written is the same storage after the write; an integer one (token ids) is left to its own memory,
+    // which an embedding reading it keeps (probe bool_mask_positions, ids.clone() then written).
+    if (in(0) >= 0 && !IsParam(m, in(0)) && T[in(0)].dtype != kInt64 && T[in(0)].dtype != kInt32 &&
+        T[in(0)].dtype != kBool) {
+      r.output_view_of[0] = in(0);
+    }
+    r.backward_temp_bytes = bytes(out(0));
   } else if (k == "Where") {
     save(in(0));
   } else if (k == "Pad" || k == "Resize" || k == "Upsample" || k == "Cast" || k == "Neg" ||
