@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "oomguard/bounded_json.h"
+#include "bounded_json.h"
 #include "oomguard/bounded_read.h"
 #include "oomguard/doctor/cuda_visible_devices.h"
 #include "oomguard/doctor/gpus.h"

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "oomguard/bounded_json.h"
+#include "bounded_json.h"
 #include "oomguard/bounded_read.h"
 #include "oomguard/mr/cuda_driver.h"
 
