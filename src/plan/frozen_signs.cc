@@ -107,6 +107,23 @@ std::string ModuleOf(const std::string& weight) {
   return dot == std::string::npos ? weight : weight.substr(0, dot);
 }
 
+// The longest module prefix of every weight in `weights` ("tower" for tower.patch.weight, tower.blocks.0...),
+// leaving out the names torch.onnx makes up ("onnx::MatMul_812").
+std::string CommonModule(const Model& m, const std::vector<int>& weights) {
+  std::string module;
+  bool first = true;
+  for (int t : weights) {
+    const std::string& name = m.tensors[static_cast<size_t>(t)].name;
+    if (name.rfind("onnx::", 0) == 0) continue;
+    if (first) module = ModuleOf(name), first = false;
+    while (!module.empty() && name.rfind(module + ".", 0) != 0) {
+      const std::string up = ModuleOf(module);
+      module = up == module ? "" : up;
+    }
+  }
+  return module;
+}
+
 // The activations the op reading a weight at `node` computes with: its own, or, for the weight's transpose (a
 // Linear exported as MatMul), those of the op that reads the transpose.
 std::vector<int> ActivationOperands(const Model& m, int node) {
@@ -190,17 +207,13 @@ std::vector<GradModeGuess> SolverSteps(const Model& m, const ConcreteShapes& s) 
     GradModeGuess g;
     g.sign = GradModeSign::kSolverSteps;
     // Named by the module that holds every weight the first call reads ("cell" for cell.c1, cell.g1, ...).
-    std::string module = ModuleOf(weight.name);
+    std::vector<int> first_call = {static_cast<int>(w)};
     for (int i = reads[0]; i < reads[1]; ++i) {
       for (int t : m.nodes[static_cast<size_t>(i)].inputs) {
-        if (t < 0 || m.tensors[static_cast<size_t>(t)].kind != TensorKind::kParameter) continue;
-        const std::string& name = m.tensors[static_cast<size_t>(t)].name;
-        while (!module.empty() && name.rfind(module + ".", 0) != 0) {
-          const std::string up = ModuleOf(module);
-          module = up == module ? "" : up;
-        }
+        if (t >= 0 && m.tensors[static_cast<size_t>(t)].kind == TensorKind::kParameter) first_call.push_back(t);
       }
     }
+    const std::string module = CommonModule(m, first_call);
     g.where = "'" + (module.empty() ? ModuleOf(weight.name) : module) + "' (" + std::to_string(calls) + " calls)";
     for (int i = reads.front(); i < reads.back(); ++i) g.no_grad.push_back(i);
     best_first = static_cast<size_t>(reads.front());
@@ -407,12 +420,67 @@ std::vector<GradModeGuess> LowRankAdapters(const Model& m) {
   return {g};
 }
 
+// kTowerFrozen: a sequence concatenated from token embeddings (a Gather of a weight by a graph input) and the output
+// of a network over another input that reaches the rest only through its last one or two layers with weights (a
+// vision tower and its projector: LLaVA). The tower, four layers with weights or more before the projector, is
+// usually pretrained, frozen and run under no_grad.
+std::vector<GradModeGuess> ProjectedTowers(const Model& m) {
+  constexpr int kMinTowerLayers = 4;
+  std::set<int> inputs(m.inputs.begin(), m.inputs.end());
+  for (const NodeInfo& cat : m.nodes) {
+    if (cat.op_type != "Concat" || cat.inputs.size() != 2) continue;
+    for (size_t side = 0; side < 2; ++side) {
+      const int tokens = cat.inputs[1 - side], other = cat.inputs[side];
+      if (tokens < 0 || other < 0 || m.tensors[static_cast<size_t>(tokens)].producer < 0) continue;
+      const NodeInfo& gather = m.nodes[static_cast<size_t>(m.tensors[static_cast<size_t>(tokens)].producer)];
+      if (gather.op_type != "Gather" || gather.inputs.size() != 2 || gather.inputs[0] < 0 ||
+          m.tensors[static_cast<size_t>(gather.inputs[0])].kind != TensorKind::kParameter ||
+          !inputs.count(gather.inputs[1])) {
+        continue;
+      }
+      if (m.tensors[static_cast<size_t>(other)].producer < 0) continue;
+      const std::vector<bool> behind = DominatedBy(m, other);
+      std::vector<int> layers;  // nodes behind the concat that multiply by a weight, in graph order
+      for (size_t i = 0; i < behind.size(); ++i) {
+        if (behind[i] && (MatMulWeight(m, m.nodes[i]) >= 0 || m.nodes[i].op_type == "Conv")) {
+          layers.push_back(static_cast<int>(i));
+        }
+      }
+      for (size_t projector : {2, 1}) {  // a two-layer MLP projector (LLaVA-1.5) or a linear one
+        if (static_cast<int>(layers.size()) - static_cast<int>(projector) < kMinTowerLayers) continue;
+        // The tower: what computes the projector's input (not the projector's own weight transposes).
+        const int first = layers[layers.size() - projector];
+        std::vector<bool> tower(behind.size(), false);
+        ComputedFrom(m, MatMulActivation(m, m.nodes[static_cast<size_t>(first)]), [&](int t) {
+          const int p = m.tensors[static_cast<size_t>(t)].producer;
+          if (p >= 0 && behind[static_cast<size_t>(p)]) tower[static_cast<size_t>(p)] = true;
+          return false;
+        });
+        if (ComputedFrom(m, other, [&](int t) { return t == gather.inputs[1]; })) break;  // not another input's
+        std::vector<int> own = OwnWeights(m, tower);
+        if (own.empty()) continue;
+        GradModeGuess g;
+        g.sign = GradModeSign::kTowerFrozen;
+        const std::string module = CommonModule(m, own);
+        g.where = "'" + (module.empty() ? m.nodes[static_cast<size_t>(first)].name : module) + "'";
+        g.no_grad = Members(tower);
+        g.frozen = std::move(own);
+        return {g};
+      }
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::vector<GradModeGuess> FindGradModeGuesses(const Model& model, const ConcreteShapes& shapes) {
-  if (std::string_view(model.grad_mode_hint) != "none" || model.frozen_parameter_count > 0) return {};
+  // oomguard.export always writes "oomguard.inplace": a file with it says what ran how, even where it names nothing.
+  if (std::string_view(model.grad_mode_hint) != "none" || model.frozen_parameter_count > 0 || model.has_inplace_hint) {
+    return {};
+  }
   std::vector<GradModeGuess> out = SolverSteps(model, shapes);
-  for (auto* find : {&TargetBranches, &StraightThrough, &LowRankAdapters}) {
+  for (auto* find : {&TargetBranches, &StraightThrough, &LowRankAdapters, &ProjectedTowers}) {
     std::vector<GradModeGuess> more = find(model);
     out.insert(out.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }

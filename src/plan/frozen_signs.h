@@ -34,6 +34,9 @@ enum class GradModeSign : uint8_t {
   // A low-rank adapter beside a weight, unmerged (base(x) + x A^T B^T: LoRA): the rest of the model is usually
   // frozen but for the head (the last layer with a weight).
   kBackboneFrozen,
+  // Token embeddings concatenated with a network's output over another input through its last one or two layers
+  // (a vision tower and its projector: LLaVA): the tower may be pretrained, frozen and run under no_grad.
+  kTowerFrozen,
 };
 
 // A guess: the nodes that may run under no_grad or detached and the initializers that may be frozen.
@@ -44,8 +47,8 @@ struct GradModeGuess {
   std::vector<int> frozen;             // parameter tensor ids
 };
 
-// The guesses the structure of `model` suggests; none when any grad-mode or frozen hint is present (the
-// user said what ran how).
+// The guesses the structure of `model` suggests; none when any grad-mode or frozen hint is present or the file
+// carries oomguard.export's metadata (the user said what ran how).
 std::vector<GradModeGuess> FindGradModeGuesses(const Model& model, const ConcreteShapes& shapes);
 
 // `model` with `guess` applied, as the hints would have it (MarkGradMode, FreezeParameters).

@@ -331,11 +331,11 @@ enum class Risk { kShapeInferenceStopped, kMeanCentredOnce, kCpuIsaScratch, kInp
                   kLocalsHeldUntilForwardReturns, kCpuThreadScratch, kReductionMayBeAmax, kMergedByExport,
                   kConvDataGemmMayPack, kBranchMayBeDetached, kProdWithoutZeros, kWeightMayBeFrozen,
                   kMaxMayBeDetached, kViewMayBeSeveral, kDataDependentShape, kSolverStepsMayBeNoGrad,
-                  kTargetMayBeNoGrad, kStraightThroughMayBeDetached, kBackboneMayBeFrozen };
+                  kTargetMayBeNoGrad, kStraightThroughMayBeDetached, kBackboneMayBeFrozen, kTowerMayBeFrozen };
 struct RiskText {
   std::string_view what, direction, text;
 };
-constexpr std::array<RiskText, 20> kRiskTexts = {{
+constexpr std::array<RiskText, 21> kRiskTexts = {{
     {"shape_inference_stopped", "higher",
      "shape inference stopped at {where}: the layers after it are planned without their saved tensors and scratch; "
      "at least {bytes} bytes (the inputs where it stopped) per layer more than planned"},
@@ -424,8 +424,13 @@ constexpr std::array<RiskText, 20> kRiskTexts = {{
      "(requires_grad_(False)) but for the adapters and the head, which ONNX does not record; then the "
      "frozen weights get no gradient or optimizer state and autograd keeps less for backward, the plan up to {bytes} "
      "bytes high (name them with --frozen, or export with oomguard.export)"},
+    {"tower_may_be_frozen", "lower",
+     "a network over another input ({where}) joins token embeddings only through a small projector (a vision tower "
+     "in a LLaVA-style model): such a tower is usually pretrained, frozen and run under torch.no_grad(), which ONNX "
+     "does not record; then autograd keeps nothing of it and its weights get no gradient or optimizer state, the "
+     "plan up to {bytes} bytes high (export with oomguard.export, or name it with --no-grad / --frozen)"},
 }};
-static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kBackboneMayBeFrozen) + 1);
+static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kTowerMayBeFrozen) + 1);
 
 // A risk's warning: its words with the bytes and the op filled in.
 std::string RiskWarning(const RiskText& r, uint64_t bytes, const std::string& where) {
@@ -781,8 +786,9 @@ void Simulator::AddGradModeRisks(StepPlan* plan) const {
     if (!other || other->peak_allocated_bytes >= plan->peak_allocated_bytes) continue;
     const uint64_t bytes = plan->peak_allocated_bytes - other->peak_allocated_bytes;
     if (bytes * 100 < plan->peak_allocated_bytes) continue;
-    static constexpr std::array<Risk, 4> kRiskOf = {Risk::kSolverStepsMayBeNoGrad, Risk::kTargetMayBeNoGrad,
-                                                    Risk::kStraightThroughMayBeDetached, Risk::kBackboneMayBeFrozen};
+    static constexpr std::array<Risk, 5> kRiskOf = {Risk::kSolverStepsMayBeNoGrad, Risk::kTargetMayBeNoGrad,
+                                                    Risk::kStraightThroughMayBeDetached, Risk::kBackboneMayBeFrozen,
+                                                    Risk::kTowerMayBeFrozen};
     AddRisk(plan, kRiskOf[static_cast<size_t>(guess.sign)], bytes, guess.where);
   }
 }
