@@ -32,6 +32,15 @@ Round 3 (sets 3-17):
 - rel_pos_scores: q [N, h, T, d] @ a relative table's keys [1, h, d, R] (DeBERTa): matmul copies the head view.
 - shifted_log_softmax: log_softmax of logits[:, :-1] (an LM loss's shift; set 18's DPO reference): softmax and
   log_softmax copy a non-contiguous input contiguous first, an input-sized forward temporary.
+
+Round 4 (sets 3-18):
+- rope_cached / rope_unnamed: rotary attention whose cos / sin tables are registered buffers, multiplied with q and k,
+  named as Hugging Face names them (cos_cached, sin_cached) or with names no table knows (table_a, table_b).
+- fourier_features: fixed Gaussian Fourier features, x @ B with B a registered buffer (a MatMul, as a weight's).
+- groupnorm_input: a GroupNorm straight over the input, whose output needs a gradient only through its affine
+  weight (read through Unsqueezes that torch.onnx writes after the InstanceNormalization).
+- fusion_upsample: residual conv units, a bilinear x2 upsample and a 1x1 conv, twice (a dense-prediction decoder's
+  fusion stages): what convolution backward holds at full resolution.
 Rows carry each phase's measured peak (measured_phase_peaks).
 
 --store copies each case's ONNX to tests/data/plan/misses_<case>.onnx and its measured rows to
@@ -67,10 +76,17 @@ CASES = {
     "topk_threshold": ([("input", (40, 64), "float32", 0)], 5, (4, 16), "sgd"),
     "token_merge": ([("input", (48, 40), "float32", 0)], 5, (4, 16), "sgd"),
     "alternate_halves": ([("input", (48, 40), "float32", 0)], 5, (4, 16), "sgd"),
+    # round 4 (sets 3-18): registered tables multiplied with activations; a GroupNorm over the input
+    "rope_cached": ([("input", (64, 48), "float32", 0)], 5, (4, 16), "sgd"),
+    "rope_unnamed": ([("input", (64, 48), "float32", 0)], 5, (4, 16), "sgd"),
+    "fourier_features": ([("input", (128, 8), "float32", 0)], 5, (4, 16), "sgd"),
+    "groupnorm_input": ([("input", (32, 24, 24), "float32", 0)], 5, (4, 16), "sgd"),
+    "fusion_upsample": ([("input", (8, 16, 16), "float32", 0)], 5, (4, 16), "sgd"),
 }
 
 
 def build(name: str, classes: int):
+    import math
     import torch
     import torch.nn.functional as F
     from torch import nn
@@ -299,6 +315,81 @@ def build(name: str, classes: int):
                 r = torch.cat([even - odd, even + odd], dim=-1)
                 return self.head(torch.relu(self.out(r)).mean(dim=1))
         return AlternateHalves()
+    if name in ("rope_cached", "rope_unnamed"):
+        class RopeAttention(nn.Module):  # rotary attention whose cos / sin tables are registered buffers
+            def __init__(self, d=48, dh=16, heads=4, layers=2, seq=64):
+                super().__init__()
+                self.h, self.dh = heads, dh
+                self.inp = nn.Linear(d, heads * dh)
+                self.qkv = nn.ModuleList(nn.Linear(heads * dh, 3 * heads * dh) for _ in range(layers))
+                self.out = nn.ModuleList(nn.Linear(heads * dh, heads * dh) for _ in range(layers))
+                self.head = nn.Linear(heads * dh, classes)
+                inv = 1.0 / (10000 ** (torch.arange(0, dh, 2, dtype=torch.float32) / dh))
+                f = torch.outer(torch.arange(seq, dtype=torch.float32), inv)
+                f = torch.cat([f, f], -1)                                            # [seq, dh]
+                # Hugging Face's names, or names no table of the planner knows
+                cos_name, sin_name = ("cos_cached", "sin_cached") if name == "rope_cached" else ("table_a", "table_b")
+                self.names = (cos_name, sin_name)
+                self.register_buffer(cos_name, f.cos())
+                self.register_buffer(sin_name, f.sin())
+
+            def rotate(self, x):
+                cos, sin = getattr(self, self.names[0]), getattr(self, self.names[1])
+                x1, x2 = x.chunk(2, -1)
+                return x * cos + torch.cat([-x2, x1], -1) * sin
+
+            def forward(self, x):
+                b, t, _ = x.shape
+                x = self.inp(x)
+                for qkv, out in zip(self.qkv, self.out):
+                    q, k, v = qkv(x).view(b, t, 3, self.h, self.dh).permute(2, 0, 3, 1, 4)
+                    q, k = self.rotate(q), self.rotate(k)
+                    a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.dh), -1) @ v
+                    x = x + out(a.transpose(1, 2).reshape(b, t, -1))
+                return self.head(x.mean(dim=1))
+        return RopeAttention()
+    if name == "fourier_features":
+        class FourierFeatures(nn.Module):  # fixed Gaussian Fourier features of coordinates: x @ B, a buffer
+            def __init__(self, d=8, m=128, hid=128):
+                super().__init__()
+                self.register_buffer("B", torch.randn(d, m) * 3.0)
+                self.mlp = nn.Sequential(nn.Linear(2 * m, hid), nn.ReLU(), nn.Linear(hid, hid), nn.ReLU())
+                self.head = nn.Linear(hid, classes)
+
+            def forward(self, x):
+                z = 2 * math.pi * x @ self.B
+                return self.head(self.mlp(torch.cat([z.sin(), z.cos()], -1)).mean(dim=1))
+        return FourierFeatures()
+    if name == "groupnorm_input":
+        class GroupNormInput(nn.Module):  # a GroupNorm straight over the network's input, then convolutions
+            def __init__(self, c=32):
+                super().__init__()
+                self.body = nn.Sequential(nn.GroupNorm(8, c), nn.SiLU(), nn.Conv2d(c, 48, 3, padding=1),
+                                          nn.GroupNorm(8, 48), nn.SiLU(), nn.Conv2d(48, 48, 3, padding=1))
+                self.head = nn.Linear(48, classes)
+
+            def forward(self, x):
+                return self.head(self.body(x).mean(dim=(2, 3)))
+        return GroupNormInput()
+    if name == "fusion_upsample":
+        class FusionUpsample(nn.Module):  # residual conv units, a bilinear x2 upsample and a 1x1 conv, twice
+            def __init__(self, cin=8, c=48):
+                super().__init__()
+                self.inp = nn.Conv2d(cin, c, 3, padding=1)
+                self.units = nn.ModuleList(nn.ModuleList([nn.Conv2d(c, c, 3, padding=1), nn.Conv2d(c, c, 3, padding=1),
+                                                          nn.Conv2d(c, c, 1)]) for _ in range(2))
+                # a dense head straight on the last 1x1 conv's output, down to one channel
+                self.out = nn.Sequential(nn.Conv2d(c, c // 2, 3, padding=1), nn.Conv2d(c // 2, 16, 3, padding=1),
+                                         nn.ReLU(), nn.Conv2d(16, 1, 1), nn.ReLU())
+                self.head = nn.Linear(1, classes)
+
+            def forward(self, x):
+                x = self.inp(x)
+                for c1, c2, proj in self.units:
+                    x = x + c2(F.relu(c1(F.relu(x))))
+                    x = proj(F.interpolate(x, scale_factor=2.0, mode="bilinear", align_corners=True))
+                return self.head(self.out(x).mean(dim=(2, 3)))
+        return FusionUpsample()
     raise ValueError(name)
 
 

@@ -1565,5 +1565,73 @@ TEST(Families, RoundThirtyFourTfLitesFailedToAllocateTensorsIsNotMemory) {
       "Failed to allocate memory for context->eval_tensors, 2088 bytes required\n")));
 }
 
+// Round 35: families from the development rows of round 35's fresh blind batch (corpus-2977 and above); each test
+// fails on the round's start engine (2f5949b = main's engine).
+
+TEST(Families, RoundThirtyFiveFragmentationRuledOutIsTheMemoryTheLineNames) {
+  // corpus-2990: fragmentation named only to be ruled out (fragmentation, low before).
+  ExpectTop("Yep, I think it may not be a fragmentation problem as it consumed too much extra GPU memory after loading "
+            "the optimizer state dict.\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  // Named as the cause, it stays fragmentation.
+  ExpectTop("the current backend ooms because of memory fragmentation on a 4090\n", Cause::kFragmentation,
+            Domain::kGpu);
+}
+
+TEST(Families, RoundThirtyFiveTheHostsMemoryInProseAndInWslsVm) {
+  // corpus-3009 (a notebook kernel that "will crash"), corpus-3019 (WSL2's Vmmem in Task Manager), corpus-3054 (a
+  // usage percentage before its noun): no finding before.
+  ExpectTop("To be on the safe side. If people leave too many NB opened, kernel will crash on heavy workloads (model "
+            "retraining).\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("Computer slows down due to excessive use of vmmem memory in task manager. \n", Cause::kHostRamOom,
+            Domain::kHost);
+  ExpectTop("I am always at 98/99%% RAM usage regardless of the aspect, duration, fps or number of LORAs for the video "
+            "to be generated\n",
+            Cause::kHostRamOom, Domain::kHost);
+  // Half the RAM in use is no finding.
+  EXPECT_FALSE(HasMemoryFinding(ExplainText("The training runs fine at 50% RAM usage.\n")));
+  // corpus-3012: a data loader's memory is the host's (GPU, low before), unless the line names the GPU.
+  ExpectTop("So, for some reason my dataloader takes a huge memory and because of that, the child process for the "
+            "dataloader was terminated.\n",
+            Cause::kHostRamOom, Domain::kHost);
+  ExpectTop("My dataloader puts every batch on the GPU and then CUDA runs out of memory.\n", Cause::kGpuDeviceOom,
+            Domain::kGpu);
+}
+
+TEST(Families, RoundThirtyFiveMostOfTheRamTakenByAHostProcessIsNotPreallocation) {
+  // corpus-3020: WSL2's VM holding 90 % of the RAM (framework_preallocation on the GPU, low before).
+  ExpectTop("_I build Android source code, in the whole building process, vmmem use 90% memory, and after building "
+            "successfully, i closed wsl2 ubuntu, but vmmem process still use 90% memory._\n",
+            Cause::kHostRamOom, Domain::kHost);
+  // A GPU framework's share stays preallocation.
+  ExpectTop("TensorFlow uses 90% of the GPU memory whatever the model I load.\n", Cause::kFrameworkPreallocation,
+            Domain::kGpu);
+}
+
+TEST(Families, RoundThirtyFiveReservationsMadeWhateverTheJobNeeds) {
+  // corpus-3090 (JAX "pre-allocated" with a hyphen: GPU OOM, low before) and corpus-3088 (what MLX's default leaves
+  // macOS: no finding before).
+  ExpectTop("By default JAX pre-allocated a huge amount of the GPU memory (75% of the memory) regardless of how much "
+            "it needs. This PR turns that off and only allocates what is needed.\n",
+            Cause::kFrameworkPreallocation, Domain::kGpu);
+  ExpectTop("Per the README \"Performance\" table, default `--gpu-memory-utilization=0.90`. On a 24 GB Mac that "
+            "allocates ~21.6 GB to MLX, leaving ~2.4 GB for macOS/dyld/window server.\n",
+            Cause::kFrameworkPreallocation, Domain::kGpu);
+}
+
+TEST(Families, RoundThirtyFiveMemoryAProgramShouldFitAndRanksOnTheMainCard) {
+  // corpus-3050 (a request to make the output fit in memory) and corpus-3055 (memory management named as a
+  // version's issue): no finding before; the GPU as the log names no memory.
+  ExpectTop("the input video i put is 896x896 and it seems it will upscale to 3584x3584! to fit in the memory exist a "
+            "way to decrease the upscale size output?\n",
+            Cause::kGpuDeviceOom, Domain::kGpu);
+  ExpectTop("Recent versions have several issues with memory management.\n", Cause::kGpuDeviceOom, Domain::kGpu);
+  // corpus-3069: other ranks' processes on the first GPU, called the main card (GPU OOM, low before).
+  ExpectTop("When I'm training with multiple cards, there are several processes on the main card with the same "
+            "process IDs as the other cards. This is consuming the memory of my main card.\n",
+            Cause::kWrongDevice, Domain::kGpu);
+}
+
 }  // namespace
 }  // namespace oomguard::explain

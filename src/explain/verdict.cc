@@ -839,7 +839,11 @@ std::vector<Finding> Decide(const std::vector<Observation>& observations, const 
         break;
       }
       case Signal::kCollectiveCudaError: f = d.CollectiveCudaError(o); break;
+      // Most of the memory taken, on a line whose own words name the host's (WSL2's Vmmem, RAM, a PC): a process's
+      // use of RAM, not a GPU framework's reservation (round 35, corpus-3020: "vmmem use 90% memory").
       case Signal::kPreallocationProse:
+        f = o.line_domain == LineDomain::kHost ? d.HostUsageProse(o) : d.PreallocationProse(o);
+        break;
       case Signal::kPreallocationSetting: f = d.PreallocationProse(o); break;
       case Signal::kOtherProcessProse: f = d.OtherProcessProse(o); break;
       case Signal::kFragmentationProse:

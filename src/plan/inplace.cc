@@ -97,7 +97,8 @@ std::optional<std::set<std::string>> ReadNameList(std::string_view value, std::s
   return std::set<std::string>(reader.names.begin(), reader.names.end());
 }
 
-// `*` matches any run of characters; everything else itself.
+}  // namespace
+
 bool GlobMatches(std::string_view pattern, std::string_view name) {
   size_t p = 0, n = 0, star = std::string_view::npos, resume = 0;
   while (n < name.size()) {
@@ -114,6 +115,8 @@ bool GlobMatches(std::string_view pattern, std::string_view name) {
   while (p < pattern.size() && pattern[p] == '*') ++p;
   return p == pattern.size();
 }
+
+namespace {
 
 // The PyTorch name of a weight the exporter renamed ("onnx::MatMul_123": constant folding stores
 // nn.Linear's transposed weight anew), from the module path of the node that reads it: the weight
@@ -139,7 +142,10 @@ std::string ModuleWeightName(const Model& model, const TensorInfo& t, int id) {
 }  // namespace
 
 void ReadBuffersMetadata(std::string_view value, Model* model) {
-  if (auto names = ReadNameList(value, kBuffersMetadataKey, model)) MarkAsBuffers(*names, model);
+  if (auto names = ReadNameList(value, kBuffersMetadataKey, model)) {
+    model->has_buffers_hint = true;
+    MarkAsBuffers(*names, model);
+  }
 }
 
 void ReadFrozenMetadata(std::string_view value, Model* model) {

@@ -28,6 +28,8 @@ void ReadBuffersMetadata(std::string_view value, Model* model);
 inline constexpr std::string_view kFrozenMetadataKey = "oomguard.frozen";
 // Marks the float parameters `value` names as buffers and counts them frozen.
 void ReadFrozenMetadata(std::string_view value, Model* model);
+// `*` in `pattern` matches any run of characters; everything else itself.
+bool GlobMatches(std::string_view pattern, std::string_view name);
 // Marks the float parameters `names` (a set) as buffers; returns the elements marked.
 uint64_t MarkAsBuffers(const std::set<std::string>& names, Model* model);
 

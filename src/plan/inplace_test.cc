@@ -378,12 +378,13 @@ TEST(InplaceCli, BadHintsAreOneLineUsageErrors) {
 
 // oomguard.export names the module's registered float buffers (metadata "oomguard.buffers"): a weight
 // mask multiplied into a convolution's weight in forward (PixelCNN) is stored like a parameter, but torch
-// gives it no gradient and Adam no state. Without the names the plan counts it as a parameter.
+// gives it no gradient and Adam no state. Without the names the plan counts it as a parameter (here named
+// "keep": a buffer named "mask" the planner takes for one by its name, fixed_tables.h).
 TEST(BuffersMetadata, NamedBuffersGetNoGradientAndNoOptimizerState) {
   GraphBuilder g;
-  g.Input("input", {4, 6, 6}).Weight("conv.weight", {8, 4, 3, 3}).Weight("conv.mask", {8, 4, 3, 3});
+  g.Input("input", {4, 6, 6}).Weight("conv.weight", {8, 4, 3, 3}).Weight("conv.keep", {8, 4, 3, 3});
   g.Weight("head.weight", {3, 8 * 6 * 6});
-  g.Node("Mul", {"conv.weight", "conv.mask"}, {"w"}, "/conv/Mul");
+  g.Node("Mul", {"conv.weight", "conv.keep"}, {"w"}, "/conv/Mul");
   GraphBuilder::IntsAttr(g.Node("Conv", {"input", "w"}, {"y"}, "/conv/Conv"), "pads", {1, 1, 1, 1});
   GraphBuilder::IntAttr(g.Node("Flatten", {"y"}, {"f"}, "flatten"), "axis", 1);
   GraphBuilder::IntAttr(g.Node("Gemm", {"f", "head.weight"}, {"logits"}, "head"), "transB", 1);
@@ -393,7 +394,7 @@ TEST(BuffersMetadata, NamedBuffersGetNoGradientAndNoOptimizerState) {
   ASSERT_TRUE(m.ParseFromString(plain));
   auto* e = m.add_metadata_props();
   e->set_key(std::string(kBuffersMetadataKey));
-  e->set_value("[\"conv.mask\", \"no.such.tensor\"]");
+  e->set_value("[\"conv.keep\", \"no.such.tensor\"]");
   const std::string named = m.SerializeAsString();
   PlanOptions o = Cpu(2);
   o.optimizer = Optimizer::kAdam;
@@ -406,7 +407,7 @@ TEST(BuffersMetadata, NamedBuffersGetNoGradientAndNoOptimizerState) {
   EXPECT_LT(with->peak_allocated_bytes, without->peak_allocated_bytes);
   EXPECT_TRUE(with->warnings.empty()) << with->warnings[0];
   // A value that is not a list of names is ignored with a warning.
-  e->set_value("{\"conv.mask\": 1}");
+  e->set_value("{\"conv.keep\": 1}");
   auto bad = Plan(m.SerializeAsString(), o);
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ(bad->parameter_count, without->parameter_count);

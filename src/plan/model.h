@@ -96,6 +96,8 @@ class Model {
   std::vector<std::string> warnings;  // from import, e.g. an eval-mode export
   // metadata_props "oomguard.inplace" (inplace.h): which activation nodes ran in place.
   bool has_inplace_hint = false;
+  // metadata_props "oomguard.buffers" (inplace.h): the model's registered buffers are known.
+  bool has_buffers_hint = false;
   bool inplace_hint_all = false;
   std::vector<std::string> inplace_hint;
   // Nodes whose grad_mode a hint set (grad_mode.h): "metadata", "option" (either way the flag

@@ -18,6 +18,7 @@
 
 #include "attribute_check.h"
 #include "export_mode.h"
+#include "fixed_tables.h"
 #include "inplace.h"
 #include "model.h"
 
@@ -523,6 +524,7 @@ Result<std::shared_ptr<const Model>> ParseModel(std::string_view bytes, std::str
       ReadGradModeMetadata(entry.key(), entry.value(), &m);
     }
   }
+  MarkNamedTablesAsBuffers(&m);
 
   // ONNX's own shape inference: symbolic shapes for every tensor it can reach.
   // Node-level failures are tolerated (error_mode 0); the planner's own shape

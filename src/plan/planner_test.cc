@@ -3010,9 +3010,9 @@ TEST(Planner, DropoutRatioAttributeOfOpsetElevenIsRead) {
 TEST(Planner, DynamicSqueezeExportedAsIfIsAView) {
   auto build = [](bool as_if, int64_t dim2) {
     GraphBuilder g;
-    g.Input("input", {4, dim2, 6}).Weight("scale", {4, dim2, 6});
+    g.Input("input", {4, dim2, 6}).Weight("scale.weight", {4, dim2, 6});
     g.Weight("fc.weight", {5, 4 * dim2 * 6});
-    g.Node("Mul", {"input", "scale"}, {"x"}, "scale");
+    g.Node("Mul", {"input", "scale.weight"}, {"x"}, "scale");
     g.Constant("axes", {2}, {1});
     if (!as_if) {
       g.Node(dim2 == 1 ? "Squeeze" : "Identity", dim2 == 1 ? std::vector<std::string>{"x", "axes"}

@@ -12,6 +12,7 @@
 #include "coverage.h"
 #include "cuda_caching_allocator.h"
 #include "data_dependent.h"
+#include "fixed_tables.h"
 #include "frozen_signs.h"
 #include "inplace.h"
 #include "op_table.h"
@@ -330,12 +331,13 @@ bool AutocastFloat(const std::string& k) {
 enum class Risk { kShapeInferenceStopped, kMeanCentredOnce, kCpuIsaScratch, kInplaceAfterInstanceNorm, kDropoutInputHeldByCaller,
                   kLocalsHeldUntilForwardReturns, kCpuThreadScratch, kReductionMayBeAmax, kMergedByExport,
                   kConvDataGemmMayPack, kBranchMayBeDetached, kProdWithoutZeros, kWeightMayBeFrozen,
-                  kMaxMayBeDetached, kViewMayBeSeveral, kDataDependentShape, kSolverStepsMayBeNoGrad,
-                  kTargetMayBeNoGrad, kStraightThroughMayBeDetached, kBackboneMayBeFrozen, kTowerMayBeFrozen };
+                  kMaxMayBeDetached, kViewMayBeSeveral, kDataDependentShape, kTableMayBeBuffer,
+                  kSolverStepsMayBeNoGrad, kTargetMayBeNoGrad, kStraightThroughMayBeDetached, kBackboneMayBeFrozen,
+                  kTowerMayBeFrozen };
 struct RiskText {
   std::string_view what, direction, text;
 };
-constexpr std::array<RiskText, 21> kRiskTexts = {{
+constexpr std::array<RiskText, 22> kRiskTexts = {{
     {"shape_inference_stopped", "higher",
      "shape inference stopped at {where}: the layers after it are planned without their saved tensors and scratch; "
      "at least {bytes} bytes (the inputs where it stopped) per layer more than planned"},
@@ -404,6 +406,11 @@ constexpr std::array<RiskText, 21> kRiskTexts = {{
      "the size of {where} depends on the data (a count the file does not record, only its bound): planned at the "
      "share expected (docs/plan.md), the tensors computed from it may take up to {bytes} bytes more or fewer than "
      "planned (everything or nothing selected)"},
+    {"table_may_be_buffer", "lower",
+     "float initializers ({where}) are multiplied with activations and planned as trained weights, whose gradients "
+     "keep the other operands for backward; if they are registered buffers (a rotary or position table, random "
+     "features), which ONNX stores like weights, nothing is kept for them: the plan up to {bytes} bytes high "
+     "(export with oomguard.export, or name them with --frozen)"},
     {"solver_steps_may_be_no_grad", "lower",
      "module {where} is applied in a chain, each call reading its previous result and the same input of its shape (a "
      "fixed-point iteration z = f(z, x)): a deep-equilibrium or other iterative solve runs all calls but the last "
@@ -1156,8 +1163,7 @@ std::vector<int> Simulator::GraphDiesAfter(const std::vector<LogicalOp>& ops, co
       need(op.inputs[i]);
     }
   }
-  // Dead: recorded, an output that requires a gradient (so autograd made a graph for it), none that needs one. (A
-  // fused op placed before an op it reads may have outputs ComputeRequiresGrad left without: not taken for dead.)
+  // Dead: recorded, an output that requires a gradient (so autograd made a graph for it), none that needs one.
   std::vector<bool> dead(ops.size(), false);
   for (size_t oi = 0; oi < ops.size(); ++oi) {
     bool any = false, graph = false;
@@ -1218,40 +1224,50 @@ std::vector<int> Simulator::GraphDiesAfter(const std::vector<LogicalOp>& ops, co
   return dies;
 }
 
+// Walked to a fixed point, not once in list order: a fused op sits where its first node was, and may read a tensor
+// an op later in the list makes (torch.onnx writes a group_norm's affine Unsqueezes after its
+// InstanceNormalization). Each pass only sets flags, so it ends.
 void Simulator::ComputeRequiresGrad(const std::vector<LogicalOp>& ops) {
   requires_grad_.assign(m_.tensors.size(), false);
   for (size_t i = 0; i < m_.tensors.size(); ++i) requires_grad_[i] = m_.tensors[i].kind == TensorKind::kParameter;
   std::vector<bool> from_detached(m_.tensors.size(), false);  // made by code whose result is .detach()ed
-  std::vector<int> cut;                                        // such values that recorded code reads
   for (const LogicalOp& op : ops) {
-    const GradMode mode = OpGradMode(m_, op);
-    if (NotDifferentiable(op.kind) || mode == GradMode::kNoGrad) continue;
-    bool any = false;
-    for (size_t i = 0; i < op.inputs.size(); ++i) {
-      int id = op.inputs[i];
-      // BatchNormalization's running statistics and Dropout's ratio do not carry gradients.
-      if (op.kind == "BatchNormalization" && i >= 3) continue;
-      if (id >= 0 && mode == GradMode::kRecorded && from_detached[id]) {
-        cut.push_back(id);
-        continue;
-      }
-      any = any || (id >= 0 && requires_grad_[id]);
+    if (NotDifferentiable(op.kind) || OpGradMode(m_, op) != GradMode::kDetached) continue;
+    for (int id : op.outputs) {
+      if (id >= 0) from_detached[id] = true;
     }
-    if (mode == GradMode::kDetached) {
-      for (int id : op.outputs) {
-        if (id >= 0) from_detached[id] = true;
+  }
+  std::vector<bool> cut(m_.tensors.size(), false);  // such values that recorded code reads
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const LogicalOp& op : ops) {
+      const GradMode mode = OpGradMode(m_, op);
+      if (NotDifferentiable(op.kind) || mode == GradMode::kNoGrad) continue;
+      bool any = false;
+      for (size_t i = 0; i < op.inputs.size(); ++i) {
+        int id = op.inputs[i];
+        // BatchNormalization's running statistics and Dropout's ratio do not carry gradients.
+        if (op.kind == "BatchNormalization" && i >= 3) continue;
+        if (id >= 0 && mode == GradMode::kRecorded && from_detached[id]) {
+          cut[id] = true;
+          continue;
+        }
+        any = any || (id >= 0 && requires_grad_[id]);
       }
-    }
-    if (!any) continue;
-    for (size_t i = 0; i < op.outputs.size(); ++i) {
-      int id = op.outputs[i];
-      if (id < 0 || !IsFloat(s_.tensors[id].dtype)) continue;
-      if (op.kind == "BatchNormalization" && i > 0) continue;
-      requires_grad_[id] = true;
+      if (!any) continue;
+      for (size_t i = 0; i < op.outputs.size(); ++i) {
+        int id = op.outputs[i];
+        if (id < 0 || !IsFloat(s_.tensors[id].dtype) || requires_grad_[id]) continue;
+        if (op.kind == "BatchNormalization" && i > 0) continue;
+        requires_grad_[id] = true;
+        changed = true;
+      }
     }
   }
   // What recorded code reads of a detached result is the .detach()ed alias: no gradient flows back.
-  for (int id : cut) requires_grad_[id] = false;
+  for (size_t id = 0; id < cut.size(); ++id) {
+    if (cut[id]) requires_grad_[id] = false;
+  }
 }
 
 Result<StepPlan> Simulator::Run() {
@@ -2191,9 +2207,26 @@ std::string InplaceWarning(const std::string& kinds, uint64_t bytes) {
                  "out-of-place: if in-place, " + std::to_string(bytes) + " bytes fewer activations are kept for backward";
 }
 
+// Tables the file cannot tell from buffers (TablesThatMayBeBuffers): the step is planned with them as weights, and
+// again as buffers; the difference in peak is at risk.
 Result<StepPlan> SimulateTrainingStep(const Model& model, const ConcreteShapes& shapes, const PlanOptions& options,
                                       StepTrace* trace, SimulationShare* share) {
-  return Simulator(model, shapes, options, trace, share).Run();
+  Result<StepPlan> plan = Simulator(model, shapes, options, trace, share).Run();
+  if (!plan) return plan;
+  const std::set<std::string> tables = TablesThatMayBeBuffers(model);
+  if (tables.empty()) return plan;
+  Model as_buffers = model;
+  MarkAsBuffers(tables, &as_buffers);
+  PlanOptions quiet = options;
+  quiet.record_timeline = false;
+  Result<StepPlan> other = Simulator(as_buffers, shapes, quiet, nullptr, nullptr).Run();
+  if (!other || other->peak_allocated_bytes >= plan->peak_allocated_bytes) return plan;
+  const uint64_t bytes = plan->peak_allocated_bytes - other->peak_allocated_bytes;
+  if (bytes * 100 < plan->peak_allocated_bytes) return plan;
+  std::string where = "'" + *tables.begin() + "'";
+  if (tables.size() > 1) where += " and " + std::to_string(tables.size() - 1) + " more";
+  AddRisk(&*plan, Risk::kTableMayBeBuffer, bytes, where);
+  return plan;
 }
 
 }  // namespace oomguard::plan
