@@ -95,17 +95,8 @@ def build(name: str, classes: int):
     return {"mask_tokens": MaskTokens, "nonzero_index_add": NonzeroIndexAdd, "topk_moe": TopkMoE}[name]()
 
 
-def spec(name: str):
-    return probe_misses.case_spec(CASES, build, "data-dependent probe", name)
-
-
-def child(name: str, batch: int) -> int:
-    return probe_misses.measure_child(lambda: spec(name), batch, CASES[name][3],
-                                      ("peak_live_bytes", "peak_phase", "saved_tensor_bytes"), seed=0)
-
-
-def row_for(name, batch, rec, plans):
-    row = {"model": name, "batch": batch, "optimizer": CASES[name][3], "measured_peak": rec["peak_live_bytes"],
+def row_for(cases, name, batch, rec, plans):
+    row = {"model": name, "batch": batch, "optimizer": cases[name][3], "measured_peak": rec["peak_live_bytes"],
            "measured_phase": rec["peak_phase"], "measured_saved": rec["saved_tensor_bytes"]}
     for key, p in plans.items():
         row[key + "_peak"] = p["peak_allocated_bytes"]
@@ -116,19 +107,27 @@ def row_for(name, batch, rec, plans):
     return row
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def probe_main(doc: str, tool: str, cases: dict, build_case, label: str, prefix: str) -> int:
+    """A probe tool's command line: each case exported, measured per batch in a fresh process, planned; --store
+    keeps tests/data/plan/PREFIX_<case>.onnx and PREFIX_probes.json (tools/probe_scatter.py uses it too)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--oomguard", default=os.path.join(ROOT, "build", "oomguard"))
     parser.add_argument("--other", help="a second oomguard build planned beside it (the start's)")
     parser.add_argument("--cases", help="comma-separated (default: all)")
-    parser.add_argument("--work", default="/tmp/oomguard_datadep")
+    parser.add_argument("--work", default="/tmp/oomguard_" + prefix)
     parser.add_argument("--out", help="write the rows as JSON here")
     parser.add_argument("--store", action="store_true", help="keep the cases' ONNX and measurements in tests/data/plan")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+
+    def spec(name: str):
+        return probe_misses.case_spec(cases, build_case, label, name)
+
     if args.child:
-        return child(args.child[0], int(args.child[1]))
-    names = args.cases.split(",") if args.cases else list(CASES)
+        name = args.child[0]
+        return probe_misses.measure_child(lambda: spec(name), int(args.child[1]), cases[name][3],
+                                          ("peak_live_bytes", "peak_phase", "saved_tensor_bytes"), seed=0)
+    names = args.cases.split(",") if args.cases else list(cases)
     import warnings
     warnings.filterwarnings("ignore")
     import torch
@@ -138,13 +137,13 @@ def main() -> int:
     for name in names:
         export_zoo.export_one(spec(name), args.work, 14, require_inferred_output=False)
         onnx_path = os.path.join(args.work, name + ".onnx")
-        for batch in CASES[name][2]:
-            out = subprocess.run([sys.executable, __file__, "--child", name, str(batch)], capture_output=True,
+        for batch in cases[name][2]:
+            out = subprocess.run([sys.executable, tool, "--child", name, str(batch)], capture_output=True,
                                  text=True, check=True).stdout.strip().splitlines()[-1]
-            plans = {"planned": probe_misses.plan(args.oomguard, onnx_path, batch, CASES[name][3])}
+            plans = {"planned": probe_misses.plan(args.oomguard, onnx_path, batch, cases[name][3])}
             if args.other:
-                plans["other"] = probe_misses.plan(args.other, onnx_path, batch, CASES[name][3])
-            row = row_for(name, batch, json.loads(out), plans)
+                plans["other"] = probe_misses.plan(args.other, onnx_path, batch, cases[name][3])
+            row = row_for(cases, name, batch, json.loads(out), plans)
             rows.append(row)
             print("%-18s b=%-3d peak %10d  plan %+.2f%%%s" % (
                 name, batch, row["measured_peak"], row["planned_error_pct"],
@@ -152,19 +151,24 @@ def main() -> int:
     if args.store:
         import shutil
         data = os.path.join(ROOT, "tests", "data", "plan")
-        stored = {"torch_version": torch.__version__, "command": "/usr/bin/python3 tools/probe_datadep.py --store",
-                  "cases": {}}
+        stored = {"torch_version": torch.__version__,
+                  "command": "/usr/bin/python3 tools/%s --store" % os.path.basename(tool), "cases": {}}
         for name in names:
-            shutil.copyfile(os.path.join(args.work, name + ".onnx"), os.path.join(data, "datadep_%s.onnx" % name))
-            stored["cases"][name] = {"onnx": "datadep_%s.onnx" % name, "optimizer": CASES[name][3], "rows": [
+            shutil.copyfile(os.path.join(args.work, name + ".onnx"),
+                            os.path.join(data, "%s_%s.onnx" % (prefix, name)))
+            stored["cases"][name] = {"onnx": "%s_%s.onnx" % (prefix, name), "optimizer": cases[name][3], "rows": [
                 {k: r[k] for k in ("batch", "measured_peak", "measured_phase", "measured_saved")}
                 for r in rows if r["model"] == name]}
-        with open(os.path.join(data, "datadep_probes.json"), "w") as f:
+        with open(os.path.join(data, prefix + "_probes.json"), "w") as f:
             json.dump(stored, f, indent=1, sort_keys=True)
             f.write("\n")
     if args.out:
-        probe_families.write_rows(args.out, "tools/probe_datadep.py", rows)
+        probe_families.write_rows(args.out, "tools/" + os.path.basename(tool), rows)
     return 0
+
+
+def main() -> int:
+    return probe_main(__doc__, __file__, CASES, build, "data-dependent probe", "datadep")
 
 
 if __name__ == "__main__":

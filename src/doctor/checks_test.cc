@@ -197,7 +197,7 @@ TEST(DoctorCli, BadFakeRootIsUsageError) {
   { std::ofstream(fake) << "{not json"; }
   auto r = testing::RunCli(OOMGUARD_EXE, {"doctor"}, "", {std::string("OOMGUARD_FAKE_ROOT=") + dir});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "oomguard doctor: " + std::string(dir) + "/fake.json is not a JSON object\n");
+  EXPECT_EQ(r.err, "oomguard doctor: " + std::string(dir) + "/fake.json: not valid JSON\n");
   std::remove(fake.c_str());
   rmdir(dir);
 }

@@ -31,6 +31,11 @@ TEST(FakeGpus, BrokenFilesSayWhy) {
   EXPECT_EQ(MakeFakeGpus(kData + "missing.json")->Read().error(),
             "cannot read fake GPU file " + kData + "missing.json: No such file or directory");
   EXPECT_EQ(ParseGpuSnapshotJson("[1,2]").error(), "not a JSON object");
+  EXPECT_EQ(ParseGpuSnapshotJson("{\"gpus\": [").error(), "not valid JSON");
+  // Eight million zeros fit the 16 MiB read bound and would be a document of over 100 MiB: refused by count.
+  std::string many = "{\"gpus\": [0";
+  for (int i = 0; i < 70'000; ++i) many += ",0";
+  EXPECT_EQ(ParseGpuSnapshotJson(many + "]}").error(), "more than 65536 JSON values");
   EXPECT_EQ(ParseGpuSnapshotJson("{\"gpus\":[{\"total_bytes\":-1}]}").error(),
             "'total_bytes' must be a byte count (a non-negative integer)");
   EXPECT_EQ(ParseGpuSnapshotJson("{\"gpus\":[{\"compute_capability\":\"eight\"}]}").error(),

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "oomguard/bounded_json.h"
 #include "oomguard/bounded_read.h"
 #include "oomguard/doctor/cuda_visible_devices.h"
 #include "oomguard/doctor/gpus.h"
@@ -34,6 +35,10 @@ std::string NormalizePciBusId(const std::string& bus_id) {
 namespace {
 
 using nlohmann::json;
+
+// A snapshot is a few hundred values (sixteen GPUs, their processes); the bound keeps a hostile file's document
+// small (ParseJsonBounded).
+constexpr size_t kMaxSnapshotValues = 1 << 16;
 
 uint64_t Bytes(const json& j, const char* key) {
   if (!j.contains(key)) return 0;
@@ -68,8 +73,10 @@ class FakeGpus final : public MachineGpus {
 }  // namespace
 
 Result<GpuSnapshot> ParseGpuSnapshotJson(const std::string& text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return MakeError("not a JSON object");
+  Result<json> parsed = ParseJsonBounded(text, kMaxSnapshotValues);
+  if (!parsed) return MakeError(parsed.error());
+  json j = std::move(*parsed);
+  if (!j.is_object()) return MakeError("not a JSON object");
   GpuSnapshot s;
   try {
     if (j.contains("driver") && !j["driver"].is_null()) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "oomguard/bounded_json.h"
 #include "oomguard/bounded_read.h"
 #include "oomguard/mr/cuda_driver.h"
 
@@ -99,8 +100,10 @@ class FakeSystem final : public SystemView {
     if (stat((root_ + "/fake.json").c_str(), &st) != 0) return Status::Ok();  // no overrides
     Result<std::string> text = ReadFileBounded(root_ + "/fake.json");
     if (!text) return MakeError(text.error());
-    nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return MakeError(root_ + "/fake.json is not a JSON object");
+    Result<nlohmann::json> parsed = ParseJsonBounded(*text, 1 << 16);
+    if (!parsed) return MakeError(root_ + "/fake.json: " + parsed.error());
+    nlohmann::json j = std::move(*parsed);
+    if (!j.is_object()) return MakeError(root_ + "/fake.json is not a JSON object");
     try {
       if (j.contains("env")) {
         for (auto& [k, v] : j["env"].items()) env_[k] = v.get<std::string>();

@@ -73,6 +73,7 @@ void CudaCachingAllocator::Insert(int b) {
   block.pooled = true;
   block.stamp = ++next_stamp_;
   auto [it, created] = PoolOf(block.small).try_emplace(block.size);
+  block.bucket = it;
   Bucket& bucket = it->second;
   if (created && !spare_heaps_.empty()) {  // reuse an emptied bucket's storage
     bucket.heap = std::move(spare_heaps_.back());
@@ -90,12 +91,11 @@ void CudaCachingAllocator::Insert(int b) {
 void CudaCachingAllocator::Erase(int b) {
   Block& block = blocks_[b];
   block.pooled = false;
-  Pool& pool = PoolOf(block.small);
-  auto it = pool.find(block.size);
+  const Pool::iterator it = block.bucket;
   if (--it->second.live > 0) return;
   it->second.heap.clear();
   spare_heaps_.push_back(std::move(it->second.heap));
-  pool.erase(it);
+  PoolOf(block.small).erase(it);
 }
 
 const CudaCachingAllocator::HeapEntry& CudaCachingAllocator::Top(Bucket& bucket) {

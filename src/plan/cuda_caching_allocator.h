@@ -110,6 +110,7 @@ class CudaCachingAllocator {
     bool pooled = false;  // free and in its pool
     uint32_t stamp = 0;   // set by Insert; identifies the block's current heap entry
     int prev = -1, next = -1;  // address neighbours within the segment
+    Pool::iterator bucket{};   // set by Insert: the bucket of its size while pooled (it has a live entry then)
   };
 
   int NewBlock(const Block& b);

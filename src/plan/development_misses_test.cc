@@ -430,5 +430,61 @@ TEST(DevelopmentMisses, AGroupNormOverTheInputNeedsAGradientThroughItsWeight) {
   });
 }
 
+// The einsum layer of a small net: a projection of the input (a [4, 8] sample) to the operands "a", "b", "c"
+// (elementwise ops that keep nothing), einsum `equation` over `operands` (of those, the weights "r" [3, 4, 8, 5]
+// and "v" [8, 5]), flattened into a head of `head_in` features; planned at batch 16 on the CPU.
+LayerMemory PlanEinsumNet(const std::string& equation, const std::vector<std::string>& operands, int64_t head_in) {
+  GraphBuilder g;
+  g.Input("input", {4, 8}).Weight("w", {8, 8}).Weight("r", {3, 4, 8, 5}).Weight("v", {8, 5});
+  g.Weight("head.weight", {3, head_in});
+  g.Node("MatMul", {"input", "w"}, {"x"}, "proj");
+  g.Node("Add", {"x", "x"}, {"a"}, "a");
+  g.Node("Sub", {"x", "a"}, {"b"}, "b");
+  g.Node("Neg", {"x"}, {"c"}, "c");
+  auto* eq = g.Node("Einsum", operands, {"e"}, "einsum").add_attribute();
+  eq->set_name("equation");
+  eq->set_type(onnx::AttributeProto::STRING);
+  eq->set_s(equation);
+  g.Constant("flat", {0, -1}, {2});
+  g.Node("Reshape", {"e", "flat"}, {"f"}, "flat");
+  GraphBuilder::IntAttr(g.Node("Gemm", {"f", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  auto model = LoadModelFromBytes(g.Bytes(), "test");
+  EXPECT_TRUE(model.ok()) << model.error();
+  if (!model.ok()) return {};
+  auto p = PlanStep(**model, Cpu(16));
+  EXPECT_TRUE(p.ok()) << p.error();
+  for (const LayerMemory& l : p.ok() ? p->layers : std::vector<LayerMemory>{}) {
+    if (l.name == "einsum") return l;
+  }
+  ADD_FAILURE() << "no einsum layer";
+  return {};
+}
+
+// torch 1.13 runs an einsum of 3 or 4 operands as pairwise products, left to right (einsum_run.h), and autograd
+// keeps what each bmm was given: the product of the first two operands is kept for the second bmm (unseen set 19's
+// Mamba-2 chunked SSD, 4-operand einsums: -12 % with only two operands kept). And where sumproduct_pair must
+// reshape an operand that is not in its order it copies it, a weight as well as an activation, and bmm keeps the
+// copy: set 19's xLSTM sLSTM, "bhd,ghde->bghe" with the recurrent weight r[g, h, d, e] copied as [h, d, g*e] in
+// each step (-22.6 % without). Each einsum's saved bytes against what RunEinsum plays torch to keep.
+TEST(DevelopmentMisses, EinsumKeepsPairwiseProductsAndWeightCopies) {
+  const uint64_t operand = 16 * 4 * 8 * 4;  // [16, 4, 8] float
+  // a @ b^T over d: [n, h, g], kept for the second bmm with c; a, b, c kept as given (views); not the output (the
+  // last product: no table row fits 3 operands, and the op had been planned as keeping its inputs and outputs).
+  const LayerMemory three = PlanEinsumNet("nhd,ngd,nge->nhe", {"a", "b", "c"}, 32);
+  EXPECT_EQ(three.output_shape, (std::vector<int64_t>{16, 4, 8}));
+  EXPECT_EQ(three.saved_bytes, 3 * operand + 16 * 4 * 4 * 4);
+  // The recurrent weight's copy [h, d, g*e], 3 * 4 * 8 * 5 floats, beside the state.
+  const LayerMemory slstm = PlanEinsumNet("nhd,ghde->nghe", {"a", "r"}, 60);
+  EXPECT_EQ(slstm.output_shape, (std::vector<int64_t>{16, 3, 4, 5}));
+  EXPECT_EQ(slstm.saved_bytes, operand + 3 * 4 * 8 * 5 * 4);
+}
+
+// An equation with an ellipsis: its dims broadcast across the operands that have one, aligned from the right,
+// placed where the output's "..." is (the shape pass had refused it; the plan took ONNX's inferred shape or none).
+TEST(DevelopmentMisses, EinsumShapesWithAnEllipsis) {
+  EXPECT_EQ(PlanEinsumNet("n...d,de->n...e", {"a", "v"}, 20).output_shape, (std::vector<int64_t>{16, 4, 5}));
+}
+
 }  // namespace
 }  // namespace oomguard::plan

@@ -4,10 +4,13 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <iterator>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "conv_scratch_table.h"
+#include "einsum_run.h"
 #include "elementwise_scratch.h"
 #include "op_table.h"
 #include "op_table_match.h"
@@ -2596,6 +2599,18 @@ OpRule HandRule(const LogicalOp& op, const RuleContext& ctx) {
     } else {
       save(in(1));
     }
+  } else if (k == "ScatterND") {
+    // A write into part of a tensor: torch.onnx's export of a slice assignment (x[:, i] = y: copy_ into a view,
+    // CopySlices) or of index_put_ (x[rows, idx] = y). torch writes into the tensor's own storage and autograd
+    // keeps no float tensor for it (probe_scatter: saved bytes 0 for the volume, the buffer of steps and the
+    // in-place update); CopySlices' backward clones the whole gradient once to zero the written part. A float
+    // tensor written is the same storage after the write; an integer one (token ids) is left to its own memory,
+    // which an embedding reading it keeps (probe bool_mask_positions, ids.clone() then written).
+    if (in(0) >= 0 && !IsParam(m, in(0)) && T[in(0)].dtype != kInt64 && T[in(0)].dtype != kInt32 &&
+        T[in(0)].dtype != kBool) {
+      r.output_view_of[0] = in(0);
+    }
+    r.backward_temp_bytes = bytes(out(0));
   } else if (k == "Where") {
     save(in(0));
   } else if (k == "Pad" || k == "Resize" || k == "Upsample" || k == "Cast" || k == "Neg" ||
@@ -2716,76 +2731,41 @@ OpRule RuleWithoutGradientCopy(const LogicalOp& op, const RuleContext& ctx) {
 
 }  // namespace
 
-// Which operands of a two-operand einsum torch 1.13 copies for bmm: sumproduct_pair arranges the left
-// operand as [batch, left-only, summed] and the right as [batch, summed, right-only] labels (each group in
-// the output's order, summed labels in order of appearance) and reshapes each to 3-D, which copies an
-// operand whose labels of size above 1 are not already in that order ("bchw,cd->bdhw" copies its left
-// operand as [b, h, w, c]; "bij,bjk->bik" copies neither). bmm keeps the copies. Contiguous operands
-// with an explicit "->" and no ellipsis or repeated label only; {false, false} otherwise.
-std::array<bool, 2> EinsumCopiesOperands(const NodeInfo& n, const ConcreteShapes& shapes, int a, int b) {
-  auto eq = n.string_attrs.find("equation");
-  if (eq == n.string_attrs.end() || a < 0 || b < 0 || !shapes.tensors[a].known || !shapes.tensors[b].known) {
-    return {false, false};
+namespace {
+
+// An einsum node played by RunEinsum (einsum_run.h) on its operands: each operand's strides where the views
+// before it tell them (a permuted weight, a head view of a q chunk), dense where it is contiguous, unknown
+// otherwise. nullopt where an operand's shape is unknown or the equation is one RunEinsum does not play.
+std::optional<EinsumRun> PlayEinsum(const LogicalOp& op, const RuleContext& ctx) {
+  if (op.nodes.size() != 1 || op.inputs.size() < 2 || ctx.model.nodes[op.nodes[0]].op_type != "Einsum") {
+    return std::nullopt;
   }
+  const NodeInfo& n = ctx.model.nodes[op.nodes[0]];
+  auto eq = n.string_attrs.find("equation");
+  if (eq == n.string_attrs.end()) return std::nullopt;
   std::string e;
   for (char c : eq->second) {
     if (c != ' ') e += c;
   }
-  const size_t comma = e.find(','), arrow = e.find("->");
-  if (comma == std::string::npos || arrow == std::string::npos || arrow < comma || e.find('.') != std::string::npos) {
-    return {false, false};
+  std::vector<EinsumOperand> operands;
+  for (int id : op.inputs) {
+    if (id < 0 || !ctx.shapes.tensors[id].known) return std::nullopt;
+    EinsumOperand o;
+    o.dims = ctx.shapes.tensors[id].dims;
+    o.requires_grad = ctx.requires_grad[id];
+    o.strides = ViewStrides(ctx.model, ctx.shapes, id);
+    if (!o.strides && !NonContiguous(ctx.model, ctx.shapes, id)) {
+      o.strides = std::vector<int64_t>(o.dims.size(), 1);
+      for (size_t i = o.dims.size(); i-- > 1;) (*o.strides)[i - 1] = (*o.strides)[i] * std::max<int64_t>(o.dims[i], 1);
+    }
+    operands.push_back(o);
   }
-  const std::string left = e.substr(0, comma), right = e.substr(comma + 1, arrow - comma - 1), out = e.substr(arrow + 2);
-  auto has = [](const std::string& s, char c) { return s.find(c) != std::string::npos; };
-  auto unique = [](const std::string& s) { return std::set<char>(s.begin(), s.end()).size() == s.size(); };
-  if (!unique(left) || !unique(right) || !unique(out) || left.size() != shapes.tensors[a].dims.size() ||
-      right.size() != shapes.tensors[b].dims.size()) {
-    return {false, false};
-  }
-  std::string standard = out;  // output labels, then the summed ones in order of appearance
-  for (char c : left + right) {
-    if (!has(standard, c)) {
-      if (!has(left, c) || !has(right, c)) return {false, false};  // summed within one operand first
-      standard += c;
-    }
-  }
-  auto pick = [&](auto keep) {
-    std::string s;
-    for (char c : standard) {
-      if (keep(c)) s += c;
-    }
-    return s;
-  };
-  const std::string batch = pick([&](char c) { return has(left, c) && has(right, c) && has(out, c); });
-  const std::string summed = pick([&](char c) { return has(left, c) && has(right, c) && !has(out, c); });
-  const std::string left_order = batch + pick([&](char c) { return has(left, c) && !has(right, c); }) + summed;
-  const std::string right_order = batch + summed + pick([&](char c) { return has(right, c) && !has(left, c); });
-  // sumproduct_pair permutes each operand to its order and reshapes it to 3-D (batch, own, summed groups).
-  // The permute is a view; the reshape copies only where a group merges dims that are not adjacent, in
-  // order, in the operand's own layout ("bchw,cd->bdhw": b, h, w around c). A pure permutation with one
-  // label a group ("btl,tol->bto", NODE's leaf values: [t, b, l]) stays a view, which bmm keeps (probe
-  // sparsemax_trees: the leaf tensor saved once, not copied).
-  auto copies = [&](const std::string& labels, const std::vector<std::string>& groups, int id) {
-    const std::vector<int64_t>& d = shapes.tensors[id].dims;
-    std::string own;
-    for (size_t i = 0; i < labels.size(); ++i) {
-      if (d[i] != 1) own += labels[i];
-    }
-    for (const std::string& g : groups) {
-      std::string wanted;
-      for (char c : g) {
-        if (d[labels.find(c)] != 1) wanted += c;
-      }
-      if (wanted.size() > 1 && own.find(wanted) == std::string::npos) return true;
-    }
-    return false;
-  };
-  const std::string left_only = pick([&](char c) { return has(left, c) && !has(right, c); });
-  const std::string right_only = pick([&](char c) { return has(right, c) && !has(left, c); });
-  (void)left_order;
-  (void)right_order;
-  return {copies(left, {batch, left_only, summed}, a), copies(right, {batch, summed, right_only}, b)};
+  EinsumRun run = RunEinsum(e, operands);
+  if (!run.known) return std::nullopt;
+  return run;
 }
+
+}  // namespace
 
 // Whether the gradient of tensor `id`, arriving as an expand() view (stride 0 along the summed axes),
 // is only read by operators that take it as it is: an elementwise producer (TensorIterator reads a
@@ -2819,23 +2799,21 @@ OpRule RuleFor(const LogicalOp& op, const RuleContext& ctx) {
       ElementwiseReadsExpandedGradient(ctx.model, ctx.shapes, op.inputs[0])) {
     r.grad_alias_output[0] = 0;
   }
-  // An einsum keeps the copies bmm was given where it had to copy an operand (EinsumCopiesOperands;
-  // probe gumbel_codes of tools/probe_families.py: "bchw,cd->bdhw" kept a [b, h, w, c] copy of its left
-  // operand, saved -40 % without it).
-  if (op.nodes.size() == 1 && op.inputs.size() == 2 && ctx.model.nodes[op.nodes[0]].op_type == "Einsum") {
-    const std::array<bool, 2> copied =
-        EinsumCopiesOperands(ctx.model.nodes[op.nodes[0]], ctx.shapes, op.inputs[0], op.inputs[1]);
-    for (int i : {0, 1}) {
-      const int id = op.inputs[i];
-      auto kept = std::find(r.saved_tensors.begin(), r.saved_tensors.end(), id);
-      // A non-contiguous operand (a head view of a q, k or v chunk) is permuted and reshaped to 3-D,
-      // which copies it, and bmm keeps the copy, not the storage the view holds (probe
-      // einsum_chunk_heads, MaxViT-style windows: kept as the view, the plan held all of qkv, saved +17 %).
-      const bool strided = NonContiguous(ctx.model, ctx.shapes, id);
-      if ((!copied[i] && !strided) || kept == r.saved_tensors.end()) continue;
-      r.saved_tensors.erase(kept);
-      r.saved_extra.push_back({ctx.shapes.tensors[id].Bytes(), "einsum operand copy"});
+  // An einsum keeps what torch 1.13's pairwise contraction gives mul and bmm (PlayEinsum): the operands it
+  // views, the copies reshape made of the others (a permuted weight, [b, h, w, c] of "bchw,cd->bdhw"), and
+  // the products of 3 or 4 operands before the last; the copies and products it drops are forward scratch.
+  if (auto run = PlayEinsum(op, ctx); run && !op.outputs.empty() && ctx.shapes.tensors[op.outputs[0]].known) {
+    const ConcreteTensor& y = ctx.shapes.tensors[op.outputs[0]];
+    const uint64_t element = y.Elements() ? y.Bytes() / y.Elements() : 4;
+    // The result is the last product, never kept by the einsum itself (an einsum of 3 or 4 operands matches no
+    // table row: unknown, it would keep all its inputs and outputs).
+    r.known = true;
+    r.saved_tensors.clear();
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      if (run->operand_saved[i]) r.saved_tensors.push_back(op.inputs[i]);
     }
+    for (const EinsumBuffer& b : run->saved) r.saved_extra.push_back({b.elements * element, "einsum " + b.what});
+    r.forward_temp_bytes = std::max(r.forward_temp_bytes, run->forward_temp_elements * element);
   }
   // softmax and log_softmax make a non-contiguous input contiguous before they run (1.13's host_softmax):
   // an input-sized temporary beside the output in forward (an LM loss's shifted logits, logits[:, :-1]; probe
@@ -3020,11 +2998,13 @@ uint64_t LowRankBaseWeightBytes(const Model& m, const ConcreteShapes& s) {
 }
 
 bool NotDifferentiable(const std::string& k) {
-  return k == "Shape" || k == "Size" || k == "ConstantOfShape" || k == "Equal" || k == "Range" || k == "Greater" ||
-         k == "Less" || k == "Not" || k == "And" || k == "Or" || k == "ArgMax" || k == "ArgMin" || k == "NonZero" ||
-         k == "GreaterOrEqual" || k == "LessOrEqual" || k == "Floor" || k == "Ceil" || k == "Round" ||
-         k == "RandomUniformLike" || k == "RandomNormalLike" || k == "RandomUniform" || k == "RandomNormal" ||
-         k == "EyeLike" || k == "OneHot";
+  // (string_views: each comparison looks at the length first, where comparing with a C string measured
+  // it and the bytes every time.)
+  static constexpr std::string_view kKinds[] = {
+      "Shape", "Size", "ConstantOfShape", "Equal", "Range", "Greater", "Less", "Not", "And", "Or", "ArgMax", "ArgMin",
+      "NonZero", "GreaterOrEqual", "LessOrEqual", "Floor", "Ceil", "Round", "RandomUniformLike", "RandomNormalLike",
+      "RandomUniform", "RandomNormal", "EyeLike", "OneHot"};
+  return std::find(std::begin(kKinds), std::end(kKinds), std::string_view(k)) != std::end(kKinds);
 }
 
 }  // namespace oomguard::plan

@@ -1020,8 +1020,9 @@ class ShapePass {
     SetValue(n, 0, v);
   }
 
-  // Einsum without an ellipsis: every letter's size from the operands, the output's from the
-  // letters after "->" (or, implicitly, the letters used once, in alphabetical order).
+  // Einsum: every letter's size from the operands, the dims an ellipsis covers broadcast across the operands
+  // that have one (aligned from the right); the output's from the terms after "->" or, implicitly, the
+  // ellipsis, then the letters used once in A-Z, a-z order (as torch.einsum).
   void Einsum(const NodeInfo& n) {
     auto it = n.string_attrs.find("equation");
     if (it == n.string_attrs.end()) return;
@@ -1029,9 +1030,8 @@ class ShapePass {
     for (char c : it->second) {
       if (c != ' ') eq += c;
     }
-    if (eq.find('.') != std::string::npos) return;
     std::string lhs = eq, rhs;
-    bool has_arrow = eq.find("->") != std::string::npos;
+    const bool has_arrow = eq.find("->") != std::string::npos;
     if (has_arrow) {
       lhs = eq.substr(0, eq.find("->"));
       rhs = eq.substr(eq.find("->") + 2);
@@ -1047,28 +1047,51 @@ class ShapePass {
     if (terms.size() != n.inputs.size()) return;
     std::map<char, int64_t> size;
     std::map<char, int> count;
+    Dims ellipsis;
+    bool has_ellipsis = false;
+    auto broadcast = [](int64_t& into, int64_t dim) {
+      if (into == 1) into = dim;
+      return dim == 1 || into == dim;
+    };
     for (size_t t = 0; t < terms.size(); ++t) {
       ConcreteTensor* a = In(n, t);
-      if (!a || a->dims.size() != terms[t].size()) return;
-      for (size_t j = 0; j < terms[t].size(); ++j) {
-        char c = terms[t][j];
-        int64_t dim = a->dims[j];
-        auto [pos, fresh] = size.emplace(c, dim);
-        if (!fresh && pos->second != dim) {
-          if (pos->second == 1) pos->second = dim;
-          else if (dim != 1) return;
+      const size_t dots = terms[t].find("...");
+      std::string labels = terms[t];
+      if (dots != std::string::npos) labels.erase(dots, 3);
+      if (!a || labels.find('.') != std::string::npos || a->dims.size() < labels.size() ||
+          (dots == std::string::npos && a->dims.size() != labels.size())) {
+        return;
+      }
+      const size_t covered = a->dims.size() - labels.size();
+      if (dots != std::string::npos) {
+        has_ellipsis = true;
+        if (ellipsis.size() < covered) ellipsis.insert(ellipsis.begin(), covered - ellipsis.size(), 1);
+        for (size_t j = 0; j < covered; ++j) {
+          if (!broadcast(ellipsis[ellipsis.size() - covered + j], a->dims[dots + j])) return;
         }
+      }
+      for (size_t j = 0; j < labels.size(); ++j) {
+        const char c = labels[j];
+        const int64_t dim = a->dims[dots != std::string::npos && j >= dots ? j + covered : j];
+        auto [pos, fresh] = size.emplace(c, dim);
+        if (!fresh && !broadcast(pos->second, dim)) return;
         ++count[c];
       }
     }
     if (!has_arrow) {
+      if (has_ellipsis) rhs = "...";
       for (const auto& [c, k] : count) {
         if (k == 1) rhs += c;
       }
     }
     Dims d;
-    for (char c : rhs) {
-      auto pos = size.find(c);
+    for (size_t i = 0; i < rhs.size(); ++i) {
+      if (rhs.compare(i, 3, "...") == 0) {
+        d.insert(d.end(), ellipsis.begin(), ellipsis.end());
+        i += 2;
+        continue;
+      }
+      auto pos = size.find(rhs[i]);
       if (pos == size.end()) return;
       d.push_back(pos->second);
     }

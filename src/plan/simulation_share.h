@@ -1,6 +1,7 @@
 // What simulations of one model at one batch share whatever their options: the fused operators and which
-// tensors need a gradient (from the model and the shapes alone), and each operator's rule (from those and
-// the target). A BatchPlanner keeps one per batch it simulates and hands it to every simulation there, so
+// tensors need a gradient (from the model and the shapes alone), what the simulator derives from those
+// alone (module frames, when each autograd graph dies, in-place table rows), and each operator's rule (from
+// those and the target). A BatchPlanner keeps one per batch it simulates and hands it to every simulation there, so
 // fit's and split's option sets (each what-if, each strategy) compute them once per batch, not once each.
 #pragma once
 
@@ -44,6 +45,19 @@ class SimulationShare {
     if (!requires_grad_) requires_grad_ = flags;
     return flags;
   }
+  // The simulator's analysis of the graph from the model, Ops(), the shapes and RequiresGrad() alone (a
+  // type of training_step.cc), from `compute` the first time. REQUIRES: the same T on every call.
+  template <typename T, typename Compute>
+  std::shared_ptr<const T> Derived(Compute compute) EXCLUDES(mu_) {
+    {
+      MutexLock lock(mu_);
+      if (derived_) return std::static_pointer_cast<const T>(derived_);
+    }
+    auto made = std::make_shared<const T>(compute());
+    MutexLock lock(mu_);
+    if (!derived_) derived_ = made;
+    return std::static_pointer_cast<const T>(derived_);
+  }
   // RuleFor of each of Ops()' operators with a RuleContext of this target and these requires-grad
   // flags, where a simulation kept them (KeepRules); nullptr otherwise.
   std::shared_ptr<const std::vector<OpRule>> Rules(Target target, const std::vector<bool>& requires_grad) const
@@ -69,6 +83,7 @@ class SimulationShare {
   mutable Mutex mu_;
   std::shared_ptr<const std::vector<LogicalOp>> ops_ GUARDED_BY(mu_);
   std::optional<std::vector<bool>> requires_grad_ GUARDED_BY(mu_);
+  std::shared_ptr<const void> derived_ GUARDED_BY(mu_);
   std::vector<std::tuple<Target, std::vector<bool>, std::shared_ptr<const std::vector<OpRule>>>> rules_ GUARDED_BY(mu_);
 };
 

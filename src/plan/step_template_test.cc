@@ -400,6 +400,47 @@ TEST(BatchPlanner, OptionSetsSharingABatchGiveTheirOwnPlans) {
   }
 }
 
+// The simulations at one batch share their graph analysis (module frames, the graphs that die before backward,
+// the in-place table rows): on a graph with a branch only an ArgMax reads (its graph dies in forward) and ReLUs
+// that could run in place, every option set planned through one planner, in place or not, equals its own full plan.
+TEST(BatchPlanner, OptionSetsSharingAGraphAnalysisGiveTheirOwnPlans) {
+  GraphBuilder g;
+  g.Input("input", {64}).Weight("a.weight", {256, 64}).Weight("d.weight", {512, 256}).Weight("head.weight", {4, 256});
+  GraphBuilder::IntAttr(g.Node("Gemm", {"input", "a.weight"}, {"h"}, "a"), "transB", 1);
+  g.Node("Relu", {"h"}, {"t"}, "relu_a");
+  GraphBuilder::IntAttr(g.Node("Gemm", {"t", "d.weight"}, {"dist"}, "d"), "transB", 1);
+  g.Node("Relu", {"dist"}, {"r"}, "relu_d");
+  auto& am = g.Node("ArgMax", {"r"}, {"code"}, "argmax");
+  GraphBuilder::IntAttr(am, "axis", 1);
+  GraphBuilder::IntAttr(am, "keepdims", 1);
+  g.Node("Cast", {"code"}, {"codef"}, "cast");
+  g.Node("Mul", {"t", "codef"}, {"u"}, "mul");
+  GraphBuilder::IntAttr(g.Node("Gemm", {"u", "head.weight"}, {"logits"}, "head"), "transB", 1);
+  g.Output("logits");
+  auto model = LoadModelFromBytes(g.Bytes(), "test");
+  ASSERT_TRUE(model.ok()) << model.error();
+  std::vector<PlanOptions> sets = OptionSets();
+  for (size_t i = 0, n = sets.size(); i < n; ++i) {
+    PlanOptions in_place = sets[i];
+    in_place.inplace = InplaceHint::kAll;
+    sets.push_back(in_place);
+  }
+  BatchPlanner planner(**model);
+  int in_place_plans = 0;
+  for (int64_t b : {int64_t{2}, int64_t{1}, int64_t{24}, int64_t{7}}) {
+    for (size_t i = 0; i < sets.size(); ++i) {
+      PlanOptions o = sets[i];
+      o.batch = b;
+      Result<StepPlan> full = PlanStep(**model, o);
+      Result<StepPlan> shared = planner.Plan(o);
+      ASSERT_TRUE(full.ok() && shared.ok()) << "set " << i << " batch " << b;
+      EXPECT_TRUE(*full == *shared) << "set " << i << " batch " << b;
+      in_place_plans += !shared->inplace.nodes.empty();
+    }
+  }
+  EXPECT_GT(in_place_plans, 0);  // the in-place rows were found and used
+}
+
 // A chain of 64-float activations (each odd batch rounds up to the next even one on cuda, and above
 // 4096 samples every activation is a large-pool request while the parameters' traffic stays in the
 // small pool): the required bytes a search reads, taken from an earlier replay of the same events or

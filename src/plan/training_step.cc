@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -511,6 +513,21 @@ bool IsViewOp(const std::string& k) {
   return k == "Transpose" || k == "Reshape" || k == "Flatten" || k == "Squeeze" || k == "Unsqueeze" || k == "Identity";
 }
 
+// What a simulation derives from the model, the fused operators, the shapes and which tensors need a gradient
+// alone (no option changes it), so that the simulations at one batch share it (SimulationShare::Derived).
+struct GraphAnalysis {
+  std::vector<int> producer;           // OpProducers
+  std::vector<int> held_until;         // HeldUntilCallReturns, with the values named below held to their frame's end
+  std::vector<int> locals_held_until;  // LocalsHeldUntil, but the values the metadata says a name held
+  uint64_t locals_held = 0;            // StepPlan::locals_held
+  std::vector<int> graph_dies, graph_held_to;  // GraphDiesAfter
+  std::vector<TableMatch> inplace_rows;  // MatchInplaceRow's rows where one fits an op
+  std::vector<int> inplace_row_of;       // per op: its row's index in inplace_rows, or -1
+  const TableMatch* InplaceRow(size_t op) const {
+    return inplace_row_of[op] < 0 ? nullptr : &inplace_rows[static_cast<size_t>(inplace_row_of[op])];
+  }
+};
+
 class Simulator {
  public:
   Simulator(const Model& m, const ConcreteShapes& s, const PlanOptions& o, StepTrace* trace, SimulationShare* share)
@@ -548,9 +565,10 @@ class Simulator {
   uint64_t ElemBytes(int id) const { return elem_bytes_[id]; }
   uint64_t TensorBytes(int id) const { return id < 0 ? 0 : s_.tensors[id].Elements() * ElemBytes(id); }
 
-  // op could have run in place (an in-place row of the table fits it, its input is not kept for
-  // backward by an earlier op, and nothing after it reads the input); *match: the row.
-  bool InplaceCandidate(const LogicalOp& op, const std::vector<int>& buf, TableMatch* match) const;
+  // op could have run in place (an in-place row of the table fits it: `row`, from MatchInplaceRow; its input
+  // is not kept for backward by an earlier op, and nothing after it reads the input): the row, or nullptr.
+  const TableMatch* InplaceCandidate(const LogicalOp& op, const TableMatch* row, const std::vector<int>& buf) const;
+  GraphAnalysis Analyse(const std::vector<LogicalOp>& ops) const;
   // PyTorch returns node's output as a view of another tensor (autograd tracks it as one).
   bool OutputIsAView(int node) const;
 
@@ -800,21 +818,22 @@ void Simulator::AddGradModeRisks(StepPlan* plan) const {
   }
 }
 
-bool Simulator::InplaceCandidate(const LogicalOp& op, const std::vector<int>& buf, TableMatch* match) const {
-  if (op.nodes.empty() || !MatchInplaceRow(m_, s_, EmbeddedOpTable(), op, match)) return false;
-  const int in = match->inputs[0];
+const TableMatch* Simulator::InplaceCandidate(const LogicalOp& op, const TableMatch* row,
+                                             const std::vector<int>& buf) const {
+  if (op.nodes.empty() || !row) return nullptr;
+  const int in = row->inputs[0];
   if (in < 0 || buf[in] < 0 || m_.tensors[in].kind != TensorKind::kActivation || m_.tensors[in].producer < 0) {
-    return false;
+    return nullptr;
   }
   const Category c = buffers_[buf[in]].category;
-  if (c == kSaved || c == kInputs || c == kWeights) return false;  // torch would refuse backward
-  if (std::find(m_.outputs.begin(), m_.outputs.end(), in) != m_.outputs.end()) return false;
+  if (c == kSaved || c == kInputs || c == kWeights) return nullptr;  // torch would refuse backward
+  if (std::find(m_.outputs.begin(), m_.outputs.end(), in) != m_.outputs.end()) return nullptr;
   const int first = *std::min_element(op.nodes.begin(), op.nodes.end());
   for (int consumer : m_.tensors[in].consumers) {
     // A later reader would see the result (the traced graph would name the output instead).
-    if (consumer > first && std::find(op.nodes.begin(), op.nodes.end(), consumer) == op.nodes.end()) return false;
+    if (consumer > first && std::find(op.nodes.begin(), op.nodes.end(), consumer) == op.nodes.end()) return nullptr;
   }
-  return true;
+  return row;
 }
 
 // nn.Linear on an input of more than two dims is exported as MatMul(x, weight or its Transpose) then Add
@@ -1270,6 +1289,68 @@ void Simulator::ComputeRequiresGrad(const std::vector<LogicalOp>& ops) {
   }
 }
 
+GraphAnalysis Simulator::Analyse(const std::vector<LogicalOp>& ops) const {
+  const ModuleRuns runs(m_, ops);
+  GraphAnalysis a;
+  a.producer = OpProducers(m_, ops);
+  const std::vector<int>& producer = a.producer;
+  std::vector<int>& held_until = a.held_until;
+  held_until = HeldUntilCallReturns(m_, ops, runs, producer);
+  std::vector<int> frame_end;
+  std::vector<int>& locals_held_until = a.locals_held_until;
+  locals_held_until = LocalsHeldUntil(m_, ops, runs, producer, &frame_end);
+  // Values the model's metadata says a name held (python/oomguard/frame_locals.py): held until their frame
+  // returns, a point, no longer the locals risk's.
+  for (int id : m_.held_locals) {
+    const size_t t = static_cast<size_t>(id);
+    locals_held_until[t] = -1;
+    if (frame_end[t] < 0) continue;
+    held_until[t] = std::max(held_until[t], frame_end[t]);
+    ++a.locals_held;
+  }
+  // torch 1.13's F.multi_head_attention_forward (nn.MultiheadAttention's own code: a module below the top whose
+  // call runs no child module) binds q, k, v, the scaled q and the attention weights and never rebinds them; under
+  // no_grad nothing saves them for backward, so they are held until it returns, not freed after their last read.
+  // The operands of its MatMuls of two activations, and the value an operand was scaled from (q), held until
+  // the frame returns (probe mha_nograd: -8.1 / -10.9 % before).
+  for (size_t oi = 0; oi < ops.size(); ++oi) {
+    const LogicalOp& op = ops[oi];
+    if (op.kind != "MatMul" || op.inputs.size() != 2 || OpGradMode(m_, op) != GradMode::kNoGrad) continue;
+    const size_t d = runs.prefix[oi].size();
+    if (d == 0 || std::any_of(op.inputs.begin(), op.inputs.end(), [&](int id) {
+          return id < 0 || m_.tensors[static_cast<size_t>(id)].kind != TensorKind::kActivation;
+        })) {
+      continue;
+    }
+    size_t first = oi;
+    while (first > 0 && runs.Common(first - 1, oi) >= d) --first;
+    bool calls_child = false;
+    for (size_t j = first; j <= static_cast<size_t>(runs.run_end[oi][d - 1]); ++j) {
+      calls_child = calls_child || runs.prefix[j].size() > d;
+    }
+    if (calls_child) continue;
+    for (int id : op.inputs) {
+      for (int t = id, step = 0; t >= 0 && step < 2; ++step) {
+        const size_t u = static_cast<size_t>(t);
+        if (frame_end[u] > held_until[u]) held_until[u] = frame_end[u];
+        const int p = producer[u];
+        if (p < 0 || (ops[static_cast<size_t>(p)].kind != "Div" && ops[static_cast<size_t>(p)].kind != "Mul")) break;
+        t = ops[static_cast<size_t>(p)].inputs.empty() ? -1 : ops[static_cast<size_t>(p)].inputs[0];
+      }
+    }
+  }
+  a.graph_dies = GraphDiesAfter(ops, held_until, frame_end, &a.graph_held_to);
+  a.inplace_row_of.assign(ops.size(), -1);
+  for (size_t oi = 0; oi < ops.size(); ++oi) {
+    TableMatch row;
+    if (!ops[oi].nodes.empty() && MatchInplaceRow(m_, s_, EmbeddedOpTable(), ops[oi], &row)) {
+      a.inplace_row_of[oi] = static_cast<int>(a.inplace_rows.size());
+      a.inplace_rows.push_back(std::move(row));
+    }
+  }
+  return a;
+}
+
 Result<StepPlan> Simulator::Run() {
   StepPlan plan;
   plan.model = m_.name;
@@ -1379,56 +1460,18 @@ Result<StepPlan> Simulator::Run() {
   }
   for (int id : m_.outputs) ++uses[id];
   std::vector<int> buf(m_.tensors.size(), -1);
-  const ModuleRuns runs(m_, ops);
-  const std::vector<int> producer = OpProducers(m_, ops);
-  std::vector<int> held_until = HeldUntilCallReturns(m_, ops, runs, producer);
-  std::vector<int> frame_end;
-  std::vector<int> locals_held_until = LocalsHeldUntil(m_, ops, runs, producer, &frame_end);
-  // Values the model's metadata says a name held (python/oomguard/frame_locals.py): held until their frame
-  // returns, a point, no longer the locals risk's.
+  const std::shared_ptr<const GraphAnalysis> analysis =
+      share_ ? share_->Derived<GraphAnalysis>([&] { return Analyse(ops); })
+             : std::make_shared<const GraphAnalysis>(Analyse(ops));
+  const std::vector<int>& producer = analysis->producer;
+  const std::vector<int>& held_until = analysis->held_until;
+  const std::vector<int>& locals_held_until = analysis->locals_held_until;
+  const std::vector<int>& graph_held_to = analysis->graph_held_to;  // the locals risk
+  const std::vector<int>& graph_dies = analysis->graph_dies;
   if (m_.has_locals_hint) plan.locals_hint = "metadata";
-  for (int id : m_.held_locals) {
-    const size_t t = static_cast<size_t>(id);
-    locals_held_until[t] = -1;
-    if (frame_end[t] < 0) continue;
-    held_until[t] = std::max(held_until[t], frame_end[t]);
-    ++plan.locals_held;
-  }
-  // torch 1.13's F.multi_head_attention_forward (nn.MultiheadAttention's own code: a module below the top whose
-  // call runs no child module) binds q, k, v, the scaled q and the attention weights and never rebinds them; under
-  // no_grad nothing saves them for backward, so they are held until it returns, not freed after their last read.
-  // The operands of its MatMuls of two activations, and the value an operand was scaled from (q), held until
-  // the frame returns (probe mha_nograd: -8.1 / -10.9 % before).
-  for (size_t oi = 0; oi < ops.size(); ++oi) {
-    const LogicalOp& op = ops[oi];
-    if (op.kind != "MatMul" || op.inputs.size() != 2 || OpGradMode(m_, op) != GradMode::kNoGrad) continue;
-    const size_t d = runs.prefix[oi].size();
-    if (d == 0 || std::any_of(op.inputs.begin(), op.inputs.end(), [&](int id) {
-          return id < 0 || m_.tensors[static_cast<size_t>(id)].kind != TensorKind::kActivation;
-        })) {
-      continue;
-    }
-    size_t first = oi;
-    while (first > 0 && runs.Common(first - 1, oi) >= d) --first;
-    bool calls_child = false;
-    for (size_t j = first; j <= static_cast<size_t>(runs.run_end[oi][d - 1]); ++j) {
-      calls_child = calls_child || runs.prefix[j].size() > d;
-    }
-    if (calls_child) continue;
-    for (int id : op.inputs) {
-      for (int t = id, step = 0; t >= 0 && step < 2; ++step) {
-        const size_t u = static_cast<size_t>(t);
-        if (frame_end[u] > held_until[u]) held_until[u] = frame_end[u];
-        const int p = producer[u];
-        if (p < 0 || (ops[static_cast<size_t>(p)].kind != "Div" && ops[static_cast<size_t>(p)].kind != "Mul")) break;
-        t = ops[static_cast<size_t>(p)].inputs.empty() ? -1 : ops[static_cast<size_t>(p)].inputs[0];
-      }
-    }
-  }
+  plan.locals_held = analysis->locals_held;
   std::vector<std::vector<int>> release_after(ops.size());  // tensors whose module call returns there
   std::vector<std::vector<size_t>> kept_when_made(m_.tensors.size());  // per tensor: earlier ops that keep it
-  std::vector<int> graph_held_to;  // a dead op's graph, by a name its frame binds: the locals risk
-  const std::vector<int> graph_dies = GraphDiesAfter(ops, held_until, frame_end, &graph_held_to);
   std::vector<std::vector<size_t>> graphs_die_after(ops.size());  // dead ops whose graph goes after that op
   for (size_t oi = 0; oi < ops.size(); ++oi) {
     if (graph_dies[oi] >= 0) graphs_die_after[static_cast<size_t>(graph_dies[oi])].push_back(oi);
@@ -1564,7 +1607,8 @@ Result<StepPlan> Simulator::Run() {
     OpRule rule = shared_rules ? (*shared_rules)[oi] : RuleFor(op, ctx);
     if (share_ && !shared_rules) new_rules.push_back(rule);
     TableMatch inplace_row;
-    if (InplaceCandidate(op, buf, &inplace_row)) {
+    if (const TableMatch* candidate = InplaceCandidate(op, analysis->InplaceRow(oi), buf)) {
+      inplace_row = *candidate;
       ++plan.inplace.candidates;
       if (inplace_hint.Says(m_, op)) {
         rule = InplaceRule(EmbeddedOpTable(), op, inplace_row, ctx, std::move(rule));
