@@ -12,11 +12,13 @@ nobody here has seen is the pool of the blind results: this tool reads them, pri
 and writes them as JSON with --out. Sets 1 and 2 are left out: their first figures were not kept as blind.
 
     /usr/bin/python3 tools/pool_blind_sets.py [--out bench/results/unseen_blind_pool_<date>.json]
-    /usr/bin/python3 tools/pool_blind_sets.py --dir DIR [--out FILE]
+    /usr/bin/python3 tools/pool_blind_sets.py --dir DIR [--before DIR0] [--out FILE]
         the same summary of later plans of the same sets, DIR/unseenN.json for N = 3..18 as
         `tools/unseen_models.py --set unseenN compare --out DIR/unseenN.json` writes them (not blind: each set's
         own rules are in them; for a change that moves no point prediction, such as a new risk, its flagged /
-        covered counts against the same sets' before)
+        covered counts against the same sets' before); with --before, the plans of DIR0 (the same files of the
+        build before the change) too: every row whose warnings gain named bytes, and the false flags among them
+        (rows within 3 % that gain any), with the bytes named as a share of the plan's peak
 Exit status: 0 (a report, not a gate); 2 when a blind file is missing or unreadable.
 """
 import argparse
@@ -70,6 +72,30 @@ def row_facts(row):
     return {"err": abs(err), "flagged": flagged, "covered": covered}
 
 
+def named_warnings(row):
+    return [w for w in row.get("warnings", []) if BYTES.search(w)]
+
+
+def gained(before_rows, rows):
+    """Rows whose warnings gain named bytes against `before_rows` (the same rows planned by the build before)."""
+    old = {(r["model"], r["batch"], r["optimizer"]): r for r in before_rows}
+    out = []
+    for r in rows:
+        facts, b = row_facts(r), old.get((r["model"], r["batch"], r["optimizer"]))
+        if facts is None or b is None:
+            continue
+        new = [w for w in named_warnings(r) if w not in named_warnings(b)]
+        if not new:
+            continue
+        named = sum(int(n) for w in new for n in BYTES.findall(w))
+        out.append({"model": r["model"], "batch": r["batch"], "optimizer": r["optimizer"],
+                    "peak_error_pct": round(100 * r["rel_error"]["peak"], 3),
+                    "named_share_of_plan": round(named / r["predicted"]["peak"], 4),
+                    "false_flag": facts["err"] <= 0.03, "covered_before": bool(row_facts(b)["covered"]),
+                    "covered": facts["covered"], "warnings": [w.split(":")[0][:80] for w in new]})
+    return out
+
+
 def summarise(facts):
     errs = [f["err"] for f in facts]
     misses = [f for f in facts if f["err"] > 0.03]
@@ -92,8 +118,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out")
     ap.add_argument("--dir", help="read DIR/unseenN.json (later compare runs) instead of the blind files")
+    ap.add_argument("--before", help="with --dir: DIR0/unseenN.json, the same sets planned by the build before")
     args = ap.parse_args()
-    per_set, pooled = {}, []
+    if args.before and not args.dir:
+        ap.error("--before needs --dir")
+    per_set, pooled, gains = {}, [], []
     for n, name in BLIND.items():
         if args.dir:
             name = os.path.join(args.dir, f"unseen{n}.json")
@@ -103,6 +132,13 @@ def main():
         except (OSError, ValueError, KeyError) as e:
             print(f"pool_blind_sets: cannot read {name}: {e}", file=sys.stderr)
             return 2
+        if args.before:
+            try:
+                with open(os.path.join(args.before, f"unseen{n}.json")) as f:
+                    gains += [dict(g, set=n) for g in gained(json.load(f)["rows"], rows)]
+            except (OSError, ValueError, KeyError) as e:
+                print(f"pool_blind_sets: cannot read unseen{n}.json in {args.before}: {e}", file=sys.stderr)
+                return 2
         facts = [x for x in (row_facts(r) for r in rows) if x is not None]
         per_set[n] = dict(summarise(facts), file=name)
         pooled += facts
@@ -119,6 +155,16 @@ def main():
         print(fmt.format(key, s["rows"], s["peak_median_pct"], s["peak_p90_pct"], s["peak_max_pct"], s["within_1pct"],
                          s["within_3pct"], s["within_5pct"], s["misses_over_3pct"], s["misses_flagged"],
                          s["misses_covered"]))
+    if args.before:
+        false = [g for g in gains if g["false_flag"]]
+        report["gained"] = {"before": args.before, "rows": gains, "false_flags": len(false),
+                            "rows_within_3pct": sum(f["err"] <= 0.03 for f in pooled)}
+        print(f"rows gaining named bytes against {args.before}: {len(gains)}, of them within 3 % (false flags): "
+              f"{len(false)} of {report['gained']['rows_within_3pct']} rows within 3 %")
+        for g in gains:
+            print("  set {set} {model} b{batch} {optimizer}: {peak_error_pct:+.2f} %, named {share:.1f} % of the plan, "
+                  "covered {cb} -> {c}; {w}".format(share=100 * g["named_share_of_plan"], cb=g["covered_before"],
+                                                   c=g["covered"], w="; ".join(g["warnings"]), **g))
     if args.out:
         with open(args.out, "w") as f:
             json.dump(report, f, indent=1)

@@ -15,6 +15,7 @@
 #include "cuda_caching_allocator.h"
 #include "data_dependent.h"
 #include "fixed_tables.h"
+#include "frozen_signs.h"
 #include "inplace.h"
 #include "op_table.h"
 #include "op_table_match.h"
@@ -332,11 +333,13 @@ bool AutocastFloat(const std::string& k) {
 enum class Risk { kShapeInferenceStopped, kMeanCentredOnce, kCpuIsaScratch, kInplaceAfterInstanceNorm, kDropoutInputHeldByCaller,
                   kLocalsHeldUntilForwardReturns, kCpuThreadScratch, kReductionMayBeAmax, kMergedByExport,
                   kConvDataGemmMayPack, kBranchMayBeDetached, kProdWithoutZeros, kWeightMayBeFrozen,
-                  kMaxMayBeDetached, kViewMayBeSeveral, kDataDependentShape, kTableMayBeBuffer };
+                  kMaxMayBeDetached, kViewMayBeSeveral, kDataDependentShape, kTableMayBeBuffer,
+                  kSolverStepsMayBeNoGrad, kTargetMayBeNoGrad, kStraightThroughMayBeDetached, kBackboneMayBeFrozen,
+                  kTowerMayBeFrozen };
 struct RiskText {
   std::string_view what, direction, text;
 };
-constexpr std::array<RiskText, 17> kRiskTexts = {{
+constexpr std::array<RiskText, 22> kRiskTexts = {{
     {"shape_inference_stopped", "higher",
      "shape inference stopped at {where}: the layers after it are planned without their saved tensors and scratch; "
      "at least {bytes} bytes (the inputs where it stopped) per layer more than planned"},
@@ -410,8 +413,33 @@ constexpr std::array<RiskText, 17> kRiskTexts = {{
      "keep the other operands for backward; if they are registered buffers (a rotary or position table, random "
      "features), which ONNX stores like weights, nothing is kept for them: the plan up to {bytes} bytes high "
      "(export with oomguard.export, or name them with --frozen)"},
+    {"solver_steps_may_be_no_grad", "lower",
+     "module {where} is applied in a chain, each call reading its previous result and the same input of its shape (a "
+     "fixed-point iteration z = f(z, x)): a deep-equilibrium or other iterative solve runs all calls but the last "
+     "under torch.no_grad(), which ONNX does not record; then autograd keeps nothing of them, the plan up to {bytes} "
+     "bytes high (export with oomguard.export, or name them with --no-grad)"},
+    {"target_may_be_no_grad", "lower",
+     "a squared difference ({where}) has an operand computed only for it, with weights nothing else reads (a TD "
+     "target from target networks, a teacher's output), against a trained prediction: such a target is usually "
+     "computed under torch.no_grad(), which ONNX does not record; then autograd keeps nothing of it and its weights "
+     "get no gradient or optimizer state, the plan up to {bytes} bytes high (export with oomguard.export, or name it "
+     "with --no-grad / --frozen)"},
+    {"straight_through_may_be_detached", "lower",
+     "x + (q - x) with q computed from x ({where}) is a straight-through estimator, whose difference code writes "
+     ".detach()ed (BitNet, VQ, Gumbel), which ONNX does not record; then autograd keeps nothing of what computes q, "
+     "the plan up to {bytes} bytes high (export with oomguard.export, or name it with --detached)"},
+    {"backbone_may_be_frozen", "lower",
+     "low-rank adapters sit beside weights ({where}: base(x) + x A^T B^T, LoRA), whose model is usually frozen "
+     "(requires_grad_(False)) but for the adapters and the head, which ONNX does not record; then the "
+     "frozen weights get no gradient or optimizer state and autograd keeps less for backward, the plan up to {bytes} "
+     "bytes high (name them with --frozen, or export with oomguard.export)"},
+    {"tower_may_be_frozen", "lower",
+     "a network over another input ({where}) joins token embeddings only through a small projector (a vision tower "
+     "in a LLaVA-style model): such a tower is usually pretrained, frozen and run under torch.no_grad(), which ONNX "
+     "does not record; then autograd keeps nothing of it and its weights get no gradient or optimizer state, the "
+     "plan up to {bytes} bytes high (export with oomguard.export, or name it with --no-grad / --frozen)"},
 }};
-static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kTableMayBeBuffer) + 1);
+static_assert(kRiskTexts.size() == static_cast<size_t>(Risk::kTowerMayBeFrozen) + 1);
 
 // A risk's warning: its words with the bytes and the op filled in.
 std::string RiskWarning(const RiskText& r, uint64_t bytes, const std::string& where) {
@@ -562,6 +590,9 @@ class Simulator {
   uint64_t MaxMayBeDetachedAtRisk(const std::vector<LogicalOp>& ops, const std::vector<LayerMemory>& layers,
                                   std::string* where) const;
   uint64_t ViewMayBeSeveralAtRisk(const std::vector<LogicalOp>& ops, std::string* where) const;
+  // Per sign that part of the model ran without autograd (frozen_signs.h): the model planned again as if the
+  // guess held; at risk, the peak it would drop (at least 1 % of it).
+  void AddGradModeRisks(StepPlan* plan) const;
   // Per op: the op after which the autograd graph it recorded dies, or -1 where its outputs reach the loss; in
   // `frame_holds`, the last op a frame may hold it to by a name bound to one of its outputs (LocalsHeldUntil's
   // frame_end), or -1.
@@ -768,6 +799,23 @@ uint64_t Simulator::ViewMayBeSeveralAtRisk(const std::vector<LogicalOp>& ops, st
     }
   }
   return at_risk;
+}
+
+void Simulator::AddGradModeRisks(StepPlan* plan) const {
+  for (const GradModeGuess& guess : FindGradModeGuesses(m_, s_)) {
+    auto guessed = ApplyGuess(m_, guess);
+    if (!guessed) continue;
+    PlanOptions o = o_;
+    o.record_timeline = false;
+    Result<StepPlan> other = Simulator(**guessed, s_, o, nullptr, nullptr).Run();
+    if (!other || other->peak_allocated_bytes >= plan->peak_allocated_bytes) continue;
+    const uint64_t bytes = plan->peak_allocated_bytes - other->peak_allocated_bytes;
+    if (bytes * 100 < plan->peak_allocated_bytes) continue;
+    static constexpr std::array<Risk, 5> kRiskOf = {Risk::kSolverStepsMayBeNoGrad, Risk::kTargetMayBeNoGrad,
+                                                    Risk::kStraightThroughMayBeDetached, Risk::kBackboneMayBeFrozen,
+                                                    Risk::kTowerMayBeFrozen};
+    AddRisk(plan, kRiskOf[static_cast<size_t>(guess.sign)], bytes, guess.where);
+  }
 }
 
 const TableMatch* Simulator::InplaceCandidate(const LogicalOp& op, const TableMatch* row,
@@ -2070,6 +2118,7 @@ Result<StepPlan> Simulator::Run() {
                             "; assumed it keeps all its inputs and outputs for backward");
   }
   plan.warnings.insert(plan.warnings.end(), ambiguities.begin(), ambiguities.end());
+  AddGradModeRisks(&plan);
   AddLocalsRisk(forward_end_with_locals, ledger_.peak, &plan);  // last, as a recording's Replay adds it
   return plan;
 }
