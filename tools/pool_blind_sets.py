@@ -54,6 +54,7 @@ BLIND = {
     17: "unseen17_blind_20261207.json",
     18: "unseen18_blind_20261207.json",
     19: "unseen19_blind_20261208.json",
+    20: "unseen20_blind_20261208.json",
 }
 
 BYTES = re.compile(r"(\d+) bytes")

@@ -146,7 +146,7 @@ SET_MODULES = {"unseen2": "unseen_set2", "unseen3": "unseen_set3", "unseen4": "u
                "unseen13": "unseen_set13", "unseen14": "unseen_set14",
                "unseen15": "unseen_set15", "unseen16": "unseen_set16",
                "unseen17": "unseen_set17", "unseen18": "unseen_set18",
-               "unseen19": "unseen_set19"}
+               "unseen19": "unseen_set19", "unseen20": "unseen_set20"}
 
 
 def use_set(name: str) -> None:
