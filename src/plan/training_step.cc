@@ -530,8 +530,9 @@ struct GraphAnalysis {
 
 class Simulator {
  public:
-  Simulator(const Model& m, const ConcreteShapes& s, const PlanOptions& o, StepTrace* trace, SimulationShare* share)
-      : m_(m), s_(s), o_(o), ledger_(o.target, trace), trace_(trace), share_(share) {}
+  Simulator(const Model& m, const ConcreteShapes& s, const PlanOptions& o, StepTrace* trace, SimulationShare* share,
+            bool plan_guesses = true)
+      : m_(m), s_(s), o_(o), ledger_(o.target, trace), trace_(trace), share_(share), plan_guesses_(plan_guesses) {}
 
   Result<StepPlan> Run();
 
@@ -596,8 +597,9 @@ class Simulator {
   // Per op: the op after which the autograd graph it recorded dies, or -1 where its outputs reach the loss; in
   // `frame_holds`, the last op a frame may hold it to by a name bound to one of its outputs (LocalsHeldUntil's
   // frame_end), or -1.
-  std::vector<int> GraphDiesAfter(const std::vector<LogicalOp>& ops, const std::vector<int>& held_until,
-                                  const std::vector<int>& frame_end, std::vector<int>* frame_holds) const;
+  std::vector<int> GraphDiesAfter(const std::vector<LogicalOp>& ops, const std::vector<int>& producer,
+                                  const std::vector<int>& held_until, const std::vector<int>& frame_end,
+                                  std::vector<int>* frame_holds) const;
 
   const Model& m_;
   const ConcreteShapes& s_;
@@ -606,12 +608,24 @@ class Simulator {
   std::vector<Buffer>& buffers_ = ledger_.buffers;
   StepTrace* trace_;  // null unless recording
   SimulationShare* share_;  // null: everything computed here
+  bool plan_guesses_;       // false for a model a guess made (PeakDroppedByGuess): no guesses of its own
   std::vector<uint64_t> elem_bytes_;
   std::vector<bool> requires_grad_;
   std::vector<uint64_t> param_elems_;  // per tensor; changed by replace_layer_with_pooling
   TimelineRecorder timeline_;
   int timeline_node_ = TimelineRecorder::kStart;  // the op being simulated, for the timeline
 };
+
+// What the model a guess made (`variant`: tables as buffers, a part under no_grad) drops from `peak`, planned
+// without a timeline, a trace or guesses of its own; 0 where it drops less than 1 % of it.
+uint64_t PeakDroppedByGuess(const Model& variant, const ConcreteShapes& s, const PlanOptions& o, uint64_t peak) {
+  PlanOptions quiet = o;
+  quiet.record_timeline = false;
+  Result<StepPlan> other = Simulator(variant, s, quiet, nullptr, nullptr, /*plan_guesses=*/false).Run();
+  if (!other || other->peak_allocated_bytes >= peak) return 0;
+  const uint64_t bytes = peak - other->peak_allocated_bytes;
+  return bytes * 100 < peak ? 0 : bytes;
+}
 
 // The module a node was traced in at the top level: "teacher" for "/teacher/teacher.0/Conv"; "" for a node of
 // the root's own forward ("/Div") or one without a scope name.
@@ -805,12 +819,8 @@ void Simulator::AddGradModeRisks(StepPlan* plan) const {
   for (const GradModeGuess& guess : FindGradModeGuesses(m_, s_)) {
     auto guessed = ApplyGuess(m_, guess);
     if (!guessed) continue;
-    PlanOptions o = o_;
-    o.record_timeline = false;
-    Result<StepPlan> other = Simulator(**guessed, s_, o, nullptr, nullptr).Run();
-    if (!other || other->peak_allocated_bytes >= plan->peak_allocated_bytes) continue;
-    const uint64_t bytes = plan->peak_allocated_bytes - other->peak_allocated_bytes;
-    if (bytes * 100 < plan->peak_allocated_bytes) continue;
+    const uint64_t bytes = PeakDroppedByGuess(**guessed, s_, o_, plan->peak_allocated_bytes);
+    if (bytes == 0) continue;
     static constexpr std::array<Risk, 5> kRiskOf = {Risk::kSolverStepsMayBeNoGrad, Risk::kTargetMayBeNoGrad,
                                                     Risk::kStraightThroughMayBeDetached, Risk::kBackboneMayBeFrozen,
                                                     Risk::kTowerMayBeFrozen};
@@ -1148,13 +1158,13 @@ bool Simulator::AnyInputRequiresGrad(const LogicalOp& op) const {
 // from the graph's outputs back; Floor, Ceil and Round pass a zero gradient on in torch (their input needs one
 // where it requires one). The graph of a dead op lives until its last float output is last read (or held by
 // a module call), and as long as that of a recorded op reading one of them.
-std::vector<int> Simulator::GraphDiesAfter(const std::vector<LogicalOp>& ops, const std::vector<int>& held_until,
-                                           const std::vector<int>& frame_end, std::vector<int>* frame_holds) const {
+std::vector<int> Simulator::GraphDiesAfter(const std::vector<LogicalOp>& ops, const std::vector<int>& producer,
+                                           const std::vector<int>& held_until, const std::vector<int>& frame_end,
+                                           std::vector<int>* frame_holds) const {
   auto records = [&](const LogicalOp& op) {
     return OpGradMode(m_, op) == GradMode::kRecorded && !NotDifferentiable(op.kind) && AnyInputRequiresGrad(op);
   };
   auto zero_gradient = [](const LogicalOp& op) { return op.kind == "Floor" || op.kind == "Ceil" || op.kind == "Round"; };
-  const std::vector<int> producer = OpProducers(m_, ops);
   // Which tensors need a gradient, from the graph's outputs back (a worklist: a fused op may sit before an op
   // whose output it reads, so the ops' order is no topological order).
   std::vector<bool> needs(m_.tensors.size(), false), reached(ops.size(), false);
@@ -1339,7 +1349,7 @@ GraphAnalysis Simulator::Analyse(const std::vector<LogicalOp>& ops) const {
       }
     }
   }
-  a.graph_dies = GraphDiesAfter(ops, held_until, frame_end, &a.graph_held_to);
+  a.graph_dies = GraphDiesAfter(ops, producer, held_until, frame_end, &a.graph_held_to);
   a.inplace_row_of.assign(ops.size(), -1);
   for (size_t oi = 0; oi < ops.size(); ++oi) {
     TableMatch row;
@@ -2118,7 +2128,7 @@ Result<StepPlan> Simulator::Run() {
                             "; assumed it keeps all its inputs and outputs for backward");
   }
   plan.warnings.insert(plan.warnings.end(), ambiguities.begin(), ambiguities.end());
-  AddGradModeRisks(&plan);
+  if (plan_guesses_) AddGradModeRisks(&plan);
   AddLocalsRisk(forward_end_with_locals, ledger_.peak, &plan);  // last, as a recording's Replay adds it
   return plan;
 }
@@ -2261,12 +2271,8 @@ Result<StepPlan> SimulateTrainingStep(const Model& model, const ConcreteShapes& 
   if (tables.empty()) return plan;
   Model as_buffers = model;
   MarkAsBuffers(tables, &as_buffers);
-  PlanOptions quiet = options;
-  quiet.record_timeline = false;
-  Result<StepPlan> other = Simulator(as_buffers, shapes, quiet, nullptr, nullptr).Run();
-  if (!other || other->peak_allocated_bytes >= plan->peak_allocated_bytes) return plan;
-  const uint64_t bytes = plan->peak_allocated_bytes - other->peak_allocated_bytes;
-  if (bytes * 100 < plan->peak_allocated_bytes) return plan;
+  const uint64_t bytes = PeakDroppedByGuess(as_buffers, shapes, options, plan->peak_allocated_bytes);
+  if (bytes == 0) return plan;
   std::string where = "'" + *tables.begin() + "'";
   if (tables.size() > 1) where += " and " + std::to_string(tables.size() - 1) + " more";
   AddRisk(&*plan, Risk::kTableMayBeBuffer, bytes, where);
